@@ -1,36 +1,45 @@
 # Quick start (fresh machine, Python 3.11 only):
-#   make report   # set up .venv, run the market report against the embedded sandbox
-#   make test     # set up .venv, run the whole test suite
-PYTHON ?= python3.11
+#   make report   # set up .venv (runtime deps only), run the market report on the embedded sandbox
+#   make test     # set up .venv with the test extras, run the whole test suite
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
 
-.PHONY: setup report test test-fast check bench clean
+.PHONY: setup report test test-fast lint check bench clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,notebooks]'
-	touch $(STAMP)
 
-setup: $(STAMP)
+# Runtime install: what the report needs, nothing more (keeps the first command fast).
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
 
-report: $(STAMP)
+# Development install: runtime + test extras.
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed-run
+
+setup: $(VENV)/.installed-test
+
+report: $(VENV)/.installed-run
 	$(BIN)/realtyframes report market
 
-test: $(STAMP)
+test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2
 
-test-fast: $(STAMP)
+test-fast: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -n 2 -m "not slow"
 
-check: $(STAMP)
+lint: $(VENV)/.installed-test
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/ruff check src tests benchmarks
+
+check: lint
 	$(BIN)/mypy src
 
-bench: $(STAMP)
+bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
