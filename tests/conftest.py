@@ -1,0 +1,82 @@
+"""Session fixtures shared by every test area: real sandbox servers on loopback.
+
+- ``sandbox_url``: open mode, seed 7, 3000 listings, clock fixed at :data:`AS_OF`.
+- ``protected_sandbox_url``: the same data in protected mode, with a quota so large that tests
+  are never throttled (tests of the quota itself start their own server).
+- ``sandbox`` / ``protected_sandbox``: the same servers as :class:`RunningSandbox` (``.url``,
+  ``.admin``). Read-only use: never move the clock or change the state of a session server.
+- ``http_client``: a shared ``httpx.Client`` (absolute URLs).
+- ``start_sandbox``: a factory for a fresh server with custom options, stopped after the test:
+  ``sb = start_sandbox(protected=True, faults=Faults(error_rate=1.0))``; defaults are seed 7,
+  clock :data:`AS_OF` and a small data set (:data:`SMALL`); use it for clock changes and faults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from realtyframes.sandbox import RunningSandbox, start
+
+#: The fixed sandbox clock of the shared servers.
+AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
+#: Options of the shared servers.
+SESSION_OPTIONS: dict[str, Any] = {"seed": 7, "listings": 3000, "as_of": AS_OF}
+#: Default size of the servers started by ``start_sandbox`` (fast to generate).
+SMALL: dict[str, Any] = {"listings": 400, "contacts": 60}
+
+
+@pytest.fixture(scope="session")
+def sandbox_as_of() -> datetime:
+    """The clock of the shared servers (and the default of ``start_sandbox``)."""
+    return AS_OF
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> Iterator[RunningSandbox]:
+    """The shared open-mode sandbox (read-only use)."""
+    with start(**SESSION_OPTIONS) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def sandbox_url(sandbox: RunningSandbox) -> str:
+    """Base URL of the shared open-mode sandbox."""
+    return sandbox.url
+
+
+@pytest.fixture(scope="session")
+def protected_sandbox() -> Iterator[RunningSandbox]:
+    """The shared protected-mode sandbox (read-only use), never throttled."""
+    with start(**SESSION_OPTIONS, protected=True, rate_limit=(1_000_000, 60.0)) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def protected_sandbox_url(protected_sandbox: RunningSandbox) -> str:
+    """Base URL of the shared protected-mode sandbox."""
+    return protected_sandbox.url
+
+
+@pytest.fixture(scope="session")
+def http_client() -> Iterator[httpx.Client]:
+    """One shared httpx client (building a client per request costs ~50 ms of TLS set-up)."""
+    with httpx.Client(timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def start_sandbox() -> Iterator[Callable[..., RunningSandbox]]:
+    """Start fresh sandboxes with custom options; each is stopped when the test ends."""
+    with ExitStack() as stack:
+
+        def _start(**options: Any) -> RunningSandbox:
+            merged = {"seed": 7, "as_of": AS_OF, **SMALL, **options}
+            return stack.enter_context(start(**merged))
+
+        yield _start

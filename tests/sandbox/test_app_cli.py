@@ -1,0 +1,113 @@
+"""``realtyframes sandbox`` as a subprocess, and its option checking."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+
+from realtyframes.cli import build_parser, main
+from realtyframes.sandbox import DEMO
+
+
+def _read_until_ready(proc: subprocess.Popen[str], timeout: float = 30) -> list[str]:
+    """Lines printed by the CLI up to and including the 'Press Ctrl-C' line."""
+    assert proc.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+    seen: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.2)
+        except queue.Empty:
+            if proc.poll() is not None:
+                break
+            continue
+        seen.append(line.rstrip("\n"))
+        if line.startswith("Press Ctrl-C"):
+            return seen
+    raise AssertionError(f"no ready message; output so far: {seen}")
+
+
+def test_cli_serves_until_interrupted(http_client: httpx.Client) -> None:
+    command = [sys.executable, "-m", "realtyframes.cli", "sandbox", "--port", "0", "--protected"]
+    command += [
+        "--listings",
+        "300",
+        "--contacts",
+        "20",
+        "--as-of",
+        "2026-06-30",
+        "--rate-limit",
+        "100/10s",
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        lines = _read_until_ready(proc)
+        match = re.search(r"serving (http://127\.0\.0\.1:\d+)", lines[0])
+        assert match, lines
+        url = match.group(1)
+        text = "\n".join(lines)
+        assert DEMO.api_key in text and DEMO.client_id in text and "curl" in text
+        assert http_client.get(f"{url}/v1/listings").status_code == 401
+        response = http_client.get(f"{url}/v1/listings", headers={"X-API-Key": DEMO.api_key})
+        assert response.status_code == 200 and response.json()["total"] > 0
+        assert response.headers["RateLimit-Policy"] == "100;w=10"
+        assert http_client.get(f"{url}/_sandbox/clock").json()["now"] == "2026-06-30T00:00:00Z"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=15)
+    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--port", "70000"], "--port"),
+        (["--rate-limit", "fast"], "--rate-limit"),
+        (["--faults", "error_rate=2"], "error_rate"),
+        (["--faults", "explode=1"], "unknown fault"),
+        (["--listings", "0"], "--listings"),
+        (["--as-of", "yesterday"], "--as-of"),
+        (["--latency-ms", "-5"], "--latency-ms"),
+    ],
+)
+def test_bad_options_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sandbox", *args])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_no_subcommand_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "sandbox" in capsys.readouterr().err
+
+
+def test_parser_defaults() -> None:
+    args = build_parser().parse_args(["sandbox"])
+    assert (args.port, args.host, args.protected, args.rate_limit) == (
+        8642,
+        "127.0.0.1",
+        False,
+        None,
+    )
+    parsed = build_parser().parse_args(
+        ["sandbox", "--faults", "drift=2", "--as-of", "2026-01-02T03:04:05+02:00"]
+    )
+    assert parsed.faults.drift == 2
+    assert parsed.as_of.isoformat() == "2026-01-02T01:04:05+00:00"
