@@ -1,0 +1,58 @@
+"""Pure analysis helpers: DataFrame in, DataFrame out (no HTTP).
+
+Price drops, market metrics, traffic and lead summaries; every metric is defined in
+docs/metrics.md. A needed column that is absent raises :class:`MissingColumnsError` naming it;
+numbers and timestamps given as text (CSV) are read, and unreadable values raise
+:class:`ColumnTypeError`.
+
+>>> import realtyframes as rf                                   # doctest: +SKIP
+>>> rf.market_summary(listings, by="City", window_days=90)      # doctest: +SKIP
+"""
+
+from realtyframes.analysis._common import (
+    RENT_TYPES,
+    SALE_TYPES,
+    SEGMENTS,
+    AnalysisInputError,
+    ColumnTypeError,
+    MissingColumnsError,
+)
+from realtyframes.analysis.leads import DEFAULT_STAGES, LeadFunnel, lead_funnel
+from realtyframes.analysis.market import (
+    MARKET_METRICS,
+    REFERENCE_LABEL,
+    compare_markets,
+    market_summary,
+    ppsf_values,
+)
+from realtyframes.analysis.price_drops import (
+    PRICE_DROP_COLUMNS,
+    PRICE_DROP_SUMMARY_COLUMNS,
+    price_drop_summary,
+    price_drops,
+)
+from realtyframes.analysis.traffic import TRAFFIC_METRICS, TrafficSummary, traffic_summary
+
+__all__ = [
+    "DEFAULT_STAGES",
+    "MARKET_METRICS",
+    "PRICE_DROP_COLUMNS",
+    "PRICE_DROP_SUMMARY_COLUMNS",
+    "REFERENCE_LABEL",
+    "RENT_TYPES",
+    "SALE_TYPES",
+    "SEGMENTS",
+    "TRAFFIC_METRICS",
+    "AnalysisInputError",
+    "ColumnTypeError",
+    "LeadFunnel",
+    "MissingColumnsError",
+    "TrafficSummary",
+    "compare_markets",
+    "lead_funnel",
+    "market_summary",
+    "ppsf_values",
+    "price_drop_summary",
+    "price_drops",
+    "traffic_summary",
+]

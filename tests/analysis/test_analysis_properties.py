@@ -1,0 +1,178 @@
+"""Property tests: invariants of the metrics on arbitrary small markets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from realtyframes.analysis import (
+    REFERENCE_LABEL,
+    compare_markets,
+    lead_funnel,
+    market_summary,
+    price_drop_summary,
+    price_drops,
+    traffic_summary,
+)
+
+AS_OF = pd.Timestamp("2024-06-30T00:00:00Z")
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+prices = st.one_of(st.none(), st.integers(0, 2_000).map(lambda k: k * 1000.0))
+days_back = st.one_of(st.none(), st.integers(0, 200))
+FIELDS = {
+    "City": st.sampled_from(["A", "B", "C"]),
+    "PropertyType": st.sampled_from(
+        ["Residential", "Land", "Land/Boat Docks", "Residential Lease", "Farm"]
+    ),
+    "StandardStatus": st.sampled_from(["Active", "Active Under Contract", "Pending", "Closed"]),
+    "ListPrice": prices,
+    "PreviousListPrice": prices,
+    "ClosePrice": prices,
+    "LivingArea": st.one_of(st.none(), st.integers(0, 5000).map(float)),
+    "DaysOnMarket": st.one_of(st.none(), st.integers(0, 400).map(float)),
+    "entry": days_back,
+    "major": days_back,
+    "close": days_back,
+}
+row = st.fixed_dictionaries(FIELDS)
+
+
+def frame(rows: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=list(FIELDS))
+    for src, col in (
+        ("entry", "OriginalEntryTimestamp"),
+        ("major", "MajorChangeTimestamp"),
+        ("close", "CloseDate"),
+    ):
+        back = pd.to_timedelta(pd.to_numeric(df.pop(src)), unit="D")
+        df[col] = AS_OF - back
+    df.insert(0, "ListingId", [f"L{i}" for i in range(len(df))])
+    return df.astype({c: "float64" for c in ("ListPrice", "PreviousListPrice", "ClosePrice")})
+
+
+listing_frames = st.lists(row, max_size=25).map(frame)
+
+
+def in_unit_interval_or_nan(s: pd.Series) -> bool:
+    v = s.to_numpy(dtype=float)
+    return bool(np.all(np.isnan(v) | ((v >= 0) & (v <= 1))))
+
+
+@SETTINGS
+@given(listing_frames, st.sampled_from([30, 60, 90]))
+def test_market_summary_invariants(df: pd.DataFrame, window: int) -> None:
+    out = market_summary(df, as_of=AS_OF, window_days=window)
+    sale = df[df["PropertyType"].isin(["Residential", "Land", "Land/Boat Docks"])]
+    assert set(out.index) == set(sale["City"])
+    for share in ("pct_sold_above_list", "pct_active_with_price_drop"):
+        assert in_unit_interval_or_nan(out[share])
+    ratio = out["avg_sale_to_list"].dropna()
+    assert ((ratio >= 0.5) & (ratio <= 1.5)).all()
+    for city, r in out.iterrows():
+        rows = sale[sale["City"] == city]
+        for metric, column in (("median_list_price", "ListPrice"), ("median_sale_price", "ClosePrice"), ("median_dom", "DaysOnMarket")):  # fmt: skip
+            if not np.isnan(r[metric]):
+                assert rows[column].min() <= r[metric] <= rows[column].max()
+        assert r["active_listings"] <= len(rows) and r["homes_sold"] <= len(rows)
+        if r["active_listings"] == 0:  # an empty population gives NaN, never an error
+            assert np.isnan(r["median_list_price"]) and np.isnan(r["pct_active_with_price_drop"])
+        if r["homes_sold"] == 0:
+            assert np.isnan(r["median_sale_price"]) and np.isnan(r["months_of_supply"])
+            assert np.isnan(r["avg_sale_to_list"]) and np.isnan(r["median_dom"])
+        else:
+            assert r["months_of_supply"] == (r["active_listings"] / (r["homes_sold"] * 30 / window))
+
+
+@SETTINGS
+@given(listing_frames)
+def test_compare_markets_reference_adds_up_and_unknown_markets_are_nan(df: pd.DataFrame) -> None:
+    table = compare_markets(df, ["A", "B", "C", "Z"], as_of=AS_OF, window_days=60)
+    assert table["Z"].isna().all()
+    has_sale = df["PropertyType"].isin(["Residential", "Land", "Land/Boat Docks"]).any()
+    for m in ("active_listings", "new_listings", "pending_sales", "homes_sold"):
+        reference = table.loc[m, REFERENCE_LABEL]
+        if has_sale:
+            assert table.loc[m, ["A", "B", "C"]].fillna(0).sum() == reference
+        else:  # no sale listings at all: the reference is an empty market too
+            assert np.isnan(reference)
+    prev = market_summary(df, as_of=AS_OF, window_days=60, compare_previous=True)
+    for m in ("new_listings", "homes_sold"):
+        np.testing.assert_array_equal(prev[f"{m}_change"], prev[m] - prev[f"{m}_prev"])
+
+
+@SETTINGS
+@given(listing_frames, st.sampled_from([0.0, 0.05, 0.2]))
+def test_price_drop_invariants(df: pd.DataFrame, min_pct: float) -> None:
+    drops = price_drops(df, min_drop_pct=min_pct)
+    assert (drops["previous_price"] > drops["current_price"]).all()
+    assert (drops["drop_pct"] >= min_pct).all() and (drops["drop_pct"] <= 1).all()
+    assert drops["drop_pct"].is_monotonic_decreasing
+    np.testing.assert_allclose(
+        drops["drop_amount"], drops["previous_price"] - drops["current_price"]
+    )
+    summary = price_drop_summary(df)
+    assert in_unit_interval_or_nan(summary["pct_active_with_price_drop"])
+    assert (
+        summary["active_with_price_drop"].fillna(0) <= summary["active_listings"].fillna(0)
+    ).all()
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["lead", "client", "active-client", "past-client", "other", None]),
+            st.sampled_from(["web", "referral", None]),
+            st.integers(0, 60),
+        ),
+        max_size=30,
+    )
+)
+def test_funnel_invariants(rows: list[tuple]) -> None:
+    contacts = pd.DataFrame(rows, columns=["stage", "source", "day"])
+    contacts["createdAt"] = pd.Timestamp("2024-01-01", tz="UTC") + pd.to_timedelta(
+        contacts.pop("day"), unit="D"
+    )
+    f = lead_funnel(contacts)
+    funnel = f.by_stage[f.by_stage["in_funnel"]]
+    reached = funnel["reached_share"].to_numpy()
+    assert in_unit_interval_or_nan(f.by_stage["share"]) and in_unit_interval_or_nan(
+        funnel["reached_share"]
+    )
+    assert np.all(np.diff(reached[~np.isnan(reached)]) <= 1e-12)  # never grows down the funnel
+    if funnel["contacts"].sum():
+        assert reached[0] == 1.0
+    assert f.by_stage["contacts"].sum() == len(contacts) == f.weekly["new_leads"].sum()
+    assert in_unit_interval_or_nan(f.by_source["conversion_rate"])
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 10_000), min_size=1, max_size=15), st.integers(1, 5))
+def test_traffic_shares(visitors: list[int], top_n: int) -> None:
+    bd = pd.DataFrame(
+        {
+            "name": [f"n{i}" for i in range(len(visitors))],
+            "visitors": visitors,
+            "pageviews": visitors,
+            "conversions": [v // 10 for v in visitors],
+        }
+    )
+    overview = pd.DataFrame(
+        {
+            "visitors": [sum(visitors)],
+            "pageviews": [sum(visitors)],
+            "sessions": [sum(visitors)],
+            "conversions": [0],
+            "conversion_rate": [0.0],
+            "bounce_rate": [0.5],
+            "avg_session_seconds": [1.0],
+        }
+    )
+    top = traffic_summary({"overview": overview, "referrers": bd}, top_n=top_n)["referrers"]
+    assert len(top) == min(top_n, len(visitors))
+    assert in_unit_interval_or_nan(top["share"]) and in_unit_interval_or_nan(top["conversion_rate"])
+    assert top["share"].sum() <= 1 + 1e-9
+    assert top["visitors"].is_monotonic_decreasing
