@@ -1,0 +1,195 @@
+"""Credentials as ``httpx.Auth`` classes, and the masking that keeps secrets out of text.
+
+Each auth class only sets a header or a query parameter in ``auth_flow`` (no I/O of its own) and
+hides its secret from ``repr``.
+
+>>> import httpx
+>>> request = httpx.Request("GET", "https://api.example/v1/me")
+>>> next(BearerAuth("s3cret").auth_flow(request)).headers["Authorization"]
+'Bearer s3cret'
+>>> BearerAuth("s3cret")
+BearerAuth(token=***)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Generator, Iterable
+from typing import Any
+
+import httpx
+
+from realtyframes.api._constants import (
+    DEFAULT_API_KEY_HEADER,
+    LEGACY_KEY_PARAM,
+    SECRET_QUERY_PARAMS,
+)
+
+MASK = "***"
+
+_SECRET_QUERY = re.compile(
+    r"(?P<name>(?:[?&;]|\b)(?:" + "|".join(SECRET_QUERY_PARAMS) + r")=)(?P<value>[^&#\s\"'<>]+)",
+    re.IGNORECASE,
+)
+_BEARER = re.compile(r"(?P<name>\bBearer\s+)(?P<value>[A-Za-z0-9._~+/=-]+)", re.IGNORECASE)
+
+
+def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with secret query values, Bearer values and the given secrets replaced by ``***``.
+
+    >>> mask_text("GET https://h/api/me?api_key=abc123&x=1")
+    'GET https://h/api/me?api_key=***&x=1'
+    >>> mask_text("token xyz987 leaked", ["xyz987"])
+    'token *** leaked'
+    """
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, MASK)
+    text = _SECRET_QUERY.sub(lambda m: m.group("name") + MASK, text)
+    return _BEARER.sub(lambda m: m.group("name") + MASK, text)
+
+
+def mask_value(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A copy of a parsed JSON value with every string passed through :func:`mask_text`."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return mask_text(value, secrets)
+    if isinstance(value, dict):
+        return {k: mask_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_value(v, secrets) for v in value]
+    return value
+
+
+class SecretMaskingFilter(logging.Filter):
+    """A logging filter that masks secret query values (``api_key=...``) and Bearer values.
+
+    It rewrites the record's message in place, so handlers see only the masked text.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: leave it to logging's own error handling
+            return True
+        masked = mask_text(message)
+        if masked != message:
+            record.msg = masked
+            record.args = None
+        return True
+
+
+#: Loggers of httpx and httpcore (filters do not apply to records of child loggers, so each
+#: logger that emits records is listed).
+HTTP_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "httpcore.connection",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.proxy",
+    "httpcore.socks",
+)
+
+
+def install_log_filter(names: Iterable[str] = HTTP_LOGGERS) -> None:
+    """Install :class:`SecretMaskingFilter` once on each named logger (idempotent)."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, SecretMaskingFilter) for f in logger.filters):
+            logger.addFilter(SecretMaskingFilter())
+
+
+def fingerprint(secret: str) -> str:
+    """A short non-reversible label of a secret (cache keys, reprs): 12 hex characters.
+
+    >>> len(fingerprint("abc"))
+    12
+    """
+    return hashlib.sha256(("realtyframes:" + secret).encode()).hexdigest()[:12]
+
+
+def _check_secret(name: str, value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"{name} must be a non-empty string")
+    if value != value.strip() or any(c in value for c in "\r\n\x00"):
+        raise ValueError(f"{name} must not contain whitespace at its ends or line breaks")
+    return value
+
+
+class BearerAuth(httpx.Auth):
+    """``Authorization: Bearer <token>`` (an OAuth access token).
+
+    >>> BearerAuth("t").secret
+    't'
+    """
+
+    def __init__(self, token: str) -> None:
+        self._token = _check_secret("token", token)
+
+    @property
+    def secret(self) -> str:
+        """The token (for masking; never printed)."""
+        return self._token
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["Authorization"] = f"Bearer {self._token}"
+        yield request
+
+    def __repr__(self) -> str:
+        return f"BearerAuth(token={MASK})"
+
+
+class ApiKeyAuth(httpx.Auth):
+    """A personal API key in a header (``X-API-Key`` by default).
+
+    >>> ApiKeyAuth("k", header="X-Key")
+    ApiKeyAuth(header='X-Key', key=***)
+    """
+
+    def __init__(self, key: str, header: str = DEFAULT_API_KEY_HEADER) -> None:
+        self._key = _check_secret("api_key", key)
+        if not isinstance(header, str) or not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
+            raise ValueError(f"api_key_header must be an HTTP header name, got {header!r}")
+        self.header = header
+
+    @property
+    def secret(self) -> str:
+        """The key (for masking; never printed)."""
+        return self._key
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if self.header.lower() == "authorization":
+            request.headers["Authorization"] = f"Bearer {self._key}"
+        else:
+            request.headers[self.header] = self._key
+        yield request
+
+    def __repr__(self) -> str:
+        return f"ApiKeyAuth(header={self.header!r}, key={MASK})"
+
+
+class LegacyKeyAuth(httpx.Auth):
+    """The legacy host's ``api_key`` query parameter.
+
+    >>> request = httpx.Request("GET", "https://legacy.example/api/me")
+    >>> str(next(LegacyKeyAuth("k1").auth_flow(request)).url)
+    'https://legacy.example/api/me?api_key=k1'
+    """
+
+    def __init__(self, key: str) -> None:
+        self._key = _check_secret("api_key", key)
+
+    @property
+    def secret(self) -> str:
+        """The key (for masking; never printed)."""
+        return self._key
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.url = request.url.copy_set_param(LEGACY_KEY_PARAM, self._key)
+        yield request
+
+    def __repr__(self) -> str:
+        return f"LegacyKeyAuth(key={MASK})"

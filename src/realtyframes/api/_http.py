@@ -1,0 +1,709 @@
+"""``ApiClient``: hosts, auth, retries, pacing, concurrency, deprecation and masked logging.
+
+Every loader goes through three calls: :meth:`ApiClient.get_json`, :meth:`ApiClient.get_bytes`
+(the raw body, for pyarrow) and :meth:`ApiClient.get_many` (pages fetched concurrently, in order,
+inside the client's rate budget and one retry budget).
+
+>>> from realtyframes.sandbox import serve  # doctest: +SKIP
+>>> with serve() as url, ApiClient(url) as api:  # doctest: +SKIP
+...     api.get_json("/v1/listings", {"Limit": "1"})["limit"]
+1
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import math
+import os
+import random
+import ssl
+import sys
+import threading
+import time
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeVar
+
+import httpx
+
+from realtyframes._version import __version__
+from realtyframes.api._auth import (
+    ApiKeyAuth,
+    BearerAuth,
+    LegacyKeyAuth,
+    fingerprint,
+    install_log_filter,
+    mask_text,
+)
+from realtyframes.api._constants import (
+    DEFAULT_API_KEY_HEADER,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_TIMEOUT,
+    HOSTS,
+    JSON,
+    PROBLEM_JSON,
+    SERVICE_API_VERSION,
+)
+from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
+from realtyframes.api._errors import error_from_response
+from realtyframes.api._params import prepare
+from realtyframes.api._ratelimit import (
+    Pacer,
+    RateLimitInfo,
+    RateLimitState,
+    parse_rate_limit_headers,
+)
+from realtyframes.api._retry import RetryBudget, RetryPolicy, _should_retry
+from realtyframes.errors import (
+    ApiDeprecationWarning,
+    ApiError,
+    BadResponseError,
+    ConnectError,
+    QueryError,
+    RealtyFramesError,
+    RequestTimeoutError,
+    TransportError,
+)
+
+logger = logging.getLogger("realtyframes.api")
+
+T = TypeVar("T")
+Host = Literal["base", "auth", "legacy", "docs"]
+ErrorFormat = Literal["json", "problem"]
+Params = Mapping[str, Any] | None
+
+USER_AGENT = f"realtyframes/{__version__} httpx/{httpx.__version__}"
+
+
+class _Cancelled(Exception):
+    """Raised inside a worker of ``get_many`` once another request has failed."""
+
+
+@dataclass
+class _Shared:
+    """State shared by an ``ApiClient`` and its ``with_options`` copies."""
+
+    http: httpx.Client
+    pacers: dict[str, Pacer] = field(default_factory=dict)
+    deprecations: DeprecationRegistry = field(default_factory=DeprecationRegistry)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    closed: bool = False
+
+
+def _normalise_url(name: str, url: str) -> str:
+    if not isinstance(url, str) or not url.strip():
+        raise QueryError(name, f"expected a URL string, got {url!r}", "an http(s) URL")
+    try:
+        parsed = httpx.URL(url.strip())
+    except (httpx.InvalidURL, TypeError, ValueError):
+        raise QueryError(name, f"{url!r} is not a URL", "an http(s) URL") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise QueryError(name, f"{url!r} is not an http(s) URL", "an http(s) URL")
+    if parsed.query or parsed.fragment:
+        raise QueryError(
+            name, "must not carry a query or fragment", "scheme://host[:port][/prefix]"
+        )
+    text = str(parsed).rstrip("/")
+    if text.endswith("/v1"):  # the paths carry /v1 themselves
+        text = text[: -len("/v1")]
+    return text
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One verifying SSL context per process (building one costs ~80 ms per client)."""
+    return httpx.create_ssl_context()
+
+
+def _looks_like_json(content: bytes) -> bool:
+    """Cheap check of a raw body: a JSON object or array, not cut short at its end."""
+    head = content[:64].lstrip()
+    tail = content[-64:].rstrip()
+    if not head or not tail:
+        return False
+    return (head[:1], tail[-1:]) in ((b"{", b"}"), (b"[", b"]"))
+
+
+class ApiClient:
+    """The HTTP layer: one per account, thread-safe, reusable across loads.
+
+    Hosts default to ``base_url`` (the embedded sandbox serves all of them). ``token`` is sent as
+    a Bearer token; ``api_key`` in ``api_key_header`` on the main host and as the ``api_key`` query
+    parameter on the legacy host. ``error_format="problem"`` asks for ``application/problem+json``
+    errors. ``retry`` tunes waits (tests shrink them); ``pace=False`` turns client pacing off.
+
+    >>> api = ApiClient("http://127.0.0.1:9", api_key="k-123")
+    >>> api
+    ApiClient(base_url='http://127.0.0.1:9', auth='api_key', max_concurrency=4)
+    >>> api.close()
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None = None,
+        api_key: str | None = None,
+        api_key_header: str = DEFAULT_API_KEY_HEADER,
+        legacy_url: str | None = None,
+        auth_url: str | None = None,
+        docs_url: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        max_retries: int | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        retry: RetryPolicy | None = None,
+        pace: bool = True,
+        error_format: ErrorFormat = "json",
+        transport: httpx.BaseTransport | None = None,
+        event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        install_log_filter()
+        base = _normalise_url("base_url", base_url)
+        self._hosts: dict[str, str] = {
+            "base": base,
+            "auth": _normalise_url("auth_url", auth_url) if auth_url else base,
+            "legacy": _normalise_url("legacy_url", legacy_url) if legacy_url else base,
+            "docs": _normalise_url("docs_url", docs_url) if docs_url else base,
+        }
+        self._base_auth: httpx.Auth | None = None
+        self._legacy_auth: httpx.Auth | None = None
+        self._secrets: tuple[str, ...] = ()
+        if token is not None:
+            self._base_auth = BearerAuth(token)
+            self._secrets += (token,)
+        if api_key is not None:
+            key_auth = ApiKeyAuth(api_key, api_key_header)
+            self._legacy_auth = LegacyKeyAuth(api_key)
+            self._base_auth = self._base_auth or key_auth
+            self._secrets += (api_key,)
+        self._auth_kind = "token" if token is not None else "api_key" if api_key else "none"
+        self._fingerprint = fingerprint(f"{base}|{self._auth_kind}|{token or api_key or ''}")
+        self._rng = rng or random.Random()
+        self._configure(
+            timeout=timeout,
+            retry=retry or RetryPolicy(),
+            max_retries=max_retries,
+            max_concurrency=max_concurrency,
+            pace=pace,
+            error_format=error_format,
+        )
+        headers = {"Service-Api-Version": SERVICE_API_VERSION, "User-Agent": USER_AGENT}
+        http = httpx.Client(
+            headers=headers,
+            transport=transport,
+            verify=_ssl_context() if transport is None else True,
+            follow_redirects=False,
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+            event_hooks={k: list(v) for k, v in (event_hooks or {}).items()},
+            trust_env=transport is None,
+        )
+        self._shared = _Shared(http=http)
+        self._owner = True
+
+    def _configure(
+        self,
+        *,
+        timeout: float | None,
+        retry: RetryPolicy,
+        max_retries: int | None,
+        max_concurrency: int,
+        pace: bool,
+        error_format: ErrorFormat,
+    ) -> None:
+        if timeout is not None and (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, int | float)
+            or not math.isfinite(timeout)
+            or timeout <= 0
+        ):
+            raise QueryError(
+                "timeout", f"{timeout!r} is not a positive number", "seconds > 0, or None"
+            )
+        if (
+            isinstance(max_concurrency, bool)
+            or not isinstance(max_concurrency, int)
+            or max_concurrency < 1
+        ):
+            raise QueryError(
+                "max_concurrency", f"{max_concurrency!r} is not allowed", "an int >= 1"
+            )
+        if max_retries is not None:
+            if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+                raise QueryError("max_retries", f"{max_retries!r} is not allowed", "an int >= 0")
+            retry = replace(retry, max_retries=max_retries)
+        if error_format not in ("json", "problem"):
+            raise QueryError("error_format", f"unknown value {error_format!r}", ["json", "problem"])
+        self.timeout = timeout
+        self.retry = retry
+        self.max_concurrency = max_concurrency
+        self.pace = pace
+        self.error_format: ErrorFormat = error_format
+
+    # -- public properties ---------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """The main host."""
+        return self._hosts["base"]
+
+    @property
+    def hosts(self) -> dict[str, str]:
+        """All hosts by name (base, auth, legacy, docs)."""
+        return dict(self._hosts)
+
+    @property
+    def max_retries(self) -> int:
+        """Retries of one request."""
+        return self.retry.max_retries
+
+    @property
+    def auth_kind(self) -> str:
+        """``"token"``, ``"api_key"`` or ``"none"``."""
+        return self._auth_kind
+
+    @property
+    def fingerprint(self) -> str:
+        """A short label of host + credential, for cache keys; never the secret itself."""
+        return self._fingerprint
+
+    @property
+    def rate_limit(self) -> RateLimitState | None:
+        """The latest limit / remaining / reset the main host reported (None before any)."""
+        pacer = self._shared.pacers.get("base")
+        return pacer.state if pacer else None
+
+    def mask(self, text: str) -> str:
+        """``text`` with this client's secrets (and secret query values) masked."""
+        return mask_text(text, self._secrets)
+
+    # -- copies and lifetime -------------------------------------------------------------------
+    def with_options(self, **options: Any) -> ApiClient:
+        """A copy with other ``timeout``, ``max_retries``, ``max_concurrency``, ``retry``, ``pace``
+        or ``error_format``; it shares the connection pool and the rate budget.
+
+        >>> api = ApiClient("http://127.0.0.1:9")
+        >>> api.with_options(timeout=5.0).timeout
+        5.0
+        >>> api.close()
+        """
+        allowed = ("timeout", "max_retries", "max_concurrency", "retry", "pace", "error_format")
+        unknown = sorted(set(options) - set(allowed))
+        if unknown:
+            raise QueryError(unknown[0], "not an option of with_options", allowed)
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy._owner = False
+        copy._configure(
+            timeout=options.get("timeout", self.timeout),
+            retry=options.get("retry", self.retry),
+            max_retries=options.get("max_retries"),
+            max_concurrency=options.get("max_concurrency", self.max_concurrency),
+            pace=options.get("pace", self.pace),
+            error_format=options.get("error_format", self.error_format),
+        )
+        return copy
+
+    def close(self) -> None:
+        """Close the connection pool (copies made by ``with_options`` leave it to the original)."""
+        if self._owner and not self._shared.closed:
+            self._shared.closed = True
+            self._shared.http.close()
+
+    def __enter__(self) -> ApiClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(base_url={self.base_url!r}, auth={self._auth_kind!r}, "
+            f"max_concurrency={self.max_concurrency})"
+        )
+
+    # -- requests ------------------------------------------------------------------------------
+    def get_json(self, path: str, params: Params = None, *, host: Host = "base") -> Any:
+        """GET ``path`` on ``host`` and return the decoded JSON body (retried, paced).
+
+        >>> api.get_json("/v1/me")  # doctest: +SKIP
+        {'_id': ..., 'plan': 'standard', ...}
+        """
+        return self._single(path, params, host, raw=False)
+
+    def get_bytes(self, path: str, params: Params = None, *, host: Host = "base") -> bytes:
+        """GET ``path`` and return the raw body (checked cheaply to be a whole JSON document).
+
+        >>> api.get_bytes("/v1/listings", {"Limit": "50"})[:1]  # doctest: +SKIP
+        b'{'
+        """
+        return self._single(path, params, host, raw=True)  # type: ignore[no-any-return]
+
+    def _single(self, path: str, params: Params, host: str, *, raw: bool) -> Any:
+        notices: list[tuple[str, str, Deprecation]] = []
+        try:
+            result = self._send(
+                path, params, host, raw=raw, parse=None, budget=None, stop=None, notices=notices
+            )
+        except BaseException:
+            self._emit(notices, warn=False)
+            raise
+        self._emit(notices)
+        return result
+
+    def call(self, operation: str, params: Params = None, *, raw: bool = False) -> Any:
+        """Validate ``params`` for a spec ``operation`` (QueryError before any request), then GET.
+
+        Operations: listings, listing, listing_changes, analytics, contacts, contact,
+        contact_activity, me, legacy_me, legacy_contacts.
+
+        >>> api.call("listings", {"City": "Miami", "Limit": 5})["limit"]  # doctest: +SKIP
+        5
+        """
+        prepared = prepare(operation, params)
+        host: Host = prepared.host  # type: ignore[assignment]
+        if raw:
+            return self.get_bytes(prepared.path, prepared.params, host=host)
+        return self.get_json(prepared.path, prepared.params, host=host)
+
+    def new_budget(self, requests: int) -> RetryBudget:
+        """A retry budget for a load of ``requests`` requests, to share across ``get_many`` calls."""
+        return self.retry.budget(requests)
+
+    def get_many(
+        self,
+        requests: Sequence[tuple[str, Params]],
+        *,
+        raw: bool = False,
+        host: Host = "base",
+        parse: Callable[[bytes], T] | None = None,
+        budget: RetryBudget | None = None,
+        on_result: Callable[[int, Any], None] | None = None,
+        deadline: float | None = None,
+    ) -> list[Any]:
+        """GET many ``(path, params)`` concurrently (up to ``max_concurrency``); results in order.
+
+        ``raw=True`` gives bodies as bytes; ``parse`` (implies raw) turns each body into a result
+        in the worker thread, and a ``ValueError`` it raises counts as a broken body (retried).
+        All requests share the client's rate budget and one retry budget (``budget``, by default
+        ``retry.budget(len(requests))``). ``on_result(index, result)`` runs in the calling thread
+        as each one arrives (progress bars). ``deadline`` (seconds) bounds the whole call: no
+        attempt starts and no retry waits past it. The first request that fails for good stops
+        the others and its typed error is raised. Threads only: works inside a running event loop.
+
+        >>> api.get_many([("/v1/listings", {"Offset": str(o), "Limit": "50"}) for o in (0, 50)])  # doctest: +SKIP
+        [{...}, {...}]
+        """
+        jobs = [(path, params) for path, params in requests]
+        if not jobs:
+            return []
+        budget = budget if budget is not None else self.retry.budget(len(jobs))
+        if deadline is not None and not deadline > 0:
+            raise QueryError("deadline", f"{deadline!r} is not positive", "seconds > 0, or None")
+        load_deadline = time.monotonic() + deadline if deadline is not None else None
+        raw = raw or parse is not None
+        notices: list[tuple[str, str, Deprecation]] = []
+        results: list[Any] = [None] * len(jobs)
+        workers = min(self.max_concurrency, len(jobs))
+        if workers == 1:
+            try:
+                for index, (path, params) in enumerate(jobs):
+                    results[index] = self._send(
+                        path, params, host,
+                        raw=raw, parse=parse, budget=budget, stop=None, notices=notices,
+                        load_deadline=load_deadline,
+                    )  # fmt: skip
+                    if on_result is not None:
+                        on_result(index, results[index])
+            except BaseException:
+                self._emit(notices, warn=False)
+                raise
+            self._emit(notices)
+            return results
+
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="realtyframes-api")
+        futures: dict[Future[Any], int] = {}
+        try:
+            for index, (path, params) in enumerate(jobs):
+                future = pool.submit(
+                    self._send, path, params, host,
+                    raw=raw, parse=parse, budget=budget, stop=stop, notices=notices,
+                    load_deadline=load_deadline,
+                )  # fmt: skip
+                futures[future] = index
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                failed = [f for f in done if f.exception() is not None]
+                for future in sorted(done, key=futures.__getitem__):
+                    if future.exception() is None:
+                        results[futures[future]] = future.result()
+                        if on_result is not None:
+                            on_result(futures[future], results[futures[future]])
+                if failed:
+                    stop.set()
+                    first = [f for f in failed if not isinstance(f.exception(), _Cancelled)]
+                    raise (first or failed)[0].exception()  # type: ignore[misc]
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            self._emit(notices, warn=False)
+            raise
+        pool.shutdown(wait=True)
+        self._emit(notices)
+        return results
+
+    # -- the request engine --------------------------------------------------------------------
+    def _pacer(self, host: str) -> Pacer:
+        pacer = self._shared.pacers.get(host)
+        if pacer is None:
+            with self._shared.lock:
+                pacer = self._shared.pacers.setdefault(host, Pacer())
+        return pacer
+
+    def _auth_for(self, host: str) -> httpx.Auth | None:
+        if host == "base":
+            return self._base_auth
+        if host == "legacy":
+            return self._legacy_auth
+        return None
+
+    def _headers(self) -> dict[str, str]:
+        if self.error_format == "problem":
+            return {"Accept": f"{PROBLEM_JSON}, {JSON};q=0.9"}
+        return {"Accept": JSON}
+
+    def _url(self, host: str, path: str) -> str:
+        if host not in HOSTS:
+            raise QueryError("host", f"unknown host {host!r}", HOSTS)
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise QueryError(
+                "path", f"{path!r} must start with '/'", "an absolute path such as /v1/me"
+            )
+        return self._hosts[host] + path
+
+    def _shown_url(self, url: str, params: Params) -> _ShownURL:
+        return _ShownURL(url, params, self._secrets)
+
+    def _send(
+        self,
+        path: str,
+        params: Params,
+        host: str,
+        *,
+        raw: bool,
+        parse: Callable[[bytes], Any] | None,
+        budget: RetryBudget | None,
+        stop: threading.Event | None,
+        notices: list[tuple[str, str, Deprecation]],
+        load_deadline: float | None = None,
+    ) -> Any:
+        if self._shared.closed:
+            raise RuntimeError("this client is closed")
+        url = self._url(host, path)
+        shown = self._shown_url(url, params)
+        query = dict(params) if params else None
+        policy = self.retry
+        pacer = self._pacer(host)
+        auth = self._auth_for(host)
+        started = time.monotonic()
+        deadline_at = started + policy.deadline if policy.deadline is not None else None
+        if load_deadline is not None:
+            deadline_at = load_deadline if deadline_at is None else min(deadline_at, load_deadline)
+        attempt = 0
+        while True:
+            if stop is not None and stop.is_set():
+                raise _Cancelled()
+            ticket = pacer.acquire(stop, pace=self.pace)
+            if stop is not None and stop.is_set():
+                pacer.cancel(ticket)
+                raise _Cancelled()
+            if load_deadline is not None and time.monotonic() >= load_deadline:
+                pacer.cancel(ticket)
+                raise RequestTimeoutError(
+                    "the deadline of the whole call passed before this request was sent",
+                    method="GET",
+                    url=str(shown),
+                )
+            timeout = self.timeout
+            if deadline_at is not None:
+                left = max(0.001, deadline_at - time.monotonic())
+                timeout = left if timeout is None else min(timeout, left)
+            sent = time.monotonic()
+            error: RealtyFramesError
+            wait_s: float | None = None
+            try:
+                response = self._shared.http.get(
+                    url, params=query, headers=self._headers(), auth=auth, timeout=timeout
+                )
+            except httpx.HTTPError as exc:
+                pacer.cancel(ticket)
+                error = self._transport_error(exc, str(shown))
+                retryable = _should_retry("GET", exc=exc) or isinstance(exc, httpx.DecodingError)
+                logger.debug("GET %s -> %s after %.0f ms (attempt %d)", shown, type(exc).__name__,
+                             (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
+            else:
+                status = response.status_code
+                info = parse_rate_limit_headers(response.headers)
+                retry_after = policy.retry_after(response)
+                if retry_after is not None and status in (429, 503) and info is not None:
+                    # Retry-After takes precedence over the quota headers of the same answer.
+                    info = RateLimitInfo(limit=info.limit, window=info.window, policy=info.policy)
+                pacer.release(ticket, info)
+                self._note_deprecation(response, host, path, notices)
+                logger.debug("GET %s -> %d in %.0f ms (attempt %d)", shown, status,
+                             (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
+                if 200 <= status < 300:
+                    try:
+                        return self._decode(response.content, raw=raw, parse=parse)
+                    except _BrokenBody as exc:
+                        error = BadResponseError(
+                            self.mask(f"{status} answer with a broken body: {exc}"),
+                            method="GET",
+                            url=str(shown),
+                        )
+                        retryable = True
+                else:
+                    error = error_from_response(
+                        response, method="GET", url=str(shown), secrets=self._secrets
+                    )
+                    retryable = _should_retry("GET", status)
+                    if retry_after is not None:
+                        wait_s = retry_after
+                        if status in (429, 503):
+                            pacer.block(retry_after)
+                    elif status == 429 and info is not None and info.reset is not None:
+                        wait_s = min(
+                            policy.retry_after_cap, max(policy.retry_after_floor, info.reset)
+                        )
+            if not retryable or attempt >= policy.max_retries:
+                raise error
+            if wait_s is None:
+                wait_s = policy.backoff(attempt, self._rng)
+            if deadline_at is not None and time.monotonic() + wait_s > deadline_at:
+                logger.info(
+                    "GET %s: giving up, the deadline of %g s would pass", shown, policy.deadline
+                )
+                raise error
+            if budget is not None and not budget.try_spend():
+                logger.info(
+                    "GET %s: giving up, the retry budget (%d) is spent", shown, budget.total
+                )
+                raise error
+            attempt += 1
+            logger.info("GET %s failed (%s); retry %d/%d in %.2f s", shown, _short(error),
+                        attempt, policy.max_retries, wait_s)  # fmt: skip
+            if stop is not None:
+                if stop.wait(wait_s):
+                    raise _Cancelled()
+            elif wait_s > 0:
+                time.sleep(wait_s)
+
+    def _decode(self, content: bytes, *, raw: bool, parse: Callable[[bytes], Any] | None) -> Any:
+        if not raw:
+            try:
+                return json.loads(content)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise _BrokenBody(_body_problem(content, exc)) from None
+        if not _looks_like_json(content):
+            raise _BrokenBody(_body_problem(content, None))
+        if parse is None:
+            return content
+        try:
+            return parse(content)
+        except ValueError as exc:
+            raise _BrokenBody(f"{type(exc).__name__}: {exc}"[:300]) from None
+
+    def _transport_error(self, exc: httpx.HTTPError, shown: str) -> TransportError:
+        text = self.mask(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        if isinstance(exc, httpx.TimeoutException):
+            return RequestTimeoutError(f"timed out ({text})", method="GET", url=shown)
+        if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
+            return ConnectError(f"connection failed ({text})", method="GET", url=shown)
+        if isinstance(exc, httpx.DecodingError):
+            return BadResponseError(f"undecodable body ({text})", method="GET", url=shown)
+        return TransportError(text, method="GET", url=shown)
+
+    def _note_deprecation(
+        self,
+        response: httpx.Response,
+        host: str,
+        path: str,
+        notices: list[tuple[str, str, Deprecation]],
+    ) -> None:
+        if "deprecation" not in response.headers:
+            return
+        notice = parse_deprecation(response.headers)
+        operation = f"GET {path}" if host == "base" else f"GET {path} ({host} host)"
+        key = f"{host} {path}"
+        if notice is not None and self._shared.deprecations.first_time(key):
+            notices.append((key, operation, notice))
+
+    def _emit(self, notices: list[tuple[str, str, Deprecation]], *, warn: bool = True) -> None:
+        """Warn (from the calling thread) once per operation; on a failed call only log, and
+        leave the warning to the next successful call."""
+        for key, operation, notice in list(notices):
+            message = notice.message(operation)
+            logger.warning(message)
+            if warn:
+                warnings.warn(message, ApiDeprecationWarning, stacklevel=_caller_level())
+            else:
+                self._shared.deprecations.forget(key)
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` (for a warn in the calling function) of the first frame outside the
+    package, so a warning points at the user's code."""
+    frame = sys._getframe(2)
+    level = 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+class _BrokenBody(Exception):
+    pass
+
+
+class _ShownURL:
+    """The request URL for logs and errors, secrets masked; built only when printed."""
+
+    __slots__ = ("_params", "_secrets", "_text", "_url")
+
+    def __init__(self, url: str, params: Params, secrets: tuple[str, ...]) -> None:
+        self._url, self._params, self._secrets = url, params, secrets
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            try:
+                text = str(httpx.URL(self._url, params=self._params or None))
+            except Exception:
+                text = self._url
+            self._text = mask_text(text, self._secrets)
+        return self._text
+
+
+def _body_problem(content: bytes, exc: Exception | None) -> str:
+    if not content.strip():
+        return "empty body"
+    start = content[:60].decode("utf-8", errors="replace").strip()
+    where = f" ({exc})" if exc is not None else ""
+    return f"not a whole JSON document{where}; {len(content)} bytes starting {start[:40]!r}"
+
+
+def _short(error: Exception) -> str:
+    if isinstance(error, ApiError):
+        return f"{error.status} {error.code}"
+    return type(error).__name__
+
+
+__all__ = ["ApiClient", "RateLimitState"]

@@ -1,0 +1,564 @@
+"""Client-side validation of every parameter of the spec, before any request is sent.
+
+Written from the spec (``service-api.md``), independently of the sandbox. Each validator returns
+the query parameters normalised to strings (booleans ``true``/``false``, timestamps as UTC ``Z``
+strings, Subtypes in the spec's order), or raises :class:`~realtyframes.errors.QueryError` naming
+the parameter and what is allowed. ``None`` means "not given". Unknown names are refused with a
+"did you mean" for near misses.
+
+>>> validate_listing_search({"City": "Miami", "MinListPrice": 300000, "Pool": True})
+{'City': 'Miami', 'MinListPrice': '300000', 'Pool': 'true'}
+>>> validate_listing_search({"city": "Miami"})
+Traceback (most recent call last):
+...
+realtyframes.errors.QueryError: city: unknown parameter for listings; did you mean 'City'?; allowed: ...
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from typing import Any
+from urllib.parse import quote
+
+from realtyframes.api._constants import MAX_PAGE_SIZE
+from realtyframes.errors import QueryError
+
+# -- the spec's enumerations -----------------------------------------------------------------------
+PROPERTY_TYPES: tuple[str, ...] = (
+    "Residential",
+    "Residential Income",
+    "Land",
+    "Land/Boat Docks",
+    "Commercial Sale",
+    "Business Opportunity",
+    "Residential Lease",
+    "Commercial Lease",
+)
+SALE_TYPES: tuple[str, ...] = (
+    "Residential",
+    "Residential Income",
+    "Land",
+    "Commercial Sale",
+    "Business Opportunity",
+)
+RENT_TYPES: tuple[str, ...] = ("Residential Lease", "Commercial Lease")
+STATUSES: tuple[str, ...] = ("Active", "Pending", "Closed", "Active Under Contract")
+SUBTYPES: dict[str, tuple[str, ...]] = {
+    "Residential": (
+        "Single Family Residence",
+        "Condominium",
+        "Townhouse",
+        "Villa",
+        "Condo - Hotel",
+        "1/2 Duplex",
+        "Mobile Home",
+    ),
+    "Residential Lease": (
+        "Single Family Residence",
+        "Condominium",
+        "Townhouse",
+        "Villa",
+        "Apartment",
+        "Efficiency",
+    ),
+}
+SORTS: tuple[str, ...] = ("-listprice", "listprice", "-listdate", "beds", "baths")
+CHANGE_TYPES: tuple[str, ...] = ("price_change", "status_change")
+PERIODS: tuple[str, ...] = ("24h", "7d", "30d", "90d", "1y")
+DEVICES: tuple[str, ...] = ("desktop", "mobile", "tablet")
+SENIOR_COMMUNITY: tuple[str, ...] = ("true", "exclude")
+
+#: Defaults the service applies when a parameter is omitted (spec).
+LISTING_DEFAULTS: dict[str, str] = {
+    "PropertyType": "Residential",
+    "Status": "Active",
+    "Sort": "-listprice",
+    "Offset": "0",
+    "Limit": "20",
+}
+
+FEATURE_FLAGS: tuple[str, ...] = (
+    "Pool",
+    "Waterfront",
+    "Penthouse",
+    "Furnished",
+    "PetsAllowed",
+    "Gated",
+    "TennisCourt",
+    "GolfCourse",
+    "BoatDock",
+    "ShortSale",
+    "SeasonalRentals",
+)
+
+_MAX_TEXT = 500
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_NUMBER_TEXT = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+# -- value checkers ---------------------------------------------------------------------------------
+def _type_name(value: object) -> str:
+    return type(value).__name__
+
+
+def _text(name: str, value: Any, what: str = "a non-empty string") -> str:
+    if not isinstance(value, str):
+        hint = ""
+        if isinstance(value, numbers.Number) and not isinstance(value, bool):
+            hint = f" (write it as a string, e.g. {str(value)!r})"
+        raise QueryError(name, f"expected a string, got {_type_name(value)} {value!r}{hint}", what)
+    if not value.strip():
+        raise QueryError(name, "empty string", what)
+    if value != value.strip():
+        raise QueryError(name, f"{value!r} has spaces at its ends", what)
+    if _CONTROL.search(value):
+        raise QueryError(name, f"{value!r} contains control characters", what)
+    if len(value) > _MAX_TEXT:
+        raise QueryError(name, f"too long ({len(value)} characters)", f"at most {_MAX_TEXT}")
+    return str(value)
+
+
+def _enum(name: str, value: Any, allowed: Iterable[str]) -> str:
+    allowed = tuple(allowed)
+    if not isinstance(value, str):
+        raise QueryError(name, f"expected a string, got {_type_name(value)} {value!r}", allowed)
+    if value in allowed:
+        return str(value)
+    near = [a for a in allowed if a.lower() == value.strip().lower()]
+    near = near or difflib.get_close_matches(value, allowed, n=1, cutoff=0.6)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    raise QueryError(name, f"unknown value {value!r}{hint}", allowed)
+
+
+def _bool(name: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str) and value in ("true", "false"):
+        return value
+    raise QueryError(name, f"expected a boolean, got {_type_name(value)} {value!r}", "True, False")
+
+
+def _number_value(name: str, value: Any, what: str) -> float | int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real | Decimal | str):
+        raise QueryError(name, f"expected a number, got {_type_name(value)} {value!r}", what)
+    if isinstance(value, str):
+        if not _NUMBER_TEXT.match(value.strip()) or value != value.strip():
+            raise QueryError(name, f"{value!r} is not a number", what)
+        number: float | int = float(value) if any(c in value for c in ".") else int(value)
+    elif isinstance(value, numbers.Integral):
+        number = int(value)
+    else:
+        number = float(value)
+    if isinstance(number, float) and not math.isfinite(number):
+        raise QueryError(name, f"{value!r} is not a finite number", what)
+    return number
+
+
+def _format_number(number: float | int) -> str:
+    if isinstance(number, int):
+        return str(number)
+    if number.is_integer() and abs(number) < 1e15:
+        return str(int(number))
+    return format(Decimal(repr(number)), "f")
+
+
+@dataclass(frozen=True)
+class _Range:
+    minimum: float | None = None
+    maximum: float | None = None
+    integer: bool = False
+    what: str = "a number"
+
+    def describe(self) -> str:
+        kind = "an integer" if self.integer else "a number"
+        if self.minimum is not None and self.maximum is not None:
+            return f"{kind} from {_format_number(self.minimum)} to {_format_number(self.maximum)}"
+        if self.minimum is not None:
+            return f"{kind} >= {_format_number(self.minimum)}"
+        return kind
+
+    def check(self, name: str, value: Any) -> float | int:
+        what = self.describe()
+        number = _number_value(name, value, what)
+        if self.integer and isinstance(number, float):
+            if not number.is_integer():
+                raise QueryError(name, f"{value!r} is not a whole number", what)
+            number = int(number)
+        if self.minimum is not None and number < self.minimum:
+            raise QueryError(name, f"{value!r} is too small", what)
+        if self.maximum is not None and number > self.maximum:
+            raise QueryError(name, f"{value!r} is too large", what)
+        return number
+
+
+def _timestamp(name: str, value: Any) -> str:
+    """datetime (tz-aware), date (midnight UTC) or an ISO 8601 string -> ``...Z`` in UTC."""
+    what = "an ISO 8601 timestamp with a time zone (e.g. '2024-05-01T00:00:00Z'), a date, or a tz-aware datetime"
+    when: datetime
+    if isinstance(value, datetime):
+        when = value
+    elif isinstance(value, date):
+        when = datetime.combine(value, time(0), tzinfo=UTC)
+    elif isinstance(value, str):
+        text = value.strip()
+        if text != value or not text:
+            raise QueryError(name, f"{value!r} is not an ISO 8601 timestamp", what)
+        if _DATE_ONLY.match(text):
+            try:
+                when = datetime.combine(date.fromisoformat(text), time(0), tzinfo=UTC)
+            except ValueError:
+                raise QueryError(name, f"{value!r} is not a valid date", what) from None
+        else:
+            try:
+                when = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "zZ" else text)
+            except ValueError:
+                raise QueryError(name, f"{value!r} is not an ISO 8601 timestamp", what) from None
+            if "T" not in text.upper() and " " not in text:
+                raise QueryError(name, f"{value!r} is not an ISO 8601 timestamp", what)
+    else:
+        raise QueryError(name, f"expected a timestamp, got {_type_name(value)} {value!r}", what)
+    try:
+        offset = when.utcoffset()
+    except Exception:
+        offset = None
+    if offset is None:
+        raise QueryError(
+            name,
+            f"{value!r} has no time zone (give one, e.g. 'Z' or tzinfo=datetime.UTC)",
+            what,
+        )
+    utc = when.astimezone(UTC)
+    spec = "seconds" if utc.microsecond == 0 else "microseconds"
+    return utc.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
+
+
+def _list_of_text(name: str, value: Any, what: str) -> list[str]:
+    """A list/tuple/set of strings, or one comma-separated string."""
+    if isinstance(value, str):
+        items = value.split(",")
+    elif isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        items = list(value)
+    else:
+        raise QueryError(
+            name, f"expected a list of strings, got {_type_name(value)} {value!r}", what
+        )
+    result = []
+    for item in items:
+        if not isinstance(item, str):
+            raise QueryError(name, f"items must be strings, got {_type_name(item)} {item!r}", what)
+        text = item.strip()
+        if not text:
+            raise QueryError(name, "empty item", what)
+        if "," in text:
+            raise QueryError(name, f"item {text!r} contains a comma", what)
+        if _CONTROL.search(text):
+            raise QueryError(name, f"item {text!r} contains control characters", what)
+        result.append(text)
+    if not result:
+        raise QueryError(name, "empty list", what)
+    return result
+
+
+# -- parameter tables -------------------------------------------------------------------------------
+Checker = Callable[[str, Any], str]
+
+
+def _text_checker(what: str) -> Checker:
+    return lambda name, value: _text(name, value, what)
+
+
+def _enum_checker(allowed: tuple[str, ...]) -> Checker:
+    return lambda name, value: _enum(name, value, allowed)
+
+
+def _range_checker(rng: _Range) -> Checker:
+    return lambda name, value: _format_number(rng.check(name, value))
+
+
+def _senior(name: str, value: Any) -> str:
+    if value is True:
+        return "true"
+    if isinstance(value, str) and value in SENIOR_COMMUNITY:
+        return value
+    hint = (
+        " (to leave 55+ communities out use 'exclude'; omit it for no filter)"
+        if value is False
+        else ""
+    )
+    raise QueryError(name, f"unknown value {value!r}{hint}", "True, 'true', 'exclude'")
+
+
+_PRICE = _Range(0, None)
+_COUNT = _Range(0, None, integer=True)
+_YEAR = _Range(1000, 9999, integer=True)
+_OFFSET = _Range(0, None, integer=True)
+_LIMIT = _Range(1, MAX_PAGE_SIZE, integer=True)
+
+#: Min/Max pairs of the listing search and their range rule.
+RANGE_PAIRS: dict[str, tuple[str, str, _Range]] = {
+    "ListPrice": ("MinListPrice", "MaxListPrice", _PRICE),
+    "BedroomsTotal": ("MinBedroomsTotal", "MaxBedroomsTotal", _COUNT),
+    "Bathrooms": ("MinBathrooms", "MaxBathrooms", _Range(0, None)),
+    "LivingArea": ("MinLivingArea", "MaxLivingArea", _PRICE),
+    "LotSize": ("MinLotSize", "MaxLotSize", _PRICE),
+    "YearBuilt": ("MinYearBuilt", "MaxYearBuilt", _YEAR),
+    "AssociationFee": ("MinAssociationFee", "MaxAssociationFee", _PRICE),
+}
+
+_PAGING: dict[str, Checker] = {
+    "Offset": _range_checker(_OFFSET),
+    "Limit": _range_checker(_LIMIT),
+}
+
+LISTING_SEARCH: dict[str, Checker] = {
+    "PropertyType": _enum_checker(PROPERTY_TYPES),
+    "Status": _enum_checker(STATUSES),
+    "Subtypes": lambda name, value: ",".join(_list_of_text(name, value, "a list of subtypes")),
+    "City": _text_checker("a city name"),
+    "PostalCode": _text_checker("a postal code as a string, e.g. '33139'"),
+    "StreetNumber": _text_checker("a street number as a string"),
+    "StreetName": _text_checker("a street name"),
+    "UnitNumber": _text_checker("a unit number as a string"),
+    "BuildingName": _text_checker("a building name"),
+    "SubdivisionName": _text_checker("a subdivision name"),
+    **{
+        bound: _range_checker(rng)
+        for low, high, rng in RANGE_PAIRS.values()
+        for bound in (low, high)
+    },
+    **{flag: _bool for flag in FEATURE_FLAGS},
+    "SeniorCommunity": _senior,
+    "Agent": _text_checker("an agent MLS ID"),
+    "Broker": _text_checker("a broker/office MLS ID"),
+    "MaxDaysOnMarket": _range_checker(_COUNT),
+    "Since": _timestamp,
+    "Sort": _enum_checker(SORTS),
+    **_PAGING,
+}
+
+LISTING_CHANGES: dict[str, Checker] = {
+    "Since": _timestamp,
+    "ListingIds": lambda name, value: ",".join(
+        dict.fromkeys(_list_of_text(name, value, "a non-empty list of MLS listing numbers"))
+    ),
+    "ChangeType": _enum_checker(CHANGE_TYPES),
+    **_PAGING,
+}
+
+ANALYTICS: dict[str, Checker] = {
+    "Period": _enum_checker(PERIODS),
+    "Page": _text_checker("a page path, e.g. '/listings'"),
+    "Referrer": _text_checker("a referrer name or 'Direct'"),
+    "Browser": _text_checker("a browser name"),
+    "Country": _text_checker("a country name"),
+    "OS": _text_checker("an operating system name"),
+    "Device": _enum_checker(DEVICES),
+    "VisitorId": _text_checker("a visitor ID"),
+    "UtmSource": _text_checker("a UTM source"),
+    "UtmMedium": _text_checker("a UTM medium"),
+    "UtmCampaign": _text_checker("a UTM campaign name"),
+}
+
+CONTACTS: dict[str, Checker] = dict(_PAGING)
+
+
+def _suggest(name: str, allowed: Iterable[str]) -> str | None:
+    allowed = list(allowed)
+    squash = name.replace("_", "").replace("-", "").replace(" ", "").lower()
+    for candidate in allowed:
+        if candidate.lower() == squash or candidate.lower() == name.lower():
+            return candidate
+    near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    if not near:
+        lowered = {a.lower(): a for a in allowed}
+        near = [lowered[m] for m in difflib.get_close_matches(squash, lowered, n=1, cutoff=0.6)]
+    return near[0] if near else None
+
+
+def _validate(
+    operation: str,
+    table: Mapping[str, Checker],
+    params: Mapping[str, Any] | None,
+    required: Iterable[str] = (),
+) -> dict[str, str]:
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise QueryError("params", f"expected a mapping of parameters, got {_type_name(params)}")
+    result: dict[str, str] = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise QueryError(str(name), "parameter names must be strings", sorted(table))
+        checker = table.get(name)
+        if checker is None:
+            near = _suggest(name, table)
+            hint = f"; did you mean {near!r}?" if near else ""
+            raise QueryError(name, f"unknown parameter for {operation}{hint}", list(table))
+        if value is None:
+            continue
+        result[name] = checker(name, value)
+    for name in required:
+        if name not in result:
+            raise QueryError(name, f"required by {operation}", _describe_required(name))
+    return result
+
+
+def _describe_required(name: str) -> str:
+    return {
+        "Since": "an ISO 8601 timestamp with a time zone, a date, or a tz-aware datetime",
+        "ListingIds": "a non-empty list of MLS listing numbers",
+    }.get(name, "a value")
+
+
+def validate_listing_search(params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Validate the filters of ``GET /v1/listings``; returns them as query strings.
+
+    Checks types, enumerations, ranges, Min <= Max, Limit <= 50, ISO 8601 ``Since``, and that
+    ``Subtypes`` are valid for the PropertyType (Residential by default; the spec lists subtypes
+    for Residential and Residential Lease only).
+
+    >>> validate_listing_search({"PropertyType": "Residential Lease", "Subtypes": ["Apartment"]})
+    {'PropertyType': 'Residential Lease', 'Subtypes': 'Apartment'}
+    """
+    result = _validate("listings", LISTING_SEARCH, params)
+    for low, high, rng in RANGE_PAIRS.values():
+        if low in result and high in result and float(result[low]) > float(result[high]):
+            raise QueryError(
+                low,
+                f"{low}={result[low]} is greater than {high}={result[high]}",
+                f"{low} <= {high} ({rng.describe()})",
+            )
+    if "Subtypes" in result:
+        property_type = result.get("PropertyType", LISTING_DEFAULTS["PropertyType"])
+        allowed = SUBTYPES.get(property_type)
+        if allowed is None:
+            raise QueryError(
+                "Subtypes",
+                f"not available for PropertyType {property_type!r}",
+                "Subtypes only with PropertyType " + " or ".join(map(repr, SUBTYPES)),
+            )
+        given = result["Subtypes"].split(",")
+        for subtype in given:
+            if subtype not in allowed:
+                near = _suggest(subtype, allowed)
+                hint = f"; did you mean {near!r}?" if near else ""
+                raise QueryError(
+                    "Subtypes",
+                    f"unknown subtype {subtype!r} for PropertyType {property_type!r}{hint}",
+                    allowed,
+                )
+        result["Subtypes"] = ",".join(s for s in allowed if s in set(given))
+    return result
+
+
+def validate_listing_changes(params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Validate ``GET /v1/listings/changes``: ``Since`` and non-empty ``ListingIds`` required.
+
+    >>> validate_listing_changes({"Since": "2024-05-01", "ListingIds": ["A1", "A2"]})
+    {'Since': '2024-05-01T00:00:00Z', 'ListingIds': 'A1,A2'}
+    """
+    return _validate("listing_changes", LISTING_CHANGES, params, required=("Since", "ListingIds"))
+
+
+def validate_analytics(params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Validate ``GET /v1/analytics`` (Period, Device enumerations; text filters).
+
+    >>> validate_analytics({"Period": "7d", "Device": "mobile"})
+    {'Period': '7d', 'Device': 'mobile'}
+    """
+    return _validate("analytics", ANALYTICS, params)
+
+
+def validate_paging(
+    params: Mapping[str, Any] | None = None, operation: str = "contacts"
+) -> dict[str, str]:
+    """Validate ``Offset``/``Limit`` paging (contacts).
+
+    >>> validate_paging({"Offset": 100, "Limit": 50})
+    {'Offset': '100', 'Limit': '50'}
+    """
+    return _validate(operation, CONTACTS, params)
+
+
+def validate_path_id(name: str, value: Any) -> str:
+    """A path identifier (ListingId, contactId), percent-encoded for the URL.
+
+    >>> validate_path_id("ListingId", "A1234")
+    'A1234'
+    """
+    text = _text(name, value, "a non-empty identifier string")
+    if "/" in text or "\\" in text:
+        raise QueryError(name, f"{value!r} contains a slash", "an identifier without '/'")
+    if text in (".", ".."):
+        raise QueryError(name, f"{value!r} is not an identifier", "an identifier")
+    if name == "ListingId" and text == "changes":
+        raise QueryError(
+            name, "'changes' is the change-feed path, not a ListingId", "an MLS number"
+        )
+    return quote(text, safe="")
+
+
+# -- operations -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PreparedRequest:
+    """A validated request: path, query parameters (strings) and host."""
+
+    operation: str
+    path: str
+    params: dict[str, str]
+    host: str = "base"
+
+
+@dataclass(frozen=True)
+class _Operation:
+    path: str
+    host: str = "base"
+    validate: Callable[[Mapping[str, Any] | None], dict[str, str]] | None = None
+    path_param: str | None = None
+
+
+OPERATIONS: dict[str, _Operation] = {
+    "listings": _Operation("/v1/listings", validate=validate_listing_search),
+    "listing": _Operation("/v1/listings/{}", path_param="ListingId"),
+    "listing_changes": _Operation("/v1/listings/changes", validate=validate_listing_changes),
+    "analytics": _Operation("/v1/analytics", validate=validate_analytics),
+    "contacts": _Operation("/v1/contacts", validate=validate_paging),
+    "contact": _Operation("/v1/contacts/{}", path_param="contactId"),
+    "contact_activity": _Operation("/v1/contacts/{}/activity", path_param="contactId"),
+    "me": _Operation("/v1/me"),
+    "legacy_me": _Operation("/api/me", host="legacy"),
+    "legacy_contacts": _Operation("/api/getContacts", host="legacy"),
+}
+
+
+def prepare(operation: str, params: Mapping[str, Any] | None = None) -> PreparedRequest:
+    """Validate ``params`` for ``operation`` and build its path; raises QueryError before any I/O.
+
+    Path identifiers are given under their spec names (``ListingId``, ``contactId``).
+
+    >>> prepare("listing", {"ListingId": "A1"}).path
+    '/v1/listings/A1'
+    >>> prepare("listings", {"Limit": 50}).params
+    {'Limit': '50'}
+    """
+    op = OPERATIONS.get(operation)
+    if op is None:
+        near = _suggest(operation, OPERATIONS)
+        hint = f"; did you mean {near!r}?" if near else ""
+        raise QueryError("operation", f"unknown operation {operation!r}{hint}", list(OPERATIONS))
+    params = dict(params or {})
+    path = op.path
+    if op.path_param is not None:
+        if params.get(op.path_param) is None:
+            raise QueryError(op.path_param, f"required by {operation}", "a non-empty identifier")
+        path = op.path.format(validate_path_id(op.path_param, params.pop(op.path_param)))
+    query = op.validate(params) if op.validate is not None else _validate(operation, {}, params)
+    return PreparedRequest(operation, path, query, op.host)

@@ -1,0 +1,223 @@
+"""Every exception realtyframes raises, in one module.
+
+Class tree::
+
+    RealtyFramesError                    base of everything below
+    ├── QueryError(ValueError)           bad input found before any request (.param, .allowed)
+    ├── OAuthError                       OAuth flow: state mismatch, consent denied, no callback,
+    │                                    token file readable by others
+    ├── ApiError                         the service answered 4xx/5xx (.status .code .message
+    │   │                                .request_id .body .retry_after)
+    │   ├── BadRequestError              400 bad_request
+    │   ├── InvalidTokenError            401 invalid_token
+    │   ├── InsufficientScopeError       403 insufficient_scope
+    │   ├── NotFoundError                404 not_found
+    │   ├── RateLimitError               429 rate_limit_exceeded (.retry_after)
+    │   └── ServerError                  5xx server_error, also 502/503/504 and non-JSON error pages
+    └── TransportError                   no usable HTTP answer
+        ├── ConnectError                 could not connect, or the connection dropped
+        ├── RequestTimeoutError          timed out (also a builtin TimeoutError)
+        └── BadResponseError             a 2xx whose body is not the JSON promised (truncated, HTML)
+
+Warnings: :class:`ApiDeprecationWarning` (a ``DeprecationWarning``) for deprecated operations.
+
+>>> try:
+...     raise NotFoundError("Resource not found", status=404, code="not_found")
+... except ApiError as exc:
+...     (exc.status, exc.code)
+(404, 'not_found')
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = [
+    "ApiDeprecationWarning",
+    "ApiError",
+    "BadRequestError",
+    "BadResponseError",
+    "ConnectError",
+    "InsufficientScopeError",
+    "InvalidTokenError",
+    "NotFoundError",
+    "OAuthError",
+    "QueryError",
+    "RateLimitError",
+    "RealtyFramesError",
+    "RequestTimeoutError",
+    "ServerError",
+    "TransportError",
+]
+
+
+class RealtyFramesError(Exception):
+    """Base class of every realtyframes exception."""
+
+
+class QueryError(RealtyFramesError, ValueError):
+    """Bad input, found before any request was sent.
+
+    ``param`` names the offending parameter, ``allowed`` says what is accepted.
+
+    >>> str(QueryError("Status", "unknown value 'Sold'", ["Active", "Pending"]))
+    "Status: unknown value 'Sold'; allowed: Active, Pending"
+    """
+
+    def __init__(
+        self, param: str, problem: str, allowed: str | Iterable[str] | None = None
+    ) -> None:
+        allowed_text = (
+            None if allowed is None else allowed if isinstance(allowed, str) else ", ".join(allowed)
+        )
+        text = f"{param}: {problem}"
+        if allowed_text:
+            text += f"; allowed: {allowed_text}"
+        super().__init__(text)
+        self.param = param
+        self.problem = problem
+        self.allowed = allowed_text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.param, self.problem, self.allowed))
+
+
+class OAuthError(RealtyFramesError):
+    """The OAuth flow could not complete (state mismatch, denied consent, no callback in time).
+
+    >>> OAuthError("state mismatch").reason
+    'state mismatch'
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class ApiError(RealtyFramesError):
+    """The service answered with an error status.
+
+    Attributes: ``status`` (HTTP status), ``code`` (the spec's machine code, e.g. ``not_found``),
+    ``message`` (human text), ``request_id`` (if the server sent one), ``body`` (the parsed body, or
+    a short excerpt of a non-JSON one), ``retry_after`` (seconds, when the server asked to wait),
+    ``method`` and ``url`` (the request, secrets masked).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        code: str,
+        request_id: str | None = None,
+        body: Any = None,
+        retry_after: float | None = None,
+        method: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        self.message = message
+        self.status = status
+        self.code = code
+        self.request_id = request_id
+        self.body = body
+        self.retry_after = retry_after
+        self.method = method
+        self.url = url
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        text = f"{self.status} {self.code}: {self.message}"
+        extra = []
+        if self.method and self.url:
+            extra.append(f"{self.method} {self.url}")
+        if self.request_id:
+            extra.append(f"request id {self.request_id}")
+        if self.retry_after is not None:
+            extra.append(f"retry after {self.retry_after:g} s")
+        if extra:
+            text += f" ({'; '.join(extra)})"
+        return text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(status={self.status}, code={self.code!r}, message={self.message!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_api_error, (type(self), self.__dict__.copy()))
+
+
+def _rebuild_api_error(cls: type[ApiError], state: dict[str, Any]) -> ApiError:
+    return cls(
+        state["message"],
+        status=state["status"],
+        code=state["code"],
+        request_id=state.get("request_id"),
+        body=state.get("body"),
+        retry_after=state.get("retry_after"),
+        method=state.get("method"),
+        url=state.get("url"),
+    )
+
+
+class BadRequestError(ApiError):
+    """400 ``bad_request``: invalid or missing parameters."""
+
+
+class InvalidTokenError(ApiError):
+    """401 ``invalid_token``: the token or key is invalid, expired or missing."""
+
+
+class InsufficientScopeError(ApiError):
+    """403 ``insufficient_scope``: the credential lacks the operation's OAuth scope."""
+
+
+class NotFoundError(ApiError):
+    """404 ``not_found``: the resource does not exist."""
+
+
+class RateLimitError(ApiError):
+    """429 ``rate_limit_exceeded``: the quota is used up; ``retry_after`` says for how long."""
+
+
+class ServerError(ApiError):
+    """5xx: internal failure, bad gateway, unavailable, gateway timeout, or a non-JSON error page."""
+
+
+class TransportError(RealtyFramesError):
+    """No usable HTTP answer: connection failed or dropped, timeout, or a broken body.
+
+    ``method`` and ``url`` name the request (secrets masked).
+    """
+
+    def __init__(self, message: str, *, method: str | None = None, url: str | None = None) -> None:
+        self.message = message
+        self.method = method
+        self.url = url
+        text = f"{message} ({method} {url})" if method and url else message
+        super().__init__(text)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_transport_error, (type(self), self.message, self.method, self.url))
+
+
+def _rebuild_transport_error(
+    cls: type[TransportError], message: str, method: str | None, url: str | None
+) -> TransportError:
+    return cls(message, method=method, url=url)
+
+
+class ConnectError(TransportError):
+    """Could not connect to the host, or the connection dropped before the answer was complete."""
+
+
+class RequestTimeoutError(TransportError, builtins.TimeoutError):
+    """The request timed out (connect, read, write or pool); also catchable as ``TimeoutError``."""
+
+
+class BadResponseError(TransportError):
+    """A success status whose body is not valid JSON (truncated, an HTML page, empty)."""
+
+
+class ApiDeprecationWarning(DeprecationWarning):
+    """An operation answered with ``Deprecation``; the message names the sunset date and link."""

@@ -1,0 +1,451 @@
+"""OAuth 2.0 authorization-code flow: authorization URL, code exchange, a loopback ``login()``.
+
+>>> url, state = authorization_url("my-app", "http://127.0.0.1:8765/callback", ["listings"],
+...                                auth_url="https://auth.example")
+>>> url.startswith("https://auth.example/authorize?client_id=my-app&")
+True
+
+Typical notebook use::
+
+    token = rf.oauth.login(CLIENT_ID, CLIENT_SECRET, ["listings", "contacts"],
+                           auth_url=AUTH_URL, token_path="~/.config/realtyframes/token.json")
+    client = rf.Client(base_url=BASE_URL, token=token)
+
+The token exchange is never retried once sent (a code is single-use). Secrets (the client secret,
+the code, the access token) never appear in reprs, logs or exception text; a token file is
+created with mode 0600 and :func:`load_token` refuses one that others can read.
+"""
+
+from __future__ import annotations
+
+import hmac
+import html
+import json
+import logging
+import os
+import secrets
+import socketserver
+import threading
+import time
+import webbrowser
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx
+
+from realtyframes.api._auth import mask_text
+from realtyframes.api._constants import JSON, SERVICE_API_VERSION
+from realtyframes.api._errors import error_from_response
+from realtyframes.api._http import USER_AGENT
+from realtyframes.errors import (
+    BadResponseError,
+    ConnectError,
+    OAuthError,
+    QueryError,
+    RequestTimeoutError,
+    TransportError,
+)
+
+__all__ = [
+    "SCOPES",
+    "Token",
+    "authorization_url",
+    "exchange_code",
+    "load_token",
+    "login",
+    "save_token",
+]
+
+logger = logging.getLogger("realtyframes.oauth")
+
+#: The spec's OAuth scopes.
+SCOPES: tuple[str, ...] = ("listings", "contacts", "analytics")
+AUTHORIZE_PATH = "/authorize"
+TOKEN_PATH = "/api/oauth/token"
+CALLBACK_PATH = "/callback"
+DEFAULT_LOGIN_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class Token:
+    """An OAuth access token: use it as ``rf.Client(base_url=..., token=token)``.
+
+    The access token itself is hidden from ``repr``/``str``.
+
+    >>> Token("secret-value", scopes=("listings",))
+    Token(token_type='Bearer', scopes=('listings',), expires_at=None)
+    """
+
+    access_token: str = field(repr=False)
+    token_type: str = "Bearer"
+    scopes: tuple[str, ...] = ()
+    expires_at: datetime | None = None
+
+    @property
+    def expired(self) -> bool:
+        """True once ``expires_at`` has passed (False when the expiry is unknown)."""
+        return self.expires_at is not None and datetime.now(UTC) >= self.expires_at
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form (contains the secret: written only by :func:`save_token`)."""
+        return {
+            "access_token": self.access_token,
+            "token_type": self.token_type,
+            "scopes": list(self.scopes),
+            "expires_at": self.expires_at.isoformat() if self.expires_at else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Token:
+        """Build a Token from :meth:`to_dict` output."""
+        access_token = data.get("access_token")
+        if not isinstance(access_token, str) or not access_token:
+            raise ValueError("token data has no access_token")
+        expires = data.get("expires_at")
+        expires_at = datetime.fromisoformat(expires) if isinstance(expires, str) else None
+        scopes = data.get("scopes") or ()
+        return cls(
+            access_token=access_token,
+            token_type=str(data.get("token_type") or "Bearer"),
+            scopes=tuple(str(s) for s in scopes),
+            expires_at=expires_at,
+        )
+
+
+def _resolve_auth_url(auth_url: str | None) -> str:
+    url = auth_url or os.environ.get("REALTYFRAMES_AUTH_URL") or ""
+    if not url.strip():
+        raise QueryError(
+            "auth_url", "not given and REALTYFRAMES_AUTH_URL is not set", "the OAuth host URL"
+        )
+    parsed = urlsplit(url.strip())
+    if parsed.scheme not in ("http", "https") or not parsed.netloc:
+        raise QueryError("auth_url", f"{url!r} is not an http(s) URL", "the OAuth host URL")
+    return url.strip().rstrip("/")
+
+
+def _scopes(scopes: Iterable[str] | str) -> tuple[str, ...]:
+    items = scopes.replace(" ", ",").split(",") if isinstance(scopes, str) else list(scopes)
+    names = []
+    for item in items:
+        if not isinstance(item, str):
+            raise QueryError("scopes", f"items must be strings, got {item!r}", SCOPES)
+        if item.strip():
+            if item.strip() not in SCOPES:
+                raise QueryError("scopes", f"unknown scope {item.strip()!r}", SCOPES)
+            names.append(item.strip())
+    if not names:
+        raise QueryError("scopes", "at least one scope is needed", SCOPES)
+    return tuple(dict.fromkeys(names))
+
+
+def _nonempty(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise QueryError(name, "expected a non-empty string", "a string")
+    return value
+
+
+def authorization_url(
+    client_id: str,
+    redirect_uri: str,
+    scopes: Iterable[str] | str,
+    state: str | None = None,
+    auth_url: str | None = None,
+) -> tuple[str, str]:
+    """The URL of the consent page and the ``state`` to expect back (fresh and unguessable).
+
+    ``auth_url`` defaults to ``REALTYFRAMES_AUTH_URL``.
+
+    >>> _, state = authorization_url("app", "http://127.0.0.1:1/cb", "listings", auth_url="https://a.example")
+    >>> len(state) >= 32
+    True
+    """
+    base = _resolve_auth_url(auth_url)
+    _nonempty("client_id", client_id)
+    _nonempty("redirect_uri", redirect_uri)
+    state = secrets.token_urlsafe(32) if state is None else _nonempty("state", state)
+    query = urlencode(
+        {
+            "client_id": client_id,
+            "redirect_uri": redirect_uri,
+            "scope": ",".join(_scopes(scopes)),
+            "state": state,
+        }
+    )
+    return f"{base}{AUTHORIZE_PATH}?{query}", state
+
+
+def _token_from_response(data: Any, requested: tuple[str, ...] = ()) -> Token:
+    if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
+        raise BadResponseError("the token response has no access_token")
+    scope = data.get("scope")
+    scopes = (
+        tuple(s for s in scope.replace(" ", ",").split(",") if s)
+        if isinstance(scope, str)
+        else tuple(s for s in scope if isinstance(s, str))
+        if isinstance(scope, list)
+        else requested
+    )
+    expires_in = data.get("expires_in")
+    expires_at = None
+    if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and expires_in >= 0:
+        expires_at = datetime.now(UTC) + timedelta(seconds=float(expires_in))
+    token_type = data.get("token_type")
+    return Token(
+        access_token=data["access_token"],
+        token_type=token_type if isinstance(token_type, str) and token_type else "Bearer",
+        scopes=scopes,
+        expires_at=expires_at,
+    )
+
+
+def exchange_code(
+    code: str,
+    *,
+    client_id: str,
+    client_secret: str,
+    redirect_uri: str,
+    state: str,
+    expected_state: str,
+    auth_url: str | None = None,
+    timeout: float = 30.0,
+    transport: httpx.BaseTransport | None = None,
+) -> Token:
+    """Exchange an authorization code for a :class:`Token` (form-encoded POST, never retried).
+
+    ``state`` (from the callback) is compared with ``expected_state`` (from
+    :func:`authorization_url`) in constant time first: a mismatch raises :class:`OAuthError`
+    and nothing is sent. Error answers raise the typed :class:`~realtyframes.errors.ApiError`.
+
+    >>> exchange_code("c", client_id="a", client_secret="s", redirect_uri="http://127.0.0.1:1/cb",
+    ...               state="x", expected_state="y", auth_url="https://a.example")
+    Traceback (most recent call last):
+    ...
+    realtyframes.errors.OAuthError: state mismatch: the callback's state is not the one sent (possible forgery); nothing was exchanged
+    """
+    if not isinstance(state, str) or not isinstance(expected_state, str) or not expected_state:
+        raise OAuthError("state missing: both state and expected_state are required")
+    if not hmac.compare_digest(state.encode(), expected_state.encode()):
+        raise OAuthError(
+            "state mismatch: the callback's state is not the one sent (possible forgery); "
+            "nothing was exchanged"
+        )
+    base = _resolve_auth_url(auth_url)
+    _nonempty("code", code)
+    _nonempty("client_id", client_id)
+    _nonempty("client_secret", client_secret)
+    _nonempty("redirect_uri", redirect_uri)
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "client_id": client_id,
+        "client_secret": client_secret,
+        "redirect_uri": redirect_uri,
+    }
+    url = f"{base}{TOKEN_PATH}"
+    hidden = (client_secret, code)
+    headers = {"Accept": JSON, "Service-Api-Version": SERVICE_API_VERSION, "User-Agent": USER_AGENT}
+    try:
+        with httpx.Client(transport=transport, timeout=timeout, follow_redirects=False) as http:
+            response = http.post(url, data=form, headers=headers)
+    except httpx.TimeoutException as exc:
+        raise RequestTimeoutError(
+            mask_text(f"token exchange timed out ({type(exc).__name__})", hidden),
+            method="POST",
+            url=url,
+        ) from None
+    except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+        raise ConnectError(
+            mask_text(f"token exchange failed ({type(exc).__name__}: {exc})", hidden),
+            method="POST",
+            url=url,
+        ) from None
+    except httpx.HTTPError as exc:
+        raise TransportError(
+            mask_text(f"token exchange failed ({type(exc).__name__}: {exc})", hidden),
+            method="POST",
+            url=url,
+        ) from None
+    if response.status_code >= 300:
+        raise error_from_response(response, method="POST", url=url, secrets=hidden)
+    try:
+        data = response.json()
+    except ValueError:
+        raise BadResponseError("the token response is not JSON", method="POST", url=url) from None
+    token = _token_from_response(data)
+    logger.info("OAuth code exchanged for a token with scopes %s", ",".join(token.scopes) or "-")
+    return token
+
+
+# -- the loopback login ---------------------------------------------------------------------------
+_DONE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
+<title>realtyframes</title></head><body style="font-family: system-ui, sans-serif">
+<h1>{title}</h1><p>{text}</p></body></html>"""
+
+
+class _CallbackServer(HTTPServer):
+    result: dict[str, str] | None
+    received: threading.Event
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind does a reverse DNS lookup (getfqdn); a loopback listener needs none.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
+
+
+class _CallbackHandler(BaseHTTPRequestHandler):
+    server: _CallbackServer
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        if parts.path != CALLBACK_PATH or self.server.received.is_set():
+            self._answer(404, "Not found", "This address only takes one OAuth callback.")
+            return
+        query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        self.server.result = query
+        self.server.received.set()
+        if "error" in query:
+            self._answer(400, "Authorization refused", "You can close this window.")
+        else:
+            self._answer(200, "Authorization received", "You can close this window and go back.")
+
+    def _answer(self, status: int, title: str, text: str) -> None:
+        body = _DONE_PAGE.format(title=html.escape(title), text=html.escape(text)).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # the URL carries the code: no logs
+        return
+
+
+def login(
+    client_id: str,
+    client_secret: str,
+    scopes: Iterable[str] | str,
+    auth_url: str | None = None,
+    open_browser: bool | Callable[[str], Any] = True,
+    token_path: str | os.PathLike[str] | None = None,
+    timeout: float = DEFAULT_LOGIN_TIMEOUT,
+    *,
+    transport: httpx.BaseTransport | None = None,
+) -> Token:
+    """Run the whole flow: a one-shot listener on 127.0.0.1, the consent page, the exchange.
+
+    The redirect URI is ``http://127.0.0.1:<ephemeral port>/callback``. ``open_browser``: True
+    opens the system browser (the URL is printed when none is available), False only prints the
+    URL, a callable is given the URL (tests, custom launchers). With ``token_path`` the token is
+    saved with mode 0600. Raises :class:`OAuthError` when consent is refused or no callback
+    arrives within ``timeout`` seconds.
+
+    >>> token = login("rf-demo-app", "...", ["listings"], auth_url=sandbox_url)  # doctest: +SKIP
+    """
+    requested = _scopes(scopes)
+    _nonempty("client_id", client_id)
+    _nonempty("client_secret", client_secret)
+    if not timeout > 0:
+        raise QueryError("timeout", f"{timeout!r} is not positive", "seconds > 0")
+    server = _CallbackServer(("127.0.0.1", 0), _CallbackHandler)
+    server.result = None
+    server.received = threading.Event()
+    server.timeout = 0.2
+    port = server.server_address[1]
+    redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
+    url, state = authorization_url(client_id, redirect_uri, requested, auth_url=auth_url)
+    deadline = time.monotonic() + timeout
+
+    def listen() -> None:
+        while not server.received.is_set() and time.monotonic() < deadline:
+            server.handle_request()
+
+    listener = threading.Thread(target=listen, name="realtyframes-oauth-callback", daemon=True)
+    listener.start()
+    try:
+        if callable(open_browser):
+            open_browser(url)
+        elif open_browser and _open_browser(url):
+            logger.info("opened the browser for the consent page")
+        else:
+            print(f"Open this address in a browser to authorize realtyframes:\n{url}", flush=True)
+        if not server.received.wait(max(0.0, deadline - time.monotonic())):
+            raise OAuthError(f"no authorization callback within {timeout:g} s")
+        listener.join(timeout=5)
+    finally:
+        server.received.set()
+        server.server_close()
+    result: dict[str, str] = server.result or {}
+    if "error" in result:
+        raise OAuthError(f"authorization refused: {result['error'][:100]}")
+    if not result.get("code"):
+        raise OAuthError("the callback carried no authorization code")
+    token = exchange_code(
+        result["code"],
+        client_id=client_id,
+        client_secret=client_secret,
+        redirect_uri=redirect_uri,
+        state=result.get("state", ""),
+        expected_state=state,
+        auth_url=auth_url,
+        transport=transport,
+    )
+    if token_path is not None:
+        save_token(token, token_path)
+    return token
+
+
+def _open_browser(url: str) -> bool:
+    try:
+        return bool(webbrowser.open(url))
+    except webbrowser.Error:
+        return False
+
+
+# -- token files ----------------------------------------------------------------------------------
+def save_token(token: Token, path: str | os.PathLike[str]) -> Path:
+    """Write ``token`` as JSON to ``path`` with mode 0600 (atomically); returns the path.
+
+    >>> save_token(Token("t"), "/tmp/rf-token.json")  # doctest: +SKIP
+    """
+    target = Path(path).expanduser()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(tmp, flags, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            if hasattr(os, "fchmod"):
+                os.fchmod(handle.fileno(), 0o600)
+            json.dump(token.to_dict(), handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def load_token(path: str | os.PathLike[str]) -> Token:
+    """Read a token saved by :func:`save_token`; refuses a file the group or others can read.
+
+    >>> client = rf.Client(base_url=BASE_URL, token=load_token("~/.config/rf/token.json"))  # doctest: +SKIP
+    """
+    target = Path(path).expanduser()
+    mode = target.stat().st_mode
+    if os.name != "nt" and mode & 0o077:
+        raise OAuthError(
+            f"{target} is readable or writable by others (mode {oct(mode & 0o777)}); "
+            f"run: chmod 600 {target}"
+        )
+    try:
+        return Token.from_dict(json.loads(target.read_text(encoding="utf-8")))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise OAuthError(f"{target} is not a token file ({type(exc).__name__})") from None

@@ -1,0 +1,159 @@
+"""``rf.Client`` set-up: embedded sandbox, environment, options, copies, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from realtyframes import _client
+from realtyframes._client import Client, ClientSettings
+from realtyframes.api import ApiClient
+from realtyframes.errors import QueryError
+from realtyframes.sandbox import DEMO
+
+
+def test_no_base_url_starts_the_embedded_sandbox_once(caplog: pytest.LogCaptureFixture) -> None:
+    already = "url" in _client._embedded
+    with (
+        caplog.at_level(logging.INFO, logger="realtyframes"),
+        Client() as first,
+        Client() as second,
+    ):
+        assert first.embedded and second.embedded
+        assert first.base_url == second.base_url
+        assert first.base_url.startswith("http://127.0.0.1:")
+        assert first.me()["email"] == DEMO.email
+        assert "embedded sandbox" in repr(first)
+    started = [r for r in caplog.records if "started the embedded sandbox" in r.getMessage()]
+    assert len(started) == (0 if already else 1)
+    if started:
+        assert started[0].levelno == logging.INFO and first.base_url in started[0].getMessage()
+    with Client() as third:  # closing clients does not stop it
+        assert third.base_url == first.base_url and third.me()["plan"] == "standard"
+
+
+def test_credentials_without_a_host_are_refused() -> None:
+    with pytest.raises(QueryError, match="base_url"):
+        Client(api_key="k")
+    with pytest.raises(QueryError, match="base_url"):
+        Client(token="t")
+
+
+def test_from_env(
+    monkeypatch: pytest.MonkeyPatch, protected_sandbox_url: str, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("REALTYFRAMES_BASE_URL", protected_sandbox_url + "/v1/")
+    monkeypatch.setenv("REALTYFRAMES_API_KEY", DEMO.api_key)
+    monkeypatch.setenv("REALTYFRAMES_LEGACY_URL", protected_sandbox_url)
+    monkeypatch.setenv("REALTYFRAMES_AUTH_URL", protected_sandbox_url)
+    monkeypatch.setenv("REALTYFRAMES_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("REALTYFRAMES_TOKEN", "")  # empty means unset
+    with Client.from_env(max_concurrency=2) as client:
+        assert client.base_url == protected_sandbox_url  # a trailing /v1 is the paths' job
+        assert client.settings == ClientSettings(cache_dir=tmp_path / "cache")
+        assert client.api.max_concurrency == 2 and client.api.auth_kind == "api_key"
+        assert client.api.hosts["legacy"] == protected_sandbox_url
+        assert client.me()["plan"] == "standard"
+        assert not (tmp_path / "cache").exists()  # settings never create directories
+    with Client.from_env(api_key=DEMO.premium_api_key) as premium:  # arguments win
+        assert premium.me()["plan"] == "premium"
+
+
+def test_options_are_validated() -> None:
+    url = "http://127.0.0.1:9"
+    for kwargs, param in [
+        ({"cache": "yes"}, "cache"),
+        ({"ttl": -1}, "ttl"),
+        ({"ttl": {"listings": "1h"}}, "ttl['listings']"),
+        ({"progress": "auto"}, "progress"),
+        ({"timeout": 0}, "timeout"),
+        ({"max_concurrency": 0}, "max_concurrency"),
+        ({"max_retries": -1}, "max_retries"),
+        ({"error_format": "xml"}, "error_format"),
+        ({"cache_dir": 3}, "cache_dir"),
+    ]:
+        with pytest.raises(QueryError) as caught:
+            Client(base_url=url, **kwargs)  # type: ignore[arg-type]
+        assert caught.value.param == param
+    for bad in ("ftp://x", "not a url", "http://h/?q=1", ""):
+        with pytest.raises(QueryError, match="base_url"):
+            Client(base_url=bad)
+    settings = Client(base_url=url, ttl={"listings": timedelta(hours=1), "contacts": 60}).settings
+    assert settings.ttl == {"listings": timedelta(hours=1), "contacts": 60}
+
+
+def test_with_options_shares_pool_and_budget(sandbox_url: str) -> None:
+    client = Client(base_url=sandbox_url, timeout=10.0)
+    fast = client.with_options(timeout=2.0, max_concurrency=6, cache=False)
+    assert (fast.api.timeout, fast.api.max_concurrency, fast.settings.cache) == (2.0, 6, False)
+    assert (client.api.timeout, client.api.max_concurrency, client.settings.cache) == (
+        10.0,
+        4,
+        True,
+    )
+    fast.me()
+    assert client.rate_limit is not None and client.rate_limit == fast.rate_limit
+    fast.close()  # a copy leaves the shared pool open
+    assert client.me()["plan"] == "standard"
+    with pytest.raises(QueryError, match="with_options"):
+        client.with_options(base_url="http://other")
+    client.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        client.me()
+
+
+def test_get_many_inside_a_running_event_loop(sandbox_url: str) -> None:
+    """Jupyter runs an event loop in the main thread: the client uses threads, so it still works."""
+
+    async def notebook_cell() -> list[int]:
+        with ApiClient(sandbox_url, max_concurrency=4) as api:
+            pages = api.get_many(
+                [("/v1/listings", {"Limit": "10", "Offset": str(10 * i)}) for i in range(8)]
+            )
+        return [page["offset"] for page in pages]
+
+    assert asyncio.run(notebook_cell()) == [10 * i for i in range(8)]
+
+
+def test_raw_pages_and_parse_hook(sandbox_url: str) -> None:
+    with ApiClient(sandbox_url) as api:
+        raw = api.get_bytes("/v1/listings", {"Limit": "3"})
+        assert raw.startswith(b"{") and b'"listings"' in raw
+        sizes = api.get_many([("/v1/listings", {"Limit": "3"})] * 3, parse=len)
+        assert sizes == [len(raw)] * 3
+
+
+def test_ssl_hosts_and_path_prefix_are_accepted() -> None:
+    api = ApiClient("https://api.example.com/v1", legacy_url="https://legacy.example.com/")
+    assert api.hosts == {
+        "base": "https://api.example.com",
+        "auth": "https://api.example.com",
+        "legacy": "https://legacy.example.com",
+        "docs": "https://api.example.com",
+    }
+    assert len(api.fingerprint) == 12
+    assert api.fingerprint != ApiClient("https://api.example.com", api_key="k").fingerprint
+    api.close()
+    with pytest.raises(QueryError, match="path"):
+        ApiClient("http://127.0.0.1:9").get_json("v1/me")
+
+
+def test_connection_refused_is_a_connect_error_after_retries() -> None:
+    from realtyframes.api import RetryPolicy
+    from realtyframes.errors import ConnectError
+
+    sent: list[httpx.Request] = []
+    policy = RetryPolicy(max_retries=2, backoff_base=0.001, backoff_cap=0.002)
+    with (
+        ApiClient(
+            "http://127.0.0.1:9", retry=policy, event_hooks={"request": [sent.append]}
+        ) as api,
+        pytest.raises(ConnectError),
+    ):
+        api.get_json("/v1/me")
+    assert len(sent) == 3

@@ -1,0 +1,327 @@
+"""Rate-limit header parsing (examples and fuzzing) and the pacer (unit and against the sandbox)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from realtyframes.api import ApiClient, RetryPolicy
+from realtyframes.api._deprecation import parse_deprecation
+from realtyframes.api._errors import error_from_response
+from realtyframes.api._ratelimit import Pacer, RateLimitInfo, parse_rate_limit_headers
+from realtyframes.api._retry import parse_retry_after
+from realtyframes.errors import ApiError
+
+# -- parsers: the forms ----------------------------------------------------------------------------
+
+
+def test_spec_dictionary_form_and_plain_policy() -> None:
+    info = parse_rate_limit_headers(
+        {"RateLimit": "limit=60, remaining=59, reset=30", "RateLimit-Policy": "60;w=60"}
+    )
+    assert info == RateLimitInfo(limit=60, remaining=59, reset=30.0, window=60.0, policy="60;w=60")
+
+
+def test_structured_list_form_with_named_policy() -> None:
+    info = parse_rate_limit_headers(
+        {"RateLimit": '"default";r=50;t=30', "RateLimit-Policy": '"default";q=100;w=60'}
+    )
+    assert info is not None
+    assert (info.limit, info.remaining, info.reset, info.window) == (100, 50, 30.0, 60.0)
+
+
+def test_structured_list_picks_the_most_constrained_policy() -> None:
+    info = parse_rate_limit_headers(
+        {
+            "RateLimit": '"burst";r=90;t=1, "daily";r=3;t=3600',
+            "RateLimit-Policy": '"burst";q=100;w=1, "daily";q=1000;w=86400',
+        }
+    )
+    assert info is not None
+    assert (info.limit, info.remaining, info.reset, info.window) == (1000, 3, 3600.0, 86400.0)
+
+
+def test_policy_list_takes_the_slowest_rate() -> None:
+    info = parse_rate_limit_headers({"RateLimit-Policy": "10;w=1, 50;w=60"})
+    assert info is not None and (info.limit, info.window) == (50, 60.0)
+
+
+def test_separate_headers_and_epoch_reset() -> None:
+    now = 1_750_000_000.0
+    info = parse_rate_limit_headers(
+        {
+            "X-RateLimit-Limit": "300",
+            "X-RateLimit-Remaining": "12",
+            "X-RateLimit-Reset": str(int(now) + 45),
+        },
+        now=now,
+    )
+    assert info is not None and (info.limit, info.remaining, info.reset) == (300, 12, 45.0)
+    older = parse_rate_limit_headers(
+        {"RateLimit-Limit": "100, 100;w=60", "RateLimit-Remaining": "7", "RateLimit-Reset": "9"}
+    )
+    assert older is not None and (older.limit, older.remaining, older.reset, older.window) == (
+        100,
+        7,
+        9.0,
+        60.0,
+    )
+
+
+def test_the_combined_field_wins_over_separate_headers() -> None:
+    info = parse_rate_limit_headers(
+        {
+            "RateLimit": "limit=60, remaining=10, reset=5",
+            "X-RateLimit-Limit": "999",
+            "X-RateLimit-Remaining": "999",
+            "X-RateLimit-Reset": "999",
+        }
+    )
+    assert info is not None and (info.limit, info.remaining, info.reset) == (60, 10, 5.0)
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"RateLimit": "limit=sixty, remaining=-1, reset=soon"},
+        {"RateLimit": '"unterminated;r=5'},
+        {"RateLimit-Policy": "0;w=0"},
+        {"X-RateLimit-Remaining": "1e3", "X-RateLimit-Limit": "-5"},
+        {"RateLimit": "remaining=" + "9" * 400},
+        {},
+    ],
+)
+def test_malformed_values_are_ignored(headers: dict[str, str]) -> None:
+    info = parse_rate_limit_headers(headers)
+    assert info is None or (info.remaining is None or info.remaining >= 0)
+
+
+def test_malformed_member_does_not_hide_the_good_ones() -> None:
+    info = parse_rate_limit_headers(
+        {"RateLimit": "limit=abc, remaining=4, reset=2", "RateLimit-Policy": "junk;w=x, 60;w=60"}
+    )
+    assert info is not None and (info.limit, info.remaining, info.reset, info.window) == (
+        60,
+        4,
+        2.0,
+        60.0,
+    )
+
+
+# -- parsers: fuzzing (they never raise) ------------------------------------------------------------
+FIELD_CHARS = st.text(alphabet='"=;, 0123456789.-+@abcdeglimnorqstuwxyz\\\t', max_size=80)
+ANY_TEXT = st.one_of(FIELD_CHARS, st.text(max_size=80))
+HEADER_NAMES = st.sampled_from(
+    [
+        "RateLimit",
+        "RateLimit-Policy",
+        "RateLimit-Limit",
+        "RateLimit-Remaining",
+        "RateLimit-Reset",
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "X-RateLimit-Reset",
+        "Retry-After",
+        "Deprecation",
+        "Sunset",
+        "Link",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(HEADER_NAMES, ANY_TEXT, max_size=8))
+def test_fuzz_rate_limit_headers_never_raise(headers: dict[str, str]) -> None:
+    info = parse_rate_limit_headers(headers)
+    if info is not None:
+        assert info.remaining is None or info.remaining >= 0
+        assert info.reset is None or info.reset >= 0
+        assert info.limit is None or info.limit > 0
+        assert info.window is None or info.window > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(HEADER_NAMES, ANY_TEXT, max_size=8))
+def test_fuzz_with_httpx_headers(headers: dict[str, str]) -> None:
+    try:
+        real = httpx.Headers(headers)
+    except Exception:  # httpx refuses some characters in header values itself
+        return
+    parse_rate_limit_headers(real)
+    parse_deprecation(real)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANY_TEXT)
+def test_fuzz_retry_after_never_raises(value: str) -> None:
+    seconds = parse_retry_after(value)
+    assert seconds is None or seconds >= 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(ANY_TEXT, ANY_TEXT, ANY_TEXT)
+def test_fuzz_deprecation_never_raises(deprecation: str, sunset: str, link: str) -> None:
+    notice = parse_deprecation({"Deprecation": deprecation, "Sunset": sunset, "Link": link})
+    if notice is not None:
+        assert isinstance(notice.message("GET /x"), str)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(400, 599),
+    st.binary(max_size=200),
+    st.dictionaries(HEADER_NAMES, FIELD_CHARS, max_size=3),
+)
+def test_fuzz_error_mapping_always_gives_an_api_error(
+    status: int, body: bytes, headers: dict[str, str]
+) -> None:
+    exc = error_from_response(httpx.Response(status, content=body, headers=headers))
+    assert (
+        isinstance(exc, ApiError)
+        and exc.status == status
+        and exc.code
+        and isinstance(str(exc), str)
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(400, 599),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda children: (
+            st.lists(children, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["error", "code", "message", "type", "title", "detail", "status"]),
+                children,
+                max_size=5,
+            )
+        ),
+        max_leaves=10,
+    ),
+)
+def test_fuzz_error_mapping_json_shapes(status: int, body: Any) -> None:
+    exc = error_from_response(httpx.Response(status, json=body))
+    assert isinstance(exc, ApiError) and exc.status == status and exc.code
+
+
+# -- the pacer -------------------------------------------------------------------------------------
+def _info(remaining: int, reset: float, limit: int = 100_000, window: float = 1.0) -> RateLimitInfo:
+    return RateLimitInfo(limit=limit, remaining=remaining, reset=reset, window=window)
+
+
+def _acquires_within(pacer: Pacer, seconds: float) -> tuple[bool, Callable[[], int | None]]:
+    box: dict[str, int] = {}
+    thread = threading.Thread(target=lambda: box.setdefault("ticket", pacer.acquire()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return "ticket" in box, lambda: (thread.join(5), box.get("ticket"))[1]
+
+
+def test_pacer_spaces_requests_at_the_policy_rate() -> None:
+    pacer = Pacer(safety=1.0)
+    pacer.release(pacer.acquire(), _info(99, 10.0, limit=20, window=1.0))  # 20 per second
+    started = time.monotonic()
+    for _ in range(6):
+        pacer.release(pacer.acquire(), None)
+    assert time.monotonic() - started >= 5 * 0.05 * 0.95
+    assert pacer.interval == pytest.approx(0.05)
+
+
+def test_pacer_waits_for_the_reset_when_remaining_is_zero() -> None:
+    pacer = Pacer()
+    pacer.release(pacer.acquire(), _info(0, 0.3))
+    started = time.monotonic()
+    pacer.release(pacer.acquire(), _info(999, 1000.0))
+    assert time.monotonic() - started >= 0.28
+
+
+def test_pacer_counts_requests_in_flight() -> None:
+    pacer = Pacer()
+    first = pacer.acquire()
+    pacer.release(first, _info(3, 60.0))  # three left in this window
+    in_flight = [pacer.acquire() for _ in range(3)]
+    got_one, finish = _acquires_within(pacer, 0.2)
+    assert not got_one  # the fourth must wait: three are in flight against three remaining
+    pacer.release(in_flight[0], _info(2, 60.0))  # consistent: still none left
+    time.sleep(0.1)
+    assert pacer.state is not None and pacer.state.remaining == 2
+    pacer.release(in_flight[1], _info(900, 60.0))  # a fresh window: the count jumped up
+    assert finish() is not None
+
+
+def test_pacer_ignores_answers_from_an_ended_window() -> None:
+    pacer = Pacer()
+    early = pacer.acquire()
+    pacer.release(pacer.acquire(), _info(5, 0.15))
+    time.sleep(0.2)  # the window ended; "early" was sent in it
+    pacer.release(early, _info(0, 30.0))  # stale: must not stop everything for 30 s
+    got_one, finish = _acquires_within(pacer, 1.0)
+    assert got_one and finish() is not None
+
+
+def test_pacer_block_and_disabled_pacing() -> None:
+    pacer = Pacer(enabled=False)
+    pacer.release(pacer.acquire(), _info(0, 30.0, limit=1, window=60.0))
+    started = time.monotonic()
+    for _ in range(5):
+        pacer.release(pacer.acquire(), None)
+    assert time.monotonic() - started < 0.2  # no pacing at all
+    pacer.block(0.2)
+    pacer.acquire()
+    assert time.monotonic() - started >= 0.19  # Retry-After is honoured even so
+
+
+# -- pacing against the sandbox --------------------------------------------------------------------
+def _statuses(api_hooks: list[int]) -> dict[str, list[Callable[[httpx.Response], None]]]:
+    return {"response": [lambda response: api_hooks.append(response.status_code)]}
+
+
+def test_steady_load_gets_no_429_and_uses_the_allowed_rate(
+    start_sandbox: Callable[..., Any],
+) -> None:
+    sandbox = start_sandbox(rate_limit=(20, 1.0))
+    statuses: list[int] = []
+    policy = RetryPolicy(max_retries=0)
+    with ApiClient(
+        sandbox.url, max_concurrency=4, retry=policy, event_hooks=_statuses(statuses)
+    ) as api:
+        api.get_json("/v1/listings", {"Limit": "1"})
+        started = time.monotonic()
+        pages = api.get_many(
+            [("/v1/listings", {"Limit": "5", "Offset": str(5 * i)}) for i in range(50)]
+        )
+        elapsed = time.monotonic() - started
+        state = api.rate_limit
+    assert statuses.count(429) == 0 and len(statuses) == 51
+    assert [p["offset"] for p in pages] == [5 * i for i in range(50)]
+    achieved = 50 / elapsed
+    assert achieved >= 0.9 * 20.0, achieved
+    assert state is not None and (state.limit, state.window) == (20, 1.0)
+
+
+def test_quota_used_by_someone_else_is_respected(start_sandbox: Callable[..., Any]) -> None:
+    sandbox = start_sandbox(rate_limit=(12, 2.0))
+    with httpx.Client() as other:  # another consumer of the same (anonymous, per host) quota
+        for _ in range(9):
+            other.get(f"{sandbox.url}/v1/me")
+    statuses: list[int] = []
+    with ApiClient(
+        sandbox.url,
+        max_concurrency=3,
+        retry=RetryPolicy(max_retries=0),
+        event_hooks=_statuses(statuses),
+    ) as api:
+        api.get_json("/v1/me")
+        pages = api.get_many(
+            [("/v1/listings", {"Limit": "1", "Offset": str(i)}) for i in range(12)]
+        )
+    assert statuses.count(429) == 0
+    assert [p["offset"] for p in pages] == list(range(12))

@@ -1,0 +1,437 @@
+"""Retries: what is retried, the waits (Retry-After in both forms, backoff), budget and deadline.
+
+Fake servers are small callable classes given to ``httpx.MockTransport``, used only for scripted
+faults the sandbox cannot produce (HTTP-date Retry-After, 504, exact sequences, timeouts on cue).
+The sandbox's own faults are exercised in test_faults.py.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from realtyframes import oauth
+from realtyframes.api import ApiClient, RetryBudget, RetryPolicy
+from realtyframes.api._retry import _backoff, _retry_after, _should_retry, parse_retry_after
+from realtyframes.errors import (
+    BadRequestError,
+    BadResponseError,
+    ConnectError,
+    InsufficientScopeError,
+    InvalidTokenError,
+    NotFoundError,
+    RateLimitError,
+    RequestTimeoutError,
+    ServerError,
+)
+
+FAST = RetryPolicy(
+    max_retries=3,
+    backoff_base=0.001,
+    backoff_cap=0.005,
+    retry_after_cap=0.05,
+    retry_after_floor=0.01,
+    deadline=10.0,
+)
+OK_BODY = {"total": 1, "listings": [{"ListingId": "A1"}]}
+
+Answer = httpx.Response | Exception | Callable[[httpx.Request], httpx.Response]
+
+
+def _error(status: int, code: str, **headers: str) -> Callable[[httpx.Request], httpx.Response]:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            status,
+            json={"error": {"code": code, "message": code, "status": status}},
+            headers=headers,
+        )
+
+    return answer
+
+
+def _ok(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(200, json=OK_BODY)
+
+
+class Script:
+    """A fake server answering from a script (the last answer repeats); records request times."""
+
+    def __init__(self, *answers: Answer) -> None:
+        self.answers = list(answers)
+        self.requests: list[httpx.Request] = []
+        self.times: list[float] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        with self._lock:
+            self.requests.append(request)
+            self.times.append(time.monotonic())
+            answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+        if isinstance(answer, Exception):
+            raise answer
+        if isinstance(answer, httpx.Response):
+            return answer
+        return answer(request)
+
+
+def _client(script: Script, policy: RetryPolicy = FAST, **options: Any) -> ApiClient:
+    return ApiClient(
+        "http://api.test", transport=httpx.MockTransport(script), retry=policy, **options
+    )
+
+
+# -- the named pieces -------------------------------------------------------------------------------
+@pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
+def test_should_retry_statuses_on_get_only(status: int) -> None:
+    assert _should_retry("GET", status)
+    assert not _should_retry("POST", status)
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 405, 409, 413, 414, 422, 501])
+def test_never_retry_other_statuses(status: int) -> None:
+    assert not _should_retry("GET", status)
+
+
+def test_should_retry_transport_exceptions() -> None:
+    assert _should_retry("GET", exc=httpx.ConnectError("refused"))
+    assert _should_retry("GET", exc=httpx.ReadTimeout("slow"))
+    assert _should_retry("GET", exc=httpx.RemoteProtocolError("dropped"))
+    assert not _should_retry("GET", exc=httpx.UnsupportedProtocol("ftp"))
+    assert not _should_retry("POST", exc=httpx.ConnectError("refused"))
+
+
+def test_backoff_full_jitter_capped_and_pinnable() -> None:
+    first = [_backoff(n, base=0.5, cap=4.0, rng=random.Random(42)) for n in range(10)]
+    again = [_backoff(n, base=0.5, cap=4.0, rng=random.Random(42)) for n in range(10)]
+    assert first == again
+    rng = random.Random(1)
+    for attempt in range(12):
+        ceiling = min(4.0, 0.5 * 2**attempt)
+        draws = [_backoff(attempt, base=0.5, cap=4.0, rng=rng) for _ in range(200)]
+        assert all(0.0 <= d <= ceiling for d in draws)
+        assert max(draws) > ceiling * 0.8  # full jitter spreads over the whole range
+    assert _backoff(10_000, base=1.0, cap=2.0, rng=random.Random(0)) <= 2.0
+
+
+def test_retry_after_seconds_date_cap_and_floor() -> None:
+    now = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+    assert parse_retry_after("120") == 120.0
+    assert (
+        parse_retry_after(format_datetime(now + timedelta(seconds=30), usegmt=True), now=now)
+        == 30.0
+    )
+    assert (
+        parse_retry_after(format_datetime(now - timedelta(seconds=30), usegmt=True), now=now) == 0.0
+    )
+    assert parse_retry_after("-3") == 0.0
+    for bad in ("", "soon", "1e9999", "Thu, 99 Foo 2026", "９"):
+        assert parse_retry_after(bad) is None
+    response = httpx.Response(429, headers={"Retry-After": "0"})
+    assert _retry_after(response, floor=0.1, cap=60.0) == 0.1
+    assert _retry_after(httpx.Response(429, headers={"Retry-After": "86400"}), 0.1, 60.0) == 60.0
+    assert _retry_after(httpx.Response(429), 0.1, 60.0) is None
+
+
+def test_retry_budget_is_shared_and_thread_safe() -> None:
+    budget = RetryBudget(100)
+    results: list[bool] = []
+
+    def spend() -> None:
+        results.extend(budget.try_spend() for _ in range(30))
+
+    threads = [threading.Thread(target=spend) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(True) == 100 and budget.remaining == 0
+    assert RetryPolicy(max_retries=2, budget_ratio=0.5).budget(10).total == 7
+
+
+def test_policy_validation() -> None:
+    with pytest.raises(ValueError, match="max_retries"):
+        RetryPolicy(max_retries=-1)
+    with pytest.raises(ValueError, match="retry_after_floor"):
+        RetryPolicy(retry_after_floor=5, retry_after_cap=1)
+
+
+# -- the engine against scripted servers ------------------------------------------------------------
+def test_transient_5xx_then_success_returns_the_data() -> None:
+    script = Script(
+        _error(503, "server_error"), _error(502, "server_error"), _error(504, "server_error"), _ok
+    )
+    with _client(script) as api:
+        assert api.get_json("/v1/listings") == OK_BODY
+    assert len(script.requests) == 4
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "cls"),
+    [
+        (400, "bad_request", BadRequestError),
+        (401, "invalid_token", InvalidTokenError),
+        (403, "insufficient_scope", InsufficientScopeError),
+        (404, "not_found", NotFoundError),
+    ],
+)
+def test_other_4xx_are_never_retried(status: int, code: str, cls: type[Exception]) -> None:
+    script = Script(_error(status, code), _ok)
+    with _client(script) as api, pytest.raises(cls):
+        api.get_json("/v1/listings")
+    assert len(script.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "cls"),
+    [
+        (429, "rate_limit_exceeded", RateLimitError),
+        (500, "server_error", ServerError),
+        (502, "server_error", ServerError),
+        (503, "server_error", ServerError),
+        (504, "server_error", ServerError),
+    ],
+)
+def test_retryable_status_raises_its_typed_error_when_retries_are_spent(
+    status: int, code: str, cls: type[Exception]
+) -> None:
+    script = Script(_error(status, code, **({"Retry-After": "2"} if status == 429 else {})))
+    with _client(script) as api, pytest.raises(cls) as caught:
+        api.get_json("/v1/listings")
+    assert len(script.requests) == 1 + FAST.max_retries
+    assert caught.value.status == status  # type: ignore[attr-defined]
+    if status == 429:
+        assert caught.value.retry_after == 2.0  # type: ignore[attr-defined]
+
+
+def test_504_html_page_from_a_proxy_is_a_server_error() -> None:
+    page = "<html><head><title>504 Gateway Time-out</title></head><body>upstream</body></html>"
+    script = Script(httpx.Response(504, text=page, headers={"Content-Type": "text/html"}))
+    with _client(script, max_retries=0) as api, pytest.raises(ServerError) as caught:
+        api.get_json("/v1/listings")
+    assert caught.value.status == 504 and "504 Gateway Time-out" in caught.value.message
+
+
+def test_retry_after_http_date_is_honoured() -> None:
+    when = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
+    date = format_datetime(when, usegmt=True)
+    script = Script(_error(429, "rate_limit_exceeded", **{"Retry-After": date}), _ok)
+    policy = RetryPolicy(
+        max_retries=2, retry_after_cap=5.0, retry_after_floor=0.01, backoff_base=0.001
+    )
+    with _client(script, policy) as api:
+        assert api.get_json("/v1/listings") == OK_BODY
+    gap = script.times[1] - script.times[0]
+    assert 0.9 <= gap <= 2.6, gap
+
+
+def test_retry_after_is_capped_and_zero_still_waits() -> None:
+    script = Script(_error(429, "rate_limit_exceeded", **{"Retry-After": "3600"}), _ok)
+    policy = RetryPolicy(max_retries=1, retry_after_cap=0.2, retry_after_floor=0.05)
+    with _client(script, policy) as api:
+        assert api.get_json("/v1/listings") == OK_BODY
+    assert 0.18 <= script.times[1] - script.times[0] < 1.5
+
+    zero = Script(_error(503, "server_error", **{"Retry-After": "0"}), _ok)
+    with _client(zero, policy) as api:
+        assert api.get_json("/v1/listings") == OK_BODY
+    assert zero.times[1] - zero.times[0] >= 0.045
+
+
+def test_retry_after_holds_every_thread_of_the_client() -> None:
+    lock = threading.Lock()
+    first = {"done": False}
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        with lock:
+            refuse, first["done"] = not first["done"], True
+        if refuse:
+            return httpx.Response(429, json={}, headers={"Retry-After": "1"})
+        time.sleep(0.05)  # the others are still in flight when the 429 arrives
+        return httpx.Response(200, json={"offset": request.url.params["Offset"]})
+
+    script = Script(answer)
+    policy = RetryPolicy(max_retries=2, retry_after_cap=0.4, retry_after_floor=0.01)
+    with _client(script, policy, max_concurrency=4) as api:
+        results = api.get_many([("/v1/listings", {"Offset": str(i)}) for i in range(8)])
+    assert [r["offset"] for r in results] == [str(i) for i in range(8)]
+    refused_at = script.times[0]
+    during_block = [t for t in script.times[1:] if refused_at + 0.06 < t < refused_at + 0.38]
+    assert during_block == []
+    assert max(script.times) - refused_at >= 0.38
+
+
+@pytest.mark.parametrize(
+    ("exc", "cls"),
+    [
+        (httpx.ConnectError("connection refused"), ConnectError),
+        (httpx.ReadTimeout("read timed out"), RequestTimeoutError),
+        (httpx.ConnectTimeout("connect timed out"), RequestTimeoutError),
+        (httpx.RemoteProtocolError("peer closed connection"), ConnectError),
+        (httpx.ReadError("reset by peer"), ConnectError),
+    ],
+)
+def test_transport_errors_retried_then_typed(exc: Exception, cls: type[Exception]) -> None:
+    recovering = Script(exc, exc, _ok)
+    with _client(recovering) as api:
+        assert api.get_json("/v1/listings") == OK_BODY
+    assert len(recovering.requests) == 3
+    failing = Script(exc)
+    with _client(failing) as api, pytest.raises(cls) as caught:
+        api.get_json("/v1/listings")
+    assert len(failing.requests) == 1 + FAST.max_retries
+    assert "/v1/listings" in str(caught.value)
+
+
+def test_truncated_or_html_200_bodies_are_retried_then_bad_response() -> None:
+    truncated = httpx.Response(200, content=b'{"total": 1, "listings": [{"ListingId": "A1"}')
+    html_200 = httpx.Response(200, text="<html>maintenance</html>")
+    script = Script(truncated, html_200, _ok)
+    with _client(script) as api:
+        assert api.get_json("/v1/listings") == OK_BODY
+    raw = Script(
+        lambda r: httpx.Response(200, content=b'{"listings": [{"ListingId": "A1"}, {"Li'), _ok
+    )
+    with _client(raw) as api:
+        assert api.get_bytes("/v1/listings") == httpx.Response(200, json=OK_BODY).content
+    assert len(raw.requests) == 2
+    always = Script(lambda r: httpx.Response(200, content=b'{"total": 1, "listi'))
+    with _client(always) as api, pytest.raises(BadResponseError, match="broken body"):
+        api.get_bytes("/v1/listings")
+
+
+def test_parse_errors_count_as_broken_bodies() -> None:
+    script = Script(_ok)
+    seen: list[int] = []
+
+    def parse(body: bytes) -> int:
+        seen.append(len(body))
+        if len(seen) == 1:
+            raise ValueError("cannot parse")
+        return len(body)
+
+    with _client(script) as api:
+        assert api.get_many([("/v1/listings", None)], parse=parse) == [seen[-1]]
+    assert len(script.requests) == 2
+
+
+def test_retry_budget_of_a_load_is_shared() -> None:
+    script = Script(_error(503, "server_error"))
+    budget = RetryBudget(5)
+    policy = RetryPolicy(max_retries=10, backoff_base=0.001, backoff_cap=0.002)
+    with _client(script, policy, max_concurrency=3) as api, pytest.raises(ServerError):
+        api.get_many([("/v1/listings", {"Offset": str(i)}) for i in range(6)], budget=budget)
+    assert budget.spent == 5
+    assert len(script.requests) <= 6 + 5
+
+
+def test_deadline_stops_retrying() -> None:
+    script = Script(_error(503, "server_error"))
+    policy = RetryPolicy(max_retries=50, backoff_base=0.1, backoff_cap=0.1, deadline=0.5)
+    started = time.monotonic()
+    with _client(script, policy, rng=random.Random(3)) as api, pytest.raises(ServerError):
+        api.get_json("/v1/listings")
+    assert time.monotonic() - started < 1.5
+    assert 2 <= len(script.requests) < 50
+
+
+def test_max_retries_zero_means_one_attempt() -> None:
+    script = Script(_error(500, "server_error"), _ok)
+    with _client(script, max_retries=0) as api, pytest.raises(ServerError):
+        api.get_json("/v1/listings")
+    assert len(script.requests) == 1
+
+
+def test_token_exchange_is_never_retried() -> None:
+    script = Script(_error(503, "server_error"), _ok)
+    with pytest.raises(ServerError):
+        oauth.exchange_code(
+            "code-1",
+            client_id="app",
+            client_secret="secret",
+            redirect_uri="http://127.0.0.1:1/callback",
+            state="s",
+            expected_state="s",
+            auth_url="http://auth.test",
+            transport=httpx.MockTransport(script),
+        )
+    assert len(script.requests) == 1
+    failing = Script(httpx.ConnectError("refused"))
+    with pytest.raises(ConnectError):
+        oauth.exchange_code(
+            "code-1",
+            client_id="app",
+            client_secret="secret",
+            redirect_uri="http://127.0.0.1:1/callback",
+            state="s",
+            expected_state="s",
+            auth_url="http://auth.test",
+            transport=httpx.MockTransport(failing),
+        )
+    assert len(failing.requests) == 1
+
+
+def test_get_many_keeps_order_and_stops_on_first_final_error() -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        index = int(request.url.params["Offset"])
+        time.sleep(0.002 * (10 - index % 10))  # later requests tend to answer first
+        if index == 7 and request.url.params.get("fail") == "1":
+            return httpx.Response(404, json={"error": {"code": "not_found", "message": "gone"}})
+        return httpx.Response(200, json={"i": index})
+
+    script = Script(answer)
+    seen: list[int] = []
+    with _client(script, max_concurrency=4) as api:
+        results = api.get_many(
+            [("/v1/listings", {"Offset": str(i)}) for i in range(10)],
+            on_result=lambda index, result: seen.append(index),
+        )
+        assert [r["i"] for r in results] == list(range(10))
+        assert sorted(seen) == list(range(10))
+        script.requests.clear()
+        with pytest.raises(NotFoundError):
+            api.get_many([("/v1/listings", {"Offset": str(i), "fail": "1"}) for i in range(40)])
+    assert len(script.requests) < 20  # the others were cancelled
+
+
+def test_structured_list_headers_pause_until_reset() -> None:
+    def limited(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(
+            200,
+            json={},
+            headers={
+                "RateLimit": '"default";r=0;t=0.4',
+                "RateLimit-Policy": '"default";q=100;w=60',
+            },
+        )
+
+    script = Script(limited)
+    with _client(script) as api:
+        api.get_json("/v1/listings")
+        api.get_json("/v1/listings")
+        state = api.rate_limit
+    assert script.times[1] - script.times[0] >= 0.35
+    assert state is not None and (state.limit, state.remaining, state.window) == (100, 0, 60.0)
+
+
+def test_one_deadline_for_a_whole_get_many() -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.05)
+        return httpx.Response(200, json={})
+
+    script = Script(slow)
+    started = time.monotonic()
+    with (
+        _client(script, max_concurrency=2) as api,
+        pytest.raises(RequestTimeoutError, match="deadline"),
+    ):
+        api.get_many([("/v1/listings", {"Offset": str(i)}) for i in range(100)], deadline=0.3)
+    assert time.monotonic() - started < 1.0
+    assert 4 <= len(script.requests) < 20
