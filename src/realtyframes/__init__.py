@@ -1,5 +1,100 @@
-"""realtyframes: a real-estate platform's REST API as validated pandas DataFrames cached as Parquet."""
+"""realtyframes: a real-estate platform's REST API as validated pandas DataFrames cached as Parquet.
 
+>>> import realtyframes as rf
+>>> client = rf.Client()            # no credentials: the embedded sandbox  # doctest: +SKIP
+>>> client.me()["domain"]                                                     # doctest: +SKIP
+'demo-realty.example'
+
+One public surface: everything users call is re-exported here (``__all__`` is tested).
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from realtyframes import oauth
+from realtyframes._client import Client, ClientSettings
 from realtyframes._version import __version__
+from realtyframes.analysis import (
+    AnalysisInputError,
+    ColumnTypeError,
+    LeadFunnel,
+    MissingColumnsError,
+    TrafficSummary,
+    compare_markets,
+    lead_funnel,
+    market_summary,
+    price_drop_summary,
+    price_drops,
+    traffic_summary,
+)
+from realtyframes.api import RetryPolicy
+from realtyframes.errors import (
+    ApiDeprecationWarning,
+    ApiError,
+    BadRequestError,
+    BadResponseError,
+    ConnectError,
+    InsufficientScopeError,
+    InvalidTokenError,
+    NotFoundError,
+    OAuthError,
+    QueryError,
+    RateLimitError,
+    RealtyFramesError,
+    RequestTimeoutError,
+    ServerError,
+    TransportError,
+)
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from realtyframes import plots as plot
+    from realtyframes import sandbox
+
+_LAZY = {"plot": "realtyframes.plots", "sandbox": "realtyframes.sandbox"}
+
+
+def __getattr__(name: str) -> Any:
+    """Load ``rf.plot`` (matplotlib) and ``rf.sandbox`` (starlette, uvicorn) on first use."""
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(_LAZY[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'realtyframes' has no attribute {name!r}")
+
+
+__all__ = [
+    "AnalysisInputError",
+    "ApiDeprecationWarning",
+    "ApiError",
+    "BadRequestError",
+    "BadResponseError",
+    "Client",
+    "ClientSettings",
+    "ColumnTypeError",
+    "ConnectError",
+    "InsufficientScopeError",
+    "InvalidTokenError",
+    "LeadFunnel",
+    "MissingColumnsError",
+    "NotFoundError",
+    "OAuthError",
+    "QueryError",
+    "RateLimitError",
+    "RealtyFramesError",
+    "RequestTimeoutError",
+    "RetryPolicy",
+    "ServerError",
+    "TrafficSummary",
+    "TransportError",
+    "__version__",
+    "compare_markets",
+    "lead_funnel",
+    "market_summary",
+    "oauth",
+    "plot",
+    "price_drop_summary",
+    "price_drops",
+    "sandbox",
+    "traffic_summary",
+]

@@ -1,0 +1,32 @@
+"""The Parquet cache: atomic, locked, self-describing files other tools read directly.
+
+>>> from realtyframes.cache import ParquetCache, account_fingerprint
+>>> cache = ParquetCache("data/cache")  # doctest: +SKIP
+"""
+
+from realtyframes.cache._lock import CacheLockTimeout, file_lock
+from realtyframes.cache._store import (
+    DEFAULT_TTLS,
+    META_KEY,
+    CacheWarning,
+    Entry,
+    ParquetCache,
+    account_fingerprint,
+    cache_key,
+    is_fresh,
+    normalise_params,
+)
+
+__all__ = [
+    "DEFAULT_TTLS",
+    "META_KEY",
+    "CacheLockTimeout",
+    "CacheWarning",
+    "Entry",
+    "ParquetCache",
+    "account_fingerprint",
+    "cache_key",
+    "file_lock",
+    "is_fresh",
+    "normalise_params",
+]

@@ -1,0 +1,108 @@
+"""An exclusive lock file serialising cache writers across processes (``fcntl.flock``).
+
+The lock is tied to the open file, so the kernel releases it when its process dies (even by
+SIGKILL): a crashed writer never leaves the key locked. After taking the lock, the holder checks
+that the path still names the file it locked (a ``clear`` may have removed it) and retries if not.
+
+>>> with file_lock(Path("/tmp/example.lock")):  # doctest: +SKIP
+...     ...  # only one process at a time gets here
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from realtyframes.errors import RealtyFramesError
+
+__all__ = ["CacheLockTimeout", "file_lock"]
+
+_POLL = 0.05  # seconds between attempts when waiting with a timeout
+
+
+class CacheLockTimeout(RealtyFramesError, TimeoutError):
+    """Another process held a cache entry's write lock for longer than the timeout."""
+
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+    def _lock_blocking(fd: int) -> None:
+        while not _try_lock(fd):
+            time.sleep(_POLL)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _lock_blocking(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    own = os.fstat(fd)
+    return (own.st_dev, own.st_ino) == (st.st_dev, st.st_ino)
+
+
+@contextmanager
+def file_lock(path: Path, *, timeout: float | None = 300.0) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if missing) for the ``with`` block.
+
+    ``timeout``: seconds to wait for another holder (``None`` waits forever); on expiry raises
+    :class:`CacheLockTimeout`.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            if deadline is None:
+                _lock_blocking(fd)
+            else:
+                while not _try_lock(fd):
+                    if time.monotonic() >= deadline:
+                        raise CacheLockTimeout(
+                            f"cache lock {path.name} held by another process for over {timeout:g} s"
+                        )
+                    time.sleep(_POLL)
+            if _same_file(fd, path):
+                break
+            _unlock(fd)  # the lock file was removed or replaced meanwhile: lock the current one
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    try:
+        yield
+    finally:
+        try:
+            _unlock(fd)
+        finally:
+            os.close(fd)

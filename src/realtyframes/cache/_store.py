@@ -1,0 +1,591 @@
+"""The Parquet cache: one folder per resource, one file per key, metadata in the file itself.
+
+Layout (see ``docs/cache.md``)::
+
+    <root>/<resource>/<key>.parquet            the frame (e.g. listings/3f9c....parquet)
+    <root>/<resource>.<extra>/<key>.parquet    its companion frames (listings.media, .quarantine)
+    <root>/<resource>/.<key>.lock              writer lock (hidden: readers and tools skip it)
+
+Every file carries Parquet key-value metadata ``realtyframes`` (JSON: host, operation, params with
+secrets redacted, account fingerprint, fetched_at, schema_version, rows, extras' rows). Writes are
+atomic (temporary file in the same folder, fsync, ``os.replace``, fsync of the folder) under an
+exclusive lock; a file that cannot be read is a miss, moved aside as ``.<key>.parquet.corrupt-<ts>``.
+No pickles.
+
+>>> cache = ParquetCache("data/cache")  # doctest: +SKIP
+>>> key = cache.key(host=h, operation="listings", params={"City": "Miami"}, account=fp)  # doctest: +SKIP
+>>> cache.write("listings", key, frame, {"host": h, "params": {"City": "Miami"}})  # doctest: +SKIP
+>>> cache.read("listings", key).frame  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from realtyframes.cache._lock import CacheLockTimeout, file_lock
+
+__all__ = [
+    "DEFAULT_TTLS",
+    "META_KEY",
+    "CacheWarning",
+    "Entry",
+    "ParquetCache",
+    "account_fingerprint",
+    "cache_key",
+    "is_fresh",
+    "normalise_params",
+]
+
+#: Parquet key-value metadata key holding the entry's JSON metadata.
+META_KEY = b"realtyframes"
+#: How long an entry stays fresh, per resource (the rest: one hour). ``None`` never expires.
+DEFAULT_TTLS: Mapping[str, timedelta | None] = {
+    "listings": timedelta(hours=1),
+    "listing": timedelta(hours=1),
+    "changes": timedelta(minutes=15),
+    "contacts": timedelta(hours=1),
+    "activity": timedelta(hours=1),
+    "analytics": timedelta(hours=1),
+    "market": None,  # sync_listings: kept current by the sync itself
+    "history": None,
+}
+_DEFAULT_TTL = timedelta(hours=1)
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
+_SECRET_PARAM = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
+_REDACTED = "<redacted>"
+
+
+class _ResourceTtl(enum.Enum):
+    """Sentinel: the resource's own ttl (``None`` already means "never expires")."""
+
+    DEFAULT = "resource default"
+
+
+class CacheWarning(UserWarning):
+    """A cache file could not be read and was moved aside (the entry is then a miss)."""
+
+
+# --- keys -----------------------------------------------------------------------------------------
+
+
+def account_fingerprint(secret: str | None, host: str) -> str:
+    """A short, non-reversible id of the account behind ``secret`` on ``host``.
+
+    HMAC-SHA256 keyed by the secret over the host, 16 hex digits; the secret itself is never
+    stored. ``None`` (no credentials, e.g. the open sandbox) gives one anonymous id per host.
+
+    >>> account_fingerprint(None, "http://127.0.0.1:8000") == account_fingerprint(None, "http://127.0.0.1:8000")
+    True
+    >>> account_fingerprint("key-a", "h") != account_fingerprint("key-b", "h")
+    True
+    """
+    host_bytes = host.rstrip("/").lower().encode()
+    if secret is None:
+        return "anon-" + hashlib.sha256(b"realtyframes-anonymous\0" + host_bytes).hexdigest()[:11]
+    return hmac.new(secret.encode(), host_bytes, hashlib.sha256).hexdigest()[:16]
+
+
+def _norm_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, np.generic):
+        return _norm_value(value.item())
+    if isinstance(value, datetime):
+        stamp = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return stamp.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, list | tuple | set | frozenset):
+        return ",".join(sorted(_norm_value(v) for v in value))
+    return str(value)
+
+
+def normalise_params(params: Mapping[str, Any] | None) -> dict[str, str]:
+    """Parameters as sorted ``name -> string``; ``None`` values dropped; lists sorted and joined.
+
+    >>> normalise_params({"MaxListPrice": 500000.0, "City": "Miami", "Subtypes": ["Villa", "Condominium"], "Since": None})
+    {'City': 'Miami', 'MaxListPrice': '500000', 'Subtypes': 'Condominium,Villa'}
+    """
+    items = (params or {}).items()
+    return {
+        str(k): _norm_value(v) for k, v in sorted(items, key=lambda kv: str(kv[0])) if v is not None
+    }
+
+
+def _redact(params: Mapping[str, str]) -> dict[str, str]:
+    return {k: (_REDACTED if _SECRET_PARAM.search(k) else v) for k, v in params.items()}
+
+
+def cache_key(*, host: str, operation: str, params: Mapping[str, Any] | None, account: str) -> str:
+    """The entry key: SHA-256 of host + operation + normalised params + account fingerprint.
+
+    >>> len(cache_key(host="h", operation="listings", params={"City": "Miami"}, account="anon"))
+    32
+    """
+    doc = {
+        "host": host.rstrip("/").lower(),
+        "operation": operation,
+        "params": normalise_params(params),
+        "account": account,
+    }
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+# --- entries --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cached result: the frame, its companion frames and its metadata."""
+
+    resource: str
+    key: str
+    path: Path
+    frame: pd.DataFrame
+    meta: dict[str, Any]
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def fetched_at(self) -> datetime:
+        """When the data was fetched (tz-aware UTC)."""
+        return datetime.fromisoformat(self.meta["fetched_at"])
+
+    @property
+    def params(self) -> dict[str, str]:
+        """The request parameters the entry answers (secrets redacted)."""
+        return dict(self.meta.get("params") or {})
+
+
+def _ttl_seconds(ttl: timedelta | float | None) -> float | None:
+    if ttl is None:
+        return None
+    return ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+
+
+def is_fresh(entry: Entry, ttl: timedelta | float | None, *, now: datetime | None = None) -> bool:
+    """Whether ``entry`` is younger than ``ttl`` (a timedelta or seconds; ``None``: never expires).
+
+    >>> is_fresh(entry, timedelta(hours=1))  # doctest: +SKIP
+    True
+    """
+    seconds = _ttl_seconds(ttl)
+    if seconds is None:
+        return True
+    current = now or datetime.now(UTC)
+    return (current - entry.fetched_at).total_seconds() <= seconds
+
+
+def _check_name(value: str, what: str, pattern: re.Pattern[str]) -> str:
+    if not isinstance(value, str) or not pattern.match(value):
+        raise ValueError(f"{what}: {value!r} is not allowed; allowed: {pattern.pattern}")
+    return value
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _categories(frame: pd.DataFrame) -> dict[str, Any]:
+    """Category lists of categorical columns (Parquet drops them for a frame without rows)."""
+    cats = {
+        str(name): [str(c) for c in frame[name].cat.categories]
+        for name, dtype in frame.dtypes.items()
+        if isinstance(dtype, pd.CategoricalDtype) and frame[name].cat.categories.dtype != "float64"
+    }
+    return {"categories": cats} if cats else {}
+
+
+def _restore_categories(frame: pd.DataFrame, meta: Mapping[str, Any]) -> pd.DataFrame:
+    fixes = {}
+    for name, cats in (meta.get("categories") or {}).items():
+        if name in frame.columns and isinstance(frame[name].dtype, pd.CategoricalDtype):
+            current = frame[name].cat.categories
+            if len(current) != len(cats) or current.tolist() != cats:
+                fixes[name] = frame[name].cat.set_categories(pd.Index(cats, dtype="str"))
+    return frame.assign(**fixes) if fixes else frame
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+class ParquetCache:
+    """Parquet files under ``root``, one folder per resource, readable by DuckDB, Polars, pyarrow.
+
+    ``ttl``: per-resource freshness overriding :data:`DEFAULT_TTLS`. Reading never creates files or
+    folders; writing creates the resource folder. See ``docs/cache.md`` for the layout.
+
+    >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
+    >>> cache.read("listings", "0" * 32) is None  # doctest: +SKIP
+    True
+    """
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        ttl: Mapping[str, timedelta | float | None] | None = None,
+        lock_timeout: float | None = 300.0,
+    ) -> None:
+        self.root = Path(root).expanduser()
+        self._ttl: dict[str, timedelta | float | None] = {**DEFAULT_TTLS, **(ttl or {})}
+        self.lock_timeout = lock_timeout
+
+    def __repr__(self) -> str:
+        return f"ParquetCache({str(self.root)!r})"
+
+    # -- naming ----------------------------------------------------------------------------------
+
+    key = staticmethod(cache_key)
+
+    def path(self, resource: str, key: str, extra: str | None = None) -> Path:
+        """Where an entry's file (or its ``extra`` companion's) lives."""
+        _check_name(resource, "resource", _NAME)
+        _check_name(key, "key", _KEY)
+        folder = resource if extra is None else f"{resource}.{_check_name(extra, 'extra', _NAME)}"
+        return self.root / folder / f"{key}.parquet"
+
+    def _lock_path(self, resource: str, key: str) -> Path:
+        return self.root / resource / f".{key}.lock"
+
+    def ttl_for(self, resource: str) -> timedelta | float | None:
+        """The freshness window of ``resource`` (``None``: never expires)."""
+        return self._ttl.get(resource, _DEFAULT_TTL)
+
+    def is_fresh(
+        self, entry: Entry, ttl: timedelta | float | _ResourceTtl | None = _ResourceTtl.DEFAULT
+    ) -> bool:
+        """Whether ``entry`` is within ``ttl`` (default: the resource's ttl; ``None``: forever)."""
+        chosen = self.ttl_for(entry.resource) if isinstance(ttl, _ResourceTtl) else ttl
+        return is_fresh(entry, chosen)
+
+    # -- read ------------------------------------------------------------------------------------
+
+    def read(self, resource: str, key: str) -> Entry | None:
+        """The entry, or ``None`` on a miss (absent, unreadable -- moved aside with a warning --
+        or its companion files from another write).
+
+        >>> entry = cache.read("listings", key)  # doctest: +SKIP
+        """
+        path = self.path(resource, key)
+        try:
+            table = pq.read_table(path, page_checksum_verification=True)
+        except FileNotFoundError:
+            return None
+        except (OSError, pa.ArrowException) as exc:
+            self._move_aside(path, exc)
+            return None
+        try:
+            meta = self._meta(table.schema)
+            frame = _restore_categories(table.to_pandas(), meta)
+        except (ValueError, TypeError, KeyError, pa.ArrowException) as exc:
+            self._move_aside(path, exc)
+            return None
+        extra: dict[str, pd.DataFrame] = {}
+        for name, info in (meta.get("extras") or {}).items():
+            extra_path = self.path(resource, key, name)
+            try:
+                extra_table = pq.read_table(extra_path, page_checksum_verification=True)
+                extra_meta = self._meta(extra_table.schema)
+            except FileNotFoundError:
+                return None  # a write in progress or interrupted: a miss, not corruption
+            except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
+                self._move_aside(extra_path, exc)
+                return None
+            if extra_meta.get("generation") != info.get("generation"):
+                return None
+            extra[name] = _restore_categories(extra_table.to_pandas(), extra_meta)
+        return Entry(resource, key, path, frame, meta, extra)
+
+    @staticmethod
+    def _meta(schema: pa.Schema) -> dict[str, Any]:
+        raw = (schema.metadata or {}).get(META_KEY)
+        if raw is None:
+            raise KeyError("no realtyframes metadata")
+        meta = json.loads(raw)
+        if not isinstance(meta, dict) or "fetched_at" not in meta:
+            raise ValueError("realtyframes metadata without fetched_at")
+        return meta
+
+    def _move_aside(self, path: Path, exc: BaseException) -> None:
+        target = path.with_name(f".{path.name}.corrupt-{_stamp()}")
+        try:
+            os.replace(path, target)
+            where = f"moved aside to {target}"
+        except OSError as move_exc:
+            where = f"could not be moved aside ({move_exc.strerror})"
+        warnings.warn(
+            f"cache file {path} is unreadable ({type(exc).__name__}: {exc}); treated as a miss, "
+            f"{where}",
+            CacheWarning,
+            stacklevel=3,
+        )
+
+    # -- write -----------------------------------------------------------------------------------
+
+    def write(
+        self,
+        resource: str,
+        key: str,
+        frame: pd.DataFrame,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        extra_frames: Mapping[str, pd.DataFrame] | None = None,
+    ) -> Entry:
+        """Store ``frame`` (and companions such as ``{"media": ..., "quarantine": ...}``) atomically.
+
+        The columns are stored; the index only when it is named (an unnamed index, such as the
+        labels ``validate`` keeps, reads back as a RangeIndex).
+
+        ``meta``: JSON-serialisable facts about the fetch: ``host``, ``operation``, ``params``
+        (normalised; secret-looking names redacted), ``account``, ``schema_version``,
+        ``fetched_at`` (default now) and anything else the caller needs later (e.g. sync state).
+        ``rows`` and each companion's rows are added (``quarantined`` = the quarantine's rows).
+
+        >>> cache.write("listings", key, listings, {"host": host, "params": params},
+        ...             extra_frames={"media": media, "quarantine": quarantined})  # doctest: +SKIP
+        """
+        path = self.path(resource, key)
+        extras = dict(extra_frames or {})
+        for name in extras:
+            self.path(resource, key, name)  # validates the name
+        doc = self._meta_doc(resource, key, frame, meta, extras)
+        folder = path.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        with file_lock(self._lock_path(resource, key), timeout=self.lock_timeout):
+            self._remove_temp_files(folder, key)
+            previous = self._previous_extras(path)
+            for name, extra in extras.items():
+                extra_doc = {**doc, "role": name, "rows": len(extra), **_categories(extra)}
+                extra_path = self.path(resource, key, name)
+                extra_path.parent.mkdir(parents=True, exist_ok=True)
+                self._remove_temp_files(extra_path.parent, key)
+                self._atomic_write(extra_path, extra, extra_doc)
+            self._atomic_write(path, frame, doc)
+            for name in previous - set(extras):
+                self.path(resource, key, name).unlink(missing_ok=True)
+        return Entry(resource, key, path, frame, doc, extras)
+
+    def _meta_doc(
+        self,
+        resource: str,
+        key: str,
+        frame: pd.DataFrame,
+        meta: Mapping[str, Any] | None,
+        extras: Mapping[str, pd.DataFrame],
+    ) -> dict[str, Any]:
+        from realtyframes import __version__
+        from realtyframes.schemas import SCHEMA_VERSION
+
+        given = dict(meta or {})
+        fetched = given.pop("fetched_at", None) or datetime.now(UTC)
+        if isinstance(fetched, str):
+            fetched = datetime.fromisoformat(fetched.replace("Z", "+00:00"))
+        if fetched.tzinfo is None:
+            raise ValueError("meta: fetched_at must be timezone-aware")
+        params = _redact(normalise_params(given.pop("params", None)))
+        generation = secrets.token_hex(8)
+        doc: dict[str, Any] = {
+            "resource": resource,
+            "key": key,
+            "host": given.pop("host", None),
+            "operation": given.pop("operation", resource),
+            "params": params,
+            "account": given.pop("account", None),
+            "schema_version": given.pop("schema_version", SCHEMA_VERSION),
+            "fetched_at": fetched.astimezone(UTC).isoformat(),
+            "rows": len(frame),
+            **_categories(frame),
+            "generation": generation,
+            "written_by": f"realtyframes {__version__}",
+            "extras": {
+                name: {"rows": len(df), "generation": generation} for name, df in extras.items()
+            },
+        }
+        if "quarantine" in extras:
+            doc["quarantined"] = len(extras["quarantine"])
+        reserved = sorted(set(given) & (set(doc) | {"categories", "quarantined", "role"}))
+        if reserved:
+            raise ValueError(f"meta: {', '.join(reserved)} are set by the cache, not the caller")
+        doc.update(given)
+        json.dumps(doc)  # fails here, before any file is touched, if not serialisable
+        return doc
+
+    def _previous_extras(self, path: Path) -> set[str]:
+        try:
+            return set((self._meta(pq.read_schema(path)).get("extras") or {}).keys())
+        except (OSError, ValueError, KeyError, pa.ArrowException):
+            return set()
+
+    @staticmethod
+    def _remove_temp_files(folder: Path, key: str) -> None:
+        """Temporary files of this key left by a killed writer (we hold the key's lock)."""
+        for stale in folder.glob(f".{key}.parquet.tmp-*"):
+            stale.unlink(missing_ok=True)
+
+    @staticmethod
+    def _atomic_write(path: Path, frame: pd.DataFrame, doc: Mapping[str, Any]) -> None:
+        named = isinstance(frame.index, pd.MultiIndex) or frame.index.name is not None
+        table = pa.Table.from_pandas(frame, preserve_index=named)
+        metadata = dict(table.schema.metadata or {})
+        metadata[META_KEY] = json.dumps(doc, separators=(",", ":")).encode()
+        table = table.replace_schema_metadata(metadata)
+        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+        try:
+            with open(tmp, "wb") as fh:
+                pq.write_table(table, fh, write_page_checksum=True)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        _fsync_dir(path.parent)
+
+    # -- inventory -------------------------------------------------------------------------------
+
+    def _resources(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and _NAME.match(p.name))
+
+    def list(self) -> pd.DataFrame:
+        """Every entry: resource, key, rows, quarantined, fetched_at, size (bytes, with
+        companions), host, operation, params (JSON), path. Reads file footers only.
+
+        >>> cache.list()[["resource", "rows", "fetched_at"]]  # doctest: +SKIP
+        """
+        rows = []
+        for resource in self._resources():
+            for path in sorted((self.root / resource).glob("*.parquet")):
+                key = path.stem
+                if not _KEY.match(key):
+                    continue
+                try:
+                    meta = self._meta(pq.read_schema(path))
+                    size = path.stat().st_size
+                except (OSError, ValueError, KeyError, pa.ArrowException):
+                    continue  # unreadable: a read moves it aside
+                for name in meta.get("extras") or {}:
+                    extra_path = self.path(resource, key, name)
+                    size += extra_path.stat().st_size if extra_path.exists() else 0
+                rows.append(
+                    {
+                        "resource": resource,
+                        "key": key,
+                        "rows": meta.get("rows"),
+                        "quarantined": meta.get("quarantined"),
+                        "fetched_at": meta.get("fetched_at"),
+                        "size": size,
+                        "host": meta.get("host"),
+                        "operation": meta.get("operation"),
+                        "params": json.dumps(meta.get("params") or {}, sort_keys=True),
+                        "path": str(path),
+                    }
+                )
+        frame = pd.DataFrame(
+            rows,
+            columns=[
+                "resource",
+                "key",
+                "rows",
+                "quarantined",
+                "fetched_at",
+                "size",
+                "host",
+                "operation",
+                "params",
+                "path",
+            ],
+        )
+        return frame.astype(
+            {
+                "resource": "str",
+                "key": "str",
+                "rows": "Int64",
+                "quarantined": "Int64",
+                "size": "Int64",
+                "host": "str",
+                "operation": "str",
+                "params": "str",
+                "path": "str",
+            }
+        ).assign(
+            fetched_at=pd.to_datetime(frame["fetched_at"], utc=True, format="ISO8601").dt.as_unit(
+                "us"
+            )
+        )
+
+    def clear(self, resource: str | None = None) -> int:
+        """Remove every entry (of ``resource``): its companions, lock and moved-aside files too.
+
+        Returns the number of entries removed.
+
+        >>> cache.clear("analytics")  # doctest: +SKIP
+        1
+        """
+        resources = [_check_name(resource, "resource", _NAME)] if resource else self._resources()
+        removed = 0
+        for res in resources:
+            folder = self.root / res
+            if not folder.is_dir():
+                continue
+            companions = [
+                p
+                for p in self.root.iterdir()
+                if p.is_dir()
+                and p.name.startswith(f"{res}.")
+                and _NAME.match(p.name[len(res) + 1 :])
+            ]
+            for path in sorted(folder.glob("*.parquet")):
+                key = path.stem
+                if not _KEY.match(key):
+                    continue
+                lock = self._lock_path(res, key)
+                with file_lock(lock, timeout=self.lock_timeout):
+                    for comp in companions:
+                        (comp / path.name).unlink(missing_ok=True)
+                    path.unlink(missing_ok=True)
+                    lock.unlink(missing_ok=True)
+                removed += 1
+            for folder_ in [folder, *companions]:
+                for leftover in folder_.glob(".*"):
+                    if ".corrupt-" in leftover.name or ".tmp-" in leftover.name:
+                        leftover.unlink(missing_ok=True)
+            for lock in folder.glob(".*.lock"):  # keys with no data (e.g. an interrupted write)
+                try:
+                    with file_lock(lock, timeout=0):
+                        lock.unlink(missing_ok=True)
+                except CacheLockTimeout:
+                    continue  # a writer is at work on it
+        return removed

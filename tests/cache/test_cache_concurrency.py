@@ -1,0 +1,172 @@
+"""Writers in several processes, a writer killed mid-write, and other tools reading the cache."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pyarrow.dataset as ds
+import pytest
+
+from realtyframes.cache import CacheLockTimeout, CacheWarning, ParquetCache, file_lock
+
+
+def frame(n: int, tag: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "ListingId": pd.array([f"A{i}" for i in range(n)], dtype="str"),
+            "ListPrice": np.full(n, float(tag)),
+            "Writer": pd.array(np.full(n, tag), dtype="Int64"),
+        }
+    )
+
+
+def _writer(root: str, tag: int, rounds: int) -> None:
+    cache = ParquetCache(root)
+    for r in range(rounds):
+        cache.write("listings", "shared", frame(20_000 + r, tag), {"host": "h", "writer": tag})
+
+
+def _locker(lock: str, log: str, tag: int, rounds: int) -> None:
+    for _ in range(rounds):
+        with file_lock(Path(lock)):
+            with open(log, "a") as fh:
+                fh.write(f"enter {tag}\n")
+                fh.flush()
+            time.sleep(0.01)
+            with open(log, "a") as fh:
+                fh.write(f"exit {tag}\n")
+
+
+def test_two_processes_writing_one_key_leave_one_valid_file(tmp_path: Path):
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), tag, 4)) for tag in (1, 2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    cache = ParquetCache(tmp_path)
+    entry = cache.read("listings", "shared")
+    assert entry is not None
+    tag = entry.meta["writer"]
+    pd.testing.assert_frame_equal(entry.frame, frame(20_003, tag))
+    assert sorted(p.name for p in (tmp_path / "listings").iterdir()) == [
+        ".shared.lock",
+        "shared.parquet",
+    ]
+
+
+def test_the_lock_excludes_other_processes(tmp_path: Path):
+    ctx = multiprocessing.get_context("spawn")
+    lock, log = str(tmp_path / ".k.lock"), str(tmp_path / "log")
+    procs = [ctx.Process(target=_locker, args=(lock, log, tag, 15)) for tag in (1, 2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    lines = Path(log).read_text().split()
+    events = list(zip(lines[0::2], lines[1::2], strict=True))
+    assert len(events) == 60
+    for enter, leave in zip(events[0::2], events[1::2], strict=True):  # never interleaved
+        assert enter[0] == "enter" and leave == ("exit", enter[1])
+
+
+def test_lock_timeout(tmp_path: Path):
+    lock = tmp_path / ".k.lock"
+    code = f"from pathlib import Path; import time\nfrom realtyframes.cache import file_lock\nwith file_lock(Path({str(lock)!r})):\n    print('held', flush=True); time.sleep(30)\n"
+    holder = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with (
+            pytest.raises(CacheLockTimeout, match="held by another process"),
+            file_lock(lock, timeout=0.2),
+        ):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with file_lock(lock, timeout=5):  # the kernel released the dead holder's lock
+        pass
+
+
+KILLED_WRITER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np, pandas as pd
+    from realtyframes.cache import ParquetCache
+    n = 3_000_000
+    big = pd.DataFrame({
+        "ListingId": pd.array(np.char.add("B", np.arange(n).astype(str)), dtype="str"),
+        "ListPrice": np.random.default_rng(0).random(n),
+        "Remarks": pd.array(np.char.add("remark ", np.arange(n).astype(str)), dtype="str"),
+    })
+    print("ready", flush=True)
+    ParquetCache(sys.argv[1]).write("listings", "k", big, {"host": "h"})
+    print("finished", flush=True)
+    """
+)
+
+
+@pytest.mark.slow
+def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path: Path):
+    cache = ParquetCache(tmp_path)
+    previous = frame(1000, 7)
+    cache.write("listings", "k", previous, {"host": "h"})
+    folder = tmp_path / "listings"
+    child = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 60
+        while not any(".tmp-" in p.name for p in folder.iterdir()):
+            assert child.poll() is None, "the writer finished before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.wait()
+    assert child.returncode == -signal.SIGKILL
+    assert any(".tmp-" in p.name for p in folder.iterdir())  # the half-written temporary file
+    entry = cache.read("listings", "k")
+    assert entry is not None
+    pd.testing.assert_frame_equal(entry.frame, previous)
+    cache.write("listings", "k", frame(10, 8), {"host": "h"})  # the next writer cleans up
+    assert sorted(p.name for p in folder.iterdir()) == [".k.lock", "k.parquet"]
+
+
+def test_other_tools_read_the_cache_folder(tmp_path: Path):
+    cache = ParquetCache(tmp_path)
+    cache.write("listings", "k1", frame(30, 1), {"host": "h"}, extra_frames={"media": frame(5, 1)})
+    cache.write("listings", "k2", frame(12, 2), {"host": "h"})
+    # things that must not confuse readers: a lock, a moved-aside file, a killed writer's temp file
+    (tmp_path / "listings" / "k3.parquet").write_bytes(b"broken")
+    with pytest.warns(CacheWarning):
+        assert cache.read("listings", "k3") is None
+    (tmp_path / "listings" / ".k4.parquet.tmp-1-abcd").write_bytes(b"half")
+    folder = tmp_path / "listings"
+    rows = duckdb.sql(
+        f"SELECT Writer, count(*) AS n FROM read_parquet('{folder}/*.parquet') GROUP BY Writer ORDER BY Writer"
+    ).fetchall()
+    assert rows == [(1, 30), (2, 12)]
+    media = duckdb.sql(
+        f"SELECT count(*) FROM read_parquet('{tmp_path}/listings.media/*.parquet')"
+    ).fetchall()
+    assert media == [(5,)]
+    table = ds.dataset(folder, format="parquet").to_table()
+    assert table.num_rows == 42 and set(table.column_names) == {"ListingId", "ListPrice", "Writer"}
+    meta = duckdb.sql(
+        f"SELECT count(*) FROM parquet_kv_metadata('{folder}/*.parquet') WHERE key = 'realtyframes'"
+    ).fetchall()
+    assert meta == [(2,)]

@@ -1,0 +1,93 @@
+"""The one public surface: ``realtyframes.__all__`` is exactly the documented names."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import realtyframes as rf
+
+DOCUMENTED = {
+    # client and its settings (design.md "Public face")
+    "Client",
+    "ClientSettings",
+    "RetryPolicy",
+    "oauth",
+    "sandbox",
+    # analysis and plots
+    "price_drops",
+    "price_drop_summary",
+    "market_summary",
+    "compare_markets",
+    "traffic_summary",
+    "lead_funnel",
+    "TrafficSummary",
+    "LeadFunnel",
+    "plot",
+    # exceptions and warnings
+    "RealtyFramesError",
+    "QueryError",
+    "ApiError",
+    "BadRequestError",
+    "InvalidTokenError",
+    "InsufficientScopeError",
+    "NotFoundError",
+    "RateLimitError",
+    "ServerError",
+    "TransportError",
+    "ConnectError",
+    "RequestTimeoutError",
+    "BadResponseError",
+    "OAuthError",
+    "ApiDeprecationWarning",
+    "AnalysisInputError",
+    "MissingColumnsError",
+    "ColumnTypeError",
+    "__version__",
+}
+
+
+def test_all_is_exactly_the_documented_names() -> None:
+    assert set(rf.__all__) == DOCUMENTED
+    assert len(rf.__all__) == len(set(rf.__all__))
+    assert rf.__all__ == sorted(rf.__all__)
+
+
+def test_every_exported_name_is_defined() -> None:
+    for name in rf.__all__:
+        assert getattr(rf, name) is not None, name
+
+
+def test_error_classes_form_the_documented_tree() -> None:
+    for cls in (
+        rf.BadRequestError,
+        rf.InvalidTokenError,
+        rf.InsufficientScopeError,
+        rf.NotFoundError,
+        rf.RateLimitError,
+        rf.ServerError,
+    ):
+        assert issubclass(cls, rf.ApiError)
+    for cls in (rf.ConnectError, rf.RequestTimeoutError, rf.BadResponseError):
+        assert issubclass(cls, rf.TransportError)
+    assert not issubclass(rf.TransportError, rf.ApiError)
+    assert issubclass(rf.QueryError, ValueError)
+    assert issubclass(rf.ApiError, rf.RealtyFramesError)
+
+
+def test_sandbox_and_plot_namespaces() -> None:
+    assert callable(rf.sandbox.serve)
+    assert {"api_key", "client_id", "client_secret", "redirect_uri"} <= set(vars(rf.sandbox.DEMO))
+    assert callable(rf.plot.price_drop_distribution)
+    assert callable(rf.oauth.authorization_url)
+
+
+def test_import_is_light_and_starts_nothing() -> None:
+    # rf.plot and rf.sandbox load on first use: the CLI and scripts that only fetch stay quick.
+    code = (
+        "import sys, threading, realtyframes as rf; "
+        "print(sorted(m for m in ('matplotlib', 'uvicorn', 'starlette') if m in sys.modules), "
+        "threading.active_count()); rf.plot; rf.sandbox; print('matplotlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[] 1", "True"]
