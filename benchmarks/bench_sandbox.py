@@ -21,9 +21,20 @@ AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
 QUERIES: list[dict[str, str]] = [
     {"PropertyType": "Residential", "Status": "Active", "Limit": "50"},
     {"City": "Miami Beach", "MinListPrice": "500000", "MaxListPrice": "2000000", "Limit": "50"},
-    {"PropertyType": "Residential Lease", "MinBedroomsTotal": "2", "Pool": "true", "Sort": "-listdate", "Limit": "50"},
+    {
+        "PropertyType": "Residential Lease",
+        "MinBedroomsTotal": "2",
+        "Pool": "true",
+        "Sort": "-listdate",
+        "Limit": "50",
+    },
     {"Status": "Closed", "City": "Boca Raton", "Sort": "listprice", "Offset": "200", "Limit": "50"},
-    {"Subtypes": "Condominium,Townhouse", "Waterfront": "true", "MaxDaysOnMarket": "90", "Limit": "50"},
+    {
+        "Subtypes": "Condominium,Townhouse",
+        "Waterfront": "true",
+        "MaxDaysOnMarket": "90",
+        "Limit": "50",
+    },
 ]
 REPEAT = 40
 
@@ -40,7 +51,9 @@ def run() -> str:
                 lat = []
                 for q in QUERIES:
                     http.get("/v1/listings", params=q).raise_for_status()
-                    lat += timed(lambda q=q: http.get("/v1/listings", params=q).raise_for_status(), REPEAT)
+                    lat += timed(
+                        lambda q=q: http.get("/v1/listings", params=q).raise_for_status(), REPEAT
+                    )
         rows.append(
             [
                 f"{n:,}",
@@ -58,7 +71,14 @@ def run() -> str:
         "baseline = `GET /v1` (index document) on the same server in the same run. "
         "Goal: search p50 < 50 ms at 200,000 listings.\n\n"
         + table(
-            ["listings", "start-up (build data + serve)", "baseline p50", "search p50", "search p95", "search / baseline"],
+            [
+                "listings",
+                "start-up (build data + serve)",
+                "baseline p50",
+                "search p50",
+                "search p95",
+                "search / baseline",
+            ],
             rows,
         )
         + "\n"
