@@ -23,6 +23,7 @@ DOCUMENTED = {
     "lead_funnel",
     "TrafficSummary",
     "LeadFunnel",
+    "Analytics",
     "plot",
     # exceptions and warnings
     "RealtyFramesError",
@@ -43,6 +44,11 @@ DOCUMENTED = {
     "AnalysisInputError",
     "MissingColumnsError",
     "ColumnTypeError",
+    "SchemaValidationError",
+    "CacheLockTimeout",
+    "DataQualityWarning",
+    "SchemaDriftWarning",
+    "CacheWarning",
     "__version__",
 }
 
@@ -73,6 +79,10 @@ def test_error_classes_form_the_documented_tree() -> None:
     assert not issubclass(rf.TransportError, rf.ApiError)
     assert issubclass(rf.QueryError, ValueError)
     assert issubclass(rf.ApiError, rf.RealtyFramesError)
+    for cls in (rf.SchemaValidationError, rf.CacheLockTimeout, rf.AnalysisInputError):
+        assert issubclass(cls, rf.RealtyFramesError)
+    assert issubclass(rf.MissingColumnsError, KeyError)
+    assert issubclass(rf.SchemaDriftWarning, rf.DataQualityWarning)
 
 
 def test_sandbox_and_plot_namespaces() -> None:

@@ -32,7 +32,10 @@ from realtyframes.errors import (
     ApiError,
     BadRequestError,
     BadResponseError,
+    CacheLockTimeout,
+    CacheWarning,
     ConnectError,
+    DataQualityWarning,
     InsufficientScopeError,
     InvalidTokenError,
     NotFoundError,
@@ -41,9 +44,12 @@ from realtyframes.errors import (
     RateLimitError,
     RealtyFramesError,
     RequestTimeoutError,
+    SchemaDriftWarning,
+    SchemaValidationError,
     ServerError,
     TransportError,
 )
+from realtyframes.schemas import Analytics
 
 if TYPE_CHECKING:
     from realtyframes import plots as plot
@@ -65,14 +71,18 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AnalysisInputError",
+    "Analytics",
     "ApiDeprecationWarning",
     "ApiError",
     "BadRequestError",
     "BadResponseError",
+    "CacheLockTimeout",
+    "CacheWarning",
     "Client",
     "ClientSettings",
     "ColumnTypeError",
     "ConnectError",
+    "DataQualityWarning",
     "InsufficientScopeError",
     "InvalidTokenError",
     "LeadFunnel",
@@ -84,6 +94,8 @@ __all__ = [
     "RealtyFramesError",
     "RequestTimeoutError",
     "RetryPolicy",
+    "SchemaDriftWarning",
+    "SchemaValidationError",
     "ServerError",
     "TrafficSummary",
     "TransportError",

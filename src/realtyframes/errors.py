@@ -14,12 +14,23 @@ Class tree::
     │   ├── NotFoundError                404 not_found
     │   ├── RateLimitError               429 rate_limit_exceeded (.retry_after)
     │   └── ServerError                  5xx server_error, also 502/503/504 and non-JSON error pages
-    └── TransportError                   no usable HTTP answer
-        ├── ConnectError                 could not connect, or the connection dropped
-        ├── RequestTimeoutError          timed out (also a builtin TimeoutError)
-        └── BadResponseError             a 2xx whose body is not the JSON promised (truncated, HTML)
+    ├── TransportError                   no usable HTTP answer
+    │   ├── ConnectError                 could not connect, or the connection dropped
+    │   ├── RequestTimeoutError          timed out (also a builtin TimeoutError)
+    │   └── BadResponseError             a 2xx whose body is not the JSON promised (truncated, HTML)
+    ├── SchemaValidationError(ValueError)  rows failed validation with on_invalid="raise"
+    │                                    (.model, .failure_cases)
+    ├── CacheLockTimeout(TimeoutError)   another process held a cache entry's lock too long
+    └── AnalysisInputError(ValueError)   bad argument or frame given to an analysis function
+        ├── MissingColumnsError(KeyError)  a needed column is absent (.missing names them)
+        └── ColumnTypeError              values cannot be read as numbers / timestamps
 
-Warnings: :class:`ApiDeprecationWarning` (a ``DeprecationWarning``) for deprecated operations.
+Warnings::
+
+    ApiDeprecationWarning(DeprecationWarning)  a deprecated operation answered (sunset, link)
+    DataQualityWarning(UserWarning)            rows were quarantined (count and checks)
+    └── SchemaDriftWarning                     a column arrived with another type than the schema's
+    CacheWarning(UserWarning)                  an unreadable cache file was moved aside (a miss)
 
 >>> try:
 ...     raise NotFoundError("Resource not found", status=404, code="not_found")
@@ -31,23 +42,34 @@ Warnings: :class:`ApiDeprecationWarning` (a ``DeprecationWarning``) for deprecat
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
+    "AnalysisInputError",
     "ApiDeprecationWarning",
     "ApiError",
     "BadRequestError",
     "BadResponseError",
+    "CacheLockTimeout",
+    "CacheWarning",
+    "ColumnTypeError",
     "ConnectError",
+    "DataQualityWarning",
     "InsufficientScopeError",
     "InvalidTokenError",
+    "MissingColumnsError",
     "NotFoundError",
     "OAuthError",
     "QueryError",
     "RateLimitError",
     "RealtyFramesError",
     "RequestTimeoutError",
+    "SchemaDriftWarning",
+    "SchemaValidationError",
     "ServerError",
     "TransportError",
 ]
@@ -221,3 +243,87 @@ class BadResponseError(TransportError):
 
 class ApiDeprecationWarning(DeprecationWarning):
     """An operation answered with ``Deprecation``; the message names the sunset date and link."""
+
+
+# --- data layers ---------------------------------------------------------------------------------
+
+
+class DataQualityWarning(UserWarning):
+    """Rows failed validation (the message gives the count and the checks)."""
+
+
+class SchemaDriftWarning(DataQualityWarning):
+    """A column arrived with values of another type than the schema's (the message names it)."""
+
+
+class SchemaValidationError(RealtyFramesError, ValueError):
+    """Rows failed validation and ``on_invalid="raise"`` was asked.
+
+    ``failure_cases`` is a DataFrame with columns ``column``, ``check``, ``failure_case`` and
+    ``index`` (the row label in the validated frame), one row per failure; ``model`` names the
+    schema.
+
+    >>> validate(bad, Listing, on_invalid="raise")  # doctest: +SKIP
+    Traceback (most recent call last):
+    SchemaValidationError: Listing: 2 of 10 rows invalid: ListPrice: greater_than_or_equal_to(0) (2)
+    """
+
+    def __init__(self, message: str, *, model: str, failure_cases: pd.DataFrame) -> None:
+        super().__init__(message)
+        self.model = model
+        self.failure_cases = failure_cases
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_error, (str(self), self.model, self.failure_cases))
+
+
+def _rebuild_error(message: str, model: str, failure_cases: pd.DataFrame) -> SchemaValidationError:
+    return SchemaValidationError(message, model=model, failure_cases=failure_cases)
+
+
+class CacheLockTimeout(RealtyFramesError, TimeoutError):
+    """Another process held a cache entry's write lock for longer than the timeout."""
+
+
+class CacheWarning(UserWarning):
+    """A cache file could not be read and was moved aside (the entry is then a miss)."""
+
+
+class AnalysisInputError(RealtyFramesError, ValueError):
+    """Bad input to an analysis function: an argument value or the frame given."""
+
+
+class MissingColumnsError(AnalysisInputError, KeyError):
+    """A frame lacks columns an analysis function needs.
+
+    ``missing`` holds the absent names, ``frame`` the argument's name, ``func`` the function.
+
+    >>> import pandas as pd
+    >>> from realtyframes.analysis._common import check_columns
+    >>> check_columns(pd.DataFrame({"City": []}), ["City", "ListPrice"], "listings", "f")
+    Traceback (most recent call last):
+    ...
+    realtyframes.errors.MissingColumnsError: f(): `listings` lacks required column 'ListPrice' ...
+    """
+
+    def __init__(
+        self, missing: Sequence[str], *, frame: str, func: str, available: Iterable[Hashable] = ()
+    ) -> None:
+        self.missing = tuple(missing)
+        self.frame = frame
+        self.func = func
+        have = [str(c) for c in available]
+        shown = ", ".join(repr(c) for c in have[:30]) + (", ..." if len(have) > 30 else "")
+        noun = "column" if len(self.missing) == 1 else "columns"
+        names = ", ".join(repr(m) for m in self.missing)
+        self.message = (
+            f"{func}(): `{frame}` lacks required {noun} {names} (it has: {shown or 'no columns'})"
+        )
+        super().__init__(self.message)
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.message
+
+
+class ColumnTypeError(AnalysisInputError):
+    """A column's values cannot be read as the numbers or timestamps a function needs."""

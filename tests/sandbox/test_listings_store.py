@@ -304,7 +304,7 @@ def test_paging_is_stable_and_complete(store: ListingStore) -> None:
         ({"MinListPrice": "abc"}, "MinListPrice"),
         ({"MaxListPrice": "-5"}, "MaxListPrice"),
         ({"MinBedroomsTotal": "two"}, "MinBedroomsTotal"),
-        ({"MinLotSize": "1e4"}, "MinLotSize"),
+        ({"MinLotSize": "4,000"}, "MinLotSize"),
         ({"MaxDaysOnMarket": "-1"}, "MaxDaysOnMarket"),
         ({"MinYearBuilt": "2020", "MaxYearBuilt": "2010"}, "MinYearBuilt"),
         ({"MinListPrice": "500000", "MaxListPrice": "400000"}, "MinListPrice"),

@@ -24,11 +24,13 @@ import datetime as dt
 import math
 import numbers
 import re
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 import numpy as np
 import pandas as pd
+
+from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
 
 #: Property types summarised as the sale segment. The spec lists Residential, Residential Income,
 #: Land, Commercial Sale and Business Opportunity; it leaves ``Land/Boat Docks`` unclassified. We
@@ -51,45 +53,6 @@ SEGMENTS: tuple[str, ...] = ("sale", "rent", "both")
 
 _TS_UNIT = "datetime64[us, UTC]"
 _DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
-
-
-class AnalysisInputError(ValueError):
-    """Bad input to an analysis function: an argument value or the frame given."""
-
-
-class MissingColumnsError(AnalysisInputError, KeyError):
-    """A frame lacks columns an analysis function needs.
-
-    ``missing`` holds the absent names, ``frame`` the argument's name, ``func`` the function.
-
-    >>> import pandas as pd
-    >>> check_columns(pd.DataFrame({"City": []}), ["City", "ListPrice"], "listings", "f")
-    Traceback (most recent call last):
-    ...
-    realtyframes.analysis._common.MissingColumnsError: f(): `listings` lacks required column 'ListPrice' ...
-    """
-
-    def __init__(
-        self, missing: Sequence[str], *, frame: str, func: str, available: Iterable[Hashable] = ()
-    ) -> None:
-        self.missing = tuple(missing)
-        self.frame = frame
-        self.func = func
-        have = [str(c) for c in available]
-        shown = ", ".join(repr(c) for c in have[:30]) + (", ..." if len(have) > 30 else "")
-        noun = "column" if len(self.missing) == 1 else "columns"
-        names = ", ".join(repr(m) for m in self.missing)
-        self.message = (
-            f"{func}(): `{frame}` lacks required {noun} {names} (it has: {shown or 'no columns'})"
-        )
-        super().__init__(self.message)
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return self.message
-
-
-class ColumnTypeError(AnalysisInputError):
-    """A column's values cannot be read as the numbers or timestamps a function needs."""
 
 
 def check_frame(obj: object, frame: str, func: str) -> pd.DataFrame:

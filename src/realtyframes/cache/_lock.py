@@ -17,15 +17,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from realtyframes.errors import RealtyFramesError
+from realtyframes.errors import CacheLockTimeout
 
 __all__ = ["CacheLockTimeout", "file_lock"]
 
 _POLL = 0.05  # seconds between attempts when waiting with a timeout
-
-
-class CacheLockTimeout(RealtyFramesError, TimeoutError):
-    """Another process held a cache entry's write lock for longer than the timeout."""
 
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only

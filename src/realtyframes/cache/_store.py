@@ -40,6 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realtyframes.cache._lock import CacheLockTimeout, file_lock
+from realtyframes.errors import CacheWarning
 
 __all__ = [
     "DEFAULT_TTLS",
@@ -77,10 +78,6 @@ class _ResourceTtl(enum.Enum):
     """Sentinel: the resource's own ttl (``None`` already means "never expires")."""
 
     DEFAULT = "resource default"
-
-
-class CacheWarning(UserWarning):
-    """A cache file could not be read and was moved aside (the entry is then a miss)."""
 
 
 # --- keys -----------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.errors import SchemaErrors
 
-from realtyframes.errors import RealtyFramesError
+from realtyframes.errors import DataQualityWarning, SchemaDriftWarning, SchemaValidationError
 
 __all__ = [
     "QUARANTINE_REASON",
@@ -43,39 +43,6 @@ OnInvalid = Literal["quarantine", "raise", "keep"]
 _ON_INVALID: tuple[str, ...] = ("quarantine", "raise", "keep")
 _FAILURE_COLUMNS = ["column", "check", "failure_case", "index"]
 _STR = pd.StringDtype(na_value=np.nan)
-
-
-class DataQualityWarning(UserWarning):
-    """Rows failed validation (the message gives the count and the checks)."""
-
-
-class SchemaDriftWarning(DataQualityWarning):
-    """A column arrived with values of another type than the schema's (the message names it)."""
-
-
-class SchemaValidationError(RealtyFramesError, ValueError):
-    """Rows failed validation and ``on_invalid="raise"`` was asked.
-
-    ``failure_cases`` is a DataFrame with columns ``column``, ``check``, ``failure_case`` and
-    ``index`` (the row label in the validated frame), one row per failure; ``model`` names the
-    schema.
-
-    >>> validate(bad, Listing, on_invalid="raise")  # doctest: +SKIP
-    Traceback (most recent call last):
-    SchemaValidationError: Listing: 2 of 10 rows invalid: ListPrice: greater_than_or_equal_to(0) (2)
-    """
-
-    def __init__(self, message: str, *, model: str, failure_cases: pd.DataFrame) -> None:
-        super().__init__(message)
-        self.model = model
-        self.failure_cases = failure_cases
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_error, (str(self), self.model, self.failure_cases))
-
-
-def _rebuild_error(message: str, model: str, failure_cases: pd.DataFrame) -> SchemaValidationError:
-    return SchemaValidationError(message, model=model, failure_cases=failure_cases)
 
 
 # --- target dtypes --------------------------------------------------------------------------------
