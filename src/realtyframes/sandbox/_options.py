@@ -19,7 +19,8 @@ class DemoCredentials:
     empty_api_key: str = "rfk_demo_nocontacts_0003"  # standard plan, a domain with no contacts
     client_id: str = "rf-demo-app"
     client_secret: str = "rf-demo-secret-not-for-production"
-    redirect_uri: str = "http://127.0.0.1:8765/callback"  # loopback: any port accepted (RFC 8252 7.3)
+    # loopback redirect: any port is accepted (RFC 8252 7.3)
+    redirect_uri: str = "http://127.0.0.1:8765/callback"
     domain: str = "demo-realty.example"
     email: str = "demo@demo-realty.example"
 
@@ -34,14 +35,14 @@ class Faults:
     Rates are shares of requests in [0, 1], drawn from a seeded generator (deterministic per server).
     """
 
-    error_rate: float = 0.0  # share answered 500/502/503 (spec error body; 502/503 as a proxy would)
+    error_rate: float = 0.0  # share answered 500/502/503 (spec error body)
     burst_429: int = 0  # every `burst_every` requests, this many consecutive 429s (Retry-After set)
     burst_every: int = 20
     drop_rate: float = 0.0  # share whose connection is dropped mid-body
     truncate_rate: float = 0.0  # share whose JSON body is cut short (valid HTTP, broken JSON)
     nonjson_rate: float = 0.0  # share answered by an HTML 502 page, as from a proxy
     drift: int = 0  # listings inserted at the top of the market on each search page served
-    bad_records: float = 0.0  # share of listing records corrupted (negative price, ClosePrice on Active, ...)
+    bad_records: float = 0.0  # share of listing records corrupted (negative price, ...)
     retry_after: int = 1  # Retry-After seconds on fault 429s
 
     @classmethod
