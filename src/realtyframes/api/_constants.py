@@ -63,3 +63,11 @@ SECRET_QUERY_PARAMS = (
     "code",
     "password",
 )
+
+#: Loopback hosts always bypass HTTP(S)_PROXY (httpx applies env proxies to 127.0.0.1 too): the
+#: embedded sandbox and the OAuth login listener live there. ``None`` = the direct transport.
+LOOPBACK_MOUNTS: dict[str, None] = {
+    "all://127.0.0.1": None,
+    "all://localhost": None,
+    "all://[::1]": None,
+}

@@ -24,7 +24,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
@@ -45,6 +45,7 @@ from realtyframes.api._constants import (
     DEFAULT_TIMEOUT,
     HOSTS,
     JSON,
+    LOOPBACK_MOUNTS,
     PROBLEM_JSON,
     SERVICE_API_VERSION,
 )
@@ -201,6 +202,7 @@ class ApiClient:
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
             event_hooks={k: list(v) for k, v in (event_hooks or {}).items()},
             trust_env=transport is None,
+            mounts=dict(LOOPBACK_MOUNTS) if transport is None else None,
         )
         self._shared = _Shared(http=http)
         self._owner = True
@@ -437,7 +439,8 @@ class ApiClient:
                 futures[future] = index
             pending = set(futures)
             while pending:
-                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                # FIRST_COMPLETED: on_result (progress bars) sees each page as it arrives.
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 failed = [f for f in done if f.exception() is not None]
                 for future in sorted(done, key=futures.__getitem__):
                     if future.exception() is None:
