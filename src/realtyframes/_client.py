@@ -6,8 +6,11 @@
 'standard'
 
 Extension point for the loaders: a ``Client`` holds ``self._api`` (the
-:class:`~realtyframes.api.ApiClient`, all HTTP goes through it) and ``self._settings`` (a
-:class:`ClientSettings`: cache_dir, cache, ttl, progress). Loader methods read both.
+:class:`~realtyframes.api.ApiClient`, all HTTP goes through it), ``self._settings`` (a
+:class:`ClientSettings`: cache_dir, cache, ttl, progress, on_invalid) and ``self._cache`` (the
+:class:`~realtyframes.cache.ParquetCache`, or None with ``cache=False``). The data methods
+(``listings``, ``listing_changes``, ``contacts``, ``analytics`` ...) are thin calls into
+:mod:`realtyframes.loaders`; each records what it did in :attr:`Client.last_load`.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pandas as pd
 
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
@@ -34,8 +38,24 @@ from realtyframes.api._constants import (
 from realtyframes.api._http import ApiClient, ErrorFormat
 from realtyframes.api._ratelimit import RateLimitState
 from realtyframes.api._retry import RetryPolicy
+from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
+from realtyframes.loaders import (
+    LoadContext,
+    LoadInfo,
+    check_on_invalid,
+    load_activity,
+    load_analytics,
+    load_changes,
+    load_contact,
+    load_contacts,
+    load_legacy_contacts,
+    load_listing,
+    load_listings,
+    make_cache,
+)
 from realtyframes.oauth import Token
+from realtyframes.schemas import Analytics, OnInvalid
 
 logger = logging.getLogger("realtyframes")
 
@@ -58,13 +78,16 @@ class ClientSettings:
 
     ``cache_dir`` None: the cache layer's default (``REALTYFRAMES_CACHE_DIR``, else the user cache
     directory). ``ttl``: seconds or a timedelta for every resource, or a mapping resource -> ttl;
-    None: the cache layer's defaults. ``progress`` None: on in notebooks and terminals.
+    None: the loaders' defaults (listings 1 h, listing detail 1 day, changes 15 min, contacts
+    1 h, analytics 1 h). ``progress`` None: on in notebooks and terminals. ``on_invalid``: what
+    loads do with rows that fail validation ("quarantine", "raise", "keep").
     """
 
     cache_dir: Path | None = None
     cache: bool = True
     ttl: TTL | Mapping[str, TTL] = None
     progress: bool | None = None
+    on_invalid: str = "quarantine"
 
 
 def _check_ttl(name: str, value: Any) -> None:
@@ -81,7 +104,9 @@ def _check_ttl(name: str, value: Any) -> None:
         raise QueryError(name, f"{value!r} is not a duration", "seconds >= 0, a timedelta, or None")
 
 
-def _settings(cache_dir: Any, cache: Any, ttl: Any, progress: Any) -> ClientSettings:
+def _settings(
+    cache_dir: Any, cache: Any, ttl: Any, progress: Any, on_invalid: Any = "quarantine"
+) -> ClientSettings:
     if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
         raise QueryError(
             "cache_dir", f"expected a path, got {type(cache_dir).__name__}", "a path or None"
@@ -107,6 +132,7 @@ def _settings(cache_dir: Any, cache: Any, ttl: Any, progress: Any) -> ClientSett
         cache=cache,
         ttl=ttl,
         progress=progress,
+        on_invalid=check_on_invalid(on_invalid),
     )
 
 
@@ -140,9 +166,11 @@ class Client:
     ``token`` (an OAuth access token or :class:`~realtyframes.oauth.Token`) is sent as Bearer;
     ``api_key`` as ``X-API-Key`` on the main host and as ``api_key`` on the legacy host.
     ``legacy_url`` and ``auth_url`` default to ``base_url``. Loader settings (``cache_dir``,
-    ``cache``, ``ttl``, ``progress``) are kept in :attr:`settings`. Keyword-only extras:
-    ``api_key_header``, ``docs_url``, ``error_format`` ("json" or "problem"), ``retry``
-    (:class:`~realtyframes.api.RetryPolicy`), ``pace``, ``transport`` and ``event_hooks`` (httpx).
+    ``cache``, ``ttl``, ``progress``, ``on_invalid``) are kept in :attr:`settings`. Keyword-only
+    extras: ``api_key_header``, ``docs_url``, ``error_format`` ("json" or "problem"), ``retry``
+    (:class:`~realtyframes.api.RetryPolicy`), ``pace``, ``transport`` and ``event_hooks`` (httpx),
+    ``on_invalid`` ("quarantine" (default): invalid rows go to ``last_load.quarantine``;
+    "raise": :class:`~realtyframes.SchemaValidationError`; "keep": kept, with a warning).
 
     >>> with Client() as client:  # doctest: +SKIP
     ...     client.me()["email"]
@@ -171,6 +199,7 @@ class Client:
         pace: bool = True,
         transport: httpx.BaseTransport | None = None,
         event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
+        on_invalid: OnInvalid = "quarantine",
     ) -> None:
         access_token = token.access_token if isinstance(token, Token) else token
         if access_token is not None and (
@@ -189,7 +218,9 @@ class Client:
                 )
             base_url = _embedded_sandbox_url()
             self._embedded = True
-        self._settings = _settings(cache_dir, cache, ttl, progress)
+        self._settings = _settings(cache_dir, cache, ttl, progress, on_invalid)
+        self._cache: ParquetCache | None = self._make_cache()
+        self._local = threading.local()
         self._api = ApiClient(
             base_url,
             token=access_token,
@@ -279,23 +310,206 @@ class Client:
                 "Client(api_key=...)",
             )
 
+    # -- data: the loaders ------------------------------------------------------------------------
+    def _make_cache(self) -> ParquetCache | None:
+        settings = self._settings
+        return make_cache(settings.cache_dir, settings.ttl) if settings.cache else None
+
+    def _context(self) -> LoadContext:
+        return LoadContext(self._api, self._cache, self._settings.progress, self._record)
+
+    def _record(self, info: LoadInfo) -> None:
+        self._local.last_load = info
+
+    def _mode(self, on_invalid: OnInvalid | None) -> OnInvalid:
+        if on_invalid is None:
+            return self._settings.on_invalid  # type: ignore[return-value]
+        return check_on_invalid(on_invalid)
+
+    @property
+    def last_load(self) -> LoadInfo | None:
+        """What the latest data call of this client (in this thread) did: a
+        :class:`~realtyframes.loaders.LoadInfo` with ``rows``, ``quarantined``, ``requests``,
+        ``from_cache``, ``fetched_at``, ``total``, ``warnings``, the ``quarantine`` frame (invalid
+        rows with ``_quarantine_reason``) and, for listings, the ``media`` frame.
+
+        >>> client.listings(City="Miami"); client.last_load.requests  # doctest: +SKIP
+        9
+        """
+        return getattr(self._local, "last_load", None)
+
+    def listings(
+        self,
+        *,
+        max_results: int | None = None,
+        details: bool = False,
+        refresh: bool = False,
+        on_invalid: OnInvalid | None = None,
+        **filters: Any,
+    ) -> pd.DataFrame:
+        """Every listing matching ``filters`` (the spec's names: ``City=``, ``MinListPrice=``,
+        ``Status=``, ``PropertyType=`` ...), one row per ListingId.
+
+        Paged 50 at a time with the fewest requests (the first page's total plans the rest,
+        fetched concurrently within the rate budget); a listing seen twice keeps its newest
+        ``ModificationTimestamp``; the row count is checked against the server's total, and if
+        the data moved while paging the gap is re-read, else a
+        :class:`~realtyframes.loaders.DriftWarning` says what is missing. ``max_results``: stop
+        after that many. ``details=True``: fetch every listing's detail (concurrently) and
+        return every detail field; their Media is in ``client.last_load.media`` (ListingId,
+        Order, MediaURL, ShortDescription). Invalid rows go to ``client.last_load.quarantine``
+        (``on_invalid``: the client's setting by default). Cached (``refresh=True`` refetches).
+        Bad filters raise :class:`~realtyframes.QueryError` before any request.
+
+        >>> miami = client.listings(City="Miami", MinListPrice=500_000)  # doctest: +SKIP
+        >>> top = client.listings(Status="Closed", max_results=100, details=True)  # doctest: +SKIP
+        >>> photos = client.last_load.media  # doctest: +SKIP
+        """
+        result = load_listings(
+            self._context(),
+            filters,
+            max_results=max_results,
+            details=details,
+            refresh=refresh,
+            on_invalid=self._mode(on_invalid),
+        )
+        return result.frame
+
+    def listing(
+        self, listing_id: str, *, refresh: bool = False, on_invalid: OnInvalid | None = None
+    ) -> pd.DataFrame:
+        """One listing with every detail field (one row); its Media in ``client.last_load.media``.
+
+        >>> client.listing("A10459460")[["ListPrice", "PublicRemarks"]]  # doctest: +SKIP
+        """
+        result = load_listing(
+            self._context(), listing_id, refresh=refresh, on_invalid=self._mode(on_invalid)
+        )
+        return result.frame
+
+    def listing_changes(
+        self,
+        listing_ids: str | Iterable[str],
+        since: str | date | datetime,
+        change_type: str | None = None,
+        *,
+        refresh: bool = False,
+        on_invalid: OnInvalid | None = None,
+    ) -> pd.DataFrame:
+        """Every price or status change of ``listing_ids`` after ``since`` (an ISO 8601
+        timestamp, a date, or a tz-aware datetime); ``change_type``: "price_change" or
+        "status_change". One row per change. Ids go 100 per request, each chunk paged.
+
+        >>> ids = client.listings(City="Miami")["ListingId"]  # doctest: +SKIP
+        >>> client.listing_changes(ids, "2026-05-01", change_type="price_change")  # doctest: +SKIP
+        """
+        result = load_changes(
+            self._context(),
+            listing_ids,
+            since,
+            change_type,
+            refresh=refresh,
+            on_invalid=self._mode(on_invalid),
+        )
+        return result.frame
+
+    def contacts(
+        self, *, refresh: bool = False, on_invalid: OnInvalid | None = None
+    ) -> pd.DataFrame:
+        """Every CRM contact (``GET /v1/contacts``, paged): one row per contact.
+
+        >>> client.contacts()[["name", "stage", "source"]]  # doctest: +SKIP
+        """
+        return load_contacts(
+            self._context(), refresh=refresh, on_invalid=self._mode(on_invalid)
+        ).frame
+
+    def contact(
+        self, contact_id: str, *, refresh: bool = False, on_invalid: OnInvalid | None = None
+    ) -> pd.DataFrame:
+        """One contact (one row).
+
+        >>> client.contact("6aee0d40422d25b1399de766")  # doctest: +SKIP
+        """
+        return load_contact(
+            self._context(), contact_id, refresh=refresh, on_invalid=self._mode(on_invalid)
+        ).frame
+
+    def contact_activity(
+        self, contact_id: str, *, refresh: bool = False, on_invalid: OnInvalid | None = None
+    ) -> pd.DataFrame:
+        """A contact's activity: one row per event (contactId, id, type, timestamp, ...).
+
+        >>> client.contact_activity("6aee0d40422d25b1399de766")  # doctest: +SKIP
+        """
+        return load_activity(
+            self._context(), contact_id, refresh=refresh, on_invalid=self._mode(on_invalid)
+        ).frame
+
+    def legacy_contacts(
+        self, *, refresh: bool = False, on_invalid: OnInvalid | None = None
+    ) -> pd.DataFrame:
+        """The contacts from the legacy host (``GET /api/getContacts?api_key=...``; deprecated).
+        Its 404 (no contacts for the domain or key) gives an empty frame with the contact
+        columns. Needs ``api_key``.
+
+        >>> client.legacy_contacts()  # doctest: +SKIP
+        """
+        self._require_api_key("legacy_contacts")
+        return load_legacy_contacts(
+            self._context(), refresh=refresh, on_invalid=self._mode(on_invalid)
+        ).frame
+
+    def analytics(
+        self,
+        period: str = "30d",
+        *,
+        refresh: bool = False,
+        on_invalid: OnInvalid | None = None,
+        **filters: Any,
+    ) -> Analytics:
+        """Website analytics of ``period`` ("24h", "7d", "30d", "90d", "1y") with the spec's
+        filters (``Page=``, ``Referrer=``, ``Device=``, ``Country=``, ``UtmSource=`` ...), as
+        :class:`~realtyframes.Analytics` (overview, timelines, pages, referrers, countries,
+        browsers, os, devices, utm).
+
+        >>> client.analytics("7d", Device="mobile").overview  # doctest: +SKIP
+        """
+        analytics, _ = load_analytics(
+            self._context(), period, filters, refresh=refresh, on_invalid=self._mode(on_invalid)
+        )
+        return analytics
+
+    def sync_listings(self, **scope: Any) -> pd.DataFrame:
+        """The whole market of a scope (``PropertyType=``, ``City=``, ``PostalCode=`` ... all
+        but ``Status``), every status, kept current incrementally in the cache, with its change
+        history. See :func:`realtyframes.loaders._sync.sync_listings`.
+
+        >>> market = client.sync_listings(City="Miami")  # doctest: +SKIP
+        """
+        from realtyframes.loaders._sync import sync_listings
+
+        return sync_listings(self, scope)
+
     # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> Client:
         """A copy with other ``timeout``, ``max_retries``, ``max_concurrency``, ``retry``, ``pace``,
-        ``error_format``, ``cache``, ``cache_dir``, ``ttl`` or ``progress``; it shares the
-        connection pool and the rate budget.
+        ``error_format``, ``cache``, ``cache_dir``, ``ttl``, ``progress`` or ``on_invalid``; it
+        shares the connection pool and the rate budget (not ``last_load``).
 
         >>> fast = client.with_options(max_concurrency=8, cache=False)  # doctest: +SKIP
         """
-        setting_names = ("cache_dir", "cache", "ttl", "progress")
+        setting_names = ("cache_dir", "cache", "ttl", "progress", "on_invalid")
         api_options = {k: v for k, v in options.items() if k not in setting_names}
         changes = {k: v for k, v in options.items() if k in setting_names}
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         copy._api = self._api.with_options(**api_options)
+        copy._local = threading.local()
         if changes:
             merged = {**self._settings.__dict__, **changes}
             copy._settings = _settings(**merged)
+            copy._cache = copy._make_cache()
         else:
             copy._settings = replace(self._settings)
         return copy

@@ -1,0 +1,555 @@
+"""``sync_listings``: the synced market equals a fresh full load, at the request floor.
+
+Every test runs against its own sandbox (a real server on loopback) with a fixed clock that the
+test moves. The "fresh full load" and the "raw feed" the sync is compared with are read here with
+plain httpx page loops, independently of the loaders. Compared columns: every column of the
+frames, except that ``DaysOnMarket`` of listings not closed is checked as a bound (the feed has no
+event for it: the sync derives it from the newest server time it saw, at most one day behind
+when the sync saw fresh listings; see docs/sync.md).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pandas as pd
+import pytest
+
+import realtyframes as rf
+from realtyframes.cache import CacheWarning
+from realtyframes.errors import ApiError, BadRequestError, NotFoundError, QueryError
+from realtyframes.loaders._sync import (
+    RESOURCE,
+    STATUSES,
+    _key,
+    _too_many,
+    listing_history,
+    sync_listings,
+    sync_scope,
+    sync_state,
+)
+from realtyframes.sandbox import Faults
+from realtyframes.schemas import DataQualityWarning, Listing, listings_from_pages, validate
+
+PAGE = 50
+CHUNK = 100  # the sandbox's maximum of ListingIds per change-feed request
+
+
+# -- counting requests --------------------------------------------------------------------------------
+
+
+class Requests:
+    """An httpx event hook counting requests by kind, and the answers' statuses."""
+
+    def __init__(self) -> None:
+        self.kinds: Counter[str] = Counter()
+        self.statuses: Counter[int] = Counter()
+
+    def on_request(self, request: httpx.Request) -> None:
+        path = request.url.path
+        if path == "/v1/listings":
+            self.kinds["search"] += 1
+        elif path == "/v1/listings/changes":
+            self.kinds["feed"] += 1
+        elif path.startswith("/v1/listings/"):
+            self.kinds["detail"] += 1
+        else:
+            self.kinds["other"] += 1
+
+    def on_response(self, response: httpx.Response) -> None:
+        self.statuses[response.status_code] += 1
+
+    @property
+    def total(self) -> int:
+        return sum(self.kinds.values())
+
+    def reset(self) -> None:
+        self.kinds.clear()
+        self.statuses.clear()
+
+
+@pytest.fixture
+def counter() -> Requests:
+    return Requests()
+
+
+@pytest.fixture
+def make_client(tmp_path: Path, counter: Requests) -> Iterator[Callable[..., rf.Client]]:
+    clients: list[rf.Client] = []
+
+    def make(url: str, **options: Any) -> rf.Client:
+        options.setdefault("cache_dir", tmp_path / "cache")
+        client = rf.Client(
+            base_url=url,
+            progress=False,
+            event_hooks={"request": [counter.on_request], "response": [counter.on_response]},
+            **options,
+        )
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+# -- independent reads of the server ------------------------------------------------------------------
+
+
+def _all_pages(http: httpx.Client, url: str, params: Mapping[str, str], key: str) -> list[bytes]:
+    bodies, offset = [], 0
+    while True:
+        response = http.get(url, params={**params, "Offset": offset, "Limit": PAGE})
+        response.raise_for_status()
+        bodies.append(response.content)
+        body = response.json()
+        offset += PAGE
+        if offset >= body["total"] or len(body[key]) < PAGE:
+            return bodies
+
+
+def fresh_market(
+    http: httpx.Client, base: str, scope: Mapping[str, str], *, invalid: int = 0
+) -> pd.DataFrame:
+    """Every status of the scope, read now, validated (``invalid`` rows expected to fail),
+    sorted by ListingId."""
+    pages = [
+        body
+        for status in STATUSES
+        for body in _all_pages(http, f"{base}/v1/listings", {**scope, "Status": status}, "listings")
+    ]
+    listings, _ = listings_from_pages(pages)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DataQualityWarning)
+        valid, quarantined = validate(listings, Listing)
+    assert len(quarantined) == invalid
+    return valid.sort_values("ListingId").reset_index(drop=True)
+
+
+def totals(http: httpx.Client, base: str, params: Mapping[str, str]) -> dict[str, int]:
+    """The server's total of each status for a search."""
+    return {
+        s: http.get(f"{base}/v1/listings", params={**params, "Status": s, "Limit": 1}).json()[
+            "total"
+        ]
+        for s in STATUSES
+    }
+
+
+def raw_feed(
+    http: httpx.Client, base: str, ids: list[str], since: str
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """Every change record of ``ids`` since ``since`` (chunks of 100) and each chunk's total."""
+    records: list[dict[str, Any]] = []
+    chunk_totals: list[int] = []
+    for i in range(0, len(ids), CHUNK):
+        params = {"Since": since, "ListingIds": ",".join(ids[i : i + CHUNK])}
+        bodies = _all_pages(http, f"{base}/v1/listings/changes", params, "changes")
+        chunk_totals.append(httpx.Response(200, content=bodies[0]).json()["total"])
+        for body in bodies:
+            records += httpx.Response(200, content=body).json()["changes"]
+    return records, chunk_totals
+
+
+def iso(stamp: pd.Timestamp) -> str:
+    return stamp.tz_convert("UTC").isoformat().replace("+00:00", "Z")
+
+
+def advance(http: httpx.Client, base: str, days: float) -> None:
+    http.post(f"{base}/_sandbox/clock", json={"advance_days": days}).raise_for_status()
+
+
+# -- comparisons --------------------------------------------------------------------------------------
+
+
+def assert_same_market(synced: pd.DataFrame, fresh: pd.DataFrame, *, exact_days: bool) -> None:
+    """Rows, prices, statuses, close data, timestamps and every other column equal; DaysOnMarket
+    equal when ``exact_days`` (and for Closed listings always), else synced in [fresh - 1, fresh]."""
+    assert synced["ListingId"].is_unique
+    assert synced["ListingId"].tolist() == fresh["ListingId"].tolist()
+    columns = [c for c in fresh.columns if c != "DaysOnMarket"]
+    assert set(synced.columns) == set(fresh.columns)
+    pd.testing.assert_frame_equal(synced[columns], fresh[columns])
+    closed = (fresh["StandardStatus"] == "Closed").to_numpy()
+    days, fresh_days = synced["DaysOnMarket"], fresh["DaysOnMarket"]
+    assert days[closed].tolist() == fresh_days[closed].tolist()
+    if exact_days:
+        assert days.tolist() == fresh_days.tolist()
+    else:
+        gap = (fresh_days - days)[~closed]
+        assert gap.between(0, 1).all(), gap.value_counts()
+
+
+def history_keys(frame: pd.DataFrame) -> set[tuple[str, str, str]]:
+    return {
+        (row.ListingId, str(row.ChangeType), iso(row.ChangeTimestamp))
+        for row in frame.itertuples(index=False)
+    }
+
+
+def assert_history_is_the_feed(history: pd.DataFrame, records: list[dict[str, Any]]) -> None:
+    """The history holds exactly the feed's records, with their old and new values."""
+    assert len(history) == len(records)
+    by_key = {(r["ListingId"], r["ChangeType"], r["ChangeTimestamp"]): r for r in records}
+    assert history_keys(history) == set(by_key)
+    for row in history.itertuples(index=False):
+        record = by_key[(row.ListingId, str(row.ChangeType), iso(row.ChangeTimestamp))]
+        if row.ChangeType == "price_change":
+            assert (row.PreviousListPrice, row.ListPrice) == (
+                record["PreviousListPrice"],
+                record["ListPrice"],
+            )
+        else:
+            assert (str(row.PreviousStatus), str(row.StandardStatus)) == (
+                record["PreviousStatus"],
+                record["StandardStatus"],
+            )
+
+
+def expected_floor(
+    http: httpx.Client,
+    base: str,
+    scope: Mapping[str, str],
+    cached: pd.DataFrame,
+) -> dict[str, Any]:
+    """The requests the next sync must make, from the server's data (read before the sync):
+    new listings per status, the feed over the known ids, and the listings that closed."""
+    entry_since = iso(cached["OriginalEntryTimestamp"].max())
+    change_since = iso(cached["ModificationTimestamp"].max())
+    new_totals = totals(http, base, {**scope, "Since": entry_since})
+    new_pages = [
+        body
+        for s in STATUSES
+        for body in _all_pages(
+            http, f"{base}/v1/listings", {**scope, "Status": s, "Since": entry_since}, "listings"
+        )
+    ]
+    new, _ = listings_from_pages(new_pages)
+    changed_new = new.loc[
+        new["ModificationTimestamp"] > new["OriginalEntryTimestamp"], "ListingId"
+    ].tolist()
+    ids = cached["ListingId"].tolist() + changed_new
+    records, chunk_totals = raw_feed(http, base, ids, change_since)
+    closed_before = set(cached.loc[cached["StandardStatus"] == "Closed", "ListingId"])
+    closings = {
+        r["ListingId"]
+        for r in records
+        if r["ChangeType"] == "status_change"
+        and r["StandardStatus"] == "Closed"
+        and r["ListingId"] not in closed_before
+        and r["ListingId"] in set(cached["ListingId"])
+    }
+    search = sum(max(1, math.ceil(n / PAGE)) for n in new_totals.values())
+    feed = sum(max(1, math.ceil(n / PAGE)) for n in chunk_totals)
+    return {
+        "search": search,
+        "feed": feed,
+        "detail": len(closings),
+        "total": search + feed + len(closings),
+        "chunks": len(chunk_totals),
+        "ids": len(ids),
+        "records": records,
+        "new": sum(new_totals.values()),
+        "changed_new": len(changed_new),
+        "closings": closings,
+    }
+
+
+# -- tests --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
+    start_sandbox, make_client, counter, http_client
+):
+    sandbox = start_sandbox(listings=1500)
+    base, scope = sandbox.url, sync_scope({})
+    client = make_client(base)
+
+    # first sync: each status loaded once, equal to a fresh full load (DaysOnMarket included)
+    market = client.sync_listings()
+    fresh = fresh_market(http_client, base, scope)
+    assert_same_market(market, fresh, exact_days=True)
+    first_totals = totals(http_client, base, scope)
+    assert counter.kinds == {
+        "search": sum(max(1, math.ceil(n / PAGE)) for n in first_totals.values())
+    }
+    assert set(market["StandardStatus"]) == set(STATUSES)
+    assert listing_history(client, {}).empty
+    state = sync_state(client, {})
+    assert state is not None and state["mode"] == "full" and state["chunk"] == CHUNK
+
+    # a week later: new listings, price cuts, contracts, closings
+    advance(http_client, base, 7)
+    floor = expected_floor(http_client, base, scope, market)
+    assert floor["closings"] and floor["new"] and floor["chunks"] == math.ceil(floor["ids"] / CHUNK)
+    assert {r["ChangeType"] for r in floor["records"]} == {"price_change", "status_change"}
+    counter.reset()
+    synced = client.sync_listings()
+    assert counter.kinds == {
+        "search": floor["search"],
+        "feed": floor["feed"],
+        "detail": floor["detail"],
+    }
+    # the floor of the issue: ceil(ids / chunk) + sum of ceil(new_s / 50) + closings
+    assert counter.total == floor["total"]
+    assert counter.kinds["feed"] == math.ceil(floor["ids"] / CHUNK)
+    assert sync_state(client, {})["last_requests"]["total"] == counter.total
+    assert client.last_load.resource == RESOURCE
+    assert client.last_load.requests == counter.total
+    fresh = fresh_market(http_client, base, scope)
+    assert_same_market(synced, fresh, exact_days=False)
+    open_ = synced["StandardStatus"] != "Closed"
+    grew = synced.loc[open_].merge(market[["ListingId", "DaysOnMarket"]], on="ListingId")
+    assert (grew["DaysOnMarket_x"] > grew["DaysOnMarket_y"]).all()  # recomputed, not stale
+    history = listing_history(client, {})
+    assert_history_is_the_feed(history, floor["records"])
+
+    # nothing moved: only the floor (one empty page per status, one request per id chunk)
+    counter.reset()
+    again = client.sync_listings()
+    assert counter.kinds == {"search": len(STATUSES), "feed": math.ceil(len(synced) / CHUNK)}
+    pd.testing.assert_frame_equal(again, synced)
+    pd.testing.assert_frame_equal(listing_history(client, {}), history)
+
+    # two months later: listings that were new last time have changed too; still equal
+    advance(http_client, base, 60)
+    floor = expected_floor(http_client, base, scope, synced)
+    assert floor["changed_new"] > 0
+    counter.reset()
+    synced = client.sync_listings()
+    assert counter.total == floor["total"]
+    assert_same_market(synced, fresh_market(http_client, base, scope), exact_days=False)
+    since_first = iso(market["ModificationTimestamp"].max())
+    records, _ = raw_feed(http_client, base, synced["ListingId"].tolist(), since_first)
+    assert_history_is_the_feed(listing_history(client, {}), records)
+
+
+@pytest.mark.slow
+def test_chunk_halves_on_the_servers_400_and_is_remembered(
+    start_sandbox, make_client, counter, http_client
+):
+    sandbox = start_sandbox(listings=1500)
+    client = make_client(sandbox.url)
+    market = sync_listings(client, {})
+    assert len(market) > 4 * CHUNK
+    advance(http_client, sandbox.url, 3)
+    counter.reset()
+    # 400 ids: refused (400 bad_request), 200: refused, 100: accepted, then 100 per request
+    synced = sync_listings(client, {}, chunk_size=4 * CHUNK)
+    assert counter.statuses[400] == 2
+    assert counter.kinds["feed"] == 2 + math.ceil(len(market) / CHUNK)
+    state = sync_state(client, {})
+    assert state["chunk"] == CHUNK
+    assert state["last_requests"]["rejected"] == 2
+    assert state["last_requests"]["total"] == state["last_requests"]["floor"] + 2
+    assert_same_market(
+        synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
+    )
+    counter.reset()
+    sync_listings(client, {})  # the remembered size: no refusal any more
+    assert counter.statuses[400] == 0
+    assert counter.kinds["feed"] == math.ceil(len(synced) / CHUNK)
+
+    # refresh=True: a full load (searches only); the history so far is kept
+    history = listing_history(client, {})
+    assert len(history) > 0
+    counter.reset()
+    refreshed = sync_listings(client, {}, refresh=True)
+    assert set(counter.kinds) == {"search"}
+    assert sync_state(client, {})["mode"] == "full"
+    assert sync_state(client, {})["syncs"] == 4
+    pd.testing.assert_frame_equal(listing_history(client, {}), history)
+    assert_same_market(
+        refreshed, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=True
+    )
+
+
+class RefuseOneLongRequest(httpx.BaseTransport):
+    """Scripted fault the sandbox cannot produce: a 414 URI Too Long for the ``nth`` change-feed
+    request naming more than ``limit`` ids (as a proxy with a URL limit would answer when ids are
+    longer in some chunk); every other request goes to the real server."""
+
+    def __init__(self, nth: int, limit: int) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.nth, self.limit, self.seen = nth, limit, 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/v1/listings/changes":
+            ids = request.url.params.get("ListingIds", "").split(",")
+            if len(ids) > self.limit:
+                self.seen += 1
+                if self.seen == self.nth:
+                    return httpx.Response(414, text="URI Too Long", request=request)
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_chunk_refused_after_the_first_is_split_in_halves(
+    start_sandbox, make_client, counter, http_client
+):
+    sandbox = start_sandbox(listings=800)
+    client = make_client(sandbox.url, transport=RefuseOneLongRequest(nth=3, limit=CHUNK // 2))
+    market = sync_listings(client, {})
+    advance(http_client, sandbox.url, 7)
+    counter.reset()
+    synced = sync_listings(client, {})
+    chunks = math.ceil(len(market) / CHUNK)
+    # the refused chunk made one request more than the floor, and its two halves one more
+    assert counter.kinds["feed"] == chunks + 2
+    state = sync_state(client, {})
+    assert state["chunk"] == CHUNK // 2
+    assert state["last_requests"]["rejected"] == 1
+    assert_same_market(
+        synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
+    )
+
+
+def test_a_corrupt_cache_file_falls_back_to_a_full_load(
+    start_sandbox, make_client, counter, http_client, tmp_path
+):
+    sandbox = start_sandbox(listings=600)
+    scope = {"PropertyType": "Residential Lease", "City": "Miami Beach"}
+    client = make_client(sandbox.url)
+    first = sync_listings(client, scope)
+    assert len(first) > 0
+    assert set(first["City"]) == {"Miami Beach"}
+    files = list((tmp_path / "cache" / RESOURCE).glob("*.parquet"))
+    assert len(files) == 1
+    files[0].write_bytes(files[0].read_bytes()[: files[0].stat().st_size // 2])
+    advance(http_client, sandbox.url, 5)
+    counter.reset()
+    with pytest.warns(CacheWarning, match="unreadable"):
+        market = sync_listings(client, scope)
+    expected = totals(http_client, sandbox.url, sync_scope(scope))
+    assert counter.kinds == {"search": sum(max(1, math.ceil(n / PAGE)) for n in expected.values())}
+    assert sync_state(client, scope)["mode"] == "full"
+    assert_same_market(
+        market, fresh_market(http_client, sandbox.url, sync_scope(scope)), exact_days=True
+    )
+
+
+def test_an_unreadable_sync_state_falls_back_to_a_full_load(
+    start_sandbox, make_client, counter, http_client
+):
+    sandbox = start_sandbox(listings=400)
+    client = make_client(sandbox.url)
+    sync_listings(client, {})
+    cache = client._cache
+    key = _key(client, cache, sync_scope({}))
+    entry = cache.read(RESOURCE, key)
+    meta = {k: entry.meta[k] for k in ("host", "operation", "params", "account", "schema_version")}
+    state = {**entry.meta["sync"], "change_watermark": "yesterday"}
+    cache.write(RESOURCE, key, entry.frame, {**meta, "sync": state}, extra_frames=entry.extra)
+    advance(http_client, sandbox.url, 3)
+    counter.reset()
+    market = sync_listings(client, {})
+    assert set(counter.kinds) == {"search"}
+    assert sync_state(client, {})["mode"] == "full"
+    assert_same_market(
+        market, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=True
+    )
+
+
+def test_only_refusals_that_may_be_about_the_ids_halve_the_chunk():
+    def bad_request(message: str) -> BadRequestError:
+        return BadRequestError(message, status=400, code="bad_request")
+
+    ids = "Invalid or missing parameters: ListingIds: at most 100 ids, got 200; allowed: 1 to 100"
+    assert _too_many(bad_request(ids))
+    assert _too_many(bad_request("Invalid or missing parameters"))  # may be the ids
+    assert _too_many(ApiError("URI Too Long", status=414, code="uri_too_long"))
+    assert not _too_many(bad_request("Invalid or missing parameters: Since: not ISO 8601"))
+    assert not _too_many(NotFoundError("Resource not found", status=404, code="not_found"))
+
+
+def test_invalid_records_are_quarantined_and_not_followed(
+    start_sandbox, make_client, counter, http_client
+):
+    sandbox = start_sandbox(listings=600, faults=Faults(bad_records=0.04))
+    client = make_client(sandbox.url)
+    with pytest.warns(DataQualityWarning, match="quarantined"):
+        market = sync_listings(client, {})
+    quarantine = client.last_load.quarantine
+    assert len(quarantine) > 0 and client.last_load.quarantined == len(quarantine)
+    assert quarantine["_quarantine_reason"].notna().all()
+    assert client.last_load.requests == counter.total
+    corrupted = set(sandbox.admin.faults.bad_record_ids)
+    assert set(quarantine["ListingId"].dropna()) <= corrupted
+    assert not set(market["ListingId"]) & corrupted
+    fresh = fresh_market(http_client, sandbox.url, sync_scope({}), invalid=len(quarantine))
+    assert_same_market(market, fresh, exact_days=True)
+
+    advance(http_client, sandbox.url, 7)
+    with warnings.catch_warnings():  # a new listing may be corrupted too
+        warnings.simplefilter("ignore", DataQualityWarning)
+        synced = sync_listings(client, {})
+        fresh = fresh_market(
+            http_client, sandbox.url, sync_scope({}), invalid=client.last_load.quarantined
+        )
+    assert_same_market(synced, fresh, exact_days=False)
+    assert client.last_load.quarantined >= len(quarantine)
+    history = listing_history(client, {})
+    assert not set(history["ListingId"]) & set(quarantine["ListingId"].dropna())
+
+
+def test_without_a_cache_every_sync_is_a_full_load(
+    start_sandbox, make_client, counter, http_client
+):
+    sandbox = start_sandbox(listings=400)
+    client = make_client(sandbox.url, cache=False)
+    scope = sync_scope({"Subtypes": ["Condominium"]})
+    for _ in range(2):
+        counter.reset()
+        market = sync_listings(client, {"Subtypes": ["Condominium"]})
+        assert counter.kinds["feed"] == 0 and counter.kinds["search"] >= len(STATUSES)
+        assert_same_market(market, fresh_market(http_client, sandbox.url, scope), exact_days=True)
+        advance(http_client, sandbox.url, 2)
+    assert listing_history(client, {"Subtypes": ["Condominium"]}).empty
+    assert sync_state(client, {"Subtypes": ["Condominium"]}) is None
+
+
+@pytest.mark.parametrize(
+    ("scope", "param", "says"),
+    [
+        ({"Status": "Active"}, "Status", "every status"),
+        ({"Since": "2026-01-01"}, "Since", "sets Since itself"),
+        ({"Limit": 10}, "Limit", "pages by itself"),
+        ({"Sort": "-listprice"}, "Sort", "order"),
+        ({"MaxListPrice": 500_000}, "MaxListPrice", "filter the returned frame"),
+        ({"MaxDaysOnMarket": 30}, "MaxDaysOnMarket", "filter the returned frame"),
+        ({"city": "Miami"}, "city", "did you mean 'City'"),
+        ({"PropertyType": "House"}, "PropertyType", "Residential Lease"),
+    ],
+)
+def test_a_bad_scope_is_refused_before_any_request(make_client, counter, scope, param, says):
+    client = make_client("http://127.0.0.1:9")  # nothing listens there: any request would fail
+    with pytest.raises(QueryError, match=says) as caught:
+        sync_listings(client, scope)
+    assert caught.value.param == param
+    with pytest.raises(QueryError):
+        listing_history(client, scope)
+    assert counter.total == 0
+
+
+def test_bad_chunk_size_is_refused(make_client, counter):
+    client = make_client("http://127.0.0.1:9")
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(QueryError, match="chunk_size"):
+            sync_listings(client, {}, chunk_size=bad)
+    assert counter.total == 0
+
+
+def test_scope_is_normalised_so_equal_markets_share_one_entry():
+    assert sync_scope({}) == sync_scope({"PropertyType": "Residential"})
+    assert sync_scope({"Subtypes": "Villa,Condominium"}) == sync_scope(
+        {"Subtypes": ["Condominium", "Villa"]}
+    )
