@@ -24,6 +24,7 @@ DOCUMENTED = {
     "TrafficSummary",
     "LeadFunnel",
     "Analytics",
+    "LoadInfo",
     "plot",
     # exceptions and warnings
     "RealtyFramesError",
@@ -48,6 +49,7 @@ DOCUMENTED = {
     "CacheLockTimeout",
     "DataQualityWarning",
     "SchemaDriftWarning",
+    "DriftWarning",
     "CacheWarning",
     "__version__",
 }
@@ -83,6 +85,7 @@ def test_error_classes_form_the_documented_tree() -> None:
         assert issubclass(cls, rf.RealtyFramesError)
     assert issubclass(rf.MissingColumnsError, KeyError)
     assert issubclass(rf.SchemaDriftWarning, rf.DataQualityWarning)
+    assert issubclass(rf.DriftWarning, rf.DataQualityWarning)
 
 
 def test_sandbox_and_plot_namespaces() -> None:

@@ -36,6 +36,7 @@ from realtyframes.errors import (
     CacheWarning,
     ConnectError,
     DataQualityWarning,
+    DriftWarning,
     InsufficientScopeError,
     InvalidTokenError,
     NotFoundError,
@@ -49,6 +50,7 @@ from realtyframes.errors import (
     ServerError,
     TransportError,
 )
+from realtyframes.loaders import LoadInfo
 from realtyframes.schemas import Analytics
 
 if TYPE_CHECKING:
@@ -83,9 +85,11 @@ __all__ = [
     "ColumnTypeError",
     "ConnectError",
     "DataQualityWarning",
+    "DriftWarning",
     "InsufficientScopeError",
     "InvalidTokenError",
     "LeadFunnel",
+    "LoadInfo",
     "MissingColumnsError",
     "NotFoundError",
     "OAuthError",

@@ -43,6 +43,7 @@ from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     LoadContext,
     LoadInfo,
+    _sync,
     check_on_invalid,
     load_activity,
     load_analytics,
@@ -188,7 +189,7 @@ class Client:
         cache: bool = True,
         ttl: TTL | Mapping[str, TTL] = None,
         timeout: float | None = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retries: int | None = None,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         progress: bool | None = None,
         *,
@@ -208,6 +209,14 @@ class Client:
             raise QueryError("token", "expected a non-empty string or an oauth.Token", "a token")
         if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
             raise QueryError("api_key", "expected a non-empty string", "an API key")
+        if retry is not None and max_retries is not None and retry.max_retries != max_retries:
+            raise QueryError(
+                "max_retries",
+                f"{max_retries} disagrees with retry.max_retries={retry.max_retries}",
+                "one of them, or the same value in both",
+            )
+        if retry is None and max_retries is None:
+            max_retries = DEFAULT_MAX_RETRIES
         self._embedded = False
         if base_url is None:
             if access_token is not None or api_key is not None:
@@ -215,6 +224,17 @@ class Client:
                     "base_url",
                     "credentials were given without the host they are for",
                     "the service's base URL (or set REALTYFRAMES_BASE_URL and use Client.from_env())",
+                )
+            ignored = [
+                v
+                for v in ("REALTYFRAMES_BASE_URL", "REALTYFRAMES_TOKEN", "REALTYFRAMES_API_KEY")
+                if os.environ.get(v, "").strip()
+            ]
+            if ignored:
+                logger.warning(
+                    "%s set but Client() does not read the environment: using the embedded "
+                    "sandbox (synthetic data). Use Client.from_env() for the configured service.",
+                    ", ".join(ignored),
                 )
             base_url = _embedded_sandbox_url()
             self._embedded = True
@@ -480,16 +500,31 @@ class Client:
         )
         return analytics
 
-    def sync_listings(self, **scope: Any) -> pd.DataFrame:
+    def sync_listings(self, *, refresh: bool = False, **scope: Any) -> pd.DataFrame:
         """The whole market of a scope (``PropertyType=``, ``City=``, ``PostalCode=`` ... all
-        but ``Status``), every status, kept current incrementally in the cache, with its change
-        history. See :func:`realtyframes.loaders._sync.sync_listings`.
+        but ``Status`` and the price / days ranges), every status, kept current incrementally in
+        the cache; ``refresh=True`` reloads it in full (the history is kept). The changes seen are
+        in :meth:`listing_history`. How it works and what it costs: ``docs/sync.md``.
 
-        >>> market = client.sync_listings(City="Miami")  # doctest: +SKIP
+        >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
+        >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
-        from realtyframes.loaders._sync import sync_listings
+        return _sync.sync_listings(self, scope, refresh=refresh)
 
-        return sync_listings(self, scope)
+    def listing_history(self, **scope: Any) -> pd.DataFrame:
+        """Every change the syncs of a scope saw (ListingId, ChangeType, ChangeTimestamp, old and
+        new price / status), from the cache; no request. Feed it to :func:`realtyframes.price_drops`.
+
+        >>> history = client.listing_history(PropertyType="Residential", City="Miami")  # doctest: +SKIP
+        """
+        return _sync.listing_history(self, scope)
+
+    def sync_state(self, **scope: Any) -> dict[str, Any] | None:
+        """The sync state of a scope (watermarks, id chunk size, syncs, last requests), or None.
+
+        >>> client.sync_state(City="Miami")["last_requests"]  # doctest: +SKIP
+        """
+        return _sync.sync_state(self, scope)
 
     # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> Client:

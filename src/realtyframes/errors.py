@@ -29,7 +29,8 @@ Warnings::
 
     ApiDeprecationWarning(DeprecationWarning)  a deprecated operation answered (sunset, link)
     DataQualityWarning(UserWarning)            rows were quarantined (count and checks)
-    └── SchemaDriftWarning                     a column arrived with another type than the schema's
+    ├── SchemaDriftWarning                     a column arrived with another type than the schema's
+    └── DriftWarning                           the data moved while paged; records are missing
     CacheWarning(UserWarning)                  an unreadable cache file was moved aside (a miss)
 
 >>> try:
@@ -59,6 +60,7 @@ __all__ = [
     "ColumnTypeError",
     "ConnectError",
     "DataQualityWarning",
+    "DriftWarning",
     "InsufficientScopeError",
     "InvalidTokenError",
     "MissingColumnsError",
@@ -250,6 +252,10 @@ class ApiDeprecationWarning(DeprecationWarning):
 
 class DataQualityWarning(UserWarning):
     """Rows failed validation (the message gives the count and the checks)."""
+
+
+class DriftWarning(DataQualityWarning):
+    """The data moved while it was paged and the gap could not be closed (records missing)."""
 
 
 class SchemaDriftWarning(DataQualityWarning):

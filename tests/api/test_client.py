@@ -6,8 +6,10 @@ import asyncio
 import logging
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pandas as pd
 import pytest
 
 from realtyframes import _client
@@ -157,3 +159,46 @@ def test_connection_refused_is_a_connect_error_after_retries() -> None:
     ):
         api.get_json("/v1/me")
     assert len(sent) == 3
+
+
+def test_max_retries_and_retry_policy_never_silently_disagree(sandbox_url: str) -> None:
+    from realtyframes.api import RetryPolicy
+
+    with Client(sandbox_url, retry=RetryPolicy(max_retries=0), cache=False) as client:
+        assert client.api.max_retries == 0  # the policy's own value is kept
+    with Client(sandbox_url, max_retries=2, cache=False) as client:
+        assert client.api.max_retries == 2
+    with pytest.raises(QueryError, match="max_retries"):
+        Client(sandbox_url, retry=RetryPolicy(max_retries=0), max_retries=3)
+
+
+def test_client_without_arguments_warns_when_the_environment_names_a_service(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A scheduled job with REALTYFRAMES_* set but calling Client() must not quietly use fake data.
+    monkeypatch.setenv("REALTYFRAMES_BASE_URL", "https://api.example.invalid")
+    monkeypatch.setenv("REALTYFRAMES_API_KEY", "rfk_live_should_never_be_logged")
+    with caplog.at_level(logging.WARNING, logger="realtyframes"), Client() as client:
+        assert client.embedded
+    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(
+        "REALTYFRAMES_BASE_URL, REALTYFRAMES_API_KEY" in m and "from_env" in m for m in lines
+    )
+    assert not any("rfk_live" in m for m in lines)
+
+
+def test_sync_history_and_state_through_the_client(start_sandbox: Any, tmp_path: Path) -> None:
+    sb = start_sandbox(listings=300)
+    with Client(sb.url, cache_dir=tmp_path) as client:
+        assert client.sync_state(City="Miami") is None
+        market = client.sync_listings(City="Miami")
+        assert not market.empty and market.ListingId.is_unique
+        assert client.sync_state(City="Miami")["syncs"] == 1
+        httpx.post(f"{sb.url}/_sandbox/clock", json={"advance_days": 30}).raise_for_status()
+        client.sync_listings(City="Miami")
+        history = client.listing_history(City="Miami")
+        assert set(history.ChangeType.dropna().unique()) <= {"price_change", "status_change"}
+        assert client.sync_state(City="Miami")["syncs"] == 2
+        reloaded = client.sync_listings(City="Miami", refresh=True)
+        assert len(reloaded) >= len(market)
+        pd.testing.assert_frame_equal(client.listing_history(City="Miami"), history)

@@ -34,7 +34,7 @@ from typing import Any
 
 from realtyframes.api._constants import MAX_PAGE_SIZE
 from realtyframes.api._http import ApiClient, _caller_level
-from realtyframes.errors import DataQualityWarning
+from realtyframes.errors import DriftWarning
 
 __all__ = [
     "DriftWarning",
@@ -60,10 +60,6 @@ _ID_VALUE = {
 
 #: Pages re-read from the top at most, per drift recovery round.
 MAX_RESCAN_PAGES = 40
-
-
-class DriftWarning(DataQualityWarning):
-    """The data moved while it was paged and the gap could not be closed (records missing)."""
 
 
 @dataclass(frozen=True)
