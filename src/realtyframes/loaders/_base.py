@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from realtyframes.api._http import ApiClient, _caller_level
 from realtyframes.cache import ParquetCache
@@ -287,6 +288,20 @@ class Result:
 _OWN_EXTRAS = ("quarantine", "media")
 
 
+def ids_in(values: pd.Series, ids: Iterable[Any]) -> np.ndarray:
+    """Boolean mask of ``values`` found in ``ids``, computed by Arrow.
+
+    ``Series.isin`` on pandas' string dtype takes seconds for millions of media rows; Arrow's
+    ``is_in`` takes a tenth of a second.
+
+    >>> ids_in(pd.Series(["a", "b", None], dtype="str"), ["b"]).tolist()
+    [False, True, False]
+    """
+    value_set = pa.array(list(ids) if not isinstance(ids, pd.Series) else ids, type=pa.string())
+    mask = pc.is_in(pa.array(values, type=pa.string()), value_set=value_set)
+    return np.asarray(mask.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+
+
 def run_load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> Result:
     """Cache lookup, else fetch + validate + store; returns the valid frame and its LoadInfo.
 
@@ -346,7 +361,7 @@ def run_load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> R
         _warn(message)
     media = loaded.media
     if media is not None and len(quarantined) and "ListingId" in media:
-        media = media.loc[media["ListingId"].isin(valid["ListingId"])].reset_index(drop=True)
+        media = media.loc[ids_in(media["ListingId"], valid["ListingId"])].reset_index(drop=True)
     info = LoadInfo(
         resource=spec.resource,
         rows=len(valid),

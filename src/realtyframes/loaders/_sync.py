@@ -45,7 +45,7 @@ from realtyframes.api import ApiClient, validate_listing_search
 from realtyframes.api._params import LISTING_DEFAULTS
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import ApiError, NotFoundError, QueryError
-from realtyframes.loaders._base import LoadInfo, parquet_safe
+from realtyframes.loaders._base import LoadInfo, ids_in, parquet_safe
 from realtyframes.loaders._paging import (
     PAGE_SIZE,
     fetch_pages,
@@ -526,7 +526,7 @@ def _incremental(
             quarantine = _concat([quarantine[~quarantine["ListingId"].isin(bad["ListingId"])], bad])
     market = _tidy(market)
     media = _concat(
-        [previous.media[~previous.media["ListingId"].isin([*fresh_ids, *removed])], new_media]
+        [previous.media[~ids_in(previous.media["ListingId"], [*fresh_ids, *removed])], new_media]
     )
     media = _media_of(media, market)
     history = _append_history(previous.history, changes)
@@ -878,7 +878,7 @@ def _tidy(market: pd.DataFrame) -> pd.DataFrame:
 def _media_of(media: pd.DataFrame, market: pd.DataFrame) -> pd.DataFrame:
     if not len(media):
         return media.reset_index(drop=True)
-    return media[media["ListingId"].isin(market["ListingId"])].reset_index(drop=True)
+    return media[ids_in(media["ListingId"], market["ListingId"])].reset_index(drop=True)
 
 
 def _wall_clock() -> str:
