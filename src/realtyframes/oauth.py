@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import hmac
 import html
+import ipaddress
 import json
 import logging
 import os
 import secrets
+import socket
 import socketserver
 import threading
 import time
@@ -291,11 +293,82 @@ _DONE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
 class _CallbackServer(HTTPServer):
     result: dict[str, str] | None
     received: threading.Event
+    callback_path: str = CALLBACK_PATH
 
     def server_bind(self) -> None:
         # HTTPServer.server_bind does a reverse DNS lookup (getfqdn); a loopback listener needs none.
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
+        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
+
+
+class _CallbackServer6(_CallbackServer):
+    address_family = socket.AF_INET6
+
+
+@dataclass(frozen=True)
+class _Listen:
+    """Where the loopback listener binds, and how the redirect URI names it."""
+
+    bind_host: str
+    port: int  # 0: an ephemeral port
+    uri_host: str  # as written in the redirect URI (brackets for IPv6)
+    path: str
+    query: str = ""  # kept in the redirect URI; the callback adds code and state to it
+
+    def uri(self, port: int) -> str:
+        query = f"?{self.query}" if self.query else ""
+        return f"http://{self.uri_host}:{port}{self.path}{query}"
+
+
+def _listen_target(redirect_uri: str | None) -> _Listen:
+    """Parse and check a ``redirect_uri`` for :func:`login` (loopback ``http`` only)."""
+    if redirect_uri is None:
+        return _Listen("127.0.0.1", 0, "127.0.0.1", CALLBACK_PATH)
+    allowed = (
+        "an http URI on a loopback host: http://127.0.0.1:<port>/<path>, "
+        "http://[::1]:<port>/<path> or http://localhost:<port>/<path>"
+    )
+    if not isinstance(redirect_uri, str) or not redirect_uri.strip():
+        raise QueryError("redirect_uri", "expected a non-empty string", allowed)
+    parts = urlsplit(redirect_uri.strip())
+    if parts.username is not None or parts.password is not None:  # not echoed: may be secret
+        raise QueryError("redirect_uri", "must not carry user:password@ credentials", allowed)
+    try:
+        port = parts.port
+    except ValueError:
+        raise QueryError("redirect_uri", f"{redirect_uri!r} has an invalid port", allowed) from None
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http":
+        raise QueryError(
+            "redirect_uri", f"{redirect_uri!r}: the listener speaks plain http only", allowed
+        )
+    if parts.fragment or redirect_uri.strip().endswith("#"):
+        raise QueryError("redirect_uri", f"{redirect_uri!r} must not have a fragment", allowed)
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise QueryError(
+            "redirect_uri", f"{host or redirect_uri!r} is not a loopback host", allowed
+        )
+    bind_host = "127.0.0.1" if host == "localhost" else host
+    uri_host = f"[{host}]" if ":" in host else host
+    return _Listen(bind_host, port or 0, uri_host, parts.path or "/", parts.query)
+
+
+def _callback_server(target: _Listen) -> _CallbackServer:
+    cls = _CallbackServer6 if ":" in target.bind_host else _CallbackServer
+    try:
+        server = cls((target.bind_host, target.port), _CallbackHandler)
+    except OSError as exc:
+        raise QueryError(
+            "redirect_uri",
+            f"cannot listen on {target.uri_host}:{target.port} ({exc.strerror or exc})",
+            "a free port on this machine (or omit the port for an ephemeral one)",
+        ) from None
+    server.callback_path = target.path
+    return server
 
 
 class _CallbackHandler(BaseHTTPRequestHandler):
@@ -303,7 +376,7 @@ class _CallbackHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         parts = urlsplit(self.path)
-        if parts.path != CALLBACK_PATH or self.server.received.is_set():
+        if parts.path != self.server.callback_path or self.server.received.is_set():
             self._answer(404, "Not found", "This address only takes one OAuth callback.")
             return
         query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
@@ -336,30 +409,43 @@ def login(
     token_path: str | os.PathLike[str] | None = None,
     timeout: float = DEFAULT_LOGIN_TIMEOUT,
     *,
+    redirect_uri: str | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> Token:
-    """Run the whole flow: a one-shot listener on 127.0.0.1, the consent page, the exchange.
+    """Run the whole flow: a one-shot loopback listener, the consent page, the exchange.
 
-    The redirect URI is ``http://127.0.0.1:<ephemeral port>/callback``. ``open_browser``: True
+    The redirect URI is ``http://127.0.0.1:<ephemeral port>/callback`` unless ``redirect_uri``
+    names another one registered for the application; the listener then takes its host, port
+    and path. Only loopback ``http`` URIs (127.0.0.0/8, ``[::1]``, ``localhost``) are accepted,
+    else :class:`QueryError` naming ``redirect_uri``; without a port, an ephemeral port is
+    used (loopback redirects may use any port, RFC 8252 7.3). ``open_browser``: True
     opens the system browser (the URL is printed when none is available), False only prints the
     URL, a callable is given the URL (tests, custom launchers). With ``token_path`` the token is
     saved with mode 0600. Raises :class:`OAuthError` when consent is refused or no callback
     arrives within ``timeout`` seconds.
 
     >>> token = login("rf-demo-app", "...", ["listings"], auth_url=sandbox_url)  # doctest: +SKIP
+    >>> token = login("rf-demo-app", "...", "listings", auth_url=sandbox_url,
+    ...               redirect_uri="http://127.0.0.1:8765/callback")  # doctest: +SKIP
     """
     requested = _scopes(scopes)
     _nonempty("client_id", client_id)
     _nonempty("client_secret", client_secret)
     if not timeout > 0:
         raise QueryError("timeout", f"{timeout!r} is not positive", "seconds > 0")
-    server = _CallbackServer(("127.0.0.1", 0), _CallbackHandler)
-    server.result = None
-    server.received = threading.Event()
-    server.timeout = 0.2
-    port = server.server_address[1]
-    redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
-    url, state = authorization_url(client_id, redirect_uri, requested, auth_url=auth_url)
+    target = _listen_target(redirect_uri)
+    _resolve_auth_url(auth_url)  # a bad auth_url fails before the port is taken
+    server = _callback_server(target)
+    try:
+        server.result = None
+        server.received = threading.Event()
+        server.timeout = 0.2
+        port = server.server_address[1]
+        redirect_uri = target.uri(port)
+        url, state = authorization_url(client_id, redirect_uri, requested, auth_url=auth_url)
+    except BaseException:
+        server.server_close()
+        raise
     deadline = time.monotonic() + timeout
 
     def listen() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import stat
 from html.parser import HTMLParser
 from pathlib import Path
@@ -212,3 +213,101 @@ def test_token_round_trip_and_repr() -> None:
     token = oauth.Token("tok-VISIBLE-NEVER", scopes=("listings",))
     assert "tok-VISIBLE-NEVER" not in repr(token)
     assert oauth.Token.from_dict(token.to_dict()) == token
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_login_listens_on_the_given_redirect_uri(protected_sandbox_url: str) -> None:
+    # The registered redirect's path on an explicit port (loopback: any port, RFC 8252 7.3).
+    path = urlsplit(DEMO.redirect_uri).path
+    redirect = f"http://127.0.0.1:{_free_port()}{path}"
+    visited: list[str] = []
+    locations: list[str] = []
+
+    def browser(url: str) -> None:
+        visited.append(url)
+        locations.append(submit_consent(url))
+        assert httpx.get(locations[-1]).status_code == 200  # the listener took the callback
+
+    token = oauth.login(
+        DEMO.client_id,
+        DEMO.client_secret,
+        "listings",
+        auth_url=protected_sandbox_url,
+        open_browser=browser,
+        timeout=20,
+        redirect_uri=redirect,
+    )
+    assert _callback(visited[0])["redirect_uri"] == redirect
+    assert locations[0].startswith(f"{redirect}?") and "code" in _callback(locations[0])
+    with Client(base_url=protected_sandbox_url, token=token) as client:
+        assert client.me()["scopes"] == ["listings"]
+
+
+@pytest.mark.parametrize(
+    ("redirect_uri", "problem"),
+    [
+        ("https://127.0.0.1:8765/callback", "plain http"),
+        ("http://example.com:8765/callback", "not a loopback host"),
+        ("http://10.0.0.1:8765/callback", "not a loopback host"),
+        ("http://127.0.0.1.example.com/callback", "not a loopback host"),
+        ("http://127.0.0.1:99999/callback", "invalid port"),
+        ("http://127.0.0.1:8765/callback#top", "fragment"),
+        ("http://me:hunter2-secret@127.0.0.1:8765/callback", "credentials"),
+        ("ftp://me:hunter2-secret@127.0.0.1:99999/callback", "credentials"),
+        ("  ", "non-empty"),
+    ],
+)
+def test_login_refuses_a_redirect_uri_it_cannot_listen_on(
+    protected_sandbox_url: str, redirect_uri: str, problem: str
+) -> None:
+    opened: list[str] = []
+    with pytest.raises(QueryError, match=problem) as caught:
+        oauth.login(
+            DEMO.client_id,
+            DEMO.client_secret,
+            "listings",
+            auth_url=protected_sandbox_url,
+            open_browser=opened.append,
+            timeout=5,
+            redirect_uri=redirect_uri,
+        )
+    assert caught.value.param == "redirect_uri" and "loopback" in str(caught.value)
+    assert "hunter2-secret" not in str(caught.value)
+    assert opened == []  # refused before any listener or browser
+
+
+def test_login_refuses_a_busy_port(protected_sandbox_url: str) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        with pytest.raises(QueryError, match=f"cannot listen on 127.0.0.1:{port}") as caught:
+            oauth.login(
+                DEMO.client_id,
+                DEMO.client_secret,
+                "listings",
+                auth_url=protected_sandbox_url,
+                open_browser=False,
+                timeout=5,
+                redirect_uri=f"http://127.0.0.1:{port}/callback",
+            )
+    assert caught.value.param == "redirect_uri"
+
+
+@pytest.mark.parametrize(
+    ("redirect_uri", "bind", "uri"),
+    [
+        ("http://localhost:5000/cb", "127.0.0.1", "http://localhost:5000/cb"),
+        ("http://[::1]:5000/cb", "::1", "http://[::1]:5000/cb"),
+        ("http://127.0.0.2/cb?app=x", "127.0.0.2", "http://127.0.0.2:5000/cb?app=x"),
+        ("http://127.0.0.1:5000", "127.0.0.1", "http://127.0.0.1:5000/"),
+    ],
+)
+def test_loopback_redirect_uri_forms(redirect_uri: str, bind: str, uri: str) -> None:
+    target = oauth._listen_target(redirect_uri)
+    assert target.bind_host == bind and target.uri(5000) == uri

@@ -1,8 +1,10 @@
 """Retries: what is retried, the waits (Retry-After in both forms, backoff), budget and deadline.
 
-Fake servers are small callable classes given to ``httpx.MockTransport``, used only for scripted
-faults the sandbox cannot produce (HTTP-date Retry-After, 504, exact sequences, timeouts on cue).
-The sandbox's own faults are exercised in test_faults.py.
+What the sandbox can answer is tested against it (4xx statuses, 429 bursts with any Retry-After),
+counting the attempts on the wire with httpx event hooks (:class:`Wire`). Fake servers (small
+callable classes given to ``httpx.MockTransport``) remain only for scripted faults the sandbox
+cannot produce: HTTP-date Retry-After, 504, exact interleavings, transport errors on cue.
+The sandbox's own faults against whole loads are exercised in test_faults.py.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from realtyframes.errors import (
     RequestTimeoutError,
     ServerError,
 )
+from realtyframes.sandbox import DEMO, Faults
 
 FAST = RetryPolicy(
     max_retries=3,
@@ -173,20 +176,55 @@ def test_transient_5xx_then_success_returns_the_data() -> None:
     assert len(script.requests) == 4
 
 
+class Wire:
+    """httpx event hooks recording what reaches the wire: one entry per attempt, not per call."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self.statuses: list[int] = []
+        self._lock = threading.Lock()
+
+    def _request(self, request: httpx.Request) -> None:
+        with self._lock:
+            self.times.append(time.monotonic())
+
+    def _response(self, response: httpx.Response) -> None:
+        with self._lock:
+            self.statuses.append(response.status_code)
+
+    @property
+    def hooks(self) -> dict[str, list[Callable[..., Any]]]:
+        return {"request": [self._request], "response": [self._response]}
+
+
 @pytest.mark.parametrize(
-    ("status", "code", "cls"),
+    ("status", "cls", "api_key", "path", "params"),
     [
-        (400, "bad_request", BadRequestError),
-        (401, "invalid_token", InvalidTokenError),
-        (403, "insufficient_scope", InsufficientScopeError),
-        (404, "not_found", NotFoundError),
+        (400, BadRequestError, DEMO.api_key, "/v1/listings", {"Limit": "999"}),
+        (401, InvalidTokenError, "rfk_not_a_registered_key", "/v1/listings", None),
+        (403, InsufficientScopeError, DEMO.api_key, "/v1/contacts", None),  # keys lack contacts
+        (404, NotFoundError, DEMO.api_key, "/v1/listings/A99999999", None),
     ],
+    ids=["400", "401", "403", "404"],
 )
-def test_other_4xx_are_never_retried(status: int, code: str, cls: type[Exception]) -> None:
-    script = Script(_error(status, code), _ok)
-    with _client(script) as api, pytest.raises(cls):
-        api.get_json("/v1/listings")
-    assert len(script.requests) == 1
+def test_other_4xx_are_never_retried(
+    protected_sandbox_url: str,
+    status: int,
+    cls: type[Exception],
+    api_key: str,
+    path: str,
+    params: dict[str, str] | None,
+) -> None:
+    wire = Wire()
+    with (
+        ApiClient(
+            protected_sandbox_url, api_key=api_key, retry=FAST, event_hooks=wire.hooks
+        ) as api,
+        pytest.raises(cls) as caught,
+    ):
+        api.get_json(path, params)  # get_json: no client-side validation, the server answers
+    assert caught.value.status == status  # type: ignore[attr-defined]
+    assert wire.statuses == [status] and len(wire.times) == 1
 
 
 @pytest.mark.parametrize(
@@ -232,17 +270,20 @@ def test_retry_after_http_date_is_honoured() -> None:
     assert 0.9 <= gap <= 2.6, gap
 
 
-def test_retry_after_is_capped_and_zero_still_waits() -> None:
-    script = Script(_error(429, "rate_limit_exceeded", **{"Retry-After": "3600"}), _ok)
+def test_retry_after_is_capped_and_zero_still_waits(start_sandbox: Callable[..., Any]) -> None:
+    # burst_429=1 every 2 requests: the 2nd request of a server is a 429 with this Retry-After.
     policy = RetryPolicy(max_retries=1, retry_after_cap=0.2, retry_after_floor=0.05)
-    with _client(script, policy) as api:
-        assert api.get_json("/v1/listings") == OK_BODY
-    assert 0.18 <= script.times[1] - script.times[0] < 1.5
-
-    zero = Script(_error(503, "server_error", **{"Retry-After": "0"}), _ok)
-    with _client(zero, policy) as api:
-        assert api.get_json("/v1/listings") == OK_BODY
-    assert zero.times[1] - zero.times[0] >= 0.045
+    waits = {}
+    for retry_after in (3600, 0):
+        sb = start_sandbox(faults=Faults(burst_429=1, burst_every=2, retry_after=retry_after))
+        wire = Wire()
+        with ApiClient(sb.url, retry=policy, event_hooks=wire.hooks) as api:
+            assert api.get_json("/v1/me")["email"] == DEMO.email
+            assert api.get_json("/v1/me")["email"] == DEMO.email  # 429, then the retry
+        assert wire.statuses == [200, 429, 200] and sb.admin.faults.burst_429 == 1
+        waits[retry_after] = wire.times[2] - wire.times[1]
+    assert 0.19 <= waits[3600] < 5.0, waits  # capped at 0.2 s, nowhere near an hour
+    assert waits[0] >= 0.045, waits  # "0" still waits the floor (0.05 s)
 
 
 def test_retry_after_holds_every_thread_of_the_client() -> None:
@@ -254,18 +295,22 @@ def test_retry_after_holds_every_thread_of_the_client() -> None:
             refuse, first["done"] = not first["done"], True
         if refuse:
             return httpx.Response(429, json={}, headers={"Retry-After": "1"})
-        time.sleep(0.05)  # the others are still in flight when the 429 arrives
+        time.sleep(0.3)  # the others are still in flight when the 429 arrives
         return httpx.Response(200, json={"offset": request.url.params["Offset"]})
 
     script = Script(answer)
-    policy = RetryPolicy(max_retries=2, retry_after_cap=0.4, retry_after_floor=0.01)
+    cap = 0.5
+    policy = RetryPolicy(max_retries=2, retry_after_cap=cap, retry_after_floor=0.01)
     with _client(script, policy, max_concurrency=4) as api:
         results = api.get_many([("/v1/listings", {"Offset": str(i)}) for i in range(8)])
     assert [r["offset"] for r in results] == [str(i) for i in range(8)]
+    # 8 requests plus the retry of the refused one; the first 4 went out together before the
+    # 429 (however late a loaded machine delivers them). Every later request, from any thread,
+    # waits for the end of the (capped) Retry-After counted from the refusal: lower bounds only.
+    assert len(script.times) == 9
     refused_at = script.times[0]
-    during_block = [t for t in script.times[1:] if refused_at + 0.06 < t < refused_at + 0.38]
-    assert during_block == []
-    assert max(script.times) - refused_at >= 0.38
+    later = script.times[4:]
+    assert all(t >= refused_at + cap - 0.01 for t in later), [t - refused_at for t in later]
 
 
 @pytest.mark.parametrize(

@@ -135,13 +135,20 @@ def test_bad_credentials_are_401(protected_sandbox_url: str, http_client: httpx.
         assert "rfk_wrong" not in response.text and "not-a-token" not in response.text
 
 
-def test_token_expires(protected_sandbox_url: str, http_client: httpx.Client) -> None:
-    token = _token(http_client, protected_sandbox_url, ["listings"], ttl=1)
-    url = f"{protected_sandbox_url}/v1/listings"
+def test_token_expires(start_sandbox, http_client: httpx.Client) -> None:
+    # The registry's wall clock, moved by the test: expiry at exactly issue time + ttl.
+    sb = start_sandbox(protected=True)
+    now = [float(int(time.time()))]  # whole seconds: the sums below are exact
+    sb.admin.auth.clock = lambda: now[0]
+    token = _token(http_client, sb.url, ["listings"], ttl=600)
+    url = f"{sb.url}/v1/listings"
     assert http_client.get(url, headers=_bearer(token)).status_code == 200
-    time.sleep(1.1)
+    now[0] += 599.5
+    assert http_client.get(url, headers=_bearer(token)).status_code == 200
+    now[0] += 0.5
     expired = http_client.get(url, headers=_bearer(token))
     assert expired.status_code == 401 and _code(expired) == "invalid_token"
+    assert token not in expired.text
 
 
 def test_mint_route_validates(protected_sandbox_url: str, http_client: httpx.Client) -> None:

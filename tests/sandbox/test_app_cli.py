@@ -18,27 +18,45 @@ from realtyframes.cli import build_parser, main
 from realtyframes.sandbox import DEMO
 
 
-def _read_until_ready(proc: subprocess.Popen[str], timeout: float = 30) -> list[str]:
-    """Lines printed by the CLI up to and including the 'Press Ctrl-C' line."""
+def _read_until_ready(proc: subprocess.Popen[str], timeout: float = 60) -> list[str]:
+    """Lines printed by the CLI up to and including the 'Press Ctrl-C' line.
+
+    A helper thread reads stdout and stops right after that line, so the caller can later
+    ``communicate()`` without two readers on one pipe.
+    """
     assert proc.stdout is not None
-    lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+    stdout = proc.stdout
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        for line in stdout:
+            lines.put(line)
+            if line.startswith("Press Ctrl-C"):
+                return
+        lines.put(None)  # end of output: the process is gone
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     seen: list[str] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             line = lines.get(timeout=0.2)
         except queue.Empty:
-            if proc.poll() is not None:
-                break
             continue
+        if line is None:
+            break
         seen.append(line.rstrip("\n"))
         if line.startswith("Press Ctrl-C"):
+            reader.join(timeout=5)
             return seen
+    proc.kill()
+    reader.join(timeout=5)
     raise AssertionError(f"no ready message; output so far: {seen}")
 
 
-def test_cli_serves_until_interrupted(http_client: httpx.Client) -> None:
+@pytest.mark.slow
+def test_cli_serves_until_interrupted() -> None:
     command = [sys.executable, "-m", "realtyframes.cli", "sandbox", "--port", "0", "--protected"]
     command += [
         "--listings",
@@ -51,25 +69,33 @@ def test_cli_serves_until_interrupted(http_client: httpx.Client) -> None:
         "100/10s",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
-    try:
-        lines = _read_until_ready(proc)
-        match = re.search(r"serving (http://127\.0\.0\.1:\d+)", lines[0])
-        assert match, lines
-        url = match.group(1)
-        text = "\n".join(lines)
-        assert DEMO.api_key in text and DEMO.client_id in text and "curl" in text
-        assert http_client.get(f"{url}/v1/listings").status_code == 401
-        response = http_client.get(f"{url}/v1/listings", headers={"X-API-Key": DEMO.api_key})
-        assert response.status_code == 200 and response.json()["total"] > 0
-        assert response.headers["RateLimit-Policy"] == "100;w=10"
-        assert http_client.get(f"{url}/_sandbox/clock").json()["now"] == "2026-06-30T00:00:00Z"
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=15)
-    assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+    ) as proc:
+        try:
+            lines = _read_until_ready(proc)
+            match = re.search(r"serving (http://127\.0\.0\.1:\d+)", lines[0])
+            assert match, lines
+            url = match.group(1)
+            text = "\n".join(lines)
+            assert DEMO.api_key in text and DEMO.client_id in text and "curl" in text
+            # Its own client, closed before the interrupt: no keep-alive connection for the
+            # server's graceful shutdown to wait for.
+            with httpx.Client(base_url=url, timeout=30) as http:
+                assert http.get("/v1/listings").status_code == 401
+                response = http.get("/v1/listings", headers={"X-API-Key": DEMO.api_key})
+                assert response.status_code == 200 and response.json()["total"] > 0
+                assert response.headers["RateLimit-Policy"] == "100;w=10"
+                assert http.get("/_sandbox/clock").json()["now"] == "2026-06-30T00:00:00Z"
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+            try:
+                _, stderr = proc.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, stderr = proc.communicate()
+    assert proc.returncode == 0, stderr
 
 
 @pytest.mark.parametrize(

@@ -199,3 +199,34 @@ def test_open_mode_quota_is_generous(sandbox_url: str, http_client: httpx.Client
 )
 def test_negotiate(accept: str | None, expected: str) -> None:
     assert negotiate(accept, ["application/json", PROBLEM]) == expected
+
+
+TRAILING_SLASH = ["/v1/listings/", "/v1/me/", "/v1/listings/changes/", "/v1/contacts/", "/v1/"]
+
+
+@pytest.mark.parametrize("path", TRAILING_SLASH)
+@pytest.mark.parametrize(("label", "accept", "problem"), [ACCEPTS[0], ACCEPTS[3]])
+def test_trailing_slash_is_404_not_a_redirect(
+    sandbox_url: str,
+    protected_sandbox_url: str,
+    path: str,
+    label: str,
+    accept: str | None,
+    problem: bool,
+    http_client: httpx.Client,
+) -> None:
+    # Open mode, with a parameter that would be a 400 on the real operation: still a 404.
+    response = http_client.get(
+        f"{sandbox_url}{path}", params={"Limit": "999"}, headers=_headers(accept)
+    )
+    assert "location" not in response.headers
+    assert_error(response, 404, problem, sandbox_url)
+    detail = response.json()["detail" if problem else "error"]
+    assert path in (detail if problem else detail["message"])
+    # Protected mode without a credential: the path is unknown before any auth check.
+    response = http_client.get(f"{protected_sandbox_url}{path}", headers=_headers(accept))
+    assert "location" not in response.headers
+    assert_error(response, 404, problem, protected_sandbox_url)
+    # The operation without the slash answers as usual (changes needs Since and ListingIds).
+    expected = 400 if path == "/v1/listings/changes/" else 200
+    assert http_client.get(f"{sandbox_url}{path.rstrip('/')}").status_code == expected

@@ -4,6 +4,7 @@ One Starlette app serves every host of the spec (base, auth and legacy share the
 Middleware, outermost first: rate limits (headers on every answer, 429 when a quota is used up,
 500 ``server_error`` for unhandled exceptions, never a stack trace) -> faults (``/v1/*`` only) ->
 Starlette's exception handling (SandboxError and HTTP errors rendered by :func:`render_error`).
+Paths match exactly: a trailing slash (``/v1/listings/``) is a 404, never a redirect.
 
 >>> from realtyframes.sandbox import SandboxOptions
 >>> app = create_app(SandboxOptions(listings=200, contacts=20))  # doctest: +SKIP
@@ -838,5 +839,8 @@ def create_app(options: SandboxOptions | None = None) -> Starlette:
         ],
         exception_handlers={SandboxError: _sandbox_error, HTTPException: _http_error},
     )
+    # No 307 to the slash-less twin: /v1/listings/ is not an operation of the spec, and a
+    # redirect would answer before authentication and validation. It is a 404 not_found.
+    app.router.redirect_slashes = False
     app.state.admin = admin
     return app
