@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -177,6 +177,167 @@ def _run_sandbox(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_date(text: str) -> date:
+    """A report date: YYYY-MM-DD."""
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
+    if not 0 < value <= 3650:
+        raise argparse.ArgumentTypeError(f"{value:g} is not within (0, 3650] days")
+    return value
+
+
+def _add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from realtyframes._config import add_arguments
+    from realtyframes.analysis import SALE_TYPES
+    from realtyframes.report._market import BY_CHOICES
+
+    report = subparsers.add_parser(
+        "report",
+        help="write a report (HTML with its data as Parquet and CSV)",
+        description="Write a scheduled report: one self-contained HTML file, and next to it "
+        "the frames it was computed from as Parquet and CSV.",
+    )
+    kinds = report.add_subparsers(dest="report", metavar="REPORT", required=True)
+    parser = kinds.add_parser(
+        "market",
+        help="market comparison, price drops, website traffic and leads",
+        description="The market report: headline numbers, the market comparison, the top price "
+        "drops, the website's traffic and the lead funnel, as one self-contained HTML file "
+        "(charts embedded, printable) plus its data. Runs on the embedded sandbox when no host "
+        "or credentials are configured. Prints the report's path.",
+    )
+    parser.add_argument(
+        "--city",
+        action="extend",
+        nargs="+",
+        metavar="CITY",
+        help="limit to these cities (repeatable; default: the whole market)",
+    )
+    parser.add_argument(
+        "--property-type",
+        action="extend",
+        nargs="+",
+        metavar="TYPE",
+        help=f"sale property types to load (default Residential; allowed: {', '.join(SALE_TYPES)})",
+    )
+    parser.add_argument(
+        "--by",
+        default="City",
+        choices=BY_CHOICES,
+        help="market dimension (default City)",
+    )
+    parser.add_argument(
+        "--as-of",
+        type=_report_date,
+        metavar="DATE",
+        help="report date YYYY-MM-DD, the end of the window (default: today, UTC)",
+    )
+    parser.add_argument(
+        "--window-days",
+        type=_days,
+        default=90.0,
+        metavar="N",
+        help="trailing window of the market metrics and price drops (default 90)",
+    )
+    parser.add_argument(
+        "--out", default="reports", metavar="DIR", help="output folder (default ./reports)"
+    )
+    parser.add_argument(
+        "--refresh", action="store_true", help="reload the market in full (ignore the cache)"
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=_run_report)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from realtyframes._config import run_guarded
+    from realtyframes.report._market import run_report
+
+    return run_guarded(f"{PROG} report", args, lambda settings: run_report(args, settings))
+
+
+def _add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from realtyframes._config import add_arguments
+    from realtyframes.report._fetch import add_fetch_parsers
+
+    fetch = subparsers.add_parser(
+        "fetch",
+        help="fetch listings, changes, contacts, activity or analytics into a file",
+        description="Fetch one resource into a Parquet, CSV or JSON file (for shell pipelines "
+        "and other data tools). Options use the spec's parameter names; see "
+        "`realtyframes fetch RESOURCE --help` for each one's allowed values.",
+    )
+    add_fetch_parsers(fetch, add_arguments, _run_fetch)
+
+
+def _run_fetch(args: argparse.Namespace) -> int:
+    from realtyframes._config import run_guarded
+    from realtyframes.report._fetch import run_fetch
+
+    return run_guarded(f"{PROG} fetch", args, lambda settings: run_fetch(args, settings))
+
+
+def _add_cache(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "cache",
+        help="list or clear the Parquet cache",
+        description="List the entries of the Parquet cache, or remove them. The cache folder is "
+        "--cache-dir, else REALTYFRAMES_CACHE_DIR, else the user cache directory.",
+    )
+    actions = parser.add_subparsers(dest="cache_action", metavar="ACTION", required=True)
+    for name, text in (("list", "print every cache entry"), ("clear", "remove cache entries")):
+        action = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        action.add_argument("--cache-dir", metavar="DIR", help="the cache folder")
+        if name == "clear":
+            action.add_argument(
+                "--resource",
+                metavar="R",
+                help="only this resource (listings, changes, contacts, analytics, ...)",
+            )
+    parser.set_defaults(func=_run_cache)
+
+
+def _run_cache(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from realtyframes.cache import ParquetCache
+    from realtyframes.loaders import default_cache_dir
+
+    root = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
+    cache = ParquetCache(root)
+    if args.cache_action == "clear":
+        try:
+            removed = cache.clear(args.resource)
+        except ValueError as exc:
+            print(f"{PROG} cache clear: --resource: {exc}", file=sys.stderr)
+            return 2
+        what = f"{args.resource} entries" if args.resource else "entries"
+        print(f"removed {removed} {what} from {root}")
+        return 0
+    entries = cache.list()
+    if entries.empty:
+        print(f"no cache entries in {root}")
+        return 0
+    shown = entries[["resource", "rows", "quarantined", "fetched_at", "size", "key", "params"]]
+    shown = shown.assign(
+        fetched_at=shown["fetched_at"].dt.strftime("%Y-%m-%d %H:%M:%SZ"),
+        quarantined=shown["quarantined"].fillna(0),
+        params=shown["params"].str.slice(0, 60),
+    )
+    print(f"{len(entries)} entries in {root} ({int(entries['size'].sum())} bytes)")
+    print(shown.to_string(index=False))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand.
 
@@ -189,6 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     _add_sandbox(subparsers)
+    _add_report(subparsers)
+    _add_fetch(subparsers)
+    _add_cache(subparsers)
     return parser
 
 

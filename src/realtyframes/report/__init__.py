@@ -1,0 +1,50 @@
+"""Scheduled reports: the market report as one self-contained HTML file plus its data.
+
+``realtyframes report market`` on the command line; in Python:
+
+>>> import realtyframes as rf                                           # doctest: +SKIP
+>>> from realtyframes.report import market_report                      # doctest: +SKIP
+>>> files = market_report(rf.Client(), cities=["Miami Beach"], window_days=90)  # doctest: +SKIP
+>>> files.html, sorted(files.data)                                     # doctest: +SKIP
+
+Steps on their own: :func:`load_market_frames` (I/O) -> :func:`compute_market_report` (pure) ->
+:func:`write_market_report` (HTML, Parquet, CSV); :func:`read_report_data` reads the frames back.
+"""
+
+from realtyframes.report._market import (
+    BY_CHOICES,
+    DATA_FILES,
+    MarketFrames,
+    MarketReport,
+    MarketReportOptions,
+    ReportFiles,
+    analytics_from_files,
+    analytics_to_files,
+    compute_market_report,
+    data_paths,
+    load_market_frames,
+    market_report,
+    period_for,
+    read_report_data,
+    render_market_report,
+    write_market_report,
+)
+
+__all__ = [
+    "BY_CHOICES",
+    "DATA_FILES",
+    "MarketFrames",
+    "MarketReport",
+    "MarketReportOptions",
+    "ReportFiles",
+    "analytics_from_files",
+    "analytics_to_files",
+    "compute_market_report",
+    "data_paths",
+    "load_market_frames",
+    "market_report",
+    "period_for",
+    "read_report_data",
+    "render_market_report",
+    "write_market_report",
+]

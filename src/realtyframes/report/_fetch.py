@@ -1,0 +1,323 @@
+"""``realtyframes fetch``: one resource as a Parquet, CSV or JSON file, for pipelines and tools.
+
+The options are the spec's parameter names (``--City``, ``--MinListPrice``, ``--Status`` ...),
+built from the client's own parameter tables (:mod:`realtyframes.api._params`): ``--help`` lists
+each one with what it allows, and values are checked by the same validators as the Python API, so
+a bad value stops before any request with the :class:`~realtyframes.errors.QueryError` message.
+
+>>> main(["fetch", "listings", "--City", "Miami", "--Status", "Pending", "--out", "p.parquet"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from realtyframes.api import _params
+from realtyframes.errors import QueryError
+
+if TYPE_CHECKING:
+    from realtyframes._client import Client
+
+logger = logging.getLogger("realtyframes.cli")
+
+#: Output formats by file extension.
+FORMATS: dict[str, str] = {".parquet": "parquet", ".csv": "csv", ".json": "json"}
+#: Members of the analytics result (``--member``), plus ``all`` (JSON only).
+ANALYTICS_MEMBERS: tuple[str, ...] = (
+    "overview",
+    "timelines",
+    "pages",
+    "referrers",
+    "countries",
+    "browsers",
+    "os",
+    "devices",
+    "utm",
+)
+#: Values given as a list (comma-separated or the option repeated).
+LIST_PARAMS: frozenset[str] = frozenset({"Subtypes", "ListingIds"})
+#: Paging parameters: the loaders page by themselves, so they are not options.
+PAGING: frozenset[str] = frozenset({"Offset", "Limit"})
+
+
+def allowed_text(name: str, checker: Callable[[str, Any], str]) -> str:
+    """What a parameter allows, as its validator says it (asked with an empty value).
+
+    >>> allowed_text("Status", _params.LISTING_SEARCH["Status"])
+    'Active, Pending, Closed, Active Under Contract'
+    """
+    try:
+        checker(name, "")
+    except QueryError as exc:
+        text = exc.allowed or ""
+    else:  # pragma: no cover - every checker refuses an empty value
+        text = "text"
+    # on the command line every value is text: booleans are written true / false
+    text = text.replace("True, 'true', 'exclude'", "true, exclude").replace(
+        "True, False", "true, false"
+    )
+    if name == "Subtypes":
+        per_type = "; ".join(f"{k}: {', '.join(v)}" for k, v in _params.SUBTYPES.items())
+        text = f"comma-separated, for PropertyType {per_type}"
+    elif name == "ListingIds":
+        text = f"{text}, comma-separated or the option repeated (at most 100 per request)"
+    return text
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One ``fetch`` target: its parameter table, operation name and help."""
+
+    name: str
+    operation: str
+    table: Mapping[str, Callable[[str, Any], str]]
+    help: str
+    defaults: Mapping[str, str]
+
+
+RESOURCES: dict[str, Resource] = {
+    "listings": Resource(
+        "listings",
+        "listings",
+        _params.LISTING_SEARCH,
+        "listing search (GET /v1/listings), every page; one row per ListingId",
+        _params.LISTING_DEFAULTS,
+    ),
+    "changes": Resource(
+        "changes",
+        "listing_changes",
+        _params.LISTING_CHANGES,
+        "change feed of chosen listings (GET /v1/listings/changes); one row per change",
+        {},
+    ),
+    "contacts": Resource(
+        "contacts", "contacts", _params.CONTACTS, "CRM contacts (GET /v1/contacts)", {}
+    ),
+    "activity": Resource(
+        "activity",
+        "contact_activity",
+        {},
+        "activity of one contact (GET /v1/contacts/{contactId}/activity)",
+        {},
+    ),
+    "analytics": Resource(
+        "analytics",
+        "analytics",
+        _params.ANALYTICS,
+        "website analytics (GET /v1/analytics); one member of the result per file",
+        {"Period": "30d"},
+    ),
+}
+
+
+def add_fetch_parsers(
+    fetch: argparse.ArgumentParser,
+    add_common: Callable[[argparse.ArgumentParser], None],
+    func: Callable[[argparse.Namespace], int],
+) -> None:
+    """Add one subcommand per resource to the ``fetch`` parser; ``add_common`` adds the
+    connection and output flags, ``func`` is the handler set on each."""
+    sub = fetch.add_subparsers(dest="resource", metavar="RESOURCE", required=True)
+    for resource in RESOURCES.values():
+        parser = sub.add_parser(
+            resource.name,
+            help=resource.help,
+            description=f"Fetch {resource.help} into a Parquet, CSV or JSON file. Options named "
+            "like the spec's parameters; values are checked before any request.",
+            usage="%(prog)s --out FILE [--PARAM VALUE ...] [options]",
+        )
+        parser.add_argument(
+            "--out",
+            required=True,
+            metavar="FILE",
+            help="output file: .parquet, .csv or .json (records); parent folders are created",
+        )
+        if resource.table:
+            group = parser.add_argument_group(
+                "spec parameters", "the service's query parameters, as the spec names them"
+            )
+            for name, checker in resource.table.items():
+                if name in PAGING:
+                    continue
+                default = resource.defaults.get(name)
+                hint = f" (default {default})" if default else ""
+                group.add_argument(
+                    f"--{name}",
+                    dest=f"p_{name}",
+                    action="append",
+                    metavar="VALUE",
+                    help=f"{allowed_text(name, checker)}{hint}",
+                )
+        if resource.name == "listings":
+            parser.add_argument(
+                "--max-results", type=int, metavar="N", help="stop after N listings"
+            )
+            parser.add_argument(
+                "--details", action="store_true", help="every detail field (one request each)"
+            )
+        if resource.name == "activity":
+            group = parser.add_argument_group("spec parameters")
+            group.add_argument(
+                "--contactId",
+                dest="p_contactId",
+                action="append",
+                metavar="ID",
+                required=True,
+                help="the contact's id (path parameter)",
+            )
+        if resource.name == "analytics":
+            parser.add_argument(
+                "--member",
+                default="overview",
+                choices=(*ANALYTICS_MEMBERS, "all"),
+                help="which frame of the result to write (default overview; 'all' needs .json)",
+            )
+        if resource.name in ("listings", "changes", "contacts", "activity"):
+            parser.add_argument(
+                "--refresh", action="store_true", help="ignore cached results and fetch again"
+            )
+        add_common(parser)
+        parser.set_defaults(func=func)
+
+
+def collect_params(args: argparse.Namespace) -> dict[str, str]:
+    """The spec parameters given on the command line (list parameters joined with commas)."""
+    params: dict[str, str] = {}
+    for key, values in sorted(vars(args).items()):
+        if not key.startswith("p_") or values is None:
+            continue
+        name = key[2:]
+        if name in LIST_PARAMS:
+            params[name] = ",".join(values)
+        elif len(values) > 1:
+            raise QueryError(
+                name, f"given {len(values)} times ({', '.join(map(repr, values))})", "one value"
+            )
+        else:
+            params[name] = values[0]
+    return params
+
+
+def output_format(path: str | os.PathLike[str], member: str | None = None) -> str:
+    """The output format from the file extension (QueryError for others)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise QueryError("--out", f"{os.fspath(path)!r} has no known extension", list(FORMATS))
+    if member == "all" and FORMATS[suffix] != "json":
+        raise QueryError("--member", "'all' writes several frames: use a .json output", "a member")
+    return FORMATS[suffix]
+
+
+def _prepare(resource: Resource, params: dict[str, str]) -> None:
+    """Validate before any request (and before starting a sandbox)."""
+    if resource.name == "activity":
+        _params.prepare("contact_activity", params)
+    else:
+        _params.prepare(resource.operation, params)
+
+
+def fetch_frames(
+    client: Client, resource: str, params: dict[str, str], *, options: Mapping[str, Any]
+) -> dict[str, pd.DataFrame] | pd.DataFrame:
+    """Fetch ``resource`` with ``params`` through the client: a frame (or analytics members)."""
+    refresh = bool(options.get("refresh", False))
+    filters: dict[str, Any] = dict(params)
+    if resource == "listings":
+        return client.listings(
+            max_results=options.get("max_results"),
+            details=bool(options.get("details", False)),
+            refresh=refresh,
+            **filters,
+        )
+    if resource == "changes":
+        ids = str(filters.pop("ListingIds")).split(",")
+        since = filters.pop("Since")
+        change_type = filters.pop("ChangeType", None)
+        return client.listing_changes(ids, since, change_type, refresh=refresh)
+    if resource == "contacts":
+        return client.contacts(refresh=refresh)
+    if resource == "activity":
+        return client.contact_activity(str(filters["contactId"]), refresh=refresh)
+    period = str(filters.pop("Period", "30d"))
+    analytics = client.analytics(period, **filters)
+    return dict(analytics.frames())
+
+
+def _jsonable(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    text = frame.to_json(orient="records", date_format="iso", date_unit="us", force_ascii=False)
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def write_output(
+    data: pd.DataFrame | Mapping[str, pd.DataFrame], path: str | os.PathLike[str], fmt: str
+) -> int:
+    """Write a frame (or, for JSON, several by name) to ``path``; returns the rows written."""
+    from realtyframes.report._market import _atomic, _plain, csv_ready
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, Mapping):
+        if fmt != "json":
+            raise QueryError("--out", "several frames need a .json output", [".json"])
+        payload: Any = {name: _jsonable(_plain(f)) for name, f in data.items()}
+        rows = sum(len(f) for f in data.values())
+        with _atomic(target) as tmp:
+            tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", "utf-8")
+        return rows
+    frame = _plain(data)
+    with _atomic(target) as tmp:
+        if fmt == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
+        elif fmt == "csv":
+            text = csv_ready(frame)
+            text.to_csv(tmp, index=False, lineterminator="\n")
+        else:
+            tmp.write_text(
+                json.dumps(_jsonable(frame), ensure_ascii=False, indent=1) + "\n", "utf-8"
+            )
+    return len(frame)
+
+
+def run_fetch(args: argparse.Namespace, settings: Any) -> int:
+    """The ``fetch`` command: validate, fetch through the client, write, print the path."""
+    from realtyframes._config import client_options, make_client
+
+    resource = RESOURCES[args.resource]
+    params = collect_params(args)
+    member = getattr(args, "member", None)
+    fmt = output_format(args.out, member)
+    _prepare(resource, dict(params))
+    max_results = getattr(args, "max_results", None)
+    if max_results is not None and max_results < 1:
+        raise QueryError("--max-results", f"{max_results} is too small", "an integer >= 1")
+    quiet = bool(getattr(args, "quiet", False))
+    options = client_options(args)
+    with make_client(settings, progress=False if quiet else None, **options) as client:
+        data = fetch_frames(
+            client,
+            resource.name,
+            params,
+            options={
+                "refresh": getattr(args, "refresh", False),
+                "max_results": max_results,
+                "details": getattr(args, "details", False),
+            },
+        )
+    if isinstance(data, dict) and member != "all":
+        data = data[member or "overview"]
+    rows = write_output(data, args.out, fmt)
+    logger.info("%s: %d rows written to %s", resource.name, rows, args.out)
+    print(os.fspath(args.out), flush=True)
+    return 0

@@ -1,0 +1,504 @@
+"""``realtyframes report market`` and ``realtyframes fetch``: settings, output, failures, secrets.
+
+Commands run as real processes (exit code, stdout, stderr) where the process matters (cold start,
+failure lines); otherwise in-process through :func:`realtyframes.cli.main`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import pytest
+
+import realtyframes as rf
+from realtyframes._config import (
+    ConfigError,
+    Settings,
+    default_config_path,
+    load_settings,
+    read_config,
+)
+from realtyframes.api import _params
+from realtyframes.cli import main
+from realtyframes.errors import QueryError
+from realtyframes.report._market import open_report_client
+from realtyframes.sandbox import DEMO, Faults, RunningSandbox
+
+FAKE_TOKEN = "rf-FAKE-SECRET-TOKEN-7f3a9c"
+
+
+def clean_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a fresh machine: no REALTYFRAMES_* settings, a private home."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REALTYFRAMES_")}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        XDG_CONFIG_HOME=str(tmp_path / "home" / ".config"),
+        XDG_CACHE_HOME=str(tmp_path / "home" / ".cache"),
+        MPLBACKEND="Agg",
+        PYTHONWARNINGS="",
+    )
+    env.update(extra)
+    return env
+
+
+def run_cli(
+    args: list[str], tmp_path: Path, *, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "realtyframes.cli", *args],
+        cwd=tmp_path,
+        env=clean_env(tmp_path, **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def one_error_line(stderr: str, prog: str, kind: str) -> str:
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith(f"realtyframes {prog}: error: {kind}: "), stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def files_under(*roots: Path) -> list[Path]:
+    return [p for root in roots if root.exists() for p in root.rglob("*") if p.is_file()]
+
+
+# -- settings ------------------------------------------------------------------------------------
+
+
+def test_settings_precedence_flag_env_file(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        'base_url = "http://file.example"\napi_key = "key-from-file"\ncache_dir = "/tmp/c"\n'
+    )
+    config.chmod(0o600)
+    env = {"REALTYFRAMES_BASE_URL": "http://env.example", "REALTYFRAMES_TOKEN": "env-token"}
+    settings = load_settings({"token": "flag-token"}, env=env, config_path=config)
+    assert settings.base_url == "http://env.example"
+    assert settings.token == "flag-token"
+    assert settings.api_key == "key-from-file"
+    assert settings.cache_dir == "/tmp/c"
+    assert settings.sources["token"] == "flag"
+    assert settings.sources["base_url"] == "environment REALTYFRAMES_BASE_URL"
+    assert settings.sources["api_key"] == f"config file {config}"
+    assert not settings.embedded
+    assert settings.client_kwargs() == {
+        "base_url": "http://env.example",
+        "token": "flag-token",
+        "api_key": "key-from-file",
+        "cache_dir": "/tmp/c",
+    }
+    # REALTYFRAMES_CONFIG names the file; the default path is used only when it exists
+    named = load_settings({}, env={"REALTYFRAMES_CONFIG": str(config)})
+    assert named.api_key == "key-from-file"
+    home = {"XDG_CONFIG_HOME": str(tmp_path / "nothing")}
+    assert load_settings({}, env=home).embedded
+    assert default_config_path(home) == tmp_path / "nothing" / "realtyframes" / "config.toml"
+
+
+def test_config_file_errors_name_the_key(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('base_url = "http://x"\ntokn = "abc"\n')
+    with pytest.raises(ConfigError, match=r"tokn: unknown key; did you mean 'token'\?; allowed"):
+        read_config(config)
+    config.write_text("timeout = 3\n")
+    with pytest.raises(ConfigError, match="unknown key"):
+        read_config(config)
+    config.write_text("base_url = 3\n")
+    with pytest.raises(ConfigError, match="base_url: must be a non-empty string, got a int"):
+        read_config(config)
+    config.write_text("base_url = [\n")
+    with pytest.raises(ConfigError, match="is not valid TOML"):
+        read_config(config)
+    with pytest.raises(ConfigError, match="not found"):
+        read_config(tmp_path / "missing.toml")
+
+
+def test_config_file_readable_by_others_is_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'api_key = "{FAKE_TOKEN}"\n')
+    config.chmod(0o644)
+    with caplog.at_level(logging.WARNING, logger="realtyframes.cli"):
+        assert read_config(config) == {"api_key": FAKE_TOKEN}
+    assert "other users can read it; run: chmod 600" in caplog.text
+    assert FAKE_TOKEN not in caplog.text
+    caplog.clear()
+    config.chmod(0o600)
+    with caplog.at_level(logging.WARNING, logger="realtyframes.cli"):
+        read_config(config)
+    assert caplog.text == ""
+
+
+def test_settings_never_show_secrets() -> None:
+    settings = Settings(base_url="http://h", token=FAKE_TOKEN, api_key="k-" + FAKE_TOKEN)
+    assert FAKE_TOKEN not in repr(settings) and FAKE_TOKEN not in str(settings)
+    assert "token=***" in repr(settings)
+    assert settings.mask(f"sent {FAKE_TOKEN} and k-{FAKE_TOKEN}") == "sent *** and ***"
+
+
+def test_missing_config_file_given_by_flag_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["report", "market", "--config", str(tmp_path / "nope.toml"), "--out", "x"])
+    assert code == 1
+    err = capsys.readouterr().err
+    line = one_error_line(err, "report", "ConfigError")
+    assert "nope.toml: not found" in line
+    assert not (tmp_path / "x").exists()
+
+
+def test_report_client_with_an_explicit_date_runs_a_sandbox_at_that_clock() -> None:
+    settings = load_settings({}, env={}, config_path=None)
+    with open_report_client(settings, dt.date(2026, 6, 30), explicit_date=True) as (client, src):
+        clock = client.api.get_json("/_sandbox/clock")
+    assert src == "embedded sandbox (synthetic data)"
+    assert str(clock["now"]).startswith("2026-06-30T00:00:00")
+
+
+# -- fetch: help, validation ---------------------------------------------------------------------
+
+
+def _help(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--help"])
+    assert exit_info.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(
+    ("resource", "table", "enums"),
+    [
+        (
+            "listings",
+            _params.LISTING_SEARCH,
+            [_params.PROPERTY_TYPES, _params.STATUSES, _params.SORTS, *_params.SUBTYPES.values()],
+        ),
+        ("changes", _params.LISTING_CHANGES, [_params.CHANGE_TYPES]),
+        ("analytics", _params.ANALYTICS, [_params.PERIODS, _params.DEVICES]),
+    ],
+)
+def test_fetch_help_lists_the_spec_parameters_and_allowed_values(
+    capsys: pytest.CaptureFixture[str],
+    resource: str,
+    table: dict[str, Any],
+    enums: list[tuple[str, ...]],
+) -> None:
+    text = _help(capsys, "fetch", resource)
+    for name in table:
+        if name in ("Offset", "Limit"):
+            assert f"--{name} " not in text  # the loaders page by themselves
+        else:
+            assert f"--{name} VALUE" in text, name
+    for values in enums:
+        assert ", ".join(values) in text
+    if resource == "listings":
+        assert "an integer from 1000 to 9999" in text  # MinYearBuilt's range
+        assert "--Pool VALUE true, false" in text
+        assert "(default Residential)" in text and "(default Active)" in text
+
+
+def test_fetch_lists_every_resource(capsys: pytest.CaptureFixture[str]) -> None:
+    text = _help(capsys, "fetch")
+    for resource in ("listings", "changes", "contacts", "activity", "analytics"):
+        assert resource in text
+    assert "--contactId ID" in _help(capsys, "fetch", "activity")
+
+
+@pytest.mark.parametrize(
+    ("args", "operation", "params"),
+    [
+        (["listings", "--Status", "Sold"], "listings", {"Status": "Sold"}),
+        (["listings", "--MinListPrice", "abc"], "listings", {"MinListPrice": "abc"}),
+        (["listings", "--MinYearBuilt", "99"], "listings", {"MinYearBuilt": "99"}),
+        (["listings", "--Pool", "yes"], "listings", {"Pool": "yes"}),
+        (
+            ["listings", "--Subtypes", "Castle"],
+            "listings",
+            {"Subtypes": "Castle"},
+        ),
+        (
+            ["listings", "--MinListPrice", "9", "--MaxListPrice", "1"],
+            "listings",
+            {"MinListPrice": "9", "MaxListPrice": "1"},
+        ),
+        (["changes", "--ListingIds", "A1"], "listing_changes", {"ListingIds": "A1"}),
+        (
+            ["changes", "--ListingIds", "A1", "--Since", "yesterday"],
+            "listing_changes",
+            {"ListingIds": "A1", "Since": "yesterday"},
+        ),
+        (["analytics", "--Period", "2d"], "analytics", {"Period": "2d"}),
+        (["analytics", "--Device", "phone"], "analytics", {"Device": "phone"}),
+    ],
+)
+def test_fetch_bad_values_exit_1_with_the_query_error(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    operation: str,
+    params: dict[str, str],
+) -> None:
+    with pytest.raises(QueryError) as expected:
+        _params.prepare(operation, params)
+    out = tmp_path / "out.parquet"
+    start = time.perf_counter()
+    code = main(["fetch", *args, "--out", str(out)])
+    assert code == 1
+    captured = capsys.readouterr()
+    line = one_error_line(captured.err, "fetch", "QueryError")
+    assert line == f"realtyframes fetch: error: QueryError: {expected.value}"
+    assert captured.out == ""
+    assert not out.exists()
+    assert time.perf_counter() - start < 2  # refused before any sandbox or request
+
+
+def test_fetch_refuses_repeats_and_unknown_formats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["fetch", "listings", "--City", "Miami", "--City", "Doral", "--out", "a.csv"]) == 1
+    assert "City: given 2 times ('Miami', 'Doral')" in capsys.readouterr().err
+    assert main(["fetch", "listings", "--out", str(tmp_path / "a.xlsx")]) == 1
+    assert "has no known extension; allowed: .parquet, .csv, .json" in capsys.readouterr().err
+    code = main(["fetch", "analytics", "--member", "all", "--out", str(tmp_path / "a.csv")])
+    assert code == 1
+    assert "'all' writes several frames: use a .json output" in capsys.readouterr().err
+
+
+# -- fetch: output round trips -------------------------------------------------------------------
+
+
+def _reader(path: Path) -> str:
+    if path.suffix == ".parquet":
+        return f"read_parquet('{path}')"
+    if path.suffix == ".csv":
+        return f"read_csv('{path}')"
+    return f"read_json_auto('{path}')"
+
+
+def _read_back(path: Path, key: str) -> tuple[pd.DataFrame, list[str]]:
+    """The file through pandas, and its ``key`` column through DuckDB (as text, in order)."""
+    if path.suffix == ".parquet":
+        frame = pd.read_parquet(path)
+    elif path.suffix == ".csv":
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    else:
+        frame = pd.read_json(path, orient="records", dtype=False)
+    rows = duckdb.sql(f'select "{key}"::varchar from {_reader(path)}').fetchall()
+    return frame, [r[0] for r in rows]
+
+
+def _fetch(
+    capsys: pytest.CaptureFixture[str], url: str, cache: Path, out: Path, *args: str
+) -> None:
+    code = main(["fetch", *args, "--out", str(out), "--base-url", url, "--cache-dir", str(cache)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert captured.out == f"{out}\n"
+    assert captured.err == ""
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
+def test_fetch_listings_round_trips_through_pandas_and_duckdb(
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    out = tmp_path / "deep" / f"listings.{fmt}"
+    args = ["listings", "--City", "Miami Beach", "--Status", "Closed", "--MinListPrice", "500000"]
+    _fetch(capsys, sandbox_url, tmp_path / "cache", out, *args)
+    with rf.Client(base_url=sandbox_url, cache=False, progress=False) as client:
+        expected = client.listings(City="Miami Beach", Status="Closed", MinListPrice=500000)
+    assert len(expected) > 5
+    frame, ids = _read_back(out, "ListingId")
+    assert ids == frame["ListingId"].tolist() == expected["ListingId"].astype(str).tolist()
+    assert list(frame.columns) == list(expected.columns)
+    total = duckdb.sql(f"select sum(ListPrice) from {_reader(out)}").fetchall()[0][0]
+    assert float(total) == float(expected["ListPrice"].sum())
+    assert set(frame["StandardStatus"].astype(str)) == {"Closed"}
+    prices = pd.to_numeric(frame["ListPrice"]).to_numpy()
+    assert (prices == expected["ListPrice"].to_numpy()).all()
+    closed = pd.to_datetime(frame["CloseDate"], utc=True)
+    assert (closed == expected["CloseDate"]).all()
+    if fmt == "parquet":
+        pd.testing.assert_frame_equal(frame, expected.reset_index(drop=True))
+
+
+def test_fetch_changes_contacts_activity_analytics(
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "cache"
+    with rf.Client(base_url=sandbox_url, cache=False, progress=False) as client:
+        active = client.listings(City="Miami")
+        ids = active["ListingId"].astype(str).tolist()[:40]
+        assert len(ids) == 40
+        changes = client.listing_changes(ids, since="2025-06-01")
+        contacts = client.contacts()
+        activity = client.contact_activity(str(contacts["id"].iloc[0]))
+        analytics = client.analytics(period="7d")
+    assert len(changes) and len(contacts) and len(activity)
+
+    out = tmp_path / "changes.parquet"
+    _fetch(capsys, sandbox_url, cache, out, "changes", "--ListingIds", ",".join(ids[:20]),
+           "--ListingIds", ",".join(ids[20:]), "--Since", "2025-06-01")  # fmt: skip
+    frame, rows = _read_back(out, "ListingId")
+    pd.testing.assert_frame_equal(frame, changes.reset_index(drop=True))
+    assert rows == changes["ListingId"].astype(str).tolist()
+
+    out = tmp_path / "contacts.csv"
+    _fetch(capsys, sandbox_url, cache, out, "contacts")
+    frame, rows = _read_back(out, "id")
+    assert rows == frame["id"].tolist() == contacts["id"].astype(str).tolist()
+    phones = json.loads(frame["phones"].iloc[0])  # list columns are written as JSON arrays
+    assert phones == list(contacts["phones"].iloc[0])
+
+    out = tmp_path / "activity.json"
+    contact = str(contacts["id"].iloc[0])
+    _fetch(capsys, sandbox_url, cache, out, "activity", "--contactId", contact)
+    frame, rows = _read_back(out, "type")
+    assert rows == frame["type"].tolist() == activity["type"].astype(str).tolist()
+
+    out = tmp_path / "timelines.parquet"
+    _fetch(capsys, sandbox_url, cache, out, "analytics", "--Period", "7d", "--member", "timelines")
+    frame, rows = _read_back(out, "metric")
+    pd.testing.assert_frame_equal(frame, analytics.timelines, check_categorical=False)
+    assert rows == analytics.timelines["metric"].astype(str).tolist()
+    out = tmp_path / "analytics.json"
+    _fetch(capsys, sandbox_url, cache, out, "analytics", "--Period", "7d", "--member", "all")
+    payload = json.loads(out.read_text())
+    assert set(payload) == set(analytics.frames())
+    assert payload["overview"][0]["visitors"] == int(analytics.overview["visitors"].iloc[0])
+
+
+# -- report: the command -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_report_from_a_fresh_start_is_fast_quiet_and_idempotent(tmp_path: Path) -> None:
+    """The README's first command: embedded sandbox, default output folder, < 60 s cold."""
+    start = time.perf_counter()
+    first = run_cli(["report", "market"], tmp_path)
+    elapsed = time.perf_counter() - start
+    assert first.returncode == 0, first.stderr
+    assert elapsed < 60, f"report took {elapsed:.1f} s"
+    assert first.stderr == ""  # a scheduled run that goes well says nothing on stderr
+    html = Path(first.stdout.strip())
+    assert first.stdout.count("\n") == 1 and html.parent == Path("reports")
+    day = html.name.removeprefix("market-report-").removesuffix(".html")
+    assert dt.date.fromisoformat(day)  # dated by the as-of date (today)
+    written = sorted(p.name for p in (tmp_path / "reports").iterdir())
+    assert len(written) == 13 and f"market-report-{day}.listings.parquet" in written
+
+    second = run_cli(["report", "market", "--as-of", day, "--out", "again", "-q"], tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == f"again/{html.name}\n" and second.stderr == ""
+    for name in written:
+        same = (tmp_path / "reports" / name).read_bytes() == (
+            tmp_path / "again" / name
+        ).read_bytes()
+        assert same, name
+
+
+@pytest.mark.slow
+def test_report_unreachable_server_is_one_line(tmp_path: Path) -> None:
+    args = ["--base-url", "http://127.0.0.1:9", "--cache-dir", "c", "--max-retries", "1"]
+    result = run_cli(["report", "market", *args], tmp_path)
+    assert result.returncode == 1
+    line = one_error_line(result.stderr, "report", "ConnectError")
+    assert "127.0.0.1:9" in line and "is the server reachable?" in line
+    assert result.stdout == ""
+    assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.slow
+def test_report_bad_token_is_one_line_without_the_token(
+    tmp_path: Path, protected_sandbox_url: str
+) -> None:
+    result = run_cli(
+        ["report", "market", "--base-url", protected_sandbox_url, "--cache-dir", "c"],
+        tmp_path,
+        REALTYFRAMES_TOKEN=FAKE_TOKEN,
+    )
+    assert result.returncode == 1
+    line = one_error_line(result.stderr, "report", "InvalidTokenError")
+    assert "401 invalid_token" in line and "check the token or API key" in line
+    assert FAKE_TOKEN not in result.stderr + result.stdout
+    assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.slow
+def test_report_rate_limit_exhausted_is_one_line(
+    tmp_path: Path, start_sandbox: Callable[..., RunningSandbox]
+) -> None:
+    sandbox = start_sandbox(faults=Faults(burst_429=5, burst_every=5, retry_after=1))
+    args = ["--base-url", sandbox.url, "--cache-dir", "c", "--max-retries", "0"]
+    result = run_cli(["report", "market", *args], tmp_path)
+    assert result.returncode == 1
+    line = one_error_line(result.stderr, "report", "RateLimitError")
+    assert "429 rate_limit_exceeded" in line and "retry in 1 s" in line
+
+
+@pytest.mark.slow
+def test_secrets_never_reach_the_report_data_cache_or_log(
+    tmp_path: Path, protected_sandbox_url: str
+) -> None:
+    """An API key from the config file, a full report with debug logging: the key is nowhere.
+
+    An API key cannot read /v1/contacts, so the report falls back to the legacy host, where the
+    key travels in the query string (``api_key=``): the riskiest path for a leak.
+    """
+    token = DEMO.premium_api_key
+    config = tmp_path / "rf.toml"
+    config.write_text(f'api_key = "{token}"\n')
+    config.chmod(0o600)
+    result = run_cli(
+        [
+            "report",
+            "market",
+            "--base-url",
+            protected_sandbox_url,
+            "--config",
+            str(config),
+            "--cache-dir",
+            "cache",
+            "--as-of",
+            "2026-06-30",
+            "--by",
+            "PostalCode",
+            "--city",
+            "Miami Beach",
+            "Coral Gables",
+            "-vv",
+        ],
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    html = tmp_path / result.stdout.strip()
+    assert html.name == "market-report-2026-06-30-miami-beach-coral-gables-by-postalcode.html"
+    assert "INFO: loading listings" in result.stderr  # -vv logs
+    written = files_under(tmp_path / "reports", tmp_path / "cache")
+    assert len(written) > 13
+    secret = token.encode()
+    assert secret not in (result.stdout + result.stderr).encode()
+    for path in written:
+        assert secret not in path.read_bytes(), path
+        assert token not in str(path)
+    text = html.read_text()
+    assert "source: http://127.0.0.1:" in text  # the host, never a credential
+    assert 'data-table="funnel"' in text  # contacts came from the legacy host
+    listings = pd.read_parquet(str(html).replace(".html", ".listings.parquet"))
+    assert set(listings["City"]) == {"Miami Beach", "Coral Gables"}
