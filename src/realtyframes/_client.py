@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 import pandas as pd
 
+from realtyframes._version import __version__
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
@@ -146,11 +147,21 @@ def _embedded_sandbox_url() -> str:
     """Start the embedded sandbox once for this process (on first use) and return its URL."""
     with _embedded_lock:
         if "url" not in _embedded:
-            from realtyframes.sandbox import serve  # the one place the client side touches it
+            from realtyframes.sandbox import (
+                SandboxOptions,
+                serve,  # the one place the client side touches it
+            )
 
-            context = serve()
+            options = SandboxOptions()
+            context = serve(options)
             url = context.__enter__()
             _embedded["url"], _embedded["context"] = url, context
+            # Cache entries are keyed by this, not the random port: they are reused across runs
+            # of the same day's data, never mixed with another day's or version's.
+            _embedded["identity"] = (
+                f"realtyframes-sandbox:seed={options.seed}:listings={options.listings}:"
+                f"as_of={options.as_of:%Y-%m-%d}:v{__version__}"
+            )
             atexit.register(context.__exit__, None, None, None)
             logger.info(
                 "no base_url and no credentials: started the embedded sandbox at %s "
@@ -218,6 +229,7 @@ class Client:
         if retry is None and max_retries is None:
             max_retries = DEFAULT_MAX_RETRIES
         self._embedded = False
+        cache_identity: str | None = None
         if base_url is None:
             if access_token is not None or api_key is not None:
                 raise QueryError(
@@ -237,6 +249,7 @@ class Client:
                     ", ".join(ignored),
                 )
             base_url = _embedded_sandbox_url()
+            cache_identity = _embedded["identity"]
             self._embedded = True
         self._settings = _settings(cache_dir, cache, ttl, progress, on_invalid)
         self._cache: ParquetCache | None = self._make_cache()
@@ -257,6 +270,7 @@ class Client:
             error_format=error_format,
             transport=transport,
             event_hooks=event_hooks,
+            cache_identity=cache_identity,
         )
 
     @classmethod

@@ -202,3 +202,17 @@ def test_sync_history_and_state_through_the_client(start_sandbox: Any, tmp_path:
         reloaded = client.sync_listings(City="Miami", refresh=True)
         assert len(reloaded) >= len(market)
         pd.testing.assert_frame_equal(client.listing_history(City="Miami"), history)
+
+
+def test_embedded_sandbox_cache_entries_survive_its_random_port(tmp_path: Path) -> None:
+    # Each process starts the embedded sandbox on a new port; its cache keys must not change.
+    with Client(cache_dir=tmp_path) as client:
+        assert client.api.cache_host() != client.base_url
+        assert ":" + client.base_url.rsplit(":", 1)[1] not in client.api.cache_host()
+        first = client.listings(City="Miami", max_results=10)
+        assert not client.last_load.from_cache
+    with Client(cache_dir=tmp_path) as client:
+        client._api._hosts["base"] = "http://127.0.0.1:1"  # as if it came back on another port
+        again = client.listings(City="Miami", max_results=10)
+        assert client.last_load.from_cache and client.last_load.requests == 0
+    pd.testing.assert_frame_equal(first, again)

@@ -95,7 +95,7 @@ def test_lock_timeout(tmp_path: Path):
             pass
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()  # reaps it and closes its pipe
     with file_lock(lock, timeout=5):  # the kernel released the dead holder's lock
         pass
 
@@ -136,7 +136,7 @@ def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path: Path
             time.sleep(0.001)
         os.kill(child.pid, signal.SIGKILL)
     finally:
-        child.wait()
+        child.communicate()  # reaps it and closes its pipe
     assert child.returncode == -signal.SIGKILL
     assert any(".tmp-" in p.name for p in folder.iterdir())  # the half-written temporary file
     entry = cache.read("listings", "k")

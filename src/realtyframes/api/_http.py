@@ -162,6 +162,7 @@ class ApiClient:
         transport: httpx.BaseTransport | None = None,
         event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
         rng: random.Random | None = None,
+        cache_identity: str | None = None,
     ) -> None:
         install_log_filter()
         base = _normalise_url("base_url", base_url)
@@ -183,7 +184,11 @@ class ApiClient:
             self._base_auth = self._base_auth or key_auth
             self._secrets += (api_key,)
         self._auth_kind = "token" if token is not None else "api_key" if api_key else "none"
-        self._fingerprint = fingerprint(f"{base}|{self._auth_kind}|{token or api_key or ''}")
+        # A stable name for caches when the URL is not (the embedded sandbox's port changes).
+        self._cache_identity = cache_identity
+        self._fingerprint = fingerprint(
+            f"{cache_identity or base}|{self._auth_kind}|{token or api_key or ''}"
+        )
         self._rng = rng or random.Random()
         self._configure(
             timeout=timeout,
@@ -251,6 +256,16 @@ class ApiClient:
     def base_url(self) -> str:
         """The main host."""
         return self._hosts["base"]
+
+    def cache_host(self, name: Host = "base") -> str:
+        """The host's name in cache keys: its URL, or the stable ``cache_identity`` given.
+
+        >>> ApiClient("https://api.example.com").cache_host("legacy")
+        'https://api.example.com'
+        """
+        if self._cache_identity is not None:
+            return f"{self._cache_identity}#{name}"
+        return self._hosts[name]
 
     @property
     def hosts(self) -> dict[str, str]:

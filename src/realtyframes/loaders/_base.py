@@ -268,7 +268,7 @@ def cache_key(ctx: LoadContext, spec: LoadSpec) -> str:
     if spec.on_invalid != "quarantine":  # other modes keep other rows: their own entries
         params["on_invalid"] = spec.on_invalid
     return ctx.cache.key(
-        host=ctx.api.hosts[spec.host],
+        host=ctx.api.cache_host(spec.host),
         operation=spec.operation,
         params=params,
         account=ctx.api.fingerprint,
@@ -381,7 +381,7 @@ def run_load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> R
             companions["media"] = media
         companions.update(members)
         meta = {
-            "host": ctx.api.hosts[spec.host],
+            "host": ctx.api.cache_host(spec.host),
             "operation": spec.operation,
             "params": dict(spec.params),
             "account": ctx.api.fingerprint,

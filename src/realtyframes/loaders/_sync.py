@@ -151,7 +151,9 @@ def sync_scope(scope: Mapping[str, Any]) -> dict[str, str]:
 
 def _key(client: _ClientLike, cache: ParquetCache, params: Mapping[str, str]) -> str:
     api = client._api
-    return cache.key(host=api.base_url, operation=OPERATION, params=params, account=api.fingerprint)
+    return cache.key(
+        host=api.cache_host(), operation=OPERATION, params=params, account=api.fingerprint
+    )
 
 
 # -- the sync state ----------------------------------------------------------------------------------
@@ -283,7 +285,7 @@ def sync_listings(
     result.quarantine = parquet_safe(result.quarantine)
     if cache is not None and key is not None:
         meta = {
-            "host": api.base_url,
+            "host": api.cache_host(),
             "operation": OPERATION,
             "params": params,
             "account": api.fingerprint,
