@@ -9,16 +9,16 @@ BIN    := $(VENV)/bin
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Runtime install: what the report needs, nothing more (keeps the first command fast).
+# Runtime install: what the report needs, nothing more (keeps the first command fast; modules are
+# byte-compiled on first import instead of all at install time).
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet --no-compile -e .
 	touch $@
 
 # Development install: runtime + test extras.
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[test]'
 	touch $@ $(VENV)/.installed-run
 
 setup: $(VENV)/.installed-test
