@@ -584,6 +584,24 @@ def _label(key: Any) -> str:
     return " / ".join("(missing)" if pd.isna(p) else str(p) for p in parts)
 
 
+def _frame_table(
+    name: str, first: str, frame: pd.DataFrame, spec: Sequence[tuple[str, str, str]], caption: str
+) -> str:
+    """A table of ``frame`` by its index: one row per label, one column per ``(column, header,
+    kind)`` of ``spec``."""
+    rows: list[list[Cell | str]] = []
+    for key, row in frame.iterrows():
+        label = _label(key)
+        rows.append([label, *[Cell(row[c], k, row=label, col=c) for c, _, k in spec]])
+    return _table(
+        name,
+        [first, *[h for _, h, _ in spec]],
+        rows,
+        caption=caption,
+        numeric_header=[False] + [True] * len(spec),
+    )
+
+
 def _kind(metric: str) -> str:
     from realtyframes.plots import METRIC_LABELS
 
@@ -706,7 +724,6 @@ def _drops_section(report: MarketReport) -> Section:
 
     o = report.options
     ds = report.drop_summary.reindex(pd.Index(report.markets, tupleize_cols=True, name=o.by))
-    summary_rows: list[list[Cell | str]] = []
     spec = [
         ("price_drops", "Listings with a cut", "count"),
         ("active_listings", "Active listings", "count"),
@@ -715,15 +732,8 @@ def _drops_section(report: MarketReport) -> Section:
         ("median_drop_pct", "Median cut", "percent"),
         ("median_drop_amount", "Median cut (USD)", "money"),
     ]
-    for market, row in ds.iterrows():
-        label = _label(market)
-        summary_rows.append([label, *[Cell(row[c], k, row=label, col=c) for c, _, k in spec]])
-    summary_table = _table(
-        "drop_summary",
-        [o.by, *[h for _, h, _ in spec]],
-        summary_rows,
-        caption="Price cuts in the window by market (sale segment).",
-        numeric_header=[False] + [True] * len(spec),
+    summary_table = _frame_table(
+        "drop_summary", o.by, ds, spec, "Price cuts in the window by market (sale segment)."
     )
     top = report.drops.head(o.top_drops)
     top_spec = [
@@ -837,16 +847,12 @@ def _leads_section(report: MarketReport) -> Section:
         ("reached", "Reached", "count"),
         ("reached_share", "Reached (share of funnel)", "percent"),
     ]
-    stage_rows: list[list[Cell | str]] = []
-    for stage, row in f.by_stage.iterrows():
-        label = _label(stage)
-        stage_rows.append([label, *[Cell(row[c], k, row=label, col=c) for c, _, k in stage_spec]])
-    stage_table = _table(
+    stage_table = _frame_table(
         "funnel",
-        ["Stage", *[h for _, h, _ in stage_spec]],
-        stage_rows,
-        caption="Contacts by stage; 'reached' counts contacts at the stage or a later one.",
-        numeric_header=[False] + [True] * len(stage_spec),
+        "Stage",
+        f.by_stage,
+        stage_spec,
+        "Contacts by stage; 'reached' counts contacts at the stage or a later one.",
     )
     source_spec = [
         ("contacts", "Contacts", "count"),
@@ -854,16 +860,12 @@ def _leads_section(report: MarketReport) -> Section:
         ("converted", "Converted", "count"),
         ("conversion_rate", "Conversion rate", "percent"),
     ]
-    source_rows: list[list[Cell | str]] = []
-    for source, row in f.by_source.iterrows():
-        label = _label(source)
-        source_rows.append([label, *[Cell(row[c], k, row=label, col=c) for c, _, k in source_spec]])
-    source_table = _table(
+    source_table = _frame_table(
         "lead_sources",
-        ["Source", *[h for _, h, _ in source_spec]],
-        source_rows,
-        caption="Contacts by lead source; converted = past the first funnel stage.",
-        numeric_header=[False] + [True] * len(source_spec),
+        "Source",
+        f.by_source,
+        source_spec,
+        "Contacts by lead source; converted = past the first funnel stage.",
     )
     charts = (
         '<div class="grid2">'
