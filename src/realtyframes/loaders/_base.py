@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from realtyframes.api._http import ApiClient, _caller_level
+from realtyframes.api._http import ApiClient, Host, _caller_level
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning, QueryError
 from realtyframes.schemas import QUARANTINE_REASON, OnInvalid, validate
@@ -194,7 +194,7 @@ class LoadSpec:
     model: Any
     on_invalid: OnInvalid = "quarantine"
     refresh: bool = False
-    host: str = "base"
+    host: Host = "base"
 
 
 class LoadContext:
