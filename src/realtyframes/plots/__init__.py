@@ -12,6 +12,7 @@ No function changes ``matplotlib.rcParams`` or imports pyplot.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Hashable, Sequence
 from typing import Any, Literal
 
@@ -126,7 +127,8 @@ def _done(fig: Figure | None, ax: Axes) -> Figure | Axes:
 
 
 def _title(ax: Axes, text: str) -> None:
-    ax.set_title(text, loc="left", fontsize=12, fontweight="bold")
+    # Wrapped so a long title never runs past a report-size panel.
+    ax.set_title(textwrap.fill(text, 50), loc="left", fontsize=12, fontweight="bold")
 
 
 def _no_data(ax: Axes, title: str) -> None:
@@ -190,7 +192,10 @@ def _barh(
     ax.margins(x=0.15)
     _style(ax, "x")
     if len(series) > 1:
-        ax.legend(frameon=False, fontsize=8, loc="lower right")
+        # Below the axis label: long bars leave no free corner inside the plot.
+        ax.legend(
+            frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2
+        )
 
 
 # ----------------------------------------------------------------------------- price drops
