@@ -30,22 +30,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from realtyframes._spec import PROPERTY_TYPES, RENT_TYPES
 from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
 
 #: Property types summarised as the sale segment. The spec lists Residential, Residential Income,
 #: Land, Commercial Sale and Business Opportunity; it leaves ``Land/Boat Docks`` unclassified. We
 #: classify it as *sale*: it is the MLS's class for land and boat slips offered for sale (lease
 #: classes are the ones named "Lease"), and its prices are sale prices. See docs/metrics.md.
-SALE_TYPES: tuple[str, ...] = (
-    "Residential",
-    "Residential Income",
-    "Land",
-    "Land/Boat Docks",
-    "Commercial Sale",
-    "Business Opportunity",
-)
-#: Property types summarised as the rent segment (the spec's rent types).
-RENT_TYPES: tuple[str, ...] = ("Residential Lease", "Commercial Lease")
+SALE_TYPES: tuple[str, ...] = tuple(t for t in PROPERTY_TYPES if t not in RENT_TYPES)
 
 Segment = Literal["sale", "rent", "both"]
 #: Allowed values of the ``segment`` argument.

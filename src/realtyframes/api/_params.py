@@ -27,28 +27,11 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
+from realtyframes._spec import PROPERTY_TYPES
 from realtyframes.api._constants import MAX_PAGE_SIZE
 from realtyframes.errors import QueryError
 
 # -- the spec's enumerations -----------------------------------------------------------------------
-PROPERTY_TYPES: tuple[str, ...] = (
-    "Residential",
-    "Residential Income",
-    "Land",
-    "Land/Boat Docks",
-    "Commercial Sale",
-    "Business Opportunity",
-    "Residential Lease",
-    "Commercial Lease",
-)
-SALE_TYPES: tuple[str, ...] = (
-    "Residential",
-    "Residential Income",
-    "Land",
-    "Commercial Sale",
-    "Business Opportunity",
-)
-RENT_TYPES: tuple[str, ...] = ("Residential Lease", "Commercial Lease")
 STATUSES: tuple[str, ...] = ("Active", "Pending", "Closed", "Active Under Contract")
 SUBTYPES: dict[str, tuple[str, ...]] = {
     "Residential": (

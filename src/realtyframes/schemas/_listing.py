@@ -19,6 +19,8 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+from realtyframes._spec import PROPERTY_TYPES, STANDARD_STATUSES
+
 __all__ = [
     "DETAIL_FIELDS",
     "PROPERTY_TYPES",
@@ -28,19 +30,6 @@ __all__ = [
     "ListingMedia",
 ]
 
-#: ``StandardStatus`` values: the field's documented three plus the search filter's fourth.
-STANDARD_STATUSES: tuple[str, ...] = ("Active", "Active Under Contract", "Pending", "Closed")
-#: ``PropertyType`` values, in the spec's order.
-PROPERTY_TYPES: tuple[str, ...] = (
-    "Residential",
-    "Residential Income",
-    "Land",
-    "Land/Boat Docks",
-    "Commercial Sale",
-    "Business Opportunity",
-    "Residential Lease",
-    "Commercial Lease",
-)
 
 # --- shared field helpers (also used by the changes, contacts and analytics models) -------------
 Price = partial(pa.Field, ge=0, nullable=True)
