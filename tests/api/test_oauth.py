@@ -184,7 +184,7 @@ def test_login_end_to_end_saves_a_private_token_file(
 
 
 def test_login_denied_and_timeout(
-    protected_sandbox_url: str, capsys: pytest.CaptureFixture[str]
+    protected_sandbox_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     _, deny = _browser_that_approves("deny")
     with pytest.raises(OAuthError, match="access_denied"):
@@ -205,7 +205,7 @@ def test_login_denied_and_timeout(
             open_browser=False,
             timeout=0.3,
         )
-    printed = capsys.readouterr().out
+    printed = caplog.text
     assert f"{protected_sandbox_url}/authorize?" in printed and DEMO.client_secret not in printed
 
 
