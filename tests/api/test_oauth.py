@@ -209,6 +209,24 @@ def test_login_denied_and_timeout(
     assert f"{protected_sandbox_url}/authorize?" in printed and DEMO.client_secret not in printed
 
 
+def test_login_gives_the_url_to_show_url_when_no_browser_opens(
+    protected_sandbox_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    shown: list[str] = []
+    with pytest.raises(OAuthError, match="no authorization callback"):
+        oauth.login(
+            DEMO.client_id,
+            DEMO.client_secret,
+            "listings",
+            auth_url=protected_sandbox_url,
+            open_browser=False,
+            timeout=0.3,
+            show_url=shown.append,
+        )
+    assert len(shown) == 1 and shown[0].startswith(f"{protected_sandbox_url}/authorize?")
+    assert "authorize" not in caplog.text  # shown by the caller, not logged as well
+
+
 def test_token_round_trip_and_repr() -> None:
     token = oauth.Token("tok-VISIBLE-NEVER", scopes=("listings",))
     assert "tok-VISIBLE-NEVER" not in repr(token)

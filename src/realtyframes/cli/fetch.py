@@ -27,6 +27,7 @@ from realtyframes.api import _params
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
 from realtyframes.report.files import output_format, write_output
+from realtyframes.schemas import BREAKDOWNS
 
 if TYPE_CHECKING:
     from realtyframes._client import Client
@@ -36,17 +37,7 @@ __all__ = ["RESOURCES", "Resource", "add_fetch", "collect_params", "fetch_frames
 logger = logging.getLogger("realtyframes.cli")
 
 #: Members of the analytics result (``--member``), plus ``all`` (JSON only).
-ANALYTICS_MEMBERS: tuple[str, ...] = (
-    "overview",
-    "timelines",
-    "pages",
-    "referrers",
-    "countries",
-    "browsers",
-    "os",
-    "devices",
-    "utm",
-)
+ANALYTICS_MEMBERS: tuple[str, ...] = ("overview", "timelines", *BREAKDOWNS, "utm")
 #: Values given as a list (comma-separated or the option repeated).
 LIST_PARAMS: frozenset[str] = frozenset({"Subtypes", "ListingIds"})
 #: Paging parameters: the loaders page by themselves, so they are not options.

@@ -23,8 +23,6 @@ import json
 import logging
 import os
 import secrets
-import threading
-import time
 import webbrowser
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -49,7 +47,7 @@ from realtyframes.errors import (
     TransportError,
 )
 from realtyframes.oauth._listener import CALLBACK_PATH as CALLBACK_PATH
-from realtyframes.oauth._listener import _callback_server, _listen_target
+from realtyframes.oauth._listener import _callback_server, _listen_target, wait_for_callback
 
 __all__ = [
     "SCOPES",
@@ -143,7 +141,7 @@ def _scopes(scopes: Iterable[str] | str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _nonempty(name: str, value: Any) -> str:
+def _nonempty(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise QueryError(name, "expected a non-empty string", "a string")
     return value
@@ -179,7 +177,7 @@ def authorization_url(
     return f"{base}{AUTHORIZE_PATH}?{query}", state
 
 
-def _token_from_response(data: Any, requested: tuple[str, ...] = ()) -> Token:
+def _token_from_response(data: object, requested: tuple[str, ...] = ()) -> Token:
     if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
         raise BadResponseError("the token response has no access_token")
     scope = data.get("scope")
@@ -321,32 +319,12 @@ def login(
     _resolve_auth_url(auth_url)  # a bad auth_url fails before the port is taken
     server = _callback_server(target)
     try:
-        server.result = None
-        server.received = threading.Event()
-        server.timeout = 0.2
-        port = server.server_address[1]
-        redirect_uri = target.uri(port)
+        redirect_uri = target.uri(server.server_address[1])
         url, state = authorization_url(client_id, redirect_uri, requested, auth_url=auth_url)
     except BaseException:
         server.server_close()
         raise
-    deadline = time.monotonic() + timeout
-
-    def listen() -> None:
-        while not server.received.is_set() and time.monotonic() < deadline:
-            server.handle_request()
-
-    listener = threading.Thread(target=listen, name="realtyframes-oauth-callback", daemon=True)
-    listener.start()
-    try:
-        _present(url, open_browser, show_url)
-        if not server.received.wait(max(0.0, deadline - time.monotonic())):
-            raise OAuthError(f"no authorization callback within {timeout:g} s")
-        listener.join(timeout=5)
-    finally:
-        server.received.set()
-        server.server_close()
-    result: dict[str, str] = server.result or {}
+    result = wait_for_callback(server, timeout, lambda: _present(url, open_browser, show_url))
     if "error" in result:
         raise OAuthError(f"authorization refused: {result['error'][:100]}")
     if not result.get("code"):

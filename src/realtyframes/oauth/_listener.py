@@ -14,12 +14,14 @@ import ipaddress
 import socket
 import socketserver
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from realtyframes.errors import QueryError
+from realtyframes.errors import OAuthError, QueryError
 
 CALLBACK_PATH = "/callback"
 
@@ -106,7 +108,35 @@ def _callback_server(target: _Listen) -> _CallbackServer:
             "a free port on this machine (or omit the port for an ephemeral one)",
         ) from None
     server.callback_path = target.path
+    server.result = None
+    server.received = threading.Event()
+    server.timeout = 0.2
     return server
+
+
+def wait_for_callback(
+    server: _CallbackServer, timeout: float, present: Callable[[], object]
+) -> dict[str, str]:
+    """Serve ``server`` until one callback arrives (its query) or ``timeout`` seconds pass
+    (:class:`OAuthError`); ``present`` (showing the consent page) runs once it listens. The
+    server is closed afterwards."""
+    deadline = time.monotonic() + timeout
+
+    def listen() -> None:
+        while not server.received.is_set() and time.monotonic() < deadline:
+            server.handle_request()
+
+    listener = threading.Thread(target=listen, name="realtyframes-oauth-callback", daemon=True)
+    listener.start()
+    try:
+        present()
+        if not server.received.wait(max(0.0, deadline - time.monotonic())):
+            raise OAuthError(f"no authorization callback within {timeout:g} s")
+        listener.join(timeout=5)
+    finally:
+        server.received.set()
+        server.server_close()
+    return server.result or {}
 
 
 class _CallbackHandler(BaseHTTPRequestHandler):

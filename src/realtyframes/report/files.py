@@ -101,7 +101,7 @@ def csv_ready(frame: pd.DataFrame) -> pd.DataFrame:
     '["1", "2"]'
     """
 
-    def encode(value: Any) -> Any:
+    def encode(value: object) -> object:
         if isinstance(value, np.ndarray):
             value = value.tolist()
         return json.dumps(list(value)) if isinstance(value, list | tuple) else value
@@ -157,7 +157,7 @@ def _jsonable(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return json.loads(text)  # type: ignore[no-any-return]
 
 
-def _json_text(payload: Any) -> str:
+def _json_text(payload: object) -> str:
     return json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 from realtyframes.analysis import SALE_TYPES
 from realtyframes.errors import InsufficientScopeError, NotFoundError
 from realtyframes.report.options import CONTACT_COLUMNS, MarketReportOptions
+from realtyframes.schemas import BREAKDOWNS
 
 if TYPE_CHECKING:
     from realtyframes.loaders import LoadInfo
@@ -81,7 +82,6 @@ class ReportClient(Protocol):
     ) -> Analytics: ...
 
 
-_BREAKDOWN_MEMBERS = ("pages", "referrers", "countries", "browsers", "os", "devices")
 _BREAKDOWN_COLUMNS = ("member", "dimension", "name", "visitors", "pageviews", "conversions")
 
 
@@ -121,7 +121,7 @@ def plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
 def analytics_to_files(analytics: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Analytics frames as three tables: overview, timelines and one long breakdowns table."""
     parts = []
-    for member in (*_BREAKDOWN_MEMBERS, "utm"):
+    for member in (*BREAKDOWNS, "utm"):
         frame = analytics.get(member)
         if frame is None:
             continue
@@ -167,7 +167,7 @@ def analytics_from_files(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.Data
     }
     long = files["analytics-breakdowns"]
     member = long["member"].astype("str")
-    for name in _BREAKDOWN_MEMBERS:
+    for name in BREAKDOWNS:
         part = long[(member == name).to_numpy()]
         out[name] = part[["name", "visitors", "pageviews", "conversions"]].reset_index(drop=True)
     utm = long[(member == "utm").to_numpy()]
