@@ -1,4 +1,4 @@
-"""Settings of the command line: credentials and hosts from flags, environment or a config file.
+"""Settings: credentials and hosts from explicit values (flags), the environment or a config file.
 
 Precedence, per setting: a command-line flag, then the environment (``REALTYFRAMES_BASE_URL``,
 ``_TOKEN``, ``_API_KEY``, ``_LEGACY_URL``, ``_AUTH_URL``, ``_CACHE_DIR``), then the config file
@@ -20,40 +20,33 @@ True
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import difflib
 import logging
 import os
 import stat
-import sys
 import tomllib
-import traceback
-import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from realtyframes._client import ENV_VARS
-from realtyframes.api._auth import SecretMaskingFilter, mask_text
-from realtyframes.errors import (
-    ApiDeprecationWarning,
-    ApiError,
-    ConnectError,
-    InsufficientScopeError,
-    InvalidTokenError,
-    QueryError,
-    RateLimitError,
-    RealtyFramesError,
-    RequestTimeoutError,
-    TransportError,
-)
+from realtyframes.api._auth import mask_text
+from realtyframes.errors import ConfigError, QueryError
 
-if TYPE_CHECKING:
-    from realtyframes._client import Client
+__all__ = [
+    "CONFIG_ENV",
+    "SECRET_NAMES",
+    "SETTING_NAMES",
+    "ConfigError",
+    "Settings",
+    "default_config_path",
+    "load_settings",
+    "read_config",
+]
 
-logger = logging.getLogger("realtyframes.cli")
+logger = logging.getLogger("realtyframes.config")
 
 #: Names of the settings, in the order of :data:`realtyframes._client.ENV_VARS`.
 SETTING_NAMES: tuple[str, ...] = tuple(ENV_VARS)
@@ -63,10 +56,6 @@ SECRET_NAMES: tuple[str, ...] = ("token", "api_key")
 CONFIG_ENV = "REALTYFRAMES_CONFIG"
 #: The config file's path below the user config directory.
 CONFIG_RELATIVE = Path("realtyframes") / "config.toml"
-
-
-class ConfigError(QueryError):
-    """The config file cannot be read or holds an unknown key or a bad value."""
 
 
 @dataclass(frozen=True)
@@ -219,229 +208,3 @@ def load_settings(
         else:
             values[name] = None
     return Settings(**values, config_path=path, sources=sources)
-
-
-# -- the command line's side: flags, client, logging, errors ---------------------------------------
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 0")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be > 0")
-    return value
-
-
-def client_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Client keyword arguments from the flags given (--max-retries, --timeout)."""
-    options = {"max_retries": getattr(args, "max_retries", None)}
-    options["timeout"] = getattr(args, "timeout", None)
-    return {k: v for k, v in options.items() if v is not None}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the connection flags (--base-url, --token, --api-key, ...) and --config, --quiet."""
-    group = parser.add_argument_group(
-        "connection",
-        "flags win over the environment (REALTYFRAMES_BASE_URL, _TOKEN, _API_KEY, ...), which "
-        "wins over the config file; with none of them the embedded sandbox is used",
-    )
-    group.add_argument("--base-url", metavar="URL", help="the service's base URL")
-    group.add_argument(
-        "--token",
-        metavar="TOKEN",
-        help="OAuth access token (prefer REALTYFRAMES_TOKEN: flags show in the process list)",
-    )
-    group.add_argument(
-        "--api-key",
-        metavar="KEY",
-        help="personal API key (prefer REALTYFRAMES_API_KEY or the config file)",
-    )
-    group.add_argument("--legacy-url", metavar="URL", help="legacy host (default: base URL)")
-    group.add_argument("--auth-url", metavar="URL", help="OAuth host (default: base URL)")
-    group.add_argument("--cache-dir", metavar="DIR", help="Parquet cache directory")
-    group.add_argument(
-        "--config",
-        metavar="PATH",
-        help=f"TOML config file (default: ${CONFIG_ENV}, else {default_config_path()})",
-    )
-    group.add_argument(
-        "--max-retries",
-        type=_non_negative_int,
-        metavar="N",
-        help="retries of a failed request (default 5; 0 = fail on the first error)",
-    )
-    group.add_argument(
-        "--timeout", type=_positive_float, metavar="SECONDS", help="timeout of each request"
-    )
-    output = parser.add_argument_group("output")
-    output.add_argument(
-        "-q", "--quiet", action="store_true", help="no log lines, only the failure line if any"
-    )
-    output.add_argument(
-        "-v",
-        "--verbose",
-        action="count",
-        default=0,
-        help="-v: progress (info) lines; -vv: debug lines and tracebacks on failure",
-    )
-
-
-def settings_from_args(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Settings:
-    """The :class:`Settings` of parsed arguments (see :func:`add_arguments`)."""
-    flags = {name: getattr(args, name, None) for name in SETTING_NAMES}
-    config = getattr(args, "config", None)
-    return load_settings(flags, env=env, config_path=config if config else True)
-
-
-def make_client(settings: Settings, **options: Any) -> Client:
-    """A :class:`realtyframes.Client` for ``settings`` (the embedded sandbox when empty).
-
-    >>> client = make_client(load_settings(config_path=None))  # doctest: +SKIP
-    """
-    from realtyframes._client import Client
-
-    return Client(**settings.client_kwargs(), **options)
-
-
-class _Formatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        return text.replace("\n", " | ") if record.exc_info is None else text
-
-
-@contextlib.contextmanager
-def cli_logging(
-    prog: str, *, quiet: bool = False, verbose: int = 0, secrets: list[str] | None = None
-) -> Iterator[None]:
-    """Log ``realtyframes.*`` records and warnings to stderr (masked) while the block runs.
-
-    Default: warnings (a scheduled run that goes well prints nothing on stderr); ``verbose`` 1:
-    info (progress), 2: debug; ``quiet``: errors only. ``secrets`` (a list that may be filled
-    later) are masked out of every record. The handlers are removed afterwards.
-    """
-    masks: list[str] = [] if secrets is None else secrets
-    level = (
-        logging.ERROR
-        if quiet
-        else logging.DEBUG
-        if verbose >= 2
-        else logging.INFO
-        if verbose == 1
-        else logging.WARNING
-    )
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(level)
-    handler.setFormatter(_Formatter(f"{prog}: %(levelname)s: %(message)s"))
-
-    class _Mask(SecretMaskingFilter):
-        def filter(self, record: logging.LogRecord) -> bool:
-            super().filter(record)
-            message = record.getMessage()
-            masked = mask_text(message, masks)
-            if masked != message:
-                record.msg, record.args = masked, None
-            return True
-
-    handler.addFilter(_Mask())
-    root = logging.getLogger("realtyframes")
-    saved = (root.level, root.propagate)
-    root.addHandler(handler)
-    root.setLevel(level)
-    root.propagate = False
-    warned = logging.getLogger("realtyframes.warnings")
-
-    def show(message: Any, category: type[Warning], *_args: Any, **_kwargs: Any) -> None:
-        warned.warning("%s: %s", category.__name__, message)
-
-    with warnings.catch_warnings():
-        # warnings (data quality, drift ...) become log lines, never errors; the client already
-        # logs deprecations itself
-        warnings.filterwarnings("default", category=UserWarning)
-        warnings.filterwarnings("ignore", category=ApiDeprecationWarning)
-        warnings.showwarning = show
-        try:
-            yield
-        finally:
-            root.removeHandler(handler)
-            root.setLevel(saved[0])
-            root.propagate = saved[1]
-
-
-def error_line(exc: BaseException, settings: Settings | None = None) -> str:
-    """One line describing a failure for stderr, secrets masked.
-
-    >>> error_line(QueryError("Status", "unknown value 'Sold'", ["Active", "Closed"]))
-    "QueryError: Status: unknown value 'Sold'; allowed: Active, Closed"
-    """
-    name = type(exc).__name__
-    text = str(exc) or name
-    if isinstance(exc, InvalidTokenError):
-        text += " — check the token or API key (--token/--api-key, REALTYFRAMES_TOKEN/_API_KEY)"
-    elif isinstance(exc, InsufficientScopeError):
-        text += " — the credential lacks the scope this command needs"
-    elif isinstance(exc, RateLimitError):
-        wait = f" in {exc.retry_after:g} s" if exc.retry_after is not None else " later"
-        text += f" — the rate limit is used up; retry{wait}"
-    elif isinstance(exc, ConnectError | RequestTimeoutError):
-        text += " — is the server reachable? (--base-url / REALTYFRAMES_BASE_URL)"
-    elif isinstance(exc, OSError) and not isinstance(exc, RealtyFramesError):
-        text = f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
-    line = f"{name}: {text}"
-    line = " ".join(line.split())  # one line
-    return settings.mask(line) if settings is not None else mask_text(line)
-
-
-#: Failures reported as one line (anything else is an internal error, also one line).
-EXPECTED_ERRORS: tuple[type[BaseException], ...] = (
-    RealtyFramesError,
-    ApiError,
-    TransportError,
-    ValueError,
-    OSError,
-)
-
-
-def run_guarded(
-    prog: str, args: argparse.Namespace, body: Any, settings_env: Mapping[str, str] | None = None
-) -> int:
-    """Run ``body(settings)`` with CLI logging; on failure print one line to stderr, return 1.
-
-    ``body`` returns an exit code. With ``-vv`` a failure also prints its traceback.
-    """
-    quiet, verbose = bool(getattr(args, "quiet", False)), int(getattr(args, "verbose", 0) or 0)
-    secrets: list[str] = []
-    with cli_logging(prog, quiet=quiet, verbose=verbose, secrets=secrets):
-        settings: Settings | None = None
-        try:
-            settings = settings_from_args(args, settings_env)
-            secrets.extend(settings.secrets)
-            return int(body(settings))
-        except KeyboardInterrupt:
-            print(f"{prog}: interrupted", file=sys.stderr)
-            return 130
-        except Exception as exc:
-            expected = isinstance(exc, EXPECTED_ERRORS)
-            if verbose >= 2:
-                print(mask_text(traceback.format_exc(), secrets), file=sys.stderr)
-            line = error_line(exc, settings)
-            if expected:
-                print(f"{prog}: error: {line}", file=sys.stderr)
-            else:
-                print(
-                    f"{prog}: internal error: {line} (run with -vv for the traceback)",
-                    file=sys.stderr,
-                )
-            return 1

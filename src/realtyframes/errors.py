@@ -4,6 +4,7 @@ Class tree::
 
     RealtyFramesError                    base of everything below
     ├── QueryError(ValueError)           bad input found before any request (.param, .allowed)
+    │   └── ConfigError                  the config file cannot be read, or holds a bad key/value
     ├── OAuthError                       OAuth flow: state mismatch, consent denied, no callback,
     │                                    token file readable by others
     ├── ApiError                         the service answered 4xx/5xx (.status .code .message
@@ -58,6 +59,7 @@ __all__ = [
     "CacheLockTimeout",
     "CacheWarning",
     "ColumnTypeError",
+    "ConfigError",
     "ConnectError",
     "DataQualityWarning",
     "DriftWarning",
@@ -106,6 +108,14 @@ class QueryError(RealtyFramesError, ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.param, self.problem, self.allowed))
+
+
+class ConfigError(QueryError):
+    """The config file cannot be read or holds an unknown key or a bad value.
+
+    >>> str(ConfigError("config file c.toml: tokn", "unknown key", ["token"]))
+    'config file c.toml: tokn: unknown key; allowed: token'
+    """
 
 
 class OAuthError(RealtyFramesError):

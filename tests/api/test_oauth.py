@@ -184,7 +184,7 @@ def test_login_end_to_end_saves_a_private_token_file(
 
 
 def test_login_denied_and_timeout(
-    protected_sandbox_url: str, capsys: pytest.CaptureFixture[str]
+    protected_sandbox_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     _, deny = _browser_that_approves("deny")
     with pytest.raises(OAuthError, match="access_denied"):
@@ -205,8 +205,26 @@ def test_login_denied_and_timeout(
             open_browser=False,
             timeout=0.3,
         )
-    printed = capsys.readouterr().out
+    printed = caplog.text
     assert f"{protected_sandbox_url}/authorize?" in printed and DEMO.client_secret not in printed
+
+
+def test_login_gives_the_url_to_show_url_when_no_browser_opens(
+    protected_sandbox_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    shown: list[str] = []
+    with pytest.raises(OAuthError, match="no authorization callback"):
+        oauth.login(
+            DEMO.client_id,
+            DEMO.client_secret,
+            "listings",
+            auth_url=protected_sandbox_url,
+            open_browser=False,
+            timeout=0.3,
+            show_url=shown.append,
+        )
+    assert len(shown) == 1 and shown[0].startswith(f"{protected_sandbox_url}/authorize?")
+    assert "authorize" not in caplog.text  # shown by the caller, not logged as well
 
 
 def test_token_round_trip_and_repr() -> None:

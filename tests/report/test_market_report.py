@@ -1,6 +1,6 @@
 """The market report from frames: its numbers are the analysis functions' results on the frames
 written next to it, it is self-contained, and loading again gives the same frames (the same bytes
-from two whole runs: tests/test_cli_report_fetch.py)."""
+from two whole runs: tests/cli/test_cli_report_fetch.py)."""
 
 from __future__ import annotations
 

@@ -9,26 +9,31 @@
 
 Steps on their own: :func:`load_market_frames` (I/O) -> :func:`compute_market_report` (pure) ->
 :func:`write_market_report` (HTML, Parquet, CSV); :func:`read_report_data` reads the frames back.
+
+Modules: ``options`` (what a report covers, the names it uses) < ``load`` (the client calls,
+typed by :class:`ReportClient`; the frames) < ``compute`` (pure) < ``render`` (HTML, with
+``_html``) < ``files`` (writing, reading back, the writers ``realtyframes fetch`` shares). The
+report never starts a sandbox: the caller gives the client (``rf.Client()`` falls back to the
+embedded sandbox by itself).
 """
 
-from realtyframes.report._market import (
-    BY_CHOICES,
-    DATA_FILES,
-    MarketFrames,
-    MarketReport,
-    MarketReportOptions,
+from realtyframes.report.compute import MarketReport, compute_market_report
+from realtyframes.report.files import (
     ReportFiles,
-    analytics_from_files,
-    analytics_to_files,
-    compute_market_report,
     data_paths,
-    load_market_frames,
     market_report,
-    period_for,
     read_report_data,
-    render_market_report,
     write_market_report,
 )
+from realtyframes.report.load import (
+    MarketFrames,
+    ReportClient,
+    analytics_from_files,
+    analytics_to_files,
+    load_market_frames,
+)
+from realtyframes.report.options import BY_CHOICES, DATA_FILES, MarketReportOptions, period_for
+from realtyframes.report.render import render_market_report
 
 __all__ = [
     "BY_CHOICES",
@@ -36,6 +41,7 @@ __all__ = [
     "MarketFrames",
     "MarketReport",
     "MarketReportOptions",
+    "ReportClient",
     "ReportFiles",
     "analytics_from_files",
     "analytics_to_files",

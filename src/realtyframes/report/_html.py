@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 #: Kinds of values and how they are shown: count 1,234 · money $525,000 · percent 12.3% ·
@@ -166,13 +167,16 @@ def figure_png(fig: Figure, *, dpi: int = CHART_DPI) -> bytes:
     return buffer.getvalue()
 
 
-def render_figure(fig: Any, alt: str, chart_id: str, *, caption: str | None = None) -> str:
+def render_figure(
+    fig: Figure | Axes, alt: str, chart_id: str, *, caption: str | None = None
+) -> str:
     """A ``<figure>`` with the chart embedded as a base64 PNG data URI."""
     from matplotlib.figure import Figure
 
-    if not isinstance(fig, Figure):  # an Axes returned by a chart drawn on it
-        fig = fig.figure
-    png = figure_png(fig)
+    figure = fig if isinstance(fig, Figure) else fig.figure  # an Axes: the figure it is on
+    if not isinstance(figure, Figure):  # pragma: no cover - rf.plot never draws on subfigures
+        raise TypeError("the chart is not on a top-level matplotlib Figure")
+    png = figure_png(figure)
     width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR size
     src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""

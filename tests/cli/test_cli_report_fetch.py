@@ -31,8 +31,8 @@ from realtyframes._config import (
 )
 from realtyframes.api import _params
 from realtyframes.cli import main
+from realtyframes.cli.report import open_report_client
 from realtyframes.errors import QueryError
-from realtyframes.report._market import open_report_client
 from realtyframes.sandbox import DEMO, Faults, RunningSandbox
 
 FAKE_TOKEN = "rf-FAKE-SECRET-TOKEN-7f3a9c"

@@ -19,27 +19,21 @@ created with mode 0600 and :func:`load_token` refuses one that others can read.
 from __future__ import annotations
 
 import hmac
-import html
-import ipaddress
 import json
 import logging
 import os
 import secrets
-import socket
-import socketserver
-import threading
-import time
 import webbrowser
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
+from realtyframes._files import atomic_write_text
 from realtyframes.api._auth import mask_text
 from realtyframes.api._constants import JSON, SERVICE_API_VERSION
 from realtyframes.api._errors import error_from_response
@@ -52,6 +46,8 @@ from realtyframes.errors import (
     RequestTimeoutError,
     TransportError,
 )
+from realtyframes.oauth._listener import CALLBACK_PATH as CALLBACK_PATH
+from realtyframes.oauth._listener import _callback_server, _listen_target, wait_for_callback
 
 __all__ = [
     "SCOPES",
@@ -69,7 +65,6 @@ logger = logging.getLogger("realtyframes.oauth")
 SCOPES: tuple[str, ...] = ("listings", "contacts", "analytics")
 AUTHORIZE_PATH = "/authorize"
 TOKEN_PATH = "/api/oauth/token"
-CALLBACK_PATH = "/callback"
 DEFAULT_LOGIN_TIMEOUT = 300.0
 
 
@@ -146,7 +141,7 @@ def _scopes(scopes: Iterable[str] | str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _nonempty(name: str, value: Any) -> str:
+def _nonempty(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise QueryError(name, "expected a non-empty string", "a string")
     return value
@@ -182,7 +177,7 @@ def authorization_url(
     return f"{base}{AUTHORIZE_PATH}?{query}", state
 
 
-def _token_from_response(data: Any, requested: tuple[str, ...] = ()) -> Token:
+def _token_from_response(data: object, requested: tuple[str, ...] = ()) -> Token:
     if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
         raise BadResponseError("the token response has no access_token")
     scope = data.get("scope")
@@ -284,122 +279,6 @@ def exchange_code(
     return token
 
 
-# -- the loopback login ---------------------------------------------------------------------------
-_DONE_PAGE = """<!doctype html><html lang="en"><head><meta charset="utf-8">
-<title>realtyframes</title></head><body style="font-family: system-ui, sans-serif">
-<h1>{title}</h1><p>{text}</p></body></html>"""
-
-
-class _CallbackServer(HTTPServer):
-    result: dict[str, str] | None
-    received: threading.Event
-    callback_path: str = CALLBACK_PATH
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind does a reverse DNS lookup (getfqdn); a loopback listener needs none.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = str(self.server_address[0]), self.server_address[1]
-
-
-class _CallbackServer6(_CallbackServer):
-    address_family = socket.AF_INET6
-
-
-@dataclass(frozen=True)
-class _Listen:
-    """Where the loopback listener binds, and how the redirect URI names it."""
-
-    bind_host: str
-    port: int  # 0: an ephemeral port
-    uri_host: str  # as written in the redirect URI (brackets for IPv6)
-    path: str
-    query: str = ""  # kept in the redirect URI; the callback adds code and state to it
-
-    def uri(self, port: int) -> str:
-        query = f"?{self.query}" if self.query else ""
-        return f"http://{self.uri_host}:{port}{self.path}{query}"
-
-
-def _listen_target(redirect_uri: str | None) -> _Listen:
-    """Parse and check a ``redirect_uri`` for :func:`login` (loopback ``http`` only)."""
-    if redirect_uri is None:
-        return _Listen("127.0.0.1", 0, "127.0.0.1", CALLBACK_PATH)
-    allowed = (
-        "an http URI on a loopback host: http://127.0.0.1:<port>/<path>, "
-        "http://[::1]:<port>/<path> or http://localhost:<port>/<path>"
-    )
-    if not isinstance(redirect_uri, str) or not redirect_uri.strip():
-        raise QueryError("redirect_uri", "expected a non-empty string", allowed)
-    parts = urlsplit(redirect_uri.strip())
-    if parts.username is not None or parts.password is not None:  # not echoed: may be secret
-        raise QueryError("redirect_uri", "must not carry user:password@ credentials", allowed)
-    try:
-        port = parts.port
-    except ValueError:
-        raise QueryError("redirect_uri", f"{redirect_uri!r} has an invalid port", allowed) from None
-    host = (parts.hostname or "").lower()
-    if parts.scheme != "http":
-        raise QueryError(
-            "redirect_uri", f"{redirect_uri!r}: the listener speaks plain http only", allowed
-        )
-    if parts.fragment or redirect_uri.strip().endswith("#"):
-        raise QueryError("redirect_uri", f"{redirect_uri!r} must not have a fragment", allowed)
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        raise QueryError(
-            "redirect_uri", f"{host or redirect_uri!r} is not a loopback host", allowed
-        )
-    bind_host = "127.0.0.1" if host == "localhost" else host
-    uri_host = f"[{host}]" if ":" in host else host
-    return _Listen(bind_host, port or 0, uri_host, parts.path or "/", parts.query)
-
-
-def _callback_server(target: _Listen) -> _CallbackServer:
-    cls = _CallbackServer6 if ":" in target.bind_host else _CallbackServer
-    try:
-        server = cls((target.bind_host, target.port), _CallbackHandler)
-    except OSError as exc:
-        raise QueryError(
-            "redirect_uri",
-            f"cannot listen on {target.uri_host}:{target.port} ({exc.strerror or exc})",
-            "a free port on this machine (or omit the port for an ephemeral one)",
-        ) from None
-    server.callback_path = target.path
-    return server
-
-
-class _CallbackHandler(BaseHTTPRequestHandler):
-    server: _CallbackServer
-
-    def do_GET(self) -> None:
-        parts = urlsplit(self.path)
-        if parts.path != self.server.callback_path or self.server.received.is_set():
-            self._answer(404, "Not found", "This address only takes one OAuth callback.")
-            return
-        query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
-        self.server.result = query
-        self.server.received.set()
-        if "error" in query:
-            self._answer(400, "Authorization refused", "You can close this window.")
-        else:
-            self._answer(200, "Authorization received", "You can close this window and go back.")
-
-    def _answer(self, status: int, title: str, text: str) -> None:
-        body = _DONE_PAGE.format(title=html.escape(title), text=html.escape(text)).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # the URL carries the code: no logs
-        return
-
-
 def login(
     client_id: str,
     client_secret: str,
@@ -410,6 +289,7 @@ def login(
     timeout: float = DEFAULT_LOGIN_TIMEOUT,
     *,
     redirect_uri: str | None = None,
+    show_url: Callable[[str], Any] | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> Token:
     """Run the whole flow: a one-shot loopback listener, the consent page, the exchange.
@@ -419,8 +299,10 @@ def login(
     and path. Only loopback ``http`` URIs (127.0.0.0/8, ``[::1]``, ``localhost``) are accepted,
     else :class:`QueryError` naming ``redirect_uri``; without a port, an ephemeral port is
     used (loopback redirects may use any port, RFC 8252 7.3). ``open_browser``: True
-    opens the system browser (the URL is printed when none is available), False only prints the
-    URL, a callable is given the URL (tests, custom launchers). With ``token_path`` the token is
+    opens the system browser, False does not, a callable is given the URL (tests, custom
+    launchers). When no browser was opened, the URL is given to ``show_url`` (a command line
+    prints it), else logged as a WARNING on ``realtyframes.oauth`` (shown on stderr in a
+    terminal or a notebook when logging is not configured). With ``token_path`` the token is
     saved with mode 0600. Raises :class:`OAuthError` when consent is refused or no callback
     arrives within ``timeout`` seconds.
 
@@ -437,37 +319,12 @@ def login(
     _resolve_auth_url(auth_url)  # a bad auth_url fails before the port is taken
     server = _callback_server(target)
     try:
-        server.result = None
-        server.received = threading.Event()
-        server.timeout = 0.2
-        port = server.server_address[1]
-        redirect_uri = target.uri(port)
+        redirect_uri = target.uri(server.server_address[1])
         url, state = authorization_url(client_id, redirect_uri, requested, auth_url=auth_url)
     except BaseException:
         server.server_close()
         raise
-    deadline = time.monotonic() + timeout
-
-    def listen() -> None:
-        while not server.received.is_set() and time.monotonic() < deadline:
-            server.handle_request()
-
-    listener = threading.Thread(target=listen, name="realtyframes-oauth-callback", daemon=True)
-    listener.start()
-    try:
-        if callable(open_browser):
-            open_browser(url)
-        elif open_browser and _open_browser(url):
-            logger.info("opened the browser for the consent page")
-        else:
-            print(f"Open this address in a browser to authorize realtyframes:\n{url}", flush=True)
-        if not server.received.wait(max(0.0, deadline - time.monotonic())):
-            raise OAuthError(f"no authorization callback within {timeout:g} s")
-        listener.join(timeout=5)
-    finally:
-        server.received.set()
-        server.server_close()
-    result: dict[str, str] = server.result or {}
+    result = wait_for_callback(server, timeout, lambda: _present(url, open_browser, show_url))
     if "error" in result:
         raise OAuthError(f"authorization refused: {result['error'][:100]}")
     if not result.get("code"):
@@ -487,6 +344,20 @@ def login(
     return token
 
 
+def _present(
+    url: str, open_browser: bool | Callable[[str], Any], show_url: Callable[[str], Any] | None
+) -> None:
+    """Get the consent page in front of the user: a browser, else ``show_url``, else a log line."""
+    if callable(open_browser):
+        open_browser(url)
+    elif open_browser and _open_browser(url):
+        logger.info("opened the browser for the consent page")
+    elif show_url is not None:
+        show_url(url)
+    else:
+        logger.warning("Open this address in a browser to authorize realtyframes:\n%s", url)
+
+
 def _open_browser(url: str) -> bool:
     try:
         return bool(webbrowser.open(url))
@@ -502,21 +373,7 @@ def save_token(token: Token, path: str | os.PathLike[str]) -> Path:
     """
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            if hasattr(os, "fchmod"):
-                os.fchmod(handle.fileno(), 0o600)
-            json.dump(token.to_dict(), handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return target
+    return atomic_write_text(target, json.dumps(token.to_dict()), mode=0o600)
 
 
 def load_token(path: str | os.PathLike[str]) -> Token:

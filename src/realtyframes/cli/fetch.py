@@ -1,5 +1,8 @@
 """``realtyframes fetch``: one resource as a Parquet, CSV or JSON file, for pipelines and tools.
 
+The resource table and the options are command-line code (here); the file writers are shared with
+the report (:func:`realtyframes.report.files.write_output`).
+
 The options are the spec's parameter names (``--City``, ``--MinListPrice``, ``--Status`` ...),
 built from the client's own parameter tables (:mod:`realtyframes.api._params`): ``--help`` lists
 each one with what it allows, and values are checked by the same validators as the Python API, so
@@ -11,38 +14,30 @@ a bad value stops before any request with the :class:`~realtyframes.errors.Query
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from realtyframes._config import Settings
 from realtyframes.api import _params
+from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
+from realtyframes.report.files import output_format, write_output
+from realtyframes.schemas import BREAKDOWNS
 
 if TYPE_CHECKING:
     from realtyframes._client import Client
 
+__all__ = ["RESOURCES", "Resource", "add_fetch", "collect_params", "fetch_frames", "run_fetch"]
+
 logger = logging.getLogger("realtyframes.cli")
 
-#: Output formats by file extension.
-FORMATS: dict[str, str] = {".parquet": "parquet", ".csv": "csv", ".json": "json"}
 #: Members of the analytics result (``--member``), plus ``all`` (JSON only).
-ANALYTICS_MEMBERS: tuple[str, ...] = (
-    "overview",
-    "timelines",
-    "pages",
-    "referrers",
-    "countries",
-    "browsers",
-    "os",
-    "devices",
-    "utm",
-)
+ANALYTICS_MEMBERS: tuple[str, ...] = ("overview", "timelines", *BREAKDOWNS, "utm")
 #: Values given as a list (comma-separated or the option repeated).
 LIST_PARAMS: frozenset[str] = frozenset({"Subtypes", "ListingIds"})
 #: Paging parameters: the loaders page by themselves, so they are not options.
@@ -119,13 +114,15 @@ RESOURCES: dict[str, Resource] = {
 }
 
 
-def add_fetch_parsers(
-    fetch: argparse.ArgumentParser,
-    add_common: Callable[[argparse.ArgumentParser], None],
-    func: Callable[[argparse.Namespace], int],
-) -> None:
-    """Add one subcommand per resource to the ``fetch`` parser; ``add_common`` adds the
-    connection and output flags, ``func`` is the handler set on each."""
+def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``fetch`` and one subcommand per resource (see :data:`RESOURCES`)."""
+    fetch = subparsers.add_parser(
+        "fetch",
+        help="fetch listings, changes, contacts, activity or analytics into a file",
+        description="Fetch one resource into a Parquet, CSV or JSON file (for shell pipelines "
+        "and other data tools). Options use the spec's parameter names; see "
+        "`realtyframes fetch RESOURCE --help` for each one's allowed values.",
+    )
     sub = fetch.add_subparsers(dest="resource", metavar="RESOURCE", required=True)
     for resource in RESOURCES.values():
         parser = sub.add_parser(
@@ -141,52 +138,65 @@ def add_fetch_parsers(
             metavar="FILE",
             help="output file: .parquet, .csv or .json (records); parent folders are created",
         )
-        if resource.table:
-            group = parser.add_argument_group(
-                "spec parameters", "the service's query parameters, as the spec names them"
-            )
-            for name, checker in resource.table.items():
-                if name in PAGING:
-                    continue
-                default = resource.defaults.get(name)
-                hint = f" (default {default})" if default else ""
-                group.add_argument(
-                    f"--{name}",
-                    dest=f"p_{name}",
-                    action="append",
-                    metavar="VALUE",
-                    help=f"{allowed_text(name, checker)}{hint}",
-                )
-        if resource.name == "listings":
-            parser.add_argument(
-                "--max-results", type=int, metavar="N", help="stop after N listings"
-            )
-            parser.add_argument(
-                "--details", action="store_true", help="every detail field (one request each)"
-            )
-        if resource.name == "activity":
-            group = parser.add_argument_group("spec parameters")
-            group.add_argument(
-                "--contactId",
-                dest="p_contactId",
-                action="append",
-                metavar="ID",
-                required=True,
-                help="the contact's id (path parameter)",
-            )
-        if resource.name == "analytics":
-            parser.add_argument(
-                "--member",
-                default="overview",
-                choices=(*ANALYTICS_MEMBERS, "all"),
-                help="which frame of the result to write (default overview; 'all' needs .json)",
-            )
-        if resource.name in ("listings", "changes", "contacts", "activity"):
-            parser.add_argument(
-                "--refresh", action="store_true", help="ignore cached results and fetch again"
-            )
-        add_common(parser)
-        parser.set_defaults(func=func)
+        _add_spec_options(parser, resource)
+        _add_resource_options(parser, resource.name)
+        add_arguments(parser)
+        parser.set_defaults(func=_run_fetch)
+
+
+def _add_spec_options(parser: argparse.ArgumentParser, resource: Resource) -> None:
+    """One ``--Name`` option per spec parameter of the resource (paging left out)."""
+    if not resource.table:
+        return
+    group = parser.add_argument_group(
+        "spec parameters", "the service's query parameters, as the spec names them"
+    )
+    for name, checker in resource.table.items():
+        if name in PAGING:
+            continue
+        default = resource.defaults.get(name)
+        hint = f" (default {default})" if default else ""
+        group.add_argument(
+            f"--{name}",
+            dest=f"p_{name}",
+            action="append",
+            metavar="VALUE",
+            help=f"{allowed_text(name, checker)}{hint}",
+        )
+
+
+def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
+    """The options of one resource that are not spec query parameters."""
+    if name == "listings":
+        parser.add_argument("--max-results", type=int, metavar="N", help="stop after N listings")
+        parser.add_argument(
+            "--details", action="store_true", help="every detail field (one request each)"
+        )
+    if name == "activity":
+        group = parser.add_argument_group("spec parameters")
+        group.add_argument(
+            "--contactId",
+            dest="p_contactId",
+            action="append",
+            metavar="ID",
+            required=True,
+            help="the contact's id (path parameter)",
+        )
+    if name == "analytics":
+        parser.add_argument(
+            "--member",
+            default="overview",
+            choices=(*ANALYTICS_MEMBERS, "all"),
+            help="which frame of the result to write (default overview; 'all' needs .json)",
+        )
+    if name in ("listings", "changes", "contacts", "activity"):
+        parser.add_argument(
+            "--refresh", action="store_true", help="ignore cached results and fetch again"
+        )
+
+
+def _run_fetch(args: argparse.Namespace) -> int:
+    return run_guarded(f"{PROG} fetch", args, lambda settings: run_fetch(args, settings))
 
 
 def collect_params(args: argparse.Namespace) -> dict[str, str]:
@@ -205,16 +215,6 @@ def collect_params(args: argparse.Namespace) -> dict[str, str]:
         else:
             params[name] = values[0]
     return params
-
-
-def output_format(path: str | os.PathLike[str], member: str | None = None) -> str:
-    """The output format from the file extension (QueryError for others)."""
-    suffix = Path(path).suffix.lower()
-    if suffix not in FORMATS:
-        raise QueryError("--out", f"{os.fspath(path)!r} has no known extension", list(FORMATS))
-    if member == "all" and FORMATS[suffix] != "json":
-        raise QueryError("--member", "'all' writes several frames: use a .json output", "a member")
-    return FORMATS[suffix]
 
 
 def _prepare(resource: Resource, params: dict[str, str]) -> None:
@@ -252,48 +252,8 @@ def fetch_frames(
     return dict(analytics.frames())
 
 
-def _jsonable(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    text = frame.to_json(orient="records", date_format="iso", date_unit="us", force_ascii=False)
-    return json.loads(text)  # type: ignore[no-any-return]
-
-
-def write_output(
-    data: pd.DataFrame | Mapping[str, pd.DataFrame], path: str | os.PathLike[str], fmt: str
-) -> int:
-    """Write a frame (or, for JSON, several by name) to ``path``; returns the rows written."""
-    from realtyframes.report._market import _atomic, _plain, csv_ready
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, Mapping):
-        if fmt != "json":
-            raise QueryError("--out", "several frames need a .json output", [".json"])
-        payload: Any = {name: _jsonable(_plain(f)) for name, f in data.items()}
-        rows = sum(len(f) for f in data.values())
-        with _atomic(target) as tmp:
-            tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", "utf-8")
-        return rows
-    frame = _plain(data)
-    with _atomic(target) as tmp:
-        if fmt == "parquet":
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-
-            pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), tmp)
-        elif fmt == "csv":
-            text = csv_ready(frame)
-            text.to_csv(tmp, index=False, lineterminator="\n")
-        else:
-            tmp.write_text(
-                json.dumps(_jsonable(frame), ensure_ascii=False, indent=1) + "\n", "utf-8"
-            )
-    return len(frame)
-
-
-def run_fetch(args: argparse.Namespace, settings: Any) -> int:
+def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     """The ``fetch`` command: validate, fetch through the client, write, print the path."""
-    from realtyframes._config import client_options, make_client
-
     resource = RESOURCES[args.resource]
     params = collect_params(args)
     member = getattr(args, "member", None)

@@ -1,0 +1,191 @@
+"""``realtyframes report market``: load, compute and write the market report; print its path.
+
+The command provides the client (the report never starts one): the settings' service, else the
+embedded sandbox; for a date other than today on the embedded sandbox, a sandbox whose clock is
+that date, so a report of any day is reproducible.
+
+>>> main(["report", "market", "--city", "Miami", "--out", "reports"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as dt
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from realtyframes._config import Settings
+from realtyframes.cli.config import (
+    PROG,
+    add_arguments,
+    checked,
+    client_options,
+    make_client,
+    run_guarded,
+)
+
+if TYPE_CHECKING:
+    from realtyframes._client import Client
+
+__all__ = ["add_report", "open_report_client", "run_report"]
+
+logger = logging.getLogger("realtyframes.cli")
+
+
+def _report_date(text: str) -> dt.date:
+    """A report date: YYYY-MM-DD."""
+    try:
+        return dt.date.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date (YYYY-MM-DD)") from None
+
+
+_days = checked(
+    float,
+    "a number of days",
+    lambda v: 0 < v <= 3650,
+    lambda t, v: f"{v:g} is not within (0, 3650] days",
+)
+
+
+def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``report market`` and its options."""
+    from realtyframes.analysis import SALE_TYPES
+    from realtyframes.report import BY_CHOICES
+
+    report = subparsers.add_parser(
+        "report",
+        help="write a report (HTML with its data as Parquet and CSV)",
+        description="Write a scheduled report: one self-contained HTML file, and next to it "
+        "the frames it was computed from as Parquet and CSV.",
+    )
+    kinds = report.add_subparsers(dest="report", metavar="REPORT", required=True)
+    parser = kinds.add_parser(
+        "market",
+        help="market comparison, price drops, website traffic and leads",
+        description="The market report: headline numbers, the market comparison, the top price "
+        "drops, the website's traffic and the lead funnel, as one self-contained HTML file "
+        "(charts embedded, printable) plus its data. Runs on the embedded sandbox when no host "
+        "or credentials are configured. Prints the report's path.",
+    )
+    parser.add_argument(
+        "--city",
+        action="extend",
+        nargs="+",
+        metavar="CITY",
+        help="limit to these cities (repeatable; default: the whole market)",
+    )
+    parser.add_argument(
+        "--property-type",
+        action="extend",
+        nargs="+",
+        metavar="TYPE",
+        help=f"sale property types to load (default Residential; allowed: {', '.join(SALE_TYPES)})",
+    )
+    parser.add_argument(
+        "--by",
+        default="City",
+        choices=BY_CHOICES,
+        help="market dimension (default City)",
+    )
+    parser.add_argument(
+        "--as-of",
+        type=_report_date,
+        metavar="DATE",
+        help="report date YYYY-MM-DD, the end of the window (default: today, UTC)",
+    )
+    parser.add_argument(
+        "--window-days",
+        type=_days,
+        default=90.0,
+        metavar="N",
+        help="trailing window of the market metrics and price drops (default 90)",
+    )
+    parser.add_argument(
+        "--out", default="reports", metavar="DIR", help="output folder (default ./reports)"
+    )
+    parser.add_argument(
+        "--refresh", action="store_true", help="reload the market in full (ignore the cache)"
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=_run_report)
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    return run_guarded(f"{PROG} report", args, lambda settings: run_report(args, settings))
+
+
+def _utc_midnight(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(0), tzinfo=dt.UTC)
+
+
+@contextmanager
+def open_report_client(
+    settings: Settings,
+    day: dt.date,
+    *,
+    explicit_date: bool,
+    progress: bool | None = None,
+    **options: Any,
+) -> Iterator[tuple[Client, str]]:
+    """A client for the report and the source's name in it.
+
+    With no host and no credentials: the embedded sandbox; when a date other than today is asked
+    for, a sandbox whose clock is that date (so a report of any day is reproducible).
+    """
+    from realtyframes._client import Client
+    from realtyframes.report.options import EMBEDDED_SOURCE, describe_host
+
+    if settings.embedded and explicit_date and day != dt.datetime.now(dt.UTC).date():
+        from realtyframes.sandbox import serve
+
+        with (
+            serve(as_of=_utc_midnight(day)) as url,
+            Client(
+                base_url=url, cache_dir=settings.cache_dir, progress=progress, **options
+            ) as client,
+        ):
+            logger.info("embedded sandbox with its clock at %s 00:00 UTC", day.isoformat())
+            yield client, EMBEDDED_SOURCE
+        return
+    with make_client(settings, progress=progress, **options) as client:
+        source = EMBEDDED_SOURCE if client.embedded else describe_host(client.base_url)
+        yield client, source
+
+
+def run_report(args: argparse.Namespace, settings: Settings) -> int:
+    """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
+    from realtyframes.report import (
+        MarketReportOptions,
+        compute_market_report,
+        load_market_frames,
+        write_market_report,
+    )
+
+    options = MarketReportOptions(
+        as_of=args.as_of,
+        window_days=args.window_days,
+        by=args.by,
+        cities=tuple(args.city or ()),
+        property_types=tuple(args.property_type or ("Residential",)),
+    )
+    quiet = bool(getattr(args, "quiet", False))
+    with open_report_client(
+        settings,
+        options.day,
+        explicit_date=args.as_of is not None,
+        progress=False if quiet else None,
+        **client_options(args),
+    ) as (client, source):
+        options = dataclasses.replace(options, source=source)
+        frames = load_market_frames(client, options, refresh=bool(args.refresh))
+    logger.info("computing the report (%d listings)", len(frames.listings))
+    report = compute_market_report(frames, options)
+    files = write_market_report(report, args.out)
+    logger.info("wrote %s and %d data files", files.html, len(files.all()) - 1)
+    print(os.fspath(files.html), flush=True)
+    return 0

@@ -1,0 +1,178 @@
+"""``realtyframes sandbox``: serve the embedded sandbox on loopback until Ctrl-C.
+
+>>> main(["sandbox", "--port", "0", "--listings", "500"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from realtyframes.cli.config import PROG, checked
+
+if TYPE_CHECKING:
+    from realtyframes.sandbox._options import Faults, SandboxOptions
+
+__all__ = ["add_sandbox", "run_sandbox"]
+
+
+def _as_of(text: str) -> datetime:
+    """An ISO 8601 date or timestamp; a date or naive time is read as UTC."""
+    try:
+        value = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO 8601 date or timestamp (e.g. 2026-06-30 or 2026-06-30T12:00:00Z)"
+        ) from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    return checked(
+        int,
+        "an integer",
+        lambda v: v >= minimum,
+        lambda t, v: f"{v} is too small; minimum {minimum}",
+    )
+
+
+_port = checked(
+    int,
+    "a port number",
+    lambda v: 0 <= v <= 65535,
+    lambda t, v: f"{v} is not within 0..65535 (0 picks a free port)",
+)
+_milliseconds = checked(
+    float,
+    "a number of milliseconds",
+    lambda v: 0 <= v < float("inf"),
+    lambda t, v: f"{v} must be >= 0",
+)
+
+
+def _rate_limit(text: str) -> tuple[int, float]:
+    from realtyframes.sandbox._limits import parse_rate_limit
+
+    try:
+        return parse_rate_limit(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _faults(text: str) -> Faults:
+    from realtyframes.sandbox._faults import validate_faults
+    from realtyframes.sandbox._options import Faults
+
+    try:
+        faults = Faults.parse(text)
+        validate_faults(faults)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {exc} (expected NAME=VALUE,... e.g. 'error_rate=0.1,drift=2')"
+        ) from None
+    return faults
+
+
+def add_sandbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``sandbox`` and its options."""
+    parser = subparsers.add_parser(
+        "sandbox",
+        help="serve the embedded sandbox until stopped (Ctrl-C)",
+        description="Serve the embedded sandbox of the listings, contacts and analytics API "
+        "on loopback until stopped with Ctrl-C.",
+    )
+    parser.add_argument(
+        "--port", type=_port, default=8642, help="TCP port (default 8642; 0 = free)"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument(
+        "--protected", action="store_true", help="require API keys / OAuth tokens and scopes"
+    )
+    parser.add_argument(
+        "--rate-limit",
+        type=_rate_limit,
+        metavar="N/WINDOW",
+        help="quota per credential, e.g. 60/60s (default: generous when open, by plan when protected)",
+    )
+    parser.add_argument("--listings", type=_count(1), default=5000, help="listings (default 5000)")
+    parser.add_argument(
+        "--contacts", type=_count(0), default=500, help="CRM contacts (default 500)"
+    )
+    parser.add_argument("--seed", type=_count(0), default=7, help="data seed (default 7)")
+    parser.add_argument(
+        "--as-of",
+        type=_as_of,
+        metavar="ISO",
+        help="the sandbox clock at start (default: today 00:00 UTC)",
+    )
+    parser.add_argument(
+        "--latency-ms", type=_milliseconds, default=0.0, help="latency added to every answer"
+    )
+    parser.add_argument(
+        "--faults",
+        type=_faults,
+        metavar="NAME=VALUE,...",
+        help="fault injection, e.g. 'error_rate=0.1,burst_429=3,drift=2'",
+    )
+    parser.set_defaults(func=run_sandbox)
+
+
+def _options(args: argparse.Namespace) -> SandboxOptions:
+    from realtyframes.sandbox._options import SandboxOptions
+
+    fields: dict[str, object] = {
+        "seed": args.seed,
+        "listings": args.listings,
+        "contacts": args.contacts,
+        "protected": args.protected,
+        "rate_limit": args.rate_limit,
+        "latency_ms": args.latency_ms,
+    }
+    if args.as_of is not None:
+        fields["as_of"] = args.as_of
+    if args.faults is not None:
+        fields["faults"] = args.faults
+    return SandboxOptions(**fields)  # type: ignore[arg-type]
+
+
+def _announce(options: SandboxOptions, url: str) -> None:
+    """What is served, the demo credentials when protected, and a first request to try."""
+    from realtyframes.sandbox._options import DEMO
+
+    mode = "protected" if options.protected else "open"
+    print(
+        f"realtyframes sandbox serving {url} ({mode} mode, seed {options.seed}, "
+        f"{options.listings} listings, clock {options.as_of.isoformat()})"
+    )
+    sample = f"curl -s '{url}/v1/listings?PropertyType=Residential&Limit=2'"
+    if options.protected:
+        print("Demo credentials (documented, not secret):")
+        print(f"  API key (standard plan):  {DEMO.api_key}   (header X-API-Key)")
+        print(f"  API key (premium plan):   {DEMO.premium_api_key}")
+        print(f"  OAuth client_id:          {DEMO.client_id}")
+        print(f"  OAuth client_secret:      {DEMO.client_secret}")
+        print(f"  OAuth redirect_uri:       {DEMO.redirect_uri}   (any loopback port)")
+        sample = sample.replace("curl -s", f"curl -s -H 'X-API-Key: {DEMO.api_key}'")
+    print(f"Try: {sample}")
+    print("Press Ctrl-C to stop.", flush=True)
+
+
+def run_sandbox(args: argparse.Namespace) -> int:
+    """The ``sandbox`` command: serve until Ctrl-C (exit 0), or 1 when the port cannot be used."""
+    from realtyframes.sandbox._server import run_forever
+
+    options = _options(args)
+    try:
+        run_forever(
+            options, host=args.host, port=args.port, on_ready=lambda url: _announce(options, url)
+        )
+    except OSError as exc:
+        print(f"{PROG} sandbox: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    print("sandbox stopped", flush=True)
+    return 0

@@ -1,0 +1,259 @@
+"""Writing a market report and reading its data back; the file writers ``fetch`` shares.
+
+:func:`write_market_report` writes one self-contained HTML file and, next to it, every frame the
+report was computed from as Parquet and CSV (dated names; same frames and options, same bytes);
+:func:`read_report_data` reads those frames back. :func:`market_report` is load, compute and
+write in one call. Every file is written atomically (:mod:`realtyframes._files`).
+
+>>> import realtyframes as rf                                        # doctest: +SKIP
+>>> market_report(rf.Client(), out_dir="reports").html              # doctest: +SKIP
+PosixPath('reports/market-report-2026-06-30.html')
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from realtyframes._files import atomic_path, atomic_write_text
+from realtyframes.errors import QueryError
+from realtyframes.report.compute import MarketReport, compute_market_report
+from realtyframes.report.load import ReportClient, load_market_frames, plain_frame
+from realtyframes.report.options import (
+    DATA_FILES,
+    EMBEDDED_SOURCE,
+    MarketReportOptions,
+    describe_host,
+)
+from realtyframes.report.render import render_market_report
+
+__all__ = [
+    "FORMATS",
+    "ReportFiles",
+    "csv_ready",
+    "data_paths",
+    "market_report",
+    "output_format",
+    "read_report_data",
+    "write_frame",
+    "write_market_report",
+    "write_output",
+]
+
+logger = logging.getLogger("realtyframes.report")
+
+#: Output formats of :func:`write_output`, by file extension.
+FORMATS: dict[str, str] = {".parquet": "parquet", ".csv": "csv", ".json": "json"}
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """Paths written: the HTML and, per data frame, its Parquet and CSV files."""
+
+    html: Path
+    data: dict[str, dict[str, Path]]
+
+    def all(self) -> list[Path]:
+        """Every path written, HTML first."""
+        return [self.html, *(p for d in self.data.values() for p in d.values())]
+
+
+def data_paths(html: str | os.PathLike[str]) -> dict[str, dict[str, Path]]:
+    """The data files next to a report: name -> {"parquet": path, "csv": path}.
+
+    >>> data_paths("reports/r.html")["listings"]["csv"].as_posix()
+    'reports/r.listings.csv'
+    """
+    html = Path(html)
+    stem = html.name.removesuffix(".html")
+    return {
+        name: {fmt: html.with_name(f"{stem}.{name}.{fmt}") for fmt in ("parquet", "csv")}
+        for name in DATA_FILES
+    }
+
+
+def read_report_data(html: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read the Parquet files written next to a report (the frames it was computed from).
+
+    >>> frames = read_report_data("reports/market-report-2026-06-30.html")  # doctest: +SKIP
+    >>> rf.market_summary(frames["listings"], as_of="2026-06-30")  # doctest: +SKIP
+    """
+    out = {}
+    for name, paths in data_paths(html).items():
+        if paths["parquet"].exists():
+            out[name] = pd.read_parquet(paths["parquet"])
+    return out
+
+
+def csv_ready(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose list values (phones, languages ...) are JSON arrays: CSV has no lists.
+
+    >>> csv_ready(pd.DataFrame({"phones": [["1", "2"]]}))["phones"][0]
+    '["1", "2"]'
+    """
+
+    def encode(value: object) -> object:
+        if isinstance(value, np.ndarray):
+            value = value.tolist()
+        return json.dumps(list(value)) if isinstance(value, list | tuple) else value
+
+    text = frame.copy()
+    for column in text.columns:
+        if text[column].dtype == object:
+            text[column] = text[column].map(encode)
+    return text
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path, compression: str | None = None) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    with atomic_path(path) as tmp:
+        if compression is None:
+            pq.write_table(table, tmp)
+        else:
+            pq.write_table(table, tmp, compression=compression)
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    text = csv_ready(frame)
+    with atomic_path(path) as tmp:
+        text.to_csv(tmp, index=False, lineterminator="\n")
+
+
+def write_frame(frame: pd.DataFrame, parquet: Path, csv: Path) -> None:
+    """Write one frame as Parquet and CSV (atomically; no index; deterministic bytes)."""
+    frame = plain_frame(frame)
+    _write_parquet(frame, parquet, compression="zstd")
+    _write_csv(frame, csv)
+
+
+def output_format(path: str | os.PathLike[str], member: str | None = None) -> str:
+    """The output format from the file extension (QueryError for others).
+
+    >>> output_format("out/miami.parquet")
+    'parquet'
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise QueryError("--out", f"{os.fspath(path)!r} has no known extension", list(FORMATS))
+    if member == "all" and FORMATS[suffix] != "json":
+        raise QueryError("--member", "'all' writes several frames: use a .json output", "a member")
+    return FORMATS[suffix]
+
+
+def _jsonable(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    text = frame.to_json(orient="records", date_format="iso", date_unit="us", force_ascii=False)
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def _json_text(payload: object) -> str:
+    return json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
+
+
+def write_output(
+    data: pd.DataFrame | Mapping[str, pd.DataFrame], path: str | os.PathLike[str], fmt: str
+) -> int:
+    """Write a frame (or, for JSON, several by name) to ``path``; returns the rows written.
+
+    ``fmt``: parquet, csv or json (records); parent folders are created.
+
+    >>> write_output(client.listings(City="Miami"), "out/miami.csv", "csv")  # doctest: +SKIP
+    412
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, Mapping):
+        if fmt != "json":
+            raise QueryError("--out", "several frames need a .json output", [".json"])
+        payload = {name: _jsonable(plain_frame(f)) for name, f in data.items()}
+        atomic_write_text(target, _json_text(payload))
+        return sum(len(f) for f in data.values())
+    frame = plain_frame(data)
+    if fmt == "parquet":
+        _write_parquet(frame, target)
+    elif fmt == "csv":
+        _write_csv(frame, target)
+    else:
+        atomic_write_text(target, _json_text(_jsonable(frame)))
+    return len(frame)
+
+
+def write_market_report(
+    report: MarketReport, out_dir: str | os.PathLike[str] = "reports"
+) -> ReportFiles:
+    """Write the HTML report and its data (Parquet + CSV) into ``out_dir``; returns the paths.
+
+    >>> files = write_market_report(report, "reports")  # doctest: +SKIP
+    >>> files.html.name  # doctest: +SKIP
+    'market-report-2026-06-30.html'
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = report.options.stem
+    html_path = out / f"{stem}.html"
+    frames = report.frames.data_frames()
+    paths = {k: v for k, v in data_paths(html_path).items() if k in frames}
+    for name, frame in frames.items():
+        write_frame(frame, paths[name]["parquet"], paths[name]["csv"])
+    atomic_write_text(html_path, render_market_report(report, stem=stem))
+    return ReportFiles(html=html_path, data=paths)
+
+
+def market_report(
+    client: ReportClient | None = None,
+    *,
+    as_of: dt.date | str | None = None,
+    cities: Sequence[str] = (),
+    property_types: Sequence[str] = ("Residential",),
+    by: str = "City",
+    window_days: float = 90,
+    out_dir: str | os.PathLike[str] = "reports",
+    refresh: bool = False,
+    source: str | None = None,
+) -> ReportFiles:
+    """Load, compute and write the market report in one call (``rf.Client()`` when no client).
+
+    >>> files = market_report(rf.Client(), cities=["Miami Beach", "Coral Gables"])  # doctest: +SKIP
+    >>> files.html  # doctest: +SKIP
+    PosixPath('reports/market-report-2026-06-30-miami-beach-coral-gables.html')
+    """
+    if client is None:
+        from realtyframes._client import Client
+
+        with Client() as own:
+            return market_report(
+                own,
+                as_of=as_of,
+                cities=cities,
+                property_types=property_types,
+                by=by,
+                window_days=window_days,
+                out_dir=out_dir,
+                refresh=refresh,
+                source=source,
+            )
+    if source is None:
+        source = EMBEDDED_SOURCE if client.embedded else describe_host(client.base_url)
+    options = MarketReportOptions(
+        as_of=as_of,
+        window_days=window_days,
+        by=by,
+        cities=tuple(cities),
+        property_types=tuple(property_types),
+        source=source,
+    )
+    frames = load_market_frames(client, options, refresh=refresh)
+    logger.info("computing the report")
+    report = compute_market_report(frames, options)
+    return write_market_report(report, out_dir)

@@ -1,0 +1,185 @@
+"""What a market report covers (:class:`MarketReportOptions`) and the names it uses.
+
+>>> MarketReportOptions(as_of="2026-06-30", window_days=30).period
+'30d'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from realtyframes.analysis import SALE_TYPES
+from realtyframes.errors import QueryError
+
+__all__ = [
+    "BY_CHOICES",
+    "CONTACT_COLUMNS",
+    "DATA_FILES",
+    "EMBEDDED_SOURCE",
+    "PERIOD_DAYS",
+    "MarketReportOptions",
+    "describe_host",
+    "period_for",
+]
+
+#: How the embedded sandbox is named in the report (its port changes from run to run).
+EMBEDDED_SOURCE = "embedded sandbox (synthetic data)"
+#: Market dimensions the report groups by.
+BY_CHOICES: tuple[str, ...] = ("City", "PostalCode", "PropertySubType")
+#: Analytics periods of the API and their length in days (the report picks the shortest period
+#: covering the window).
+PERIOD_DAYS: dict[str, float] = {"24h": 1, "7d": 7, "30d": 30, "90d": 90, "1y": 365}
+#: Columns of the contacts written next to the report (what the lead funnel uses; no personal
+#: data such as names, e-mails or phones).
+CONTACT_COLUMNS: tuple[str, ...] = ("id", "stage", "source", "createdAt")
+#: The data files next to the report, in order: name -> what it holds.
+DATA_FILES: dict[str, str] = {
+    "listings": "the market's listings, every status (one row per ListingId)",
+    "changes": "the change feed of the active for-sale listings since the window start",
+    "contacts": "CRM contacts: id, stage, source, createdAt",
+    "analytics-overview": "website analytics: headline numbers of the period",
+    "analytics-timelines": "website analytics: one value per day and metric",
+    "analytics-breakdowns": "website analytics: pages, referrers, countries, browsers, os, "
+    "devices and UTM items (member, dimension, name, visitors, pageviews, conversions)",
+}
+
+
+def period_for(window_days: float) -> str:
+    """The shortest analytics period that covers ``window_days`` (at most '1y').
+
+    >>> period_for(90), period_for(14), period_for(400)
+    ('90d', '30d', '1y')
+    """
+    for period, days in PERIOD_DAYS.items():
+        if window_days <= days:
+            return period
+    return "1y"
+
+
+def _parse_day(value: dt.date | str | None) -> dt.date:
+    if value is None:
+        return dt.datetime.now(dt.UTC).date()
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).date() if value.tzinfo else value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value).strip()[:10])
+    except ValueError:
+        raise QueryError("as_of", f"{value!r} is not a date", "YYYY-MM-DD") from None
+
+
+@dataclass(frozen=True)
+class MarketReportOptions:
+    """What the report covers.
+
+    - ``as_of``: the report date (its end is the end of the window; None = today, UTC).
+    - ``window_days``: the trailing window of the market metrics and the price drops.
+    - ``by``: the market dimension (City, PostalCode or PropertySubType).
+    - ``cities``: limit the listings to these cities (empty: the whole market).
+    - ``property_types``: the sale property types loaded (default Residential).
+    - ``max_markets``: markets shown side by side (the given cities, else the largest markets).
+    - ``top_drops``: rows of the top-price-drops table and chart.
+    - ``source``: how the data source is named in the report (never a credential).
+
+    >>> MarketReportOptions(as_of="2026-06-30").period
+    '90d'
+    """
+
+    as_of: dt.date | str | None = None
+    window_days: float = 90
+    by: str = "City"
+    cities: tuple[str, ...] = ()
+    property_types: tuple[str, ...] = ("Residential",)
+    max_markets: int = 8
+    top_drops: int = 15
+    source: str = EMBEDDED_SOURCE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "as_of", _parse_day(self.as_of))
+        object.__setattr__(self, "cities", tuple(dict.fromkeys(self.cities)))
+        object.__setattr__(self, "property_types", tuple(dict.fromkeys(self.property_types)))
+        if not self.property_types:
+            raise QueryError("property_types", "empty", SALE_TYPES)
+        for kind in self.property_types:
+            if kind not in SALE_TYPES:
+                raise QueryError(
+                    "property_types",
+                    f"{kind!r} is not a sale property type (the report covers the sale segment)",
+                    SALE_TYPES,
+                )
+        if self.by not in BY_CHOICES:
+            raise QueryError("by", f"unknown market dimension {self.by!r}", BY_CHOICES)
+        wd = self.window_days
+        if isinstance(wd, bool) or not isinstance(wd, int | float) or not 0 < wd <= 3650:
+            raise QueryError(
+                "window_days", f"{wd!r} is out of range", "a number of days in (0, 3650]"
+            )
+        for name in ("max_markets", "top_drops"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
+                raise QueryError(name, f"{value!r} is out of range", "an integer from 1 to 100")
+        for city in self.cities:
+            if not isinstance(city, str) or not city.strip():
+                raise QueryError("cities", f"{city!r} is not a city name", "non-empty names")
+
+    @property
+    def day(self) -> dt.date:
+        """``as_of`` as a date."""
+        assert isinstance(self.as_of, dt.date)
+        return self.as_of
+
+    @property
+    def period(self) -> str:
+        """The analytics period used for the traffic section."""
+        return period_for(float(self.window_days))
+
+    @property
+    def stem(self) -> str:
+        """The file-name stem: ``market-report-<date>`` plus the scope when not the default.
+
+        >>> MarketReportOptions(as_of="2026-06-30", cities=("Miami Beach",), by="PostalCode").stem
+        'market-report-2026-06-30-miami-beach-by-postalcode'
+        """
+        parts = [f"market-report-{self.day.isoformat()}"]
+        parts += [_slug(c) for c in self.cities]
+        if self.property_types != ("Residential",):
+            parts += [_slug(t) for t in self.property_types]
+        if self.by != "City":
+            parts.append(f"by-{self.by.lower()}")
+        if float(self.window_days) != 90:
+            parts.append(f"{float(self.window_days):g}d")
+        return "-".join(p for p in parts if p)
+
+    @property
+    def as_of_timestamp(self) -> pd.Timestamp:
+        """The end of the window: the last microsecond of ``as_of`` (UTC)."""
+        start = pd.Timestamp(self.day.isoformat(), tz="UTC")
+        return (start + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)).as_unit("us")
+
+    @property
+    def window_start(self) -> pd.Timestamp:
+        """The (exclusive) start of the window."""
+        return self.as_of_timestamp - pd.Timedelta(days=float(self.window_days))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def describe_host(url: str) -> str:
+    """A URL reduced to scheme://host[:port] (no user info, path or query: nothing secret).
+
+    >>> describe_host("https://user:pw@api.example.com/v1?api_key=x")
+    'https://api.example.com'
+    """
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{host}{port}" if parts.scheme else host
