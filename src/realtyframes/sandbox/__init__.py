@@ -11,16 +11,19 @@ deterministic synthetic data, an open and a protected mode, an adjustable clock 
 from __future__ import annotations
 
 from realtyframes.sandbox._app import SandboxAdmin, create_app
+from realtyframes.sandbox._embedded import EmbeddedSandbox, embedded
 from realtyframes.sandbox._options import DEMO, Faults, SandboxOptions
 from realtyframes.sandbox._server import RunningSandbox, serve, start
 
 __all__ = [
     "DEMO",
+    "EmbeddedSandbox",
     "Faults",
     "RunningSandbox",
     "SandboxAdmin",
     "SandboxOptions",
     "create_app",
+    "embedded",
     "serve",
     "start",
 ]
