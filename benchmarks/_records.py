@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import realtyframes.sandbox
-from realtyframes.sandbox._listings import ListingStore
+from realtyframes.sandbox._store import ListingStore
 
 AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
 SEED = 7

@@ -789,7 +789,7 @@ def build_admin(options: SandboxOptions) -> SandboxAdmin:
     """Generate the data of ``options`` (the slow part) and wrap it in a SandboxAdmin."""
     from realtyframes.sandbox._analytics import AnalyticsStore
     from realtyframes.sandbox._crm import ContactStore
-    from realtyframes.sandbox._listings import ListingStore
+    from realtyframes.sandbox._store import ListingStore
 
     validate_faults(options.faults)
     if options.as_of.tzinfo is None:
