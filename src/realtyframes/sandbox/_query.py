@@ -294,8 +294,8 @@ CHANGES: tuple[Param, ...] = (
 )
 ANALYTICS: tuple[Param, ...] = (
     Param("Period", "choice", "The window ending now", tuple(PERIODS), DEFAULT_PERIOD),
-    *(Param(name, "string", text) for name, text in ANALYTICS_FILTERS.items()),
     Param("Device", "choice", "Device type", DEVICES),
+    *(Param(name, "string", text) for name, text in ANALYTICS_FILTERS.items()),
 )
 CONTACTS: tuple[Param, ...] = PAGING
 NONE: tuple[Param, ...] = ()
