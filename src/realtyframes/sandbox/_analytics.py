@@ -175,22 +175,8 @@ class AnalyticsStore:
             "bounce_rate": round(bounces / sessions, 4) if sessions else 0.0,
             "avg_session_seconds": round(duration / sessions, 1) if sessions else 0.0,
         }
-        n_days = last_day - first_day + 1
-        day = self._day[sel] - first_day
         weights_pv = npages.astype(np.float64)
-        timeline_values = {
-            "visitors": _count_unique_pairs(day, visitor, n_visitors, n_days),
-            "pageviews": np.bincount(day, weights=weights_pv, minlength=n_days),
-            "sessions": np.bincount(day, minlength=n_days),
-            "conversions": np.bincount(day, weights=converted, minlength=n_days),
-        }
-        dates = [
-            (date(1970, 1, 1) + timedelta(days=first_day + i)).isoformat() for i in range(n_days)
-        ]
-        timelines = {
-            metric: [{"date": d, "value": int(v)} for d, v in zip(dates, values, strict=True)]
-            for metric, values in timeline_values.items()
-        }
+        timelines = self._timelines(sel, visitor, weights_pv, converted, first_day, last_day)
 
         def breakdown(
             codes: np.ndarray, labels: Sequence[str], skip_empty: bool = False
@@ -229,6 +215,33 @@ class AnalyticsStore:
             for part, name in UTM_PARTS.items()
         }
         return result
+
+    def _timelines(
+        self,
+        sel: slice | np.ndarray,
+        visitor: np.ndarray,
+        weights_pv: np.ndarray,
+        converted: np.ndarray,
+        first_day: int,
+        last_day: int,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """One point per day of the window and metric, zeros included."""
+        n_visitors = self._n_visitors
+        n_days = last_day - first_day + 1
+        day = self._day[sel] - first_day
+        timeline_values = {
+            "visitors": _count_unique_pairs(day, visitor, n_visitors, n_days),
+            "pageviews": np.bincount(day, weights=weights_pv, minlength=n_days),
+            "sessions": np.bincount(day, minlength=n_days),
+            "conversions": np.bincount(day, weights=converted, minlength=n_days),
+        }
+        dates = [
+            (date(1970, 1, 1) + timedelta(days=first_day + i)).isoformat() for i in range(n_days)
+        ]
+        return {
+            metric: [{"date": d, "value": int(v)} for d, v in zip(dates, values, strict=True)]
+            for metric, values in timeline_values.items()
+        }
 
     def _pages_breakdown(self, sel: slice | np.ndarray, lo: int, hi: int) -> list[dict[str, Any]]:
         flo, fhi = int(self._offsets[lo]), int(self._offsets[hi])

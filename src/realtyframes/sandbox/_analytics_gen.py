@@ -14,7 +14,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 from types import SimpleNamespace
 
@@ -22,6 +22,7 @@ import numpy as np
 
 from realtyframes.sandbox import _analytics_data as data
 from realtyframes.sandbox._spec import DEVICES
+from realtyframes.sandbox._steps import keep
 
 __all__ = ["DAY", "generate"]
 
@@ -33,6 +34,23 @@ _FUTURE_DAYS = 365
 def _norm(weights: Sequence[float] | np.ndarray) -> np.ndarray:
     array = np.asarray(weights, dtype=float)
     return array / array.sum()
+
+
+def _conditional(
+    rng: np.random.Generator,
+    parent: np.ndarray,
+    parents: Sequence[str],
+    table: Mapping[str, tuple[tuple[str, float], ...]],
+    labels: list[str],
+) -> np.ndarray:
+    """A label per row drawn by its parent's shares (OS by device, browser by OS), parents in order."""
+    codes = np.zeros(parent.size, dtype=np.int64)
+    for code, parent_name in enumerate(parents):
+        where = np.flatnonzero(parent == code)
+        opts = table[parent_name]
+        picks = rng.choice(len(opts), size=where.size, p=_norm([w for _, w in opts]))
+        codes[where] = np.array([labels.index(name) for name, _ in opts])[picks]
+    return codes
 
 
 def generate(seed: int, as_of: datetime) -> SimpleNamespace:
@@ -49,8 +67,7 @@ def generate(seed: int, as_of: datetime) -> SimpleNamespace:
 
 def _traffic(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """Sessions per day: growth, season, weekday; newsletter spikes; paid campaigns."""
-    as_of = d.as_of
-    as_of_day = int(as_of.timestamp() // DAY)
+    as_of_day = int(d.as_of.timestamp() // DAY)
     days = np.arange(as_of_day - _PAST_DAYS, as_of_day + _FUTURE_DAYS)
     rel = (days - as_of_day) / 365.0
     weekday = (days + 3) % 7  # 1970-01-01 was a Thursday (3 with Monday = 0)
@@ -73,43 +90,20 @@ def _traffic(rng: np.random.Generator, d: SimpleNamespace) -> None:
     for j, s in enumerate(starts):
         campaign_of_day[s : s + int(rng.integers(14, 22))] = j % len(campaigns)
     paid = rng.poisson(np.where(campaign_of_day >= 0, 0.12 * mu, 0.0))
-    d.__dict__.update(
-        as_of_day=as_of_day,
-        days=days,
-        rel=rel,
-        weekday=weekday,
-        doy=doy,
-        season=season,
-        growth=growth,
-        mu=mu,
-        organic=organic,
-        ref_names=ref_names,
-        nl=nl,
-        newsletter_day=newsletter_day,
-        newsletter=newsletter,
-        campaigns=campaigns,
-        campaign_of_day=campaign_of_day,
-        starts=starts,
-        paid=paid,
-    )
+    keep(d, locals())
 
 
 def _sessions(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """One row per session: its day, origin and start time, in time order."""
-    campaign_of_day = d.campaign_of_day
-    days = d.days
-    newsletter = d.newsletter
-    organic = d.organic
-    paid = d.paid
-    counts = organic + newsletter + paid
+    counts = d.organic + d.newsletter + d.paid
     n = int(counts.sum())
-    day = np.repeat(days, counts)
+    day = np.repeat(d.days, counts)
     # Per-session origin: 0 organic, 1 newsletter, 2 paid campaign (same day order as counts).
     origin = np.repeat(
-        np.tile(np.array([0, 1, 2], dtype=np.int8), days.size),
-        np.stack([organic, newsletter, paid], axis=1).ravel(),
+        np.tile(np.array([0, 1, 2], dtype=np.int8), d.days.size),
+        np.stack([d.organic, d.newsletter, d.paid], axis=1).ravel(),
     )
-    campaign_idx = np.repeat(campaign_of_day, counts)
+    campaign_idx = np.repeat(d.campaign_of_day, counts)
     hour = rng.choice(24, size=n, p=_norm(data.HOURS))
     start = day.astype(np.int64) * DAY + hour * 3600 + rng.integers(0, 3600, n)
     order = np.argsort(start, kind="stable")
@@ -119,149 +113,82 @@ def _sessions(rng: np.random.Generator, d: SimpleNamespace) -> None:
         origin[order],
         campaign_idx[order],
     )
-    d.__dict__.update(
-        counts=counts,
-        n=n,
-        day=day,
-        origin=origin,
-        campaign_idx=campaign_idx,
-        hour=hour,
-        start=start,
-        order=order,
-    )
+    keep(d, locals())
 
 
 def _referrers(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """The referrer of each session."""
-    n = d.n
-    nl = d.nl
-    origin = d.origin
-    ref_names = d.ref_names
-    referrer = rng.choice(len(data.REFERRERS), size=n, p=_norm([r[1] for r in data.REFERRERS]))
-    referrer[origin == 1] = nl
-    paid_sess = origin == 2
+    referrer = rng.choice(len(data.REFERRERS), size=d.n, p=_norm([r[1] for r in data.REFERRERS]))
+    referrer[d.origin == 1] = d.nl
+    paid_sess = d.origin == 2
     referrer[paid_sess] = np.where(
         rng.random(int(paid_sess.sum())) < 0.6,
-        ref_names.index("Facebook"),
-        ref_names.index("Instagram"),
+        d.ref_names.index("Facebook"),
+        d.ref_names.index("Instagram"),
     )
-    d.__dict__.update(
-        referrer=referrer,
-        paid_sess=paid_sess,
-    )
+    keep(d, locals())
 
 
 def _visitors(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """Visitors: a share of sessions come back from an earlier session's visitor."""
-    n = d.n
-    ref_names = d.ref_names
-    referrer = d.referrer
-    returning = rng.random(n) < np.where(referrer == ref_names.index("Direct"), 0.5, 0.22)
+    returning = rng.random(d.n) < np.where(d.referrer == d.ref_names.index("Direct"), 0.5, 0.22)
     returning[0] = False
-    lag = rng.geometric(1 / 1500, n)
-    parent = np.arange(n) - lag
-    parent = np.where(returning & (parent >= 0), parent, np.arange(n))
+    lag = rng.geometric(1 / 1500, d.n)
+    parent = np.arange(d.n) - lag
+    parent = np.where(returning & (parent >= 0), parent, np.arange(d.n))
     while True:  # pointer jumping: every session points at its visitor's first session
         nxt = parent[parent]
         if np.array_equal(nxt, parent):
             break
         parent = nxt
-    is_first = parent == np.arange(n)
+    is_first = parent == np.arange(d.n)
     first_rank = np.cumsum(is_first) - 1
     visitor = first_rank[parent].astype(np.int64)
     n_visitors = int(is_first.sum())
     visitor_hash = rng.integers(0, 2**63, n_visitors, dtype=np.int64) | (1 << 60)
-    d.__dict__.update(
-        returning=returning,
-        lag=lag,
-        parent=parent,
-        is_first=is_first,
-        first_rank=first_rank,
-        visitor=visitor,
-        n_visitors=n_visitors,
-        visitor_hash=visitor_hash,
-    )
+    keep(d, locals())
 
 
 def _visitor_attributes(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """Visitor-constant attributes: device, OS, browser, country."""
-    n_visitors = d.n_visitors
-    device = rng.choice(len(DEVICES), size=n_visitors, p=_norm(data.DEVICE_P))
+    device = rng.choice(len(DEVICES), size=d.n_visitors, p=_norm(data.DEVICE_P))
     os_labels = sorted({name for opts in data.OS.values() for name, _ in opts})
     browser_labels = sorted({name for opts in data.BROWSERS.values() for name, _ in opts})
-    os_code = np.zeros(n_visitors, dtype=np.int64)
-    for code, dev in enumerate(DEVICES):
-        where = np.flatnonzero(device == code)
-        opts = data.OS[dev]
-        picks = rng.choice(len(opts), size=where.size, p=_norm([w for _, w in opts]))
-        os_code[where] = np.array([os_labels.index(name) for name, _ in opts])[picks]
-    browser_code = np.zeros(n_visitors, dtype=np.int64)
-    for o, os_name in enumerate(os_labels):
-        where = np.flatnonzero(os_code == o)
-        opts = data.BROWSERS[os_name]
-        picks = rng.choice(len(opts), size=where.size, p=_norm([w for _, w in opts]))
-        browser_code[where] = np.array([browser_labels.index(name) for name, _ in opts])[picks]
+    os_code = _conditional(rng, device, DEVICES, data.OS, os_labels)
+    browser_code = _conditional(rng, os_code, os_labels, data.BROWSERS, browser_labels)
     country = rng.choice(
-        len(data.COUNTRIES), size=n_visitors, p=_norm([w for _, w in data.COUNTRIES])
+        len(data.COUNTRIES), size=d.n_visitors, p=_norm([w for _, w in data.COUNTRIES])
     )
-    d.__dict__.update(
-        device=device,
-        os_labels=os_labels,
-        browser_labels=browser_labels,
-        os_code=os_code,
-        browser_code=browser_code,
-        country=country,
-    )
+    keep(d, locals())
 
 
 def _pages(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """Pages: how many, the landing page by referrer, then the rest."""
-    device = d.device
-    n = d.n
-    ref_names = d.ref_names
-    referrer = d.referrer
-    visitor = d.visitor
-    mobile = device[visitor] == DEVICES.index("mobile")
-    bounce_p = np.array([r[2] for r in data.REFERRERS])[referrer] + np.where(mobile, 0.05, -0.03)
-    bounced = rng.random(n) < bounce_p
-    npages = np.where(bounced, 1, 2 + rng.negative_binomial(2, 0.4, n)).clip(1, 30)
-    offsets = np.zeros(n + 1, dtype=np.int64)
+    mobile = d.device[d.visitor] == DEVICES.index("mobile")
+    bounce_p = np.array([r[2] for r in data.REFERRERS])[d.referrer] + np.where(mobile, 0.05, -0.03)
+    bounced = rng.random(d.n) < bounce_p
+    npages = np.where(bounced, 1, 2 + rng.negative_binomial(2, 0.4, d.n)).clip(1, 30)
+    offsets = np.zeros(d.n + 1, dtype=np.int64)
     np.cumsum(npages, out=offsets[1:])
     total = int(offsets[-1])
-    flat_session = np.repeat(np.arange(n), npages)
+    flat_session = np.repeat(np.arange(d.n), npages)
     is_landing = np.zeros(total, dtype=bool)
     is_landing[offsets[:-1]] = True
     landing_table = np.array(
-        [_norm(data.LANDING.get(name, data.LANDING["default"])) for name in ref_names]
+        [_norm(data.LANDING.get(name, data.LANDING["default"])) for name in d.ref_names]
     )
     landing_cum = np.cumsum(landing_table, axis=1)
     flat_kind = rng.choice(len(data.KINDS), size=total, p=_norm(data.NEXT))
-    u = rng.random(n)
-    landing_kind = (u[:, None] > landing_cum[referrer]).sum(axis=1).clip(0, len(data.KINDS) - 1)
+    u = rng.random(d.n)
+    landing_kind = (u[:, None] > landing_cum[d.referrer]).sum(axis=1).clip(0, len(data.KINDS) - 1)
     flat_kind[is_landing] = landing_kind
-    d.__dict__.update(
-        mobile=mobile,
-        bounce_p=bounce_p,
-        bounced=bounced,
-        npages=npages,
-        offsets=offsets,
-        total=total,
-        flat_session=flat_session,
-        is_landing=is_landing,
-        landing_table=landing_table,
-        landing_cum=landing_cum,
-        flat_kind=flat_kind,
-        u=u,
-        landing_kind=landing_kind,
-    )
+    keep(d, locals())
 
 
 def _page_paths(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """The path of every page viewed."""
-    flat_kind = d.flat_kind
-    total = d.total
     labels_page: list[str] = []
-    flat_page = np.zeros(total, dtype=np.int64)
+    flat_page = np.zeros(d.total, dtype=np.int64)
     listing_ids = [
         f"A{11_000_000 + int(x)}" for x in rng.choice(900_000, data.N_LISTINGS, replace=False)
     ]
@@ -274,97 +201,67 @@ def _page_paths(rng: np.random.Generator, d: SimpleNamespace) -> None:
         paths = families.get(name) or list(data.KIND_PATHS[name])
         base = len(labels_page)
         labels_page.extend(paths)
-        where = np.flatnonzero(flat_kind == k)
+        where = np.flatnonzero(d.flat_kind == k)
         zipf = 1.0 / np.arange(1, len(paths) + 1) ** 0.9
         flat_page[where] = base + rng.choice(len(paths), size=where.size, p=_norm(zipf))
-    d.__dict__.update(
-        labels_page=labels_page,
-        flat_page=flat_page,
-        listing_ids=listing_ids,
-        families=families,
-    )
+    keep(d, locals())
 
 
 def _durations(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """Durations: a short look for bounces, a dwell per page otherwise."""
-    bounced = d.bounced
-    flat_session = d.flat_session
-    is_landing = d.is_landing
-    n = d.n
-    total = d.total
-    dwell = rng.lognormal(np.log(38.0), 0.9, total)
-    dwell[is_landing] = 0.0
-    duration = np.bincount(flat_session, weights=dwell, minlength=n)
-    duration += np.where(bounced, rng.lognormal(np.log(12.0), 1.1, n), rng.uniform(5, 30, n))
+    dwell = rng.lognormal(np.log(38.0), 0.9, d.total)
+    dwell[d.is_landing] = 0.0
+    duration = np.bincount(d.flat_session, weights=dwell, minlength=d.n)
+    duration += np.where(d.bounced, rng.lognormal(np.log(12.0), 1.1, d.n), rng.uniform(5, 30, d.n))
     duration = np.minimum(duration, 3 * 3600).round().astype(np.int64)
-    d.__dict__.update(
-        dwell=dwell,
-        duration=duration,
-    )
+    keep(d, locals())
 
 
 def _conversions(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """Conversions: a lead form (contact, valuation, listing inquiry)."""
-    flat_kind = d.flat_kind
-    flat_session = d.flat_session
-    n = d.n
-    npages = d.npages
-    referrer = d.referrer
-    form_kinds = np.isin(flat_kind, [data.KINDS.index("contact"), data.KINDS.index("valuation")])
-    saw_form = np.bincount(flat_session, weights=form_kinds, minlength=n) > 0
+    form_kinds = np.isin(d.flat_kind, [data.KINDS.index("contact"), data.KINDS.index("valuation")])
+    saw_form = np.bincount(d.flat_session, weights=form_kinds, minlength=d.n) > 0
     saw_listing = (
-        np.bincount(flat_session, weights=flat_kind == data.KINDS.index("listing"), minlength=n) > 0
+        np.bincount(
+            d.flat_session, weights=d.flat_kind == data.KINDS.index("listing"), minlength=d.n
+        )
+        > 0
     )
-    p_conv = 0.002 + 0.004 * np.minimum(npages - 1, 8) + np.where(saw_form, 0.10, 0.0)
+    p_conv = 0.002 + 0.004 * np.minimum(d.npages - 1, 8) + np.where(saw_form, 0.10, 0.0)
     p_conv += np.where(saw_listing, 0.006, 0.0)
-    p_conv *= 0.7 * np.array([r[3] for r in data.REFERRERS])[referrer]
-    converted = rng.random(n) < p_conv
-    d.__dict__.update(
-        form_kinds=form_kinds,
-        saw_form=saw_form,
-        saw_listing=saw_listing,
-        p_conv=p_conv,
-        converted=converted,
-    )
+    p_conv *= 0.7 * np.array([r[3] for r in data.REFERRERS])[d.referrer]
+    converted = rng.random(d.n) < p_conv
+    keep(d, locals())
 
 
 def _utm(rng: np.random.Generator, d: SimpleNamespace) -> None:
     """UTM tags (code 0 is the empty tag)."""
-    campaign_idx = d.campaign_idx
-    campaigns = d.campaigns
-    day = d.day
-    days = d.days
-    n = d.n
-    nl = d.nl
-    paid_sess = d.paid_sess
-    ref_names = d.ref_names
-    referrer = d.referrer
     src_labels = ["", "google", "bing", "facebook", "instagram", "newsletter", "qr"]
     med_labels = ["", "cpc", "paid_social", "email", "print"]
     month_names = sorted(
         {
             d.strftime("%Y-%m")
-            for d in (date(1970, 1, 1) + timedelta(days=int(x)) for x in days[::14])
+            for d in (date(1970, 1, 1) + timedelta(days=int(x)) for x in d.days[::14])
         }
     )
     camp_labels = ["", "brand", "miami-condos", "home-valuation", "always-on-retargeting",
-                   "open-house-signs", *campaigns, *(f"market-update-{m}" for m in month_names)]  # fmt: skip
-    utm_source = np.zeros(n, dtype=np.int64)
-    utm_medium = np.zeros(n, dtype=np.int64)
-    utm_campaign = np.zeros(n, dtype=np.int64)
-    r = rng.random(n)
-    google = (referrer == ref_names.index("Google")) & (r < 0.18)
+                   "open-house-signs", *d.campaigns, *(f"market-update-{m}" for m in month_names)]  # fmt: skip
+    utm_source = np.zeros(d.n, dtype=np.int64)
+    utm_medium = np.zeros(d.n, dtype=np.int64)
+    utm_campaign = np.zeros(d.n, dtype=np.int64)
+    r = rng.random(d.n)
+    google = (d.referrer == d.ref_names.index("Google")) & (r < 0.18)
     utm_source[google], utm_medium[google] = src_labels.index("google"), med_labels.index("cpc")
     utm_campaign[google] = rng.choice([1, 2, 3], size=int(google.sum()), p=[0.5, 0.3, 0.2])
-    bing = (referrer == ref_names.index("Bing")) & (r < 0.2)
+    bing = (d.referrer == d.ref_names.index("Bing")) & (r < 0.2)
     utm_source[bing], utm_medium[bing], utm_campaign[bing] = 2, 1, 1
     for name, code in (("Facebook", 3), ("Instagram", 4)):
-        social = (referrer == ref_names.index(name)) & ((r < 0.35) | paid_sess)
+        social = (d.referrer == d.ref_names.index(name)) & ((r < 0.35) | d.paid_sess)
         utm_source[social], utm_medium[social] = code, med_labels.index("paid_social")
-        in_campaign = social & (campaign_idx >= 0)
+        in_campaign = social & (d.campaign_idx >= 0)
         utm_campaign[social] = camp_labels.index("always-on-retargeting")
-        utm_campaign[in_campaign] = 6 + campaign_idx[in_campaign]
-    news = referrer == nl
+        utm_campaign[in_campaign] = 6 + d.campaign_idx[in_campaign]
+    news = d.referrer == d.nl
     utm_source[news], utm_medium[news] = (
         src_labels.index("newsletter"),
         med_labels.index("email"),
@@ -372,28 +269,13 @@ def _utm(rng: np.random.Generator, d: SimpleNamespace) -> None:
     months = np.array(
         [
             (date(1970, 1, 1) + timedelta(days=int(x))).strftime("%Y-%m")
-            for x in range(days[0], days[-1] + 1)
+            for x in range(d.days[0], d.days[-1] + 1)
         ]
     )
-    month_of = months[day[news] - days[0]]
+    month_of = months[d.day[news] - d.days[0]]
     month_code = {m: camp_labels.index(f"market-update-{m}") for m in month_names}
     utm_campaign[news] = [month_code.get(m, 0) for m in month_of]
-    qr = (referrer == ref_names.index("Direct")) & (r < 0.03)
+    qr = (d.referrer == d.ref_names.index("Direct")) & (r < 0.03)
     utm_source[qr], utm_medium[qr] = src_labels.index("qr"), med_labels.index("print")
     utm_campaign[qr] = camp_labels.index("open-house-signs")
-    d.__dict__.update(
-        src_labels=src_labels,
-        med_labels=med_labels,
-        month_names=month_names,
-        camp_labels=camp_labels,
-        utm_source=utm_source,
-        utm_medium=utm_medium,
-        utm_campaign=utm_campaign,
-        google=google,
-        bing=bing,
-        news=news,
-        months=months,
-        month_of=month_of,
-        month_code=month_code,
-        qr=qr,
-    )
+    keep(d, locals())

@@ -18,6 +18,7 @@ import numpy as np
 
 from realtyframes.sandbox import _market_data as md
 from realtyframes.sandbox._spec import LEASE_TYPES, PROPERTY_TYPES, STATUSES
+from realtyframes.sandbox._steps import keep
 from realtyframes.sandbox._tables import Tables
 
 __all__ = ["draw_history", "draw_price", "price_unit", "round_price"]
@@ -52,56 +53,30 @@ def price_unit(p: np.ndarray, lease: np.ndarray) -> np.ndarray:
 
 def draw_price(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     """Value of the property, then the list price (monthly rent for leases)."""
-    area = d.area
-    as_of_year = d.as_of_year
-    b = d.b
-    boat = d.boat
-    city = d.city
-    has_sub = d.has_sub
-    in_bld = d.in_bld
-    lease = d.lease
-    lot = d.lot
-    n = d.n
-    ptype = d.ptype
-    sd = d.sd
-    seasonal = d.seasonal
-    sp = d.sp
-    unit_sub = d.unit_sub
-    waterfront = d.waterfront
-    year = d.year
-    size_adj = (np.nan_to_num(area, nan=1500.0) / 1500.0) ** -0.1
-    water_adj = np.where(waterfront, np.where(unit_sub, 1.3, 1.9), 1.0)
-    new_adj = np.where(year >= as_of_year - 1, 1.2, np.where(year < 1980, 0.9, 1.0))
-    place = 0.85 * t.city_psf[city] * np.where(has_sub, t.sub_price[sd], 1.0)
-    place = place * np.where(in_bld, t.bld_price[b], 1.0)
-    noise = rng.lognormal(0.0, 0.18, n)
-    value = np.nan_to_num(area) * place * sp[:, 7] * size_adj * water_adj * new_adj * noise
-    land_value = lot * t.city_psf[city] * 0.12 * sp[:, 7] * np.where(waterfront, 2.5, 1.0) * noise
-    value = np.where(ptype == _PT["Land"], land_value, value)
-    dock_value = 90_000 * (t.city_psf[city] / 500.0) * sp[:, 7] * rng.lognormal(0, 0.5, n)
-    value = np.where(boat, dock_value, value)
-    business = 250_000 * rng.lognormal(0, 0.8, n) * (t.city_psf[city] / 450.0) ** 0.5
-    value = np.where(ptype == _PT["Business Opportunity"], business, value)
-    value = np.maximum(value, 40_000)
-    rent = value * 0.005 * (value / 500_000) ** -0.12 * np.where(seasonal, 1.7, 1.0)
-    com_rent = np.nan_to_num(area) * rng.uniform(22, 55, n) * (t.city_psf[city] / 480) ** 0.5 / 12
-    rent = np.where(ptype == _PT["Commercial Lease"], com_rent, rent)
-    price = np.where(lease, np.maximum(rent, 900.0), value)
-    price = round_price(price, lease, rng)
-    d.__dict__.update(
-        size_adj=size_adj,
-        water_adj=water_adj,
-        new_adj=new_adj,
-        place=place,
-        noise=noise,
-        value=value,
-        land_value=land_value,
-        dock_value=dock_value,
-        business=business,
-        rent=rent,
-        com_rent=com_rent,
-        price=price,
+    size_adj = (np.nan_to_num(d.area, nan=1500.0) / 1500.0) ** -0.1
+    water_adj = np.where(d.waterfront, np.where(d.unit_sub, 1.3, 1.9), 1.0)
+    new_adj = np.where(d.year >= d.as_of_year - 1, 1.2, np.where(d.year < 1980, 0.9, 1.0))
+    place = 0.85 * t.city_psf[d.city] * np.where(d.has_sub, t.sub_price[d.sd], 1.0)
+    place = place * np.where(d.in_bld, t.bld_price[d.b], 1.0)
+    noise = rng.lognormal(0.0, 0.18, d.n)
+    value = np.nan_to_num(d.area) * place * d.sp[:, 7] * size_adj * water_adj * new_adj * noise
+    land_value = (
+        d.lot * t.city_psf[d.city] * 0.12 * d.sp[:, 7] * np.where(d.waterfront, 2.5, 1.0) * noise
     )
+    value = np.where(d.ptype == _PT["Land"], land_value, value)
+    dock_value = 90_000 * (t.city_psf[d.city] / 500.0) * d.sp[:, 7] * rng.lognormal(0, 0.5, d.n)
+    value = np.where(d.boat, dock_value, value)
+    business = 250_000 * rng.lognormal(0, 0.8, d.n) * (t.city_psf[d.city] / 450.0) ** 0.5
+    value = np.where(d.ptype == _PT["Business Opportunity"], business, value)
+    value = np.maximum(value, 40_000)
+    rent = value * 0.005 * (value / 500_000) ** -0.12 * np.where(d.seasonal, 1.7, 1.0)
+    com_rent = (
+        np.nan_to_num(d.area) * rng.uniform(22, 55, d.n) * (t.city_psf[d.city] / 480) ** 0.5 / 12
+    )
+    rent = np.where(d.ptype == _PT["Commercial Lease"], com_rent, rent)
+    price = np.where(d.lease, np.maximum(rent, 900.0), value)
+    price = round_price(price, d.lease, rng)
+    keep(d, locals())
 
 
 def draw_history(

@@ -48,8 +48,8 @@ this section. Use {successors} instead.</p>
 """
 
 
-def _operations(endpoints: tuple[Endpoint, ...]) -> str:
-    return " and ".join(f"<code>GET {escape(e.path)}</code>" for e in endpoints)
+def _operations(paths: tuple[str, ...]) -> str:
+    return " and ".join(f"<code>GET {escape(path)}</code>" for path in paths)
 
 
 async def openapi(request: Request) -> Response:
@@ -67,12 +67,11 @@ async def docs(request: Request) -> Response:
         f'<dt id="{code}">{status} <code>{code}</code></dt><dd>{message}</dd>'
         for status, (code, message) in sorted(CODES.items())
     )
-    successors = tuple(e for e in v1.ENDPOINTS if e.index in (("user", "me"), ("contacts", "list")))
     page = _DOCS.format(
         openapi=OPENAPI_PATH,
         codes=codes,
-        legacy=_operations(legacy.ENDPOINTS),
-        successors=_operations(tuple(sorted(successors, key=lambda e: e.path, reverse=True))),
+        legacy=_operations(tuple(e.path for e in legacy.ENDPOINTS)),
+        successors=_operations((v1.path_of("user", "me"), v1.path_of("contacts", "list"))),
         sunset=format_datetime(SUNSET, usegmt=True),
     )
     return HTMLResponse(page)

@@ -1,7 +1,7 @@
 """The legacy host's operations (deprecated): API key in the query, ``{error, message}`` errors.
 
 They answer with ``Deprecation``, ``Sunset`` and a ``Link`` to the documentation's deprecation
-section; their successors are ``GET /v1/me`` and ``GET /v1/contacts``.
+section; their successors are the /v1 operations ``user.me`` and ``contacts.list``.
 
 >>> sorted(LEGACY_PATHS)
 ['/api/getContacts', '/api/me']
@@ -17,7 +17,7 @@ from realtyframes.sandbox._auth import AuthRegistry, Principal
 from realtyframes.sandbox._errors import SandboxError
 from realtyframes.sandbox._negotiate import ErrorRenderer
 from realtyframes.sandbox.routes._declare import Doc, Endpoint, admin_of, check_version, query
-from realtyframes.sandbox.routes.v1 import JSON, ok
+from realtyframes.sandbox.routes.v1 import JSON, ok, path_of
 
 __all__ = ["ENDPOINTS", "LEGACY_PATHS"]
 
@@ -59,7 +59,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         legacy=True,
         doc=Doc(
             "legacyGetMe",
-            "Current user (legacy host, API key in the query; deprecated: use /v1/me)",
+            "Current user (legacy host, API key in the query; deprecated: use "
+            f"{path_of('user', 'me')})",
             "legacy",
             ok("User"),
         ),
@@ -71,7 +72,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         legacy=True,
         doc=Doc(
             "legacyGetContacts",
-            "Contacts of the key's domain (legacy host; deprecated: use /v1/contacts); "
+            "Contacts of the key's domain (legacy host; deprecated: use "
+            f"{path_of('contacts', 'list')}); "
             "404 when the domain has none",
             "legacy",
             {JSON: {"schema": {"type": "array", "items": ok("Contact")[JSON]["schema"]}}},

@@ -27,7 +27,7 @@ from realtyframes.sandbox.routes._declare import (
     operation,
 )
 
-__all__ = ["API_NAME", "ENDPOINTS"]
+__all__ = ["API_NAME", "ENDPOINTS", "path_of"]
 
 JSON = "application/json"
 API_NAME = "realtyframes sandbox: listings, contacts and analytics API"
@@ -36,6 +36,11 @@ ANALYTICS = Access("analytics")
 CONTACTS = Access("contacts", api_key_ok=False)
 ANY_CREDENTIAL = Access(None)
 _CONTACT_ID = {"$ref": "#/components/parameters/contactId"}
+
+
+def path_of(group: str, name: str) -> str:
+    """The path of the operation listed as ``name`` of ``group`` in the index document."""
+    return next(e.path for e in ENDPOINTS if e.index == (group, name))
 
 
 def ok(schema: str) -> dict[str, Any]:
