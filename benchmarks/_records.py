@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import realtyframes.sandbox
-from realtyframes.sandbox._listings import ListingStore
+from realtyframes.sandbox._store import ListingStore
 
 AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
 SEED = 7
@@ -105,8 +105,8 @@ def read_pages(path: Path, limit: int | None = None) -> list[bytes]:
 def _source_digest() -> str:
     folder = Path(realtyframes.sandbox.__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(folder.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(folder.rglob("*.py")):  # the routes/ package too
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

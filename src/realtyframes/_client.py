@@ -15,7 +15,6 @@ Extension point for the loaders: a ``Client`` holds ``self._api`` (the
 
 from __future__ import annotations
 
-import atexit
 import logging
 import math
 import os
@@ -24,12 +23,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pandas as pd
 
-from realtyframes._version import __version__
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
@@ -58,6 +56,9 @@ from realtyframes.loaders import (
 )
 from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
+
+if TYPE_CHECKING:
+    from realtyframes.sandbox import EmbeddedSandbox
 
 logger = logging.getLogger("realtyframes")
 
@@ -139,36 +140,18 @@ def _settings(
 
 
 # -- the embedded sandbox: started once per process, lazily -----------------------------------------
-_embedded_lock = threading.Lock()
-_embedded: dict[str, Any] = {}
+def _embedded_sandbox() -> EmbeddedSandbox:
+    """A reference to the process's embedded sandbox (started on first use), held for good."""
+    from realtyframes.sandbox import embedded  # the one place the client side touches it
 
+    def started(sandbox: EmbeddedSandbox) -> None:
+        logger.info(
+            "no base_url and no credentials: started the embedded sandbox at %s "
+            "(synthetic data; kept for the life of this process)",
+            sandbox.url,
+        )
 
-def _embedded_sandbox_url() -> str:
-    """Start the embedded sandbox once for this process (on first use) and return its URL."""
-    with _embedded_lock:
-        if "url" not in _embedded:
-            from realtyframes.sandbox import (
-                SandboxOptions,
-                serve,  # the one place the client side touches it
-            )
-
-            options = SandboxOptions()
-            context = serve(options)
-            url = context.__enter__()
-            _embedded["url"], _embedded["context"] = url, context
-            # Cache entries are keyed by this, not the random port: they are reused across runs
-            # of the same day's data, never mixed with another day's or version's.
-            _embedded["identity"] = (
-                f"realtyframes-sandbox:seed={options.seed}:listings={options.listings}:"
-                f"as_of={options.as_of:%Y-%m-%d}:v{__version__}"
-            )
-            atexit.register(context.__exit__, None, None, None)
-            logger.info(
-                "no base_url and no credentials: started the embedded sandbox at %s "
-                "(synthetic data; kept for the life of this process)",
-                url,
-            )
-        return str(_embedded["url"])
+    return embedded(on_start=started)
 
 
 class Client:
@@ -248,8 +231,8 @@ class Client:
                     "sandbox (synthetic data). Use Client.from_env() for the configured service.",
                     ", ".join(ignored),
                 )
-            base_url = _embedded_sandbox_url()
-            cache_identity = _embedded["identity"]
+            sandbox = _embedded_sandbox()
+            base_url, cache_identity = sandbox.url, sandbox.identity
             self._embedded = True
         self._settings = _settings(cache_dir, cache, ttl, progress, on_invalid)
         self._cache: ParquetCache | None = self._make_cache()

@@ -12,15 +12,15 @@ import httpx
 import pandas as pd
 import pytest
 
-from realtyframes import _client
 from realtyframes._client import Client, ClientSettings
 from realtyframes.api import ApiClient
 from realtyframes.errors import QueryError
 from realtyframes.sandbox import DEMO
+from realtyframes.sandbox import _embedded as embedded_sandbox
 
 
 def test_no_base_url_starts_the_embedded_sandbox_once(caplog: pytest.LogCaptureFixture) -> None:
-    already = "url" in _client._embedded
+    already = embedded_sandbox.current() is not None
     with (
         caplog.at_level(logging.INFO, logger="realtyframes"),
         Client() as first,

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from realtyframes.sandbox import DEMO, Faults
-from realtyframes.sandbox._app import negotiate
+from realtyframes.sandbox._negotiate import negotiate
 
 PROBLEM = "application/problem+json"
 RATE_HEADERS = (

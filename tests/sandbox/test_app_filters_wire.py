@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from realtyframes.sandbox import RunningSandbox
-from realtyframes.sandbox._app import SEARCH_PARAMS
+from realtyframes.sandbox._query import SEARCH_PARAMS
 
 Listing = dict[str, Any]
 Universe = dict[str, list[Listing]]  # PropertyType -> every Active listing of it

@@ -9,9 +9,18 @@ from itertools import pairwise
 
 import pytest
 
-from realtyframes.sandbox._analytics import DEVICES, PERIODS, TIMELINE_METRICS, AnalyticsStore
-from realtyframes.sandbox._crm import ACTIVITY_TYPES, CONTACT_FIELDS, SOURCES, STAGES, ContactStore
+from realtyframes.sandbox._analytics import AnalyticsStore
+from realtyframes.sandbox._crm import ContactStore
 from realtyframes.sandbox._errors import SandboxError
+from realtyframes.sandbox._spec import (
+    ACTIVITY_TYPES,
+    CONTACT_FIELDS,
+    DEVICES,
+    PERIODS,
+    SOURCES,
+    STAGES,
+    TIMELINE_METRICS,
+)
 
 AS_OF = datetime(2025, 6, 1, tzinfo=UTC)
 DOMAIN = "demo-realty.example"

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from realtyframes.sandbox._errors import SandboxError
-from realtyframes.sandbox._listings import ListingStore
+from realtyframes.sandbox._store import ListingStore
 
 AS_OF = datetime(2026, 5, 1, 15, 30, tzinfo=UTC)
 N = 3000

@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
 )
 from schemathesis.specs.openapi.definitions import OPENAPI_31_VALIDATOR
 
-from realtyframes.sandbox import DEMO, _app
+from realtyframes.sandbox import DEMO, _query
 from realtyframes.sandbox._openapi import openapi_document
 
 FORM = "application/x-www-form-urlencoded"
@@ -196,17 +196,17 @@ def test_documented_query_parameters_are_the_servers() -> None:
     doc = openapi_document()
     ops = _operations(doc)
     expected = {
-        ("get", "/v1/listings"): _app.SEARCH_PARAMS,
-        ("get", "/v1/listings/changes"): _app.CHANGES_PARAMS,
-        ("get", "/v1/analytics"): _app.ANALYTICS_PARAMS,
-        ("get", "/v1/contacts"): _app.CONTACTS_PARAMS,
-        ("get", "/authorize"): _app.AUTHORIZE_PARAMS,
+        ("get", "/v1/listings"): _query.SEARCH_PARAMS,
+        ("get", "/v1/listings/changes"): _query.CHANGES_PARAMS,
+        ("get", "/v1/analytics"): _query.ANALYTICS_PARAMS,
+        ("get", "/v1/contacts"): _query.CONTACTS_PARAMS,
+        ("get", "/authorize"): _query.AUTHORIZE_PARAMS,
     }
     for key, names in expected.items():
         assert _query_names(doc, ops[key]) == set(names), key
     token_schema = ops[("post", "/api/oauth/token")]["requestBody"]["content"]
     form = token_schema["application/x-www-form-urlencoded"]["schema"]["properties"]
-    assert set(form) == set(_app.TOKEN_PARAMS)
+    assert set(form) == set(_query.TOKEN_PARAMS)
 
 
 def test_protected_flag_only_changes_security() -> None:

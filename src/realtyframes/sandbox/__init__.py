@@ -6,21 +6,53 @@ deterministic synthetic data, an open and a protected mode, an adjustable clock 
 >>> from realtyframes.sandbox import serve
 >>> with serve(listings=2000) as url:  # doctest: +SKIP
 ...     httpx.get(f"{url}/v1/listings", params={"City": "Miami"}).json()["total"]
+
+Module map (each module one concern; imports point down the list):
+
+- ``_spec``: the spec's enumerations, once (property types, statuses, subtypes, sorts, periods,
+  devices, change types, feature and range filters, stages, scopes, plans, the error table).
+- ``_errors``: :class:`SandboxError` and ``bad_param`` (a 400 naming the parameter).
+- ``_query``: every operation's query parameters, declared once (``Param``); the same
+  declarations validate requests (``check_names``, ``parse``) and document them in OpenAPI.
+- ``_options``: :class:`SandboxOptions`, :class:`Faults`, the ``DEMO`` credentials.
+- Listings: ``_market_data`` (cities, subdivisions, subtype shares: data) -> ``_tables`` (lookup
+  tables of one market) -> ``_generate`` (attributes, in ordered steps; ``_steps`` holds their
+  shared mechanism) and ``_pricing`` (list prices, price and status history) -> ``_state`` (the
+  state at the clock, sort orders) -> ``_search`` (the search's filters) -> ``_store``
+  (``ListingStore``: search, detail, change feed, clock, drift insertions); ``_listing_text``
+  (the detail-only text fields and their vocabularies).
+- Analytics: ``_analytics_data`` (shares: data) -> ``_analytics_gen`` (sessions, in ordered
+  steps) -> ``_analytics`` (``AnalyticsStore``: queries and aggregation).
+- Contacts: ``_crm`` (``ContactStore``: contacts and their activity).
+- Auth: ``_auth`` (users, API keys, OAuth clients, codes, tokens, scope rules) and ``_pages`` (the
+  consent and refusal pages); ``_limits`` (quotas and rate-limit headers).
+- HTTP: ``_negotiate`` (error negotiation: the one renderer of every 4xx/5xx, ApiError, Problem
+  or the legacy body), ``_middleware`` (quotas and the last-resort 500), ``_faults`` (fault
+  injection), ``routes`` (``routes/v1``, ``legacy``, ``oauth``, ``docs``, ``admin``: each route
+  declared once with its path, methods, parameters, scope rule and documentation; ``docs`` is the
+  documentation host under ``/docs`` and the place to mount ASGI sub-apps such as MCP),
+  ``_openapi`` and ``_openapi_schemas`` (``/openapi.json``, written from the declarations and
+  ``_spec``), ``_app`` (``create_app``, :class:`SandboxAdmin`).
+- Serving: ``_server`` (``serve``, ``start``, ``run_forever``) and ``_embedded``
+  (:func:`embedded`: the process's shared, reference-counted sandbox that ``Client()`` uses).
 """
 
 from __future__ import annotations
 
 from realtyframes.sandbox._app import SandboxAdmin, create_app
+from realtyframes.sandbox._embedded import EmbeddedSandbox, embedded
 from realtyframes.sandbox._options import DEMO, Faults, SandboxOptions
 from realtyframes.sandbox._server import RunningSandbox, serve, start
 
 __all__ = [
     "DEMO",
+    "EmbeddedSandbox",
     "Faults",
     "RunningSandbox",
     "SandboxAdmin",
     "SandboxOptions",
     "create_app",
+    "embedded",
     "serve",
     "start",
 ]

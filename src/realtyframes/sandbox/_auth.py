@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import html
 import secrets
 import threading
 import time
@@ -27,16 +26,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from realtyframes.sandbox._errors import SandboxError, bad_param
 from realtyframes.sandbox._options import DEMO
+from realtyframes.sandbox._spec import API_KEY_SCOPES, SCOPES
 
-#: The spec's OAuth scopes, in documentation order.
-SCOPES: tuple[str, ...] = ("listings", "contacts", "analytics")
-SCOPE_TEXT: dict[str, str] = {
-    "listings": "Search MLS listings, read listing details and the change feed",
-    "contacts": "Read your CRM contacts and their activity",
-    "analytics": "Read your website analytics",
-}
-#: Scopes an API key reaches (the spec: listings and analytics operations).
-API_KEY_SCOPES: tuple[str, ...] = ("listings", "analytics")
 TOKEN_TTL_SECONDS = 3600
 CODE_TTL_SECONDS = 600
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -438,71 +429,3 @@ class AuthRegistry:
         with self._lock:
             code.token = grant.access_token
         return grant
-
-
-# -- HTML pages -----------------------------------------------------------------------------------
-_PAGE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; background: #f4f6f8; margin: 0; }}
-main {{ max-width: 30rem; margin: 3rem auto; background: #fff; padding: 2rem;
-       border-radius: 8px; box-shadow: 0 1px 4px rgba(0,0,0,.15); }}
-h1 {{ font-size: 1.3rem; }} .who {{ color: #555; font-size: .9rem; }}
-ul {{ padding-left: 1.2rem; }} .actions {{ display: flex; gap: 1rem; margin-top: 1.5rem; }}
-button {{ font-size: 1rem; padding: .5rem 1.2rem; border-radius: 4px; border: 1px solid #888; }}
-button[value=approve] {{ background: #0b5fff; color: #fff; border-color: #0b5fff; }}
-.error {{ color: #a00; }}
-</style>
-</head>
-<body><main>
-{body}
-</main></body>
-</html>
-"""
-
-
-def consent_page(request: AuthorizeRequest) -> str:
-    """The consent screen: app name, requested scopes, a form posting back to /authorize."""
-    e = html.escape
-    scopes = "\n".join(
-        f"<li><strong>{e(s)}</strong>: {e(SCOPE_TEXT[s])}</li>" for s in request.scopes
-    )
-    hidden = {
-        "client_id": request.client.client_id,
-        "redirect_uri": request.redirect_uri,
-        "scope": ",".join(request.scopes),
-        "response_type": "code",
-    }
-    if request.state is not None:
-        hidden["state"] = request.state
-    fields = "\n".join(
-        f'<input type="hidden" name="{e(k)}" value="{e(v)}">' for k, v in hidden.items()
-    )
-    body = f"""<p class="who">Signed in as {e(USERS["demo"].email)}</p>
-<h1><span class="app">{e(request.client.name)}</span> wants to access your account</h1>
-<p>It asks for these permissions:</p>
-<ul class="scopes">
-{scopes}
-</ul>
-<p>After your decision you go back to <code>{e(request.redirect_uri)}</code>.</p>
-<form method="post" action="/authorize">
-{fields}
-<div class="actions">
-<button type="submit" name="decision" value="approve">Approve</button>
-<button type="submit" name="decision" value="deny">Deny</button>
-</div>
-</form>"""
-    return _PAGE.format(title=f"Authorize {e(request.client.name)}", body=body)
-
-
-def error_page(param: str, problem: str) -> str:
-    """The 400 page of a refused authorize request (never a redirect)."""
-    e = html.escape
-    body = f"""<h1>This authorization request cannot be completed</h1>
-<p class="error">Invalid or missing parameters: <code>{e(param)}</code>: {e(problem)}</p>
-<p>Ask the application's developer to check its OAuth settings.</p>"""
-    return _PAGE.format(title="Authorization error", body=body)

@@ -24,66 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from realtyframes.sandbox._errors import SandboxError, bad_param
+from realtyframes.sandbox._errors import SandboxError
+from realtyframes.sandbox._query import PAGING, parse
+from realtyframes.sandbox._spec import ACTIVITY_TYPES, SOURCES, STAGES
 
-__all__ = ["ACTIVITY_TYPES", "CONTACT_FIELDS", "SOURCES", "STAGES", "ContactStore", "page_params"]
-
-#: Contact stages, the spec's examples (lead, client, active-client) plus past-client.
-STAGES: tuple[str, ...] = ("lead", "client", "active-client", "past-client")
-#: Where contacts come from.
-SOURCES: tuple[str, ...] = (
-    "referral",
-    "signup form",
-    "open house",
-    "listing inquiry",
-    "social",
-    "import",
-)
-#: Activity record types.
-ACTIVITY_TYPES: tuple[str, ...] = (
-    "page_view",
-    "listing_view",
-    "saved_search",
-    "email_open",
-    "call",
-    "showing",
-    "offer",
-    "note",
-)
-#: Contact members in the order of the spec's legacy Contact table.
-CONTACT_FIELDS: tuple[str, ...] = (
-    "id",
-    "name",
-    "email",
-    "phones",
-    "createdAt",
-    "stage",
-    "source",
-    "image",
-    "spokenLanguages",
-    "address",
-    "streetAddress",
-    "notes",
-    "links",
-    "registration",
-)
-#: Members of ``links``; ``service`` is the contact's page on the platform itself.
-LINK_FIELDS: tuple[str, ...] = (
-    "facebook",
-    "twitter",
-    "instagram",
-    "linkedin",
-    "youtube",
-    "website",
-    "whatsapp",
-    "service",
-)
+__all__ = ["ContactStore", "page_params"]
 
 #: A list of JSON objects (a name of its own: ``ContactStore.list`` shadows ``list`` in the class).
 Records = list[dict[str, Any]]
 
-DEFAULT_LIMIT = 20
-MAX_LIMIT = 50
 _PAST_DAYS = 730  # contacts visible at as_of were created over this many days
 _FUTURE_DAYS = 365  # contacts created after as_of, revealed as the clock advances
 
@@ -197,32 +146,14 @@ def _ascii(text: str) -> str:
     return "".join(ch for ch in flat.lower() if ch.isalnum())
 
 
-def _int_param(
-    params: Mapping[str, str], name: str, default: int, minimum: int, maximum: int | None
-) -> int:
-    raw = params.get(name)
-    if raw is None:
-        return default
-    allowed = f"an integer from {minimum} to {maximum}" if maximum else f"an integer >= {minimum}"
-    text = raw.strip()
-    if not text or not text.lstrip("+").isdigit() or not text.isascii():
-        raise bad_param(name, f"{raw!r} is not an integer", allowed)
-    value = int(text)
-    if value < minimum or (maximum is not None and value > maximum):
-        raise bad_param(name, f"{value} is out of range", allowed)
-    return value
-
-
 def page_params(params: Mapping[str, str]) -> tuple[int, int]:
     """``(Offset, Limit)`` from query parameters: defaults 0 and 20, Limit at most 50.
 
     >>> page_params({"Limit": "50"})
     (0, 50)
     """
-    return (
-        _int_param(params, "Offset", 0, 0, None),
-        _int_param(params, "Limit", DEFAULT_LIMIT, 1, MAX_LIMIT),
-    )
+    paging = parse(PAGING, params)
+    return paging["Offset"], paging["Limit"]
 
 
 class ContactStore:

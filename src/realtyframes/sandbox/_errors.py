@@ -8,15 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from realtyframes.sandbox._spec import ERRORS
+
 #: The spec's codes and messages (Errors part), by HTTP status.
-CODES: dict[int, tuple[str, str]] = {
-    400: ("bad_request", "Invalid or missing parameters"),
-    401: ("invalid_token", "Invalid or expired access token"),
-    403: ("insufficient_scope", "Token is missing the required OAuth scope"),
-    404: ("not_found", "Resource not found"),
-    429: ("rate_limit_exceeded", "Rate limit exceeded"),
-    500: ("server_error", "Internal server error"),
-}
+CODES: dict[int, tuple[str, str]] = {status: (c, m) for status, (c, m, _) in ERRORS.items()}
 
 
 class SandboxError(Exception):

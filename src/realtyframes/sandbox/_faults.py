@@ -34,8 +34,6 @@ from realtyframes.sandbox._options import Faults
 #: Renders a SandboxError for a request scope (the one error renderer of the app).
 RenderError = Callable[[Scope, SandboxError, dict[str, str] | None], Response]
 
-#: Paths no fault touches (not even latency): admin routes and documentation.
-_SPARED = ("/_sandbox/", "/openapi.json", "/docs")
 _RATES = ("error_rate", "drop_rate", "truncate_rate", "nonjson_rate", "bad_records")
 
 NGINX_502 = (
@@ -182,7 +180,8 @@ def _with_length(start: Message, length: int) -> Message:
 class FaultsMiddleware:
     """Injects the configured faults into ``/v1/*`` answers.
 
-    ``on_search`` is called after each listings search page served (the drift fault).
+    ``on_search`` is called after each page of ``search_path`` served (the drift fault); paths
+    starting with one of ``spared`` get no fault, not even latency.
     """
 
     def __init__(
@@ -195,6 +194,8 @@ class FaultsMiddleware:
         counters: FaultCounters,
         render_error: RenderError,
         on_search: Callable[[int], None],
+        search_path: str,
+        spared: tuple[str, ...],
     ) -> None:
         self.app = app
         self.faults = faults
@@ -203,13 +204,15 @@ class FaultsMiddleware:
         self.counters = counters
         self.render_error = render_error
         self.on_search = on_search
+        self.search_path = search_path
+        self.spared = spared
         self._rng = random.Random(f"faults:{seed}")
         self._lock = threading.Lock()
         self.active = faults != Faults()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if not path or path.startswith(_SPARED):
+        if not path or path.startswith(self.spared):
             await self.app(scope, receive, send)
             return
         if self.latency:
@@ -248,7 +251,7 @@ class FaultsMiddleware:
             cut = body[: len(body) // 2]
             await send(_with_length(start, len(cut)))
             await send({"type": "http.response.body", "body": cut})
-        elif f.bad_records > 0 and path == "/v1/listings":
+        elif f.bad_records > 0 and path == self.search_path:
             start, body = await self._run(scope, receive)
             await send(_with_length(start, len(body)))
             await send({"type": "http.response.body", "body": body})
@@ -257,7 +260,7 @@ class FaultsMiddleware:
 
     async def _run(self, scope: Scope, receive: Receive) -> tuple[Message, bytes]:
         start, body = await _capture(self.app, scope, receive)
-        if scope["path"] == "/v1/listings" and start.get("status") == 200:
+        if scope["path"] == self.search_path and start.get("status") == 200:
             body = self._corrupt_page(body)
             self._drift()
         return start, body
@@ -272,7 +275,7 @@ class FaultsMiddleware:
             await send(message)
 
         await self.app(scope, receive, send_wrapper)
-        if scope["path"] == "/v1/listings" and status == 200:
+        if scope["path"] == self.search_path and status == 200:
             self._drift()
 
     def _drift(self) -> None:

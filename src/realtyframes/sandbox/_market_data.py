@@ -1,26 +1,15 @@
 """Static tables behind the sandbox's synthetic South-Florida-like listings market.
 
 Cities with their county, postal codes, centre coordinates, price level, streets, subdivisions and
-condo buildings; property types and subtypes with their shares; the vocabularies of the detail-only
-text fields. Pure data: the generator in :mod:`realtyframes.sandbox._listings` draws from it.
+condo buildings; property types and subtypes with their shares and generation parameters. Pure
+data (the tables are data, hence the module's length): the generator in
+:mod:`realtyframes.sandbox._generate` draws from it; the text vocabularies of the detail fields are
+in :mod:`realtyframes.sandbox._listing_text`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-#: The spec's property types (search filter ``PropertyType``), in the spec's order.
-PROPERTY_TYPES: tuple[str, ...] = (
-    "Residential",
-    "Residential Income",
-    "Land",
-    "Land/Boat Docks",
-    "Commercial Sale",
-    "Business Opportunity",
-    "Residential Lease",
-    "Commercial Lease",
-)
-LEASE_TYPES: frozenset[str] = frozenset({"Residential Lease", "Commercial Lease"})
 
 #: Share of each property type in the generated market (mostly Residential and Residential Lease).
 PROPERTY_TYPE_WEIGHTS: dict[str, float] = {
@@ -32,30 +21,6 @@ PROPERTY_TYPE_WEIGHTS: dict[str, float] = {
     "Business Opportunity": 0.03,
     "Residential Lease": 0.30,
     "Commercial Lease": 0.04,
-}
-
-#: Listing statuses (search filter ``Status``); codes are the positions.
-STATUSES: tuple[str, ...] = ("Active", "Active Under Contract", "Pending", "Closed")
-
-#: Subtypes the spec lets ``Subtypes`` filter on, per property type (spec order).
-FILTERABLE_SUBTYPES: dict[str, tuple[str, ...]] = {
-    "Residential": (
-        "Single Family Residence",
-        "Condominium",
-        "Townhouse",
-        "Villa",
-        "Condo - Hotel",
-        "1/2 Duplex",
-        "Mobile Home",
-    ),
-    "Residential Lease": (
-        "Single Family Residence",
-        "Condominium",
-        "Townhouse",
-        "Villa",
-        "Apartment",
-        "Efficiency",
-    ),
 }
 
 #: Subtypes generated per property type, with their shares.
@@ -95,6 +60,57 @@ SUBTYPE_WEIGHTS: dict[str, dict[str, float]] = {
     },
     "Commercial Lease": {"Office": 0.4, "Retail": 0.35, "Industrial": 0.1, "Warehouse": 0.15},
 }
+
+# Generation parameters per subtype (data: tuned by hand, one row a subtype): area median / sigma /
+# min / max (sqft; 0 = no living area), sqft per bedroom, min and max bedrooms (-1 = not
+# applicable), price factor.
+SUBTYPE_PARAMS: dict[str, tuple[float, float, float, float, float, int, int, float]] = {
+    "Single Family Residence": (2300, 0.35, 900, 12000, 650, 2, 7, 1.00),
+    "Condominium": (1150, 0.40, 400, 6000, 600, 0, 5, 0.92),
+    "Townhouse": (1600, 0.25, 900, 3500, 600, 2, 4, 0.78),
+    "Villa": (1400, 0.25, 800, 3000, 620, 2, 3, 0.72),
+    "Condo - Hotel": (550, 0.30, 300, 1500, 700, 0, 1, 1.05),
+    "1/2 Duplex": (1300, 0.25, 700, 2500, 600, 2, 3, 0.68),
+    "Mobile Home": (1000, 0.20, 500, 1800, 450, 2, 3, 0.30),
+    "Apartment": (950, 0.30, 450, 2200, 550, 0, 3, 0.85),
+    "Efficiency": (420, 0.15, 250, 600, 10**6, 0, 0, 0.80),
+    "Duplex": (2200, 0.25, 1200, 4000, 550, 4, 6, 0.62),
+    "Triplex": (3300, 0.25, 1800, 5500, 550, 5, 9, 0.58),
+    "Quadruplex": (4200, 0.25, 2400, 7000, 550, 6, 12, 0.55),
+    "Multi Family": (7000, 0.40, 3500, 30000, 600, 8, 40, 0.50),
+    "Residential Lot": (0, 0, 0, 0, 0, -1, -1, 1.0),
+    "Commercial Land": (0, 0, 0, 0, 0, -1, -1, 1.5),
+    "Acreage": (0, 0, 0, 0, 0, -1, -1, 0.4),
+    "Boat Dock": (0, 0, 0, 0, 0, -1, -1, 1.0),
+    "Boat Slip": (0, 0, 0, 0, 0, -1, -1, 0.7),
+    "Office": (3500, 0.80, 800, 60000, 0, -1, -1, 0.75),
+    "Retail": (3000, 0.70, 600, 40000, 0, -1, -1, 0.80),
+    "Industrial": (12000, 0.70, 2000, 120000, 0, -1, -1, 0.35),
+    "Warehouse": (15000, 0.70, 2000, 150000, 0, -1, -1, 0.30),
+    "Mixed Use": (6000, 0.60, 1500, 50000, 0, -1, -1, 0.70),
+    "Restaurant": (2500, 0.40, 800, 9000, 0, -1, -1, 1.0),
+    "Service": (1500, 0.40, 500, 6000, 0, -1, -1, 1.0),
+    "Franchise": (2000, 0.40, 600, 6000, 0, -1, -1, 1.0),
+}
+#: Median days from entry to a first contract, per property type.
+CONTRACT_DAYS: dict[str, float] = {
+    "Residential": 50,
+    "Residential Income": 75,
+    "Land": 110,
+    "Land/Boat Docks": 80,
+    "Commercial Sale": 130,
+    "Business Opportunity": 140,
+    "Residential Lease": 24,
+    "Commercial Lease": 85,
+}
+#: Subtypes that are houses (lots, garages, possibly pools and docks).
+HOUSE_SUBTYPES: frozenset[str] = frozenset(
+    {"Single Family Residence", "Townhouse", "Villa", "1/2 Duplex"}
+)
+#: Cities whose leases are more often seasonal.
+BEACH_CITIES: frozenset[str] = frozenset(
+    {"Miami Beach", "Sunny Isles Beach", "Hallandale Beach", "Fort Lauderdale", "Delray Beach"}
+)
 
 #: Subtypes that are units in a building (unit numbers, HOA, possibly a named condo building).
 UNIT_SUBTYPES: frozenset[str] = frozenset(
@@ -473,148 +489,3 @@ CITIES: tuple[City, ...] = (
 STATE = "FL"
 ORIGINATING_SYSTEM_KEY = "rfsmls"
 ORIGINATING_SYSTEM_NAME = "Realtyframes Sandbox MLS"
-
-#: Words for generated brokerage names.
-OFFICE_WORDS: tuple[str, ...] = (
-    "Coastal",
-    "Atlantic",
-    "Bayside",
-    "Palm",
-    "Harbor",
-    "Sunshine",
-    "Oceanfront",
-    "Keystone",
-    "Biscayne",
-    "Intracoastal",
-    "Gulfstream",
-    "Emerald",
-    "Coral",
-    "Mangrove",
-    "Pelican",
-    "Sandpiper",
-    "Tropic",
-    "Southern",
-    "Lighthouse",
-    "Seabreeze",
-)
-OFFICE_SUFFIXES: tuple[str, ...] = (
-    "Realty",
-    "Properties",
-    "Real Estate",
-    "Realty Group",
-    "Homes",
-    "International Realty",
-    "Luxury Properties",
-    "Brokers",
-)
-
-# --- vocabularies of the detail-only text fields --------------------------------------------------
-
-WATER_FEATURES = (
-    "Ocean Front",
-    "Bay Front",
-    "Intracoastal Front",
-    "Canal Front",
-    "Lake Front",
-    "Ocean Access",
-    "Seawall",
-    "No Fixed Bridges",
-    "Fixed Bridge(s)",
-    "Boat Lift",
-)
-BOAT_DOCK = "Boat Dock"
-POOL_FEATURES = ("In Ground", "Heated", "Salt Water", "Screen Enclosure", "Infinity", "Spa/Hot Tub")
-VIEWS_WATER = ("Ocean", "Bay", "Intracoastal", "Canal", "Lake")
-VIEWS_DRY = ("Garden", "City", "Pool", "Golf Course", "Park/Greenbelt", "Other")
-PARKING = (
-    "Attached Garage",
-    "Driveway",
-    "Assigned Parking",
-    "Covered Parking",
-    "Valet",
-    "Guest Parking",
-    "Circular Driveway",
-)
-CONSTRUCTION = ("Concrete Block", "Stucco", "CBS Construction", "Frame", "Brick")
-STYLES_HOUSE = ("Mediterranean", "Contemporary", "Ranch", "Key West", "Modern", "Colonial")
-STYLES_UNIT = ("High Rise", "Mid Rise", "Low Rise", "Garden")
-ROOFS = ("Barrel Roof", "Flat Tile", "Concrete", "Metal", "Shingle", "Built-Up")
-COOLING = ("Central Air", "Ceiling Fan(s)", "Electric", "Wall/Window Unit(s)")
-HEATING = ("Central", "Electric", "Heat Pump")
-FLOORING = ("Tile", "Marble", "Wood", "Vinyl", "Porcelain", "Carpet")
-APPLIANCES = (
-    "Dishwasher",
-    "Disposal",
-    "Dryer",
-    "Electric Range",
-    "Gas Range",
-    "Microwave",
-    "Refrigerator",
-    "Washer",
-    "Wine Cooler",
-    "Ice Maker",
-)
-INTERIOR = (
-    "Walk-In Closet(s)",
-    "Split Bedroom",
-    "High Ceilings",
-    "Kitchen Island",
-    "Pantry",
-    "Built-in Features",
-    "Elevator",
-    "Volume Ceilings",
-)
-PENTHOUSE = "Penthouse"
-EXTERIOR = (
-    "Balcony",
-    "Patio",
-    "Fence",
-    "Lighting",
-    "Outdoor Grill",
-    "Deck",
-    "Barbecue",
-    "Open Porch",
-)
-COMMUNITY = (
-    "Clubhouse",
-    "Community Pool",
-    "Fitness Center",
-    "Sidewalks",
-    "Street Lights",
-    "Park",
-    "Bike Storage",
-    "Concierge",
-    "Doorman",
-)
-GATED = "Gated"
-TENNIS = "Tennis Court(s)"
-GOLF = "Golf"
-SENIOR = "55+ Community"
-LAUNDRY = ("Laundry Room", "In Unit", "Common Area", "Washer Hookup", "Inside")
-WINDOWS = ("Impact Glass", "Hurricane Shutters", "Blinds", "Sliding", "Casement")
-DIRECTIONS = ("North", "South", "East", "West", "Northeast", "Northwest", "Southeast", "Southwest")
-LOT_FEATURES = ("Corner Lot", "Cul-De-Sac", "Landscaped", "Sprinklers Automatic", "Zero Lot Line")
-LISTING_TERMS = ("Cash", "Conventional", "FHA", "VA", "Seller Financing")
-LEASE_TERMS_LONG = ("12 Months", "12 Months", "12 Months", "6 Months", "24 Months")
-LEASE_TERM_SEASONAL = "Short Term Lease"
-PETS_YES = ("Yes", "Breed Restrictions", "Size Limit")
-PETS_NO = "No"
-CONDITION_SHORT_SALE = "Short Sale"
-CONDITIONS_OTHER = ("Real Estate Owned", "Probate Listing")
-MEDIA_ROOMS = (
-    "Living Room",
-    "Kitchen",
-    "Primary Bedroom",
-    "Primary Bathroom",
-    "Dining Room",
-    "Bedroom",
-    "Bathroom",
-    "Balcony",
-    "Lobby",
-    "Fitness Center",
-    "Aerial View",
-    "Floor Plan",
-    "Laundry",
-    "Garage",
-    "Backyard",
-)

@@ -1,0 +1,131 @@
+"""The embedded sandbox: one shared, reference-counted server per process.
+
+:func:`embedded` starts the server on first use (default :class:`SandboxOptions`) and hands out
+references to it; the server stops when the last reference is released (``atexit`` stops it
+anyway as a safety net). ``Client()`` with nothing configured takes a reference and keeps it for
+the life of the process.
+
+>>> with embedded() as sandbox:  # doctest: +SKIP
+...     httpx.get(f"{sandbox.url}/v1/me").json()["email"]
+'demo@demo-realty.example'
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from importlib.metadata import PackageNotFoundError, version
+from types import TracebackType
+
+from realtyframes.sandbox._options import SandboxOptions
+from realtyframes.sandbox._server import RunningSandbox, start
+
+__all__ = ["EmbeddedSandbox", "current", "embedded"]
+
+_lock = threading.Lock()
+_current: EmbeddedSandbox | None = None
+
+
+def _package_version() -> str:
+    try:
+        return version("realtyframes")
+    except PackageNotFoundError:  # pragma: no cover - a source tree that was never installed
+        return "0+unknown"
+
+
+class EmbeddedSandbox:
+    """A started sandbox server shared by its holders: ``url``, ``identity``, ``release()``.
+
+    ``identity`` names the data (seed, size, day, package version), not the random port: caches
+    keyed by it are reused across runs of the same day's data and never mixed with another's.
+    """
+
+    def __init__(self, options: SandboxOptions) -> None:
+        self.options = options
+        self._context: AbstractContextManager[RunningSandbox] | None = start(options)
+        self._running = self._context.__enter__()
+        self.url: str = self._running.url
+        self.identity: str = (
+            f"realtyframes-sandbox:seed={options.seed}:listings={options.listings}:"
+            f"as_of={options.as_of:%Y-%m-%d}:v{_package_version()}"
+        )
+        self._refs = 0
+        atexit.register(self._stop)
+
+    @property
+    def running(self) -> RunningSandbox:
+        """The server's :class:`RunningSandbox` handle (admin state, app)."""
+        return self._running
+
+    @property
+    def stopped(self) -> bool:
+        """True once the last reference was released (or the process is exiting)."""
+        return self._context is None
+
+    @property
+    def references(self) -> int:
+        """How many holders the server has now."""
+        return self._refs
+
+    def release(self) -> None:
+        """Give back one reference; the server stops with the last one."""
+        global _current
+        with _lock:
+            if self._refs <= 0:
+                raise RuntimeError("release() without a reference: the sandbox is not held")
+            self._refs -= 1
+            if self._refs > 0:
+                return
+            if _current is self:
+                _current = None
+        self._stop()
+
+    def _stop(self) -> None:
+        context, self._context = self._context, None
+        if context is not None:
+            context.__exit__(None, None, None)
+            atexit.unregister(self._stop)
+
+    def __enter__(self) -> EmbeddedSandbox:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    def __repr__(self) -> str:
+        state = "stopped" if self.stopped else f"{self._refs} reference(s)"
+        return f"EmbeddedSandbox({self.url!r}, {state})"
+
+
+def embedded(on_start: Callable[[EmbeddedSandbox], None] | None = None) -> EmbeddedSandbox:
+    """A reference to this process's embedded sandbox, started now if none is running.
+
+    ``on_start`` is called once, by the call that started the server. Release the reference with
+    ``release()`` or use the result as a context manager.
+
+    >>> with embedded() as sandbox:  # doctest: +SKIP
+    ...     sandbox.url.startswith("http://127.0.0.1:")
+    True
+    """
+    global _current
+    with _lock:
+        started = _current is None
+        if _current is None:
+            _current = EmbeddedSandbox(SandboxOptions())
+        sandbox = _current
+        sandbox._refs += 1
+    if started and on_start is not None:
+        on_start(sandbox)
+    return sandbox
+
+
+def current() -> EmbeddedSandbox | None:
+    """The running embedded sandbox, if any (starts nothing, takes no reference)."""
+    return _current

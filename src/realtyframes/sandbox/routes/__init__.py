@@ -1,0 +1,43 @@
+"""Every route of the sandbox, by family; the app is routed from these declarations.
+
+``v1`` (the spec's operations and the index), ``legacy`` (the deprecated legacy host), ``oauth``
+(the authorization code flow), ``docs`` (the documentation host: ``/docs``, ``/openapi.json`` and
+the place for mounted sub-apps) and ``admin`` (the sandbox's own ``/_sandbox/*``).
+
+>>> len(ENDPOINTS) == len({e.path for e in ENDPOINTS})
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from starlette.routing import BaseRoute, Route
+
+from realtyframes.sandbox.routes import admin, docs, legacy, oauth, v1
+from realtyframes.sandbox.routes._declare import Endpoint
+
+__all__ = ["ENDPOINTS", "LEGACY_PATHS", "SEARCH_PATH", "SPARED_PATHS", "starlette_routes"]
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    *v1.ENDPOINTS,
+    *legacy.ENDPOINTS,
+    *oauth.ENDPOINTS,
+    *docs.ENDPOINTS,
+    *admin.ENDPOINTS,
+)
+LEGACY_PATHS = legacy.LEGACY_PATHS
+#: Paths (and their sub-paths) no fault touches, not even latency.
+SPARED_PATHS: tuple[str, ...] = tuple(e.path for e in ENDPOINTS if not e.faults)
+#: The listings search (the drift and bad-record faults act on its pages).
+SEARCH_PATH = next(e.path for e in v1.ENDPOINTS if e.index == ("listings", "search"))
+
+
+def _route(endpoint: Endpoint) -> Route:
+    return Route(endpoint.path, endpoint.handler, methods=list(endpoint.methods))
+
+
+def starlette_routes(endpoints: Iterable[Endpoint] = ENDPOINTS) -> list[BaseRoute]:
+    """Starlette routes of ``endpoints`` in declaration order, then the documentation mounts."""
+    routes: list[BaseRoute] = [_route(e) for e in endpoints]
+    return [*routes, *docs.mounts()]

@@ -1,0 +1,136 @@
+"""The OAuth 2.0 authorization code flow: the consent page and the token exchange.
+
+``GET /authorize`` shows the consent page, ``POST /authorize`` records the decision and redirects
+back with a code; ``POST /api/oauth/token`` exchanges the code (form body, also the query).
+
+>>> [e.path for e in ENDPOINTS]
+['/authorize', '/api/oauth/token']
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qsl
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from realtyframes.sandbox import _query as q
+from realtyframes.sandbox._auth import AuthorizePageError, add_query
+from realtyframes.sandbox._errors import bad_param
+from realtyframes.sandbox._negotiate import PROBLEM_JSON, negotiate, render
+from realtyframes.sandbox._pages import consent_page, error_page
+from realtyframes.sandbox.routes._declare import Doc, Endpoint, admin_of, check_version, query
+from realtyframes.sandbox.routes.v1 import ok
+
+__all__ = ["AUTHORIZE_PATH", "ENDPOINTS"]
+
+AUTHORIZE_PATH = "/authorize"
+_PAGE_HEADERS = {
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+def _authorize_refusal(request: Request, exc: AuthorizePageError) -> Response:
+    """A 400 for a refused authorize request: an HTML page, JSON if the caller prefers it."""
+    offers = ["text/html", "application/json", PROBLEM_JSON]
+    if negotiate(request.headers.get("accept"), offers) != "text/html":
+        return render(request, bad_param(exc.param, exc.problem))
+    return HTMLResponse(error_page(exc.param, exc.problem), status_code=400, headers=_PAGE_HEADERS)
+
+
+async def _form(request: Request) -> list[tuple[str, str]]:
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    body = await request.body()
+    if not body:
+        return []
+    if content_type not in ("", "application/x-www-form-urlencoded"):
+        raise bad_param(
+            "Content-Type",
+            f"{content_type!r} is not supported",
+            "application/x-www-form-urlencoded",
+        )
+    try:
+        return parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+    except UnicodeDecodeError:
+        raise bad_param("body", "not UTF-8 form data") from None
+
+
+async def authorize_endpoint(request: Request) -> Response:
+    """GET /authorize shows the consent page; POST /authorize records the decision."""
+    check_version(request)
+    auth = admin_of(request).auth
+    if request.method == "GET":
+        params = query(request, q.AUTHORIZE)
+    else:
+        params = q.single(await _form(request), "form")
+    try:
+        validated = auth.validate_authorize(params)
+    except AuthorizePageError as exc:
+        return _authorize_refusal(request, exc)
+    if request.method == "GET":
+        return HTMLResponse(consent_page(validated, AUTHORIZE_PATH), headers=_PAGE_HEADERS)
+    decision = params.get("decision")
+    if decision == "approve":
+        target = add_query(
+            validated.redirect_uri, {"code": auth.issue_code(validated), "state": validated.state}
+        )
+    elif decision == "deny":
+        target = add_query(
+            validated.redirect_uri, {"error": "access_denied", "state": validated.state}
+        )
+    else:
+        return _authorize_refusal(
+            request, AuthorizePageError("decision", "must be approve or deny")
+        )
+    return RedirectResponse(target, status_code=302, headers={"Cache-Control": "no-store"})
+
+
+async def token_endpoint(request: Request) -> Response:
+    """POST /api/oauth/token: exchange an authorization code (form body, also the query)."""
+    check_version(request)
+    form = q.single(await _form(request), "form body")
+    for name, value in query(request, q.TOKEN).items():
+        if form.setdefault(name, value) != value:
+            raise bad_param(name, "differs between the query and the form body")
+    for name in form:
+        if name not in q.TOKEN_PARAMS:
+            raise bad_param(name, "not a parameter of the token request", q.TOKEN_PARAMS)
+    grant = admin_of(request).auth.exchange_code(form)
+    return JSONResponse(
+        grant.response(), headers={"Cache-Control": "no-store", "Pragma": "no-cache"}
+    )
+
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint(
+        AUTHORIZE_PATH,
+        authorize_endpoint,
+        methods=("GET", "POST"),
+        params=q.AUTHORIZE,
+        doc=Doc(
+            "authorize",
+            "Start the OAuth flow: the consent page (a browser redirect target)",
+            "auth",
+            {"text/html": {"schema": {"type": "string"}}},
+            html_400=True,
+            ok_description="The consent page; approving redirects to redirect_uri with code and state",
+        ),
+    ),
+    Endpoint(
+        "/api/oauth/token",
+        token_endpoint,
+        methods=("POST",),
+        doc=Doc(
+            "exchangeToken",
+            "Exchange an authorization code for an access token",
+            "auth",
+            ok("Token"),
+            description="client_id and client_secret go in the form body (the sandbox also "
+            "reads them from the query). Codes are single-use.",
+            body=q.TOKEN,
+        ),
+    ),
+)
