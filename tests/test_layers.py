@@ -7,9 +7,9 @@ analysis / plots        pure DataFrame in/out, no HTTP (plots may import analysi
 Client                  _client.py: one account, its loaders and settings
 loaders                 endpoint -> paged JSON -> validated DataFrame; sync
 cache, oauth            Parquet store (may read the schemas); the OAuth flow
-schemas                 pandera models and shaping
+schemas, config         pandera models and shaping; _config (config file, REALTYFRAMES_*)
 api                     httpx client
-bottom                  _spec, errors, _version, _files, _config (imports nothing above)
+bottom                  _spec, errors, _version, _files
 sandbox                 the embedded service: imports nothing from realtyframes outside itself
 ```
 
@@ -33,7 +33,7 @@ RANKS: dict[str, int] = {
     "_spec": 0,
     "errors": 1,
     "_files": 1,
-    "_config": 2,
+    "_config": 4,
     "api": 3,
     "schemas": 4,
     "cache": 5,

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pandas as pd
 
+from realtyframes._config import ENV_VARS
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
@@ -62,15 +63,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("realtyframes")
 
-#: Environment variables read by :meth:`Client.from_env`.
-ENV_VARS: dict[str, str] = {
-    "base_url": "REALTYFRAMES_BASE_URL",
-    "token": "REALTYFRAMES_TOKEN",
-    "api_key": "REALTYFRAMES_API_KEY",
-    "legacy_url": "REALTYFRAMES_LEGACY_URL",
-    "auth_url": "REALTYFRAMES_AUTH_URL",
-    "cache_dir": "REALTYFRAMES_CACHE_DIR",
-}
 
 TTL = float | timedelta | None
 

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realtyframes._client import ENV_VARS
 from realtyframes.api._auth import mask_text
 from realtyframes.errors import ConfigError, QueryError
 
@@ -48,7 +47,16 @@ __all__ = [
 
 logger = logging.getLogger("realtyframes.config")
 
-#: Names of the settings, in the order of :data:`realtyframes._client.ENV_VARS`.
+#: Environment variables read by :meth:`Client.from_env`.
+ENV_VARS: dict[str, str] = {
+    "base_url": "REALTYFRAMES_BASE_URL",
+    "token": "REALTYFRAMES_TOKEN",
+    "api_key": "REALTYFRAMES_API_KEY",
+    "legacy_url": "REALTYFRAMES_LEGACY_URL",
+    "auth_url": "REALTYFRAMES_AUTH_URL",
+    "cache_dir": "REALTYFRAMES_CACHE_DIR",
+}
+#: Names of the settings, in the order of :data:`ENV_VARS`.
 SETTING_NAMES: tuple[str, ...] = tuple(ENV_VARS)
 #: Settings that hold secrets (never printed, logged or written).
 SECRET_NAMES: tuple[str, ...] = ("token", "api_key")

@@ -401,7 +401,7 @@ class ParquetCache:
         meta: Mapping[str, Any] | None,
         extras: Mapping[str, pd.DataFrame],
     ) -> dict[str, Any]:
-        from realtyframes import __version__
+        from realtyframes._version import __version__
         from realtyframes.schemas import SCHEMA_VERSION
 
         given = dict(meta or {})
