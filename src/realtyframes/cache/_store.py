@@ -39,6 +39,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from realtyframes._files import TEMP_MARKER, atomic_path
 from realtyframes.cache._lock import CacheLockTimeout, file_lock
 from realtyframes.errors import CacheWarning
 
@@ -197,19 +198,6 @@ def _check_name(value: str, what: str, pattern: re.Pattern[str]) -> str:
     if not isinstance(value, str) or not pattern.match(value):
         raise ValueError(f"{what}: {value!r} is not allowed; allowed: {pattern.pattern}")
     return value
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:  # pragma: no cover - platforms without directory fds
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 def _categories(frame: pd.DataFrame) -> dict[str, Any]:
@@ -447,7 +435,7 @@ class ParquetCache:
     @staticmethod
     def _remove_temp_files(folder: Path, key: str) -> None:
         """Temporary files of this key left by a killed writer (we hold the key's lock)."""
-        for stale in folder.glob(f".{key}.parquet.tmp-*"):
+        for stale in folder.glob(f".{key}.parquet{TEMP_MARKER}*"):
             stale.unlink(missing_ok=True)
 
     @staticmethod
@@ -457,17 +445,8 @@ class ParquetCache:
         metadata = dict(table.schema.metadata or {})
         metadata[META_KEY] = json.dumps(doc, separators=(",", ":")).encode()
         table = table.replace_schema_metadata(metadata)
-        tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-        try:
-            with open(tmp, "wb") as fh:
-                pq.write_table(table, fh, write_page_checksum=True)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        _fsync_dir(path.parent)
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            pq.write_table(table, fh, write_page_checksum=True)
 
     # -- inventory -------------------------------------------------------------------------------
 
