@@ -352,6 +352,24 @@ def test_truncated_or_html_200_bodies_are_retried_then_bad_response() -> None:
         api.get_bytes("/v1/listings")
 
 
+def test_raw_body_cut_after_an_inner_brace_is_retried_then_names_the_request() -> None:
+    """A raw body (pages, details) cut right after an inner ``}`` ends with ``}`` like a whole one:
+    it is still a broken body, retried, and the final error names the request, never a secret."""
+    cut = b'{"total": 2, "listings": [{"ListingId": "A1", "Media": [{"Order": 1}]}'
+    recovering = Script(lambda r: httpx.Response(200, content=cut), _ok)
+    with _client(recovering) as api:
+        assert api.get_bytes("/v1/listings/A1") == httpx.Response(200, json=OK_BODY).content
+    assert len(recovering.requests) == 2
+    always = Script(lambda r: httpx.Response(200, content=cut))
+    with (
+        _client(always, api_key="sk-secret-123") as api,
+        pytest.raises(BadResponseError, match="broken body") as caught,
+    ):
+        api.get_many([("/v1/listings/A1", {})], raw=True)
+    assert "/v1/listings/A1" in str(caught.value)
+    assert "sk-secret-123" not in str(caught.value) and "sk-secret-123" not in repr(caught.value)
+
+
 def test_parse_errors_count_as_broken_bodies() -> None:
     script = Script(_ok)
     seen: list[int] = []

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from realtyframes._client import Client
+from realtyframes.api import RetryPolicy
 from realtyframes.errors import DataQualityWarning, QueryError, SchemaValidationError
 from realtyframes.loaders import DriftWarning, LoadInfo
 from realtyframes.sandbox import Faults, RunningSandbox
@@ -238,3 +239,47 @@ def test_progress_setting_of_the_client(
     loud.listings(max_results=120, details=True)
     err = capsys.readouterr().err
     assert "listings" in err and "details" in err
+
+
+#: Waits shrunk for fault tests: a quarter of the answers are broken.
+_FAST = RetryPolicy(
+    max_retries=12,
+    backoff_base=0.002,
+    backoff_cap=0.01,
+    retry_after_cap=0.02,
+    retry_after_floor=0.005,
+    deadline=60.0,
+    budget_ratio=5.0,
+)
+
+
+def test_truncated_bodies_leave_details_and_sync_equal_to_a_clean_run(
+    start_sandbox: Callable[..., RunningSandbox], make_client: MakeClient, http_client: httpx.Client
+) -> None:
+    """The fault-matrix cell "truncated body, details": bodies cut right after an inner ``}``
+    (they still end like whole JSON) are retried, so a details load and two syncs (a full load,
+    then the change feed after the clock moves) end equal to a fault-free run."""
+    clean_sb = start_sandbox()
+    faulty_sb = start_sandbox(faults=Faults(truncate_rate=0.25))
+    clean, _ = make_client(clean_sb.url, retry=_FAST, cache=False)
+    faulty, _ = make_client(faulty_sb.url, retry=_FAST, cache=False)
+
+    expected = clean.listings(max_results=40, details=True)
+    expected_media = clean.last_load.media
+    got = faulty.listings(max_results=40, details=True)
+    pdt.assert_frame_equal(got, expected)
+    pdt.assert_frame_equal(faulty.last_load.media, expected_media)
+
+    runs: dict[str, tuple[pd.DataFrame, pd.DataFrame]] = {}
+    for name, sb in (("clean", clean_sb), ("faulty", faulty_sb)):
+        client, _ = make_client(sb.url, retry=_FAST)
+        client.sync_listings()
+        http_client.post(f"{sb.url}/_sandbox/clock", json={"advance_days": 7}).raise_for_status()
+        synced = client.sync_listings().sort_values("ListingId", ignore_index=True)
+        history = client.listing_history()
+        history = history.sort_values(["ListingId", "ChangeTimestamp"], ignore_index=True)
+        runs[name] = (synced, history)
+    assert len(runs["clean"][1]) > 0
+    pdt.assert_frame_equal(runs["faulty"][0], runs["clean"][0])
+    pdt.assert_frame_equal(runs["faulty"][1], runs["clean"][1])
+    assert faulty_sb.admin.faults.truncated > 0

@@ -629,6 +629,10 @@ class ApiClient:
                 raise _BrokenBody(_body_problem(content, exc)) from None
         if not _looks_like_json(content):
             raise _BrokenBody(_body_problem(content, None))
+        try:  # a body cut right after an inner "}" still ends with "}": parse it here, where a
+            json.loads(content)  # broken one is retried and the final error names the request
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _BrokenBody(_body_problem(content, exc)) from None
         if parse is None:
             return content
         try:

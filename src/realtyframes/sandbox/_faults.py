@@ -155,6 +155,14 @@ def corrupt_record(record: dict[str, Any], kind: str) -> dict[str, Any]:
     return rec
 
 
+def _cut(body: bytes) -> bytes:
+    """The first half of ``body``, ending right after an inner ``}`` where there is one: the
+    hardest truncation for a client, since the cut body still ends like a whole JSON object."""
+    half = body[: len(body) // 2]
+    brace = half.rfind(b"}")
+    return half[: brace + 1] if brace > 0 else half
+
+
 async def _capture(app: ASGIApp, scope: Scope, receive: Receive) -> tuple[Message, bytes]:
     """Run ``app`` and collect its response start message and whole body."""
     start: Message = {}
@@ -248,7 +256,7 @@ class FaultsMiddleware:
         elif draws[3] < f.truncate_rate:
             self.counters.truncated += 1
             start, body = await self._run(scope, receive)
-            cut = body[: len(body) // 2]
+            cut = _cut(body)
             await send(_with_length(start, len(cut)))
             await send({"type": "http.response.body", "body": cut})
         elif f.bad_records > 0 and path == self.search_path:
