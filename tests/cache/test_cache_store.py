@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -192,6 +196,50 @@ def test_reads_never_create_anything(tmp_path: Path):
     assert cache.list().empty
     assert cache.clear() == 0
     assert not root.exists()
+
+
+def test_files_are_private_to_their_owner(tmp_path: Path):
+    """Cache files can hold personal data (contacts): 0600 files, 0700 folders, whatever the umask."""
+    old_umask = os.umask(0o022)
+    try:
+        cache = ParquetCache(tmp_path / "deep" / "cache")
+        cache.write(
+            "contacts",
+            "k",
+            listings_frame(3),
+            {"host": HOST},
+            extra_frames={"media": listings_frame(1)},
+        )
+    finally:
+        os.umask(old_umask)
+    folders = [
+        tmp_path / "deep",
+        cache.root,
+        cache.root / "contacts",
+        cache.root / "contacts.media",
+    ]
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in folders} == {oct(0o700)}
+    files = [p for p in cache.root.rglob("*") if p.is_file()]
+    assert len(files) >= 3  # entry, companion, lock
+    assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {oct(0o600)}
+
+
+def test_opening_the_cache_removes_only_dead_writers_temporary_files(tmp_path: Path):
+    cache = ParquetCache(tmp_path)
+    cache.write("listings", "k", listings_frame(3), {"host": HOST})
+    folder = tmp_path / "listings"
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = folder / f".other.parquet.tmp-{int(done.stdout)}-abcd"
+    live = folder / f".other.parquet.tmp-{os.getpid()}-beef"
+    dead.write_bytes(b"half")
+    live.write_bytes(b"half")  # a write in progress in a live process: left alone
+    ParquetCache(tmp_path)
+    assert not dead.exists() and live.exists()
 
 
 def test_secrets_never_reach_the_files(cache: ParquetCache):

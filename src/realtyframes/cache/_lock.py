@@ -77,7 +77,7 @@ def file_lock(path: Path, *, timeout: float | None = 300.0) -> Iterator[None]:
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             if deadline is None:
                 _lock_blocking(fd)

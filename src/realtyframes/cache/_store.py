@@ -200,6 +200,44 @@ def _check_name(value: str, what: str, pattern: re.Pattern[str]) -> str:
     return value
 
 
+#: Cache files can hold personal data (contacts): readable by their owner only, like the token file.
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def _private_dirs(folder: Path) -> None:
+    """Create ``folder`` and its missing parents with exactly :data:`DIR_MODE` (umask ignored)."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(mode=DIR_MODE, exist_ok=True)  # another writer may have made it meanwhile
+        os.chmod(path, DIR_MODE)
+
+
+def _writer_alive(temp_name: str) -> bool:
+    """Whether the process that named a temporary file ``.<name>.tmp-<pid>-<hex>`` still runs."""
+    try:
+        pid = int(temp_name.rsplit(TEMP_MARKER, 1)[1].split("-", 1)[0])
+        os.kill(pid, 0)
+    except (IndexError, ValueError, ProcessLookupError):
+        return False
+    except (PermissionError, OSError):  # exists, owned by another user; or cannot tell
+        return True
+    return True
+
+
+def _remove_dead_writers_files(root: Path) -> int:
+    """Remove temporary files left by killed writers anywhere in the cache; return how many."""
+    removed = 0
+    for stale in root.glob(f"*/.*{TEMP_MARKER}*"):
+        if not _writer_alive(stale.name):
+            stale.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
 def _categories(frame: pd.DataFrame) -> dict[str, Any]:
     """Category lists of categorical columns (Parquet drops them for a frame without rows)."""
     cats = {
@@ -245,6 +283,7 @@ class ParquetCache:
         self.root = Path(root).expanduser()
         self._ttl: dict[str, timedelta | float | None] = {**DEFAULT_TTLS, **(ttl or {})}
         self.lock_timeout = lock_timeout
+        _remove_dead_writers_files(self.root)  # a crashed write's leftovers, whatever its key
 
     def __repr__(self) -> str:
         return f"ParquetCache({str(self.root)!r})"
@@ -366,14 +405,14 @@ class ParquetCache:
             self.path(resource, key, name)  # validates the name
         doc = self._meta_doc(resource, key, frame, meta, extras)
         folder = path.parent
-        folder.mkdir(parents=True, exist_ok=True)
+        _private_dirs(folder)
         with file_lock(self._lock_path(resource, key), timeout=self.lock_timeout):
             self._remove_temp_files(folder, key)
             previous = self._previous_extras(path)
             for name, extra in extras.items():
                 extra_doc = {**doc, "role": name, "rows": len(extra), **_categories(extra)}
                 extra_path = self.path(resource, key, name)
-                extra_path.parent.mkdir(parents=True, exist_ok=True)
+                _private_dirs(extra_path.parent)
                 self._remove_temp_files(extra_path.parent, key)
                 self._atomic_write(extra_path, extra, extra_doc)
             self._atomic_write(path, frame, doc)
@@ -445,7 +484,7 @@ class ParquetCache:
         metadata = dict(table.schema.metadata or {})
         metadata[META_KEY] = json.dumps(doc, separators=(",", ":")).encode()
         table = table.replace_schema_metadata(metadata)
-        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        with atomic_path(path, mode=FILE_MODE) as tmp, open(tmp, "wb") as fh:
             pq.write_table(table, fh, write_page_checksum=True)
 
     # -- inventory -------------------------------------------------------------------------------
