@@ -26,6 +26,7 @@ from realtyframes.api._constants import (
     LEGACY_KEY_PARAM,
     SECRET_QUERY_PARAMS,
 )
+from realtyframes.errors import QueryError
 
 MASK = "***"
 
@@ -115,7 +116,9 @@ def _check_secret(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise TypeError(f"{name} must be a non-empty string")
     if value != value.strip() or any(c in value for c in "\r\n\x00"):
-        raise ValueError(f"{name} must not contain whitespace at its ends or line breaks")
+        raise QueryError(  # never shows the value: it is a secret
+            name, "has whitespace at its ends or a line break", "the secret as issued, on one line"
+        )
     return value
 
 

@@ -11,6 +11,8 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RETRIES = 5
 #: Default number of requests in flight at once in ``get_many``.
 DEFAULT_MAX_CONCURRENCY = 4
+#: Most requests a client keeps in flight: beyond it a service sees a flood, not a client.
+MAX_CONCURRENCY = 32
 #: Default overall deadline (seconds) of one request including all its retries and waits.
 DEFAULT_DEADLINE = 300.0
 

@@ -46,6 +46,7 @@ from realtyframes.api._constants import (
     HOSTS,
     JSON,
     LOOPBACK_MOUNTS,
+    MAX_CONCURRENCY,
     PROBLEM_JSON,
     SERVICE_API_VERSION,
 )
@@ -234,10 +235,12 @@ class ApiClient:
         if (
             isinstance(max_concurrency, bool)
             or not isinstance(max_concurrency, int)
-            or max_concurrency < 1
+            or not 1 <= max_concurrency <= MAX_CONCURRENCY
         ):
             raise QueryError(
-                "max_concurrency", f"{max_concurrency!r} is not allowed", "an int >= 1"
+                "max_concurrency",
+                f"{max_concurrency!r} is not allowed",
+                f"an int from 1 to {MAX_CONCURRENCY}",
             )
         if max_retries is not None:
             if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:

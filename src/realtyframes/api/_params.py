@@ -22,7 +22,7 @@ import numbers
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
@@ -223,6 +223,20 @@ def _timestamp(name: str, value: Any) -> str:
     return utc.replace(tzinfo=None).isoformat(timespec=spec) + "Z"
 
 
+#: How far ahead of this machine's clock a ``Since`` may be (clock skew), before it is a mistake.
+SINCE_SKEW = timedelta(days=1)
+
+
+def _since(name: str, value: Any) -> str:
+    """A :func:`_timestamp` at most :data:`SINCE_SKEW` in the future (a future ``Since`` always
+    answers nothing, which would read as "no changes")."""
+    text = _timestamp(name, value)
+    when = datetime.fromisoformat(text[:-1] + "+00:00")
+    if when > datetime.now(UTC) + SINCE_SKEW:
+        raise QueryError(name, f"{text} is more than a day in the future", "a past timestamp")
+    return text
+
+
 def _list_of_text(name: str, value: Any, what: str) -> list[str]:
     """A list/tuple/set of strings, or one comma-separated string."""
     if isinstance(value, str):
@@ -279,8 +293,11 @@ def _senior(name: str, value: Any) -> str:
     raise QueryError(name, f"unknown value {value!r}{hint}", "True, 'true', 'exclude'")
 
 
-_PRICE = _Range(0, None)
-_COUNT = _Range(0, None, integer=True)
+#: Upper bound of prices, fees and areas: far above any real listing (10 billion), so a slip such as
+#: ``MinListPrice=1e30`` is refused instead of being sent as a 31-digit number.
+SANE_MAXIMUM = 1e10
+_PRICE = _Range(0, SANE_MAXIMUM)
+_COUNT = _Range(0, 10_000, integer=True)
 _YEAR = _Range(1000, 9999, integer=True)
 _OFFSET = _Range(0, None, integer=True)
 _LIMIT = _Range(1, MAX_PAGE_SIZE, integer=True)
@@ -289,7 +306,7 @@ _LIMIT = _Range(1, MAX_PAGE_SIZE, integer=True)
 RANGE_PAIRS: dict[str, tuple[str, str, _Range]] = {
     "ListPrice": ("MinListPrice", "MaxListPrice", _PRICE),
     "BedroomsTotal": ("MinBedroomsTotal", "MaxBedroomsTotal", _COUNT),
-    "Bathrooms": ("MinBathrooms", "MaxBathrooms", _Range(0, None)),
+    "Bathrooms": ("MinBathrooms", "MaxBathrooms", _Range(0, 10_000)),
     "LivingArea": ("MinLivingArea", "MaxLivingArea", _PRICE),
     "LotSize": ("MinLotSize", "MaxLotSize", _PRICE),
     "YearBuilt": ("MinYearBuilt", "MaxYearBuilt", _YEAR),
@@ -322,13 +339,13 @@ LISTING_SEARCH: dict[str, Checker] = {
     "Agent": _text_checker("an agent MLS ID"),
     "Broker": _text_checker("a broker/office MLS ID"),
     "MaxDaysOnMarket": _range_checker(_COUNT),
-    "Since": _timestamp,
+    "Since": _since,
     "Sort": _enum_checker(SORTS),
     **_PAGING,
 }
 
 LISTING_CHANGES: dict[str, Checker] = {
-    "Since": _timestamp,
+    "Since": _since,
     "ListingIds": lambda name, value: ",".join(
         dict.fromkeys(_list_of_text(name, value, "a non-empty list of MLS listing numbers"))
     ),
@@ -399,6 +416,22 @@ def _describe_required(name: str) -> str:
         "Since": "an ISO 8601 timestamp with a time zone, a date, or a tz-aware datetime",
         "ListingIds": "a non-empty list of MLS listing numbers",
     }.get(name, "a value")
+
+
+def refuse_none(params: Mapping[str, Any]) -> None:
+    """A user's filter given as ``None`` is an error, not "not given": dropping it silently would
+    run another query than the one asked (``PropertyType=None`` would search Residential).
+
+    >>> refuse_none({"PropertyType": None})
+    Traceback (most recent call last):
+    ...
+    realtyframes.errors.QueryError: PropertyType: None is not a value; allowed: a value, or leave the parameter out
+    """
+    for name, value in params.items():
+        if value is None:
+            raise QueryError(
+                str(name), "None is not a value", "a value, or leave the parameter out"
+            )
 
 
 def validate_listing_search(params: Mapping[str, Any] | None = None) -> dict[str, str]:

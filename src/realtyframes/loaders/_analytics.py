@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from realtyframes.api._params import validate_analytics
+from realtyframes.api._params import refuse_none, validate_analytics
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadContext, Loaded, LoadInfo, LoadSpec, check_flag, run_load
 from realtyframes.schemas import ANALYTICS_MODELS, Analytics, OnInvalid, analytics_from_json
@@ -34,6 +34,7 @@ def load_analytics(
     """
     if "Period" in filters:
         raise QueryError("Period", "give the period as period=...", "period='7d', '30d' ...")
+    refuse_none({"period": period, **filters})
     params = validate_analytics({"Period": period, **filters})
     refresh = check_flag("refresh", refresh)
     spec = LoadSpec(

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes.api._params import prepare, validate_listing_search
+from realtyframes.api._params import prepare, refuse_none, validate_listing_search
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import (
     LoadContext,
@@ -40,6 +40,7 @@ def search_params(filters: Mapping[str, Any]) -> dict[str, str]:
                 "paging is done by the loader (pages of 50, all of them)",
                 "max_results=N to stop after N listings",
             )
+    refuse_none(filters)
     return validate_listing_search(filters)
 
 

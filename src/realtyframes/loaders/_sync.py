@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from realtyframes.api import ApiClient, validate_listing_search
-from realtyframes.api._params import LISTING_DEFAULTS
+from realtyframes.api._params import LISTING_DEFAULTS, refuse_none
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import ApiError, NotFoundError, QueryError
 from realtyframes.loaders._base import LoadInfo, ids_in, parquet_safe
@@ -144,6 +144,7 @@ def sync_scope(scope: Mapping[str, Any]) -> dict[str, str]:
         if name in _REFUSED:
             allowed = "listing search filters other than " + ", ".join(_REFUSED)
             raise QueryError(name, f"not allowed in a sync scope: {_REFUSED[name]}", allowed)
+    refuse_none(scope)
     params = validate_listing_search(scope)
     params.setdefault("PropertyType", LISTING_DEFAULTS["PropertyType"])
     return params
