@@ -85,7 +85,8 @@ def test_options_are_validated() -> None:
     for bad in ("ftp://x", "not a url", "http://h/?q=1", ""):
         with pytest.raises(QueryError, match="base_url"):
             Client(base_url=bad)
-    settings = Client(base_url=url, ttl={"listings": timedelta(hours=1), "contacts": 60}).settings
+    with Client(base_url=url, ttl={"listings": timedelta(hours=1), "contacts": 60}) as client:
+        settings = client.settings
     assert settings.ttl == {"listings": timedelta(hours=1), "contacts": 60}
 
 
@@ -139,10 +140,11 @@ def test_ssl_hosts_and_path_prefix_are_accepted() -> None:
         "docs": "https://api.example.com",
     }
     assert len(api.fingerprint) == 12
-    assert api.fingerprint != ApiClient("https://api.example.com", api_key="k").fingerprint
+    with ApiClient("https://api.example.com", api_key="k") as other:
+        assert api.fingerprint != other.fingerprint
     api.close()
-    with pytest.raises(QueryError, match="path"):
-        ApiClient("http://127.0.0.1:9").get_json("v1/me")
+    with pytest.raises(QueryError, match="path"), ApiClient("http://127.0.0.1:9") as local:
+        local.get_json("v1/me")
 
 
 def test_connection_refused_is_a_connect_error_after_retries() -> None:
@@ -216,3 +218,20 @@ def test_embedded_sandbox_cache_entries_survive_its_random_port(tmp_path: Path) 
         again = client.listings(City="Miami", max_results=10)
         assert client.last_load.from_cache and client.last_load.requests == 0
     pd.testing.assert_frame_equal(first, again)
+
+
+def test_a_client_dropped_without_close_warns_and_closes_its_connections(sandbox_url: str) -> None:
+    import gc
+
+    client = Client(sandbox_url, cache=False, progress=False)
+    client.me()
+    http = client.api._shared.http
+    with pytest.warns(ResourceWarning, match="was not closed"):
+        del client
+        gc.collect()
+    assert http.is_closed
+    with Client(sandbox_url, cache=False, progress=False) as closed:  # the documented form
+        closed.me()
+        copy = closed.with_options(timeout=5.0)
+    del closed, copy
+    gc.collect()  # closed by `with`: no warning (filterwarnings = error would fail the test)

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -94,6 +95,18 @@ class _Shared:
     deprecations: DeprecationRegistry = field(default_factory=DeprecationRegistry)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
+
+
+def _close_unclosed(http: httpx.Client) -> None:
+    """Finalizer of a client's connection pool: close it, warning if nobody did."""
+    if not http.is_closed:
+        warnings.warn(
+            "realtyframes client was not closed: use `with rf.Client() as client:` or "
+            "client.close() (its connections are closed now)",
+            ResourceWarning,
+            stacklevel=2,
+        )
+        http.close()
 
 
 def _normalise_url(name: str, url: str) -> str:
@@ -212,6 +225,9 @@ class ApiClient:
         )
         self._shared = _Shared(http=http)
         self._owner = True
+        # A client dropped without close() (or `with`) closes its sockets when collected, with a
+        # ResourceWarning, like files; not at interpreter exit, where the OS closes them anyway.
+        weakref.finalize(self._shared, _close_unclosed, http).atexit = False
 
     def _configure(
         self,
@@ -263,7 +279,8 @@ class ApiClient:
     def cache_host(self, name: Host = "base") -> str:
         """The host's name in cache keys: its URL, or the stable ``cache_identity`` given.
 
-        >>> ApiClient("https://api.example.com").cache_host("legacy")
+        >>> with ApiClient("https://api.example.com") as api:
+        ...     api.cache_host("legacy")
         'https://api.example.com'
         """
         if self._cache_identity is not None:
