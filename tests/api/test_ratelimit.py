@@ -273,7 +273,7 @@ def test_pacer_block_and_disabled_pacing() -> None:
     started = time.monotonic()
     for _ in range(5):
         pacer.release(pacer.acquire(), None)
-    assert time.monotonic() - started < 0.2  # no pacing at all
+    assert time.monotonic() - started < 15  # paced, it would wait out the 30 s reset
     pacer.block(0.2)
     pacer.acquire()
     assert time.monotonic() - started >= 0.19  # Retry-After is honoured even so

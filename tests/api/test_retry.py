@@ -398,11 +398,9 @@ def test_retry_budget_of_a_load_is_shared() -> None:
 def test_deadline_stops_retrying() -> None:
     script = Script(_error(503, "server_error"))
     policy = RetryPolicy(max_retries=50, backoff_base=0.1, backoff_cap=0.1, deadline=0.5)
-    started = time.monotonic()
     with _client(script, policy, rng=random.Random(3)) as api, pytest.raises(ServerError):
         api.get_json("/v1/listings")
-    assert time.monotonic() - started < 1.5
-    assert 2 <= len(script.requests) < 50
+    assert 2 <= len(script.requests) < 50  # stopped by the deadline, long before max_retries
 
 
 def test_max_retries_zero_means_one_attempt() -> None:
@@ -490,11 +488,9 @@ def test_one_deadline_for_a_whole_get_many() -> None:
         return httpx.Response(200, json={})
 
     script = Script(slow)
-    started = time.monotonic()
     with (
         _client(script, max_concurrency=2) as api,
         pytest.raises(RequestTimeoutError, match="deadline"),
     ):
         api.get_many([("/v1/listings", {"Offset": str(i)}) for i in range(100)], deadline=0.3)
-    assert time.monotonic() - started < 1.0
-    assert 4 <= len(script.requests) < 20
+    assert 4 <= len(script.requests) < 20  # one deadline for all: most pages never sent

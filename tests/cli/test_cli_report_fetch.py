@@ -12,7 +12,6 @@ import logging
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from realtyframes.api import _params
 from realtyframes.cli import main
 from realtyframes.cli.report import open_report_client
 from realtyframes.errors import QueryError
-from realtyframes.sandbox import DEMO, Faults, RunningSandbox
+from realtyframes.sandbox import DEMO, Faults, RunningSandbox, _embedded
 
 FAKE_TOKEN = "rf-FAKE-SECRET-TOKEN-7f3a9c"
 
@@ -258,7 +257,7 @@ def test_fetch_bad_values_exit_1_with_the_query_error(
     with pytest.raises(QueryError) as expected:
         _params.prepare(operation, params)
     out = tmp_path / "out.parquet"
-    start = time.perf_counter()
+    running = _embedded.current()
     code = main(["fetch", *args, "--out", str(out)])
     assert code == 1
     captured = capsys.readouterr()
@@ -266,7 +265,7 @@ def test_fetch_bad_values_exit_1_with_the_query_error(
     assert line == f"realtyframes fetch: error: QueryError: {expected.value}"
     assert captured.out == ""
     assert not out.exists()
-    assert time.perf_counter() - start < 2  # refused before any sandbox or request
+    assert _embedded.current() is running  # refused before any sandbox (or request)
 
 
 def test_fetch_refuses_repeats_and_unknown_formats(
@@ -388,13 +387,11 @@ def test_fetch_changes_contacts_activity_analytics(
 
 
 @pytest.mark.slow
-def test_report_from_a_fresh_start_is_fast_quiet_and_idempotent(tmp_path: Path) -> None:
-    """The README's first command: embedded sandbox, default output folder, < 60 s cold."""
-    start = time.perf_counter()
+def test_report_from_a_fresh_start_is_quiet_and_idempotent(tmp_path: Path) -> None:
+    """The README's first command: embedded sandbox, default output folder (its speed from a
+    fresh cache is measured in benchmarks/bench_report.py)."""
     first = run_cli(["report", "market"], tmp_path)
-    elapsed = time.perf_counter() - start
     assert first.returncode == 0, first.stderr
-    assert elapsed < 60, f"report took {elapsed:.1f} s"
     assert first.stderr == ""  # a scheduled run that goes well says nothing on stderr
     html = Path(first.stdout.strip())
     assert first.stdout.count("\n") == 1 and html.parent == Path("reports")

@@ -11,7 +11,6 @@ import json
 import math
 import re
 import statistics
-import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -995,10 +994,7 @@ def test_small_and_empty_markets() -> None:
 
 @pytest.mark.slow
 def test_200k_listings() -> None:
-    start = time.perf_counter()
-    s = ListingStore(200_000, 7, as_of=AS_OF)
-    built = time.perf_counter() - start
-    assert built < 30, f"construction took {built:.1f} s"
+    s = ListingStore(200_000, 7, as_of=AS_OF)  # start-up and search speed: benchmarks/bench_sandbox
     totals = sum(
         s.search({"PropertyType": p, "Status": st})["total"]
         for p in PROPERTY_TYPES
@@ -1012,17 +1008,11 @@ def test_200k_listings() -> None:
         "MinBedroomsTotal": "2",
         "Limit": "50",
     }
-    s.search(params)
-    timings = []
-    for _ in range(20):
-        t0 = time.perf_counter()
-        page = s.search(params)
-        timings.append(time.perf_counter() - t0)
+    page = s.search(params)
     assert page["total"] > 50 and len(page["listings"]) == 50
     assert all(
         300_000 <= r["ListPrice"] <= 900_000 and r["City"] == "Miami" for r in page["listings"]
     )
-    assert statistics.median(timings) < 0.05
     assert not math.isnan(page["listings"][0]["coordinates"]["lat"])
 
 
