@@ -86,28 +86,35 @@ class RealtyFramesError(Exception):
 class QueryError(RealtyFramesError, ValueError):
     """Bad input, found before any request was sent.
 
-    ``param`` names the offending parameter, ``allowed`` says what is accepted.
+    ``param`` names the offending parameter, ``allowed`` says what is accepted. ``brief``: the
+    message leaves ``allowed`` out (a misspelt name: the suggestion says it, the list is long).
 
     >>> str(QueryError("Status", "unknown value 'Sold'", ["Active", "Pending"]))
     "Status: unknown value 'Sold'; allowed: Active, Pending"
     """
 
     def __init__(
-        self, param: str, problem: str, allowed: str | Iterable[str] | None = None
+        self,
+        param: str,
+        problem: str,
+        allowed: str | Iterable[str] | None = None,
+        *,
+        brief: bool = False,
     ) -> None:
         allowed_text = (
             None if allowed is None else allowed if isinstance(allowed, str) else ", ".join(allowed)
         )
         text = f"{param}: {problem}"
-        if allowed_text:
+        if allowed_text and not brief:
             text += f"; allowed: {allowed_text}"
         super().__init__(text)
         self.param = param
         self.problem = problem
         self.allowed = allowed_text
+        self.brief = brief
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.param, self.problem, self.allowed))
+        return (_rebuild_query_error, (type(self), self.param, self.problem, self.allowed, self.brief))
 
 
 class ConfigError(QueryError):
@@ -116,6 +123,12 @@ class ConfigError(QueryError):
     >>> str(ConfigError("config file c.toml: tokn", "unknown key", ["token"]))
     'config file c.toml: tokn: unknown key; allowed: token'
     """
+
+
+def _rebuild_query_error(
+    cls: type[QueryError], param: str, problem: str, allowed: str | None, brief: bool
+) -> QueryError:
+    return cls(param, problem, allowed, brief=brief)
 
 
 class OAuthError(RealtyFramesError):

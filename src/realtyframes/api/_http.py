@@ -97,6 +97,31 @@ class _Shared:
     closed: bool = False
 
 
+#: What a 401 means for each way of signing in (the server's own words follow).
+_401_MEANING = {
+    "none": "no credentials configured: set REALTYFRAMES_API_KEY or REALTYFRAMES_TOKEN (or pass "
+    "api_key= / token=, or add them to the config file)",
+    "api_key": "API key rejected",
+}
+
+
+def _explain_401(error: ApiError, auth_kind: str) -> ApiError:
+    """A 401 says what to do: configure credentials, or that the API key was refused."""
+    meaning = _401_MEANING.get(auth_kind)
+    if error.status != 401 or meaning is None:
+        return error
+    return type(error)(
+        f"{meaning} (the server said: {error.message})",
+        status=error.status,
+        code=error.code,
+        request_id=error.request_id,
+        body=error.body,
+        retry_after=error.retry_after,
+        method=error.method,
+        url=error.url,
+    )
+
+
 def _close_unclosed(http: httpx.Client) -> None:
     """Finalizer of a client's connection pool: close it, warning if nobody did."""
     if not http.is_closed:
@@ -606,8 +631,11 @@ class ApiClient:
                         )
                         retryable = True
                 else:
-                    error = error_from_response(
-                        response, method="GET", url=str(shown), secrets=self._secrets
+                    error = _explain_401(
+                        error_from_response(
+                            response, method="GET", url=str(shown), secrets=self._secrets
+                        ),
+                        self._auth_kind,
                     )
                     retryable = _should_retry("GET", status)
                     if retry_after is not None:

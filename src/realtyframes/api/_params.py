@@ -11,7 +11,7 @@ the parameter and what is allowed. ``None`` means "not given". Unknown names are
 >>> validate_listing_search({"city": "Miami"})
 Traceback (most recent call last):
 ...
-realtyframes.errors.QueryError: city: unknown parameter for listings; did you mean 'City'?; allowed: ...
+realtyframes.errors.QueryError: city: unknown parameter for listings; did you mean 'City'?
 """
 
 from __future__ import annotations
@@ -119,6 +119,30 @@ def _enum(name: str, value: Any, allowed: Iterable[str]) -> str:
     near = near or difflib.get_close_matches(value, allowed, n=1, cutoff=0.6)
     hint = f"; did you mean {near[0]!r}?" if near else ""
     raise QueryError(name, f"unknown value {value!r}{hint}", allowed)
+
+
+def _property_type(name: str, value: Any) -> str:
+    """A PropertyType; a subtype given in its place (``'Condo'``) gets the ``Subtypes=`` hint.
+
+    >>> _property_type("PropertyType", "Condo")
+    Traceback (most recent call last):
+    ...
+    realtyframes.errors.QueryError: PropertyType: 'Condo' is a subtype, not a PropertyType; did you mean Subtypes='Condominium' (with PropertyType 'Residential' or 'Residential Lease')?; allowed: ...
+    """
+    if isinstance(value, str) and value not in PROPERTY_TYPES:
+        subtypes = dict.fromkeys(s for group in SUBTYPES.values() for s in group)
+        text = value.strip().lower()
+        near = [s for s in subtypes if s.lower() == text or s.lower().startswith(text)]
+        near = near or difflib.get_close_matches(value, list(subtypes), n=1, cutoff=0.75)
+        if text and near and not difflib.get_close_matches(value, PROPERTY_TYPES, n=1, cutoff=0.75):
+            types = " or ".join(repr(t) for t, group in SUBTYPES.items() if near[0] in group)
+            raise QueryError(
+                name,
+                f"{value!r} is a subtype, not a PropertyType; did you mean "
+                f"Subtypes={near[0]!r} (with PropertyType {types})?",
+                PROPERTY_TYPES,
+            )
+    return _enum(name, value, PROPERTY_TYPES)
 
 
 def _bool(name: str, value: Any) -> str:
@@ -319,7 +343,7 @@ _PAGING: dict[str, Checker] = {
 }
 
 LISTING_SEARCH: dict[str, Checker] = {
-    "PropertyType": _enum_checker(PROPERTY_TYPES),
+    "PropertyType": lambda name, value: _property_type(name, value),
     "Status": _enum_checker(STATUSES),
     "Subtypes": lambda name, value: ",".join(_list_of_text(name, value, "a list of subtypes")),
     "City": _text_checker("a city name"),
@@ -400,8 +424,10 @@ def _validate(
         checker = table.get(name)
         if checker is None:
             near = _suggest(name, table)
-            hint = f"; did you mean {near!r}?" if near else ""
-            raise QueryError(name, f"unknown parameter for {operation}{hint}", list(table))
+            hint = f"did you mean {near!r}?" if near else "its names are in .allowed"
+            raise QueryError(
+                name, f"unknown parameter for {operation}; {hint}", list(table), brief=True
+            )
         if value is None:
             continue
         result[name] = checker(name, value)
