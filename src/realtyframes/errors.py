@@ -114,7 +114,10 @@ class QueryError(RealtyFramesError, ValueError):
         self.brief = brief
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_query_error, (type(self), self.param, self.problem, self.allowed, self.brief))
+        return (
+            _rebuild_query_error,
+            (type(self), self.param, self.problem, self.allowed, self.brief),
+        )
 
 
 class ConfigError(QueryError):

@@ -12,9 +12,11 @@ from realtyframes.errors import InvalidTokenError, QueryError
 
 
 def test_no_credentials_on_a_protected_server_says_what_to_set(protected_sandbox_url: str) -> None:
-    with Client(protected_sandbox_url, cache=False, progress=False) as client:
-        with pytest.raises(InvalidTokenError) as caught:
-            client.me()
+    with (
+        Client(protected_sandbox_url, cache=False, progress=False) as client,
+        pytest.raises(InvalidTokenError) as caught,
+    ):
+        client.me()
     text = str(caught.value)
     assert "no credentials configured" in text and "REALTYFRAMES_API_KEY" in text
     assert caught.value.status == 401 and caught.value.code == "invalid_token"
@@ -22,17 +24,21 @@ def test_no_credentials_on_a_protected_server_says_what_to_set(protected_sandbox
 
 def test_a_wrong_api_key_is_rejected_by_name(protected_sandbox_url: str) -> None:
     key = "rfk_wrong_key_123"
-    with Client(protected_sandbox_url, api_key=key, cache=False, progress=False) as client:
-        with pytest.raises(InvalidTokenError) as caught:
-            client.me()
+    with (
+        Client(protected_sandbox_url, api_key=key, cache=False, progress=False) as client,
+        pytest.raises(InvalidTokenError) as caught,
+    ):
+        client.me()
     assert "API key rejected" in str(caught.value)
     assert key not in str(caught.value) and key not in repr(caught.value)
 
 
 def test_a_wrong_token_keeps_the_servers_words(protected_sandbox_url: str) -> None:
-    with Client(protected_sandbox_url, token="not-a-token", cache=False, progress=False) as client:
-        with pytest.raises(InvalidTokenError) as caught:
-            client.me()
+    with (
+        Client(protected_sandbox_url, token="not-a-token", cache=False, progress=False) as client,
+        pytest.raises(InvalidTokenError) as caught,
+    ):
+        client.me()
     assert "API key" not in str(caught.value) and "no credentials" not in str(caught.value)
 
 
