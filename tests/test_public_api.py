@@ -29,6 +29,7 @@ DOCUMENTED = {
     # exceptions and warnings
     "RealtyFramesError",
     "QueryError",
+    "ConfigError",
     "ApiError",
     "BadRequestError",
     "InvalidTokenError",

@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pandas as pd
 
-from realtyframes._config import ENV_VARS
+from realtyframes._config import load_settings
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
@@ -39,7 +40,7 @@ from realtyframes.api._http import ApiClient, ErrorFormat
 from realtyframes.api._ratelimit import RateLimitState
 from realtyframes.api._retry import RetryPolicy
 from realtyframes.cache import ParquetCache
-from realtyframes.errors import QueryError
+from realtyframes.errors import ConfigError, QueryError
 from realtyframes.loaders import (
     LoadContext,
     LoadInfo,
@@ -146,6 +147,14 @@ def _embedded_sandbox() -> EmbeddedSandbox:
     return embedded(on_start=started)
 
 
+#: Said once per process (Python's default warning filter) when ``Client()`` finds nothing
+#: configured: a scheduled job must not analyse synthetic data without being told.
+_SYNTHETIC = (
+    "no REALTYFRAMES_BASE_URL, credentials or config file: rf.Client() uses the embedded sandbox "
+    "(synthetic data). Configure a service, or say rf.Client.sandbox() to mean it."
+)
+
+
 class Client:
     """The realtyframes client: one account on one service (or the embedded sandbox).
 
@@ -187,6 +196,7 @@ class Client:
         transport: httpx.BaseTransport | None = None,
         event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
         on_invalid: OnInvalid = "quarantine",
+        _explicit_sandbox: bool = False,
     ) -> None:
         access_token = token.access_token if isinstance(token, Token) else token
         if access_token is not None and (
@@ -205,24 +215,25 @@ class Client:
             max_retries = DEFAULT_MAX_RETRIES
         self._embedded = False
         cache_identity: str | None = None
-        if base_url is None:
-            if access_token is not None or api_key is not None:
-                raise QueryError(
+        if base_url is None and not _explicit_sandbox:
+            # the ecosystem's convention (openai, stripe, boto3): the environment and the config
+            # file fill what the call did not say; the sandbox only when nothing is configured
+            given = {"token": access_token, "api_key": api_key, "legacy_url": legacy_url,
+                     "auth_url": auth_url}  # fmt: skip
+            found = load_settings({k: v for k, v in given.items() if v is not None})
+            base_url = found.base_url
+            access_token, api_key = found.token, found.api_key
+            legacy_url, auth_url = found.legacy_url, found.auth_url
+            cache_dir = cache_dir if cache_dir is not None else found.cache_dir
+            if base_url is None and (access_token is not None or api_key is not None):
+                raise ConfigError(
                     "base_url",
                     "credentials were given without the host they are for",
-                    "the service's base URL (or set REALTYFRAMES_BASE_URL and use Client.from_env())",
+                    "the service's base URL: base_url=, REALTYFRAMES_BASE_URL or the config file",
                 )
-            ignored = [
-                v
-                for v in ("REALTYFRAMES_BASE_URL", "REALTYFRAMES_TOKEN", "REALTYFRAMES_API_KEY")
-                if os.environ.get(v, "").strip()
-            ]
-            if ignored:
-                logger.warning(
-                    "%s set but Client() does not read the environment: using the embedded "
-                    "sandbox (synthetic data). Use Client.from_env() for the configured service.",
-                    ", ".join(ignored),
-                )
+            if base_url is None:
+                warnings.warn(_SYNTHETIC, UserWarning, stacklevel=2)
+        if base_url is None:
             sandbox = _embedded_sandbox()
             base_url, cache_identity = sandbox.url, sandbox.identity
             self._embedded = True
@@ -250,18 +261,28 @@ class Client:
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Client:
-        """A client configured from ``REALTYFRAMES_BASE_URL``, ``_TOKEN``, ``_API_KEY``,
-        ``_LEGACY_URL``, ``_AUTH_URL`` and ``_CACHE_DIR``; keyword arguments win over them.
+        """Alias of ``Client(**overrides)``, which reads ``REALTYFRAMES_BASE_URL``, ``_TOKEN``,
+        ``_API_KEY``, ``_LEGACY_URL``, ``_AUTH_URL``, ``_CACHE_DIR`` and the config file for what
+        the arguments leave out (kept for code written before ``Client()`` did).
 
         >>> client = Client.from_env(max_concurrency=8)  # doctest: +SKIP
         """
-        values: dict[str, Any] = {}
-        for name, variable in ENV_VARS.items():
-            value = os.environ.get(variable, "").strip()
-            if value:
-                values[name] = value
-        values.update(overrides)
-        return cls(**values)
+        return cls(**overrides)
+
+    @classmethod
+    def sandbox(cls, **options: Any) -> Client:
+        """A client on the embedded sandbox (synthetic data), explicitly: whatever the environment
+        says, and without the warning ``Client()`` gives when it falls back to it. ``options``:
+        the client's own (``cache_dir``, ``progress``, ``max_concurrency`` ...).
+
+        >>> with Client.sandbox(progress=False) as client:  # doctest: +SKIP
+        ...     client.embedded
+        True
+        """
+        for name in ("base_url", "token", "api_key", "legacy_url", "auth_url", "_explicit_sandbox"):
+            if name in options:
+                raise QueryError(name, "not an option of the sandbox client", "client options")
+        return cls(_explicit_sandbox=True, **options)
 
     # -- properties ----------------------------------------------------------------------------
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,15 +15,26 @@ import pytest
 
 from realtyframes._client import Client, ClientSettings
 from realtyframes.api import ApiClient
-from realtyframes.errors import QueryError
+from realtyframes.errors import ConfigError, QueryError
 from realtyframes.sandbox import DEMO
 from realtyframes.sandbox import _embedded as embedded_sandbox
 
 
+@pytest.fixture
+def nothing_configured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No REALTYFRAMES_* variable and no config file, whatever the developer's machine has."""
+    for name in list(os.environ):
+        if name.startswith("REALTYFRAMES_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+
+
+@pytest.mark.usefixtures("nothing_configured")
 def test_no_base_url_starts_the_embedded_sandbox_once(caplog: pytest.LogCaptureFixture) -> None:
     already = embedded_sandbox.current() is not None
     with (
         caplog.at_level(logging.INFO, logger="realtyframes"),
+        pytest.warns(UserWarning, match=r"embedded sandbox \(synthetic data\)"),
         Client() as first,
         Client() as second,
     ):
@@ -35,14 +47,15 @@ def test_no_base_url_starts_the_embedded_sandbox_once(caplog: pytest.LogCaptureF
     assert len(started) == (0 if already else 1)
     if started:
         assert started[0].levelno == logging.INFO and first.base_url in started[0].getMessage()
-    with Client() as third:  # closing clients does not stop it
+    with Client.sandbox() as third:  # closing clients does not stop it; explicit: no warning
         assert third.base_url == first.base_url and third.me()["plan"] == "standard"
 
 
-def test_credentials_without_a_host_are_refused() -> None:
-    with pytest.raises(QueryError, match="base_url"):
+@pytest.mark.usefixtures("nothing_configured")
+def test_credentials_without_a_host_are_a_configuration_error() -> None:
+    with pytest.raises(ConfigError, match="base_url"):
         Client(api_key="k")
-    with pytest.raises(QueryError, match="base_url"):
+    with pytest.raises(ConfigError, match="base_url"):
         Client(token="t")
 
 
@@ -174,19 +187,31 @@ def test_max_retries_and_retry_policy_never_silently_disagree(sandbox_url: str) 
         Client(sandbox_url, retry=RetryPolicy(max_retries=0), max_retries=3)
 
 
-def test_client_without_arguments_warns_when_the_environment_names_a_service(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+def test_client_reads_the_environment_and_the_config_file(
+    monkeypatch: pytest.MonkeyPatch, protected_sandbox_url: str, tmp_path: Path
 ) -> None:
-    # A scheduled job with REALTYFRAMES_* set but calling Client() must not quietly use fake data.
-    monkeypatch.setenv("REALTYFRAMES_BASE_URL", "https://api.example.invalid")
-    monkeypatch.setenv("REALTYFRAMES_API_KEY", "rfk_live_should_never_be_logged")
-    with caplog.at_level(logging.WARNING, logger="realtyframes"), Client() as client:
-        assert client.embedded
-    lines = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any(
-        "REALTYFRAMES_BASE_URL, REALTYFRAMES_API_KEY" in m and "from_env" in m for m in lines
-    )
-    assert not any("rfk_live" in m for m in lines)
+    """A scheduled job writing ``rf.Client()`` with REALTYFRAMES_* set gets that service, not
+    synthetic data (the openai / stripe / boto3 convention); arguments win over both."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.setenv("REALTYFRAMES_BASE_URL", protected_sandbox_url)
+    monkeypatch.setenv("REALTYFRAMES_API_KEY", DEMO.api_key)
+    with Client(cache=False) as client:
+        assert not client.embedded and client.base_url == protected_sandbox_url
+        assert client.me()["plan"] == "standard"
+    with Client(api_key=DEMO.premium_api_key, cache=False) as premium:  # arguments win
+        assert premium.me()["plan"] == "premium"
+    with Client.sandbox() as sandbox:  # explicit: the sandbox whatever the environment says
+        assert sandbox.embedded
+    monkeypatch.delenv("REALTYFRAMES_BASE_URL")
+    monkeypatch.delenv("REALTYFRAMES_API_KEY")
+    config = tmp_path / "config.toml"
+    config.write_text(f'base_url = "{protected_sandbox_url}"\napi_key = "{DEMO.api_key}"\n')
+    config.chmod(0o600)
+    monkeypatch.setenv("REALTYFRAMES_CONFIG", str(config))
+    with Client(cache=False) as from_file:
+        assert not from_file.embedded and from_file.me()["plan"] == "standard"
+    with pytest.raises(QueryError, match="not an option of the sandbox client"):
+        Client.sandbox(base_url=protected_sandbox_url)
 
 
 def test_sync_history_and_state_through_the_client(start_sandbox: Any, tmp_path: Path) -> None:

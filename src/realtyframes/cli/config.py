@@ -149,6 +149,8 @@ def make_client(settings: Settings, **options: Any) -> Client:
     """
     from realtyframes._client import Client
 
+    if settings.embedded:  # the CLI says where its data comes from in the report, not stderr
+        return Client.sandbox(**settings.client_kwargs(), **options)
     return Client(**settings.client_kwargs(), **options)
 
 

@@ -400,10 +400,11 @@ class _Pager:
            offset saw a smaller total, so records may have slipped between them), re-read
            around their boundary, shifted by how much the total grew since;
         2. page the whole range again, one page after another (sequential reads leave no gap
-           when records are only added).
+           when records are only added at the top), twice at most: records added in the middle
+           of the order during the first pass are caught by the second.
         """
         state, start = self.state, self.start
-        for round_ in range(3):
+        for round_ in range(4):
             _, info = self.read_one(start, extra=True)
             if state.distinct() >= state.last_total - start:
                 return
@@ -414,7 +415,7 @@ class _Pager:
                 for (_, (_, a)), (offset_b, (_, b)) in itertools.pairwise(main):
                     if a.total is not None and b.total is not None and b.total < a.total:
                         self._sweep(max(start, offset_b - a.total + state.last_total))
-            elif round_ == 1:
+            elif round_ in (1, 2):  # a second pass when records also landed mid-list meanwhile
                 offset = start
                 pages = math.ceil(max(0, state.last_total - start) / PAGE_SIZE)
                 for _ in range(pages + MAX_RESCAN_PAGES):
