@@ -32,7 +32,9 @@ NO_RETRY = RetryPolicy(max_retries=0)
 def mint(url: str, scopes: list[str], ttl_seconds: float = 600) -> str:
     """A Bearer token from the sandbox's admin route."""
     response = httpx.post(
-        f"{url}/_sandbox/tokens", json={"scopes": scopes, "ttl_seconds": ttl_seconds}
+        f"{url}/_sandbox/tokens",
+        json={"scopes": scopes, "ttl_seconds": ttl_seconds},
+        headers={"X-Sandbox-Admin": DEMO.admin_secret},
     )
     response.raise_for_status()
     return str(response.json()["access_token"])

@@ -40,9 +40,11 @@ def test_no_secret_in_logs_errors_reprs_or_files(
     tmp_path: Path,
 ) -> None:
     url = protected_sandbox_url
-    minted = httpx.post(f"{url}/_sandbox/tokens", json={"scopes": ["listings"]}).json()[
-        "access_token"
-    ]
+    minted = httpx.post(
+        f"{url}/_sandbox/tokens",
+        json={"scopes": ["listings"]},
+        headers={"X-Sandbox-Admin": DEMO.admin_secret},
+    ).json()["access_token"]
     secrets = {FAKE_TOKEN, FAKE_KEY, FAKE_CLIENT_SECRET, DEMO.api_key, DEMO.client_secret, minted}
     texts: list[str] = []
     codes: list[str] = []

@@ -46,7 +46,9 @@ def _token(
     http_client: httpx.Client, url: str, scopes: list[str], ttl: float = 600, plan: str = "standard"
 ) -> str:
     response = http_client.post(
-        f"{url}/_sandbox/tokens", json={"scopes": scopes, "ttl_seconds": ttl, "plan": plan}
+        f"{url}/_sandbox/tokens",
+        json={"scopes": scopes, "ttl_seconds": ttl, "plan": plan},
+        headers={"X-Sandbox-Admin": DEMO.admin_secret},
     )
     assert response.status_code == 200, response.text
     body = response.json()
@@ -153,10 +155,30 @@ def test_token_expires(start_sandbox, http_client: httpx.Client) -> None:
 
 def test_mint_route_validates(protected_sandbox_url: str, http_client: httpx.Client) -> None:
     url = f"{protected_sandbox_url}/_sandbox/tokens"
-    assert http_client.post(url, json={"scopes": ["houses"]}).status_code == 400
-    assert http_client.post(url, json={"ttl_seconds": 0}).status_code == 400
-    assert http_client.post(url, json={"plan": "gold"}).status_code == 400
-    assert http_client.post(url, json={"scope": "listings"}).status_code == 400
+    assert (
+        http_client.post(
+            url, headers={"X-Sandbox-Admin": DEMO.admin_secret}, json={"scopes": ["houses"]}
+        ).status_code
+        == 400
+    )
+    assert (
+        http_client.post(
+            url, headers={"X-Sandbox-Admin": DEMO.admin_secret}, json={"ttl_seconds": 0}
+        ).status_code
+        == 400
+    )
+    assert (
+        http_client.post(
+            url, headers={"X-Sandbox-Admin": DEMO.admin_secret}, json={"plan": "gold"}
+        ).status_code
+        == 400
+    )
+    assert (
+        http_client.post(
+            url, headers={"X-Sandbox-Admin": DEMO.admin_secret}, json={"scope": "listings"}
+        ).status_code
+        == 400
+    )
 
 
 def test_open_mode_ignores_credentials(sandbox_url: str, http_client: httpx.Client) -> None:

@@ -55,9 +55,11 @@ def test_quota_resets_when_its_window_ends(start_sandbox) -> None:
 
 def test_quota_is_per_credential(start_sandbox, http_client: httpx.Client) -> None:
     sb = start_sandbox(protected=True, rate_limit=(2, 60))
-    token = http_client.post(f"{sb.url}/_sandbox/tokens", json={"scopes": ["listings"]}).json()[
-        "access_token"
-    ]
+    token = http_client.post(
+        f"{sb.url}/_sandbox/tokens",
+        json={"scopes": ["listings"]},
+        headers={"X-Sandbox-Admin": DEMO.admin_secret},
+    ).json()["access_token"]
     key = {"X-API-Key": DEMO.api_key}
     bearer = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=sb.url) as http:

@@ -155,6 +155,7 @@ def _announce(options: SandboxOptions, url: str) -> None:
         print(f"  OAuth client_id:          {DEMO.client_id}")
         print(f"  OAuth client_secret:      {DEMO.client_secret}")
         print(f"  OAuth redirect_uri:       {DEMO.redirect_uri}   (any loopback port)")
+        print(f"  Admin secret:             {options.admin_secret}   (header X-Sandbox-Admin)")
         sample = sample.replace("curl -s", f"curl -s -H 'X-API-Key: {DEMO.api_key}'")
     print(f"Try: {sample}")
     print("Press Ctrl-C to stop.", flush=True)
@@ -162,9 +163,11 @@ def _announce(options: SandboxOptions, url: str) -> None:
 
 def run_sandbox(args: argparse.Namespace) -> int:
     """The ``sandbox`` command: serve until Ctrl-C (exit 0), or 1 when the port cannot be used."""
-    from realtyframes.sandbox._server import run_forever
+    from realtyframes.sandbox._server import EXPOSED, is_loopback, run_forever
 
     options = _options(args)
+    if not is_loopback(args.host):
+        print(f"{PROG} sandbox: warning: {EXPOSED % args.host}", file=sys.stderr)
     try:
         run_forever(
             options, host=args.host, port=args.port, on_ready=lambda url: _announce(options, url)

@@ -23,6 +23,8 @@ class DemoCredentials:
     redirect_uri: str = "http://127.0.0.1:8765/callback"
     domain: str = "demo-realty.example"
     email: str = "demo@demo-realty.example"
+    # protected mode: the /_sandbox/* admin routes' secret, in the X-Sandbox-Admin header
+    admin_secret: str = "rf-sandbox-admin-demo"
 
 
 DEMO = DemoCredentials()
@@ -76,6 +78,7 @@ class SandboxOptions:
     rate_limit: tuple[int, float] | None = None  # (requests, window seconds); None = mode default
     latency_ms: float = 0.0  # added to every answer
     faults: Faults = field(default_factory=Faults)
+    admin_secret: str = DEMO.admin_secret  # protected mode: X-Sandbox-Admin on admin routes
 
     def effective_rate_limit(self, plan: str = "standard") -> tuple[int, float]:
         """The quota in force: the option if given, else open 100000/60s, protected by plan."""

@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import logging
 import socket
 import threading
 import time
@@ -69,6 +71,28 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: Said when the sandbox listens beyond this machine: it is a test server.
+EXPOSED = (
+    "the sandbox listens on %s, beyond this machine: it is for testing. Anyone who can reach it "
+    "gets the documented demo credentials' access, its admin routes (the clock; tokens in open "
+    "mode) and its synthetic personal data (contacts). Bind to 127.0.0.1 unless you mean it."
+)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost).
+
+    >>> is_loopback("127.0.0.1"), is_loopback("localhost"), is_loopback("0.0.0.0")
+    (True, True, False)
+    """
+    if host.strip("[]").lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _url(sock: socket.socket) -> str:
     host, port = sock.getsockname()[:2]
     if ":" in host:
@@ -112,6 +136,8 @@ def start(
     """
     resolved = make_options(options, **fields)
     sock = _bind(host, port)  # fail fast on a busy port, before generating the data
+    if not is_loopback(host):  # (the command line prints it itself)
+        logging.getLogger("realtyframes.sandbox").warning(EXPOSED, host)
     try:
         app = create_app(resolved)
     except BaseException:

@@ -1,6 +1,10 @@
 """The sandbox's own admin routes (``/_sandbox/*``): the clock, minted tokens, fault counters.
 
-Not part of the spec and not in ``/openapi.json``; no fault touches them.
+Not part of the spec and not in ``/openapi.json``; no fault touches them. They take JSON only
+(``Content-Type: application/json`` on every POST, so a browser cannot send one cross-site without
+a preflight), refuse an ``Origin`` other than the server's own, and in protected mode every POST
+needs the admin secret in ``X-Sandbox-Admin`` (``SandboxOptions.admin_secret``, by default
+``DEMO.admin_secret``).
 
 >>> [e.path for e in ENDPOINTS]
 ['/_sandbox/clock', '/_sandbox/tokens', '/_sandbox/faults']
@@ -8,6 +12,7 @@ Not part of the spec and not in ``/openapi.json``; no fault touches them.
 
 from __future__ import annotations
 
+import hmac
 import json
 import math
 from collections.abc import Mapping
@@ -18,16 +23,39 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from realtyframes.sandbox._auth import parse_scopes
-from realtyframes.sandbox._errors import bad_param
+from realtyframes.sandbox._errors import SandboxError, bad_param
 from realtyframes.sandbox._spec import PLANS, SCOPES
 from realtyframes.sandbox.routes._declare import Endpoint, admin_of
 
-__all__ = ["ENDPOINTS", "iso"]
+__all__ = ["ADMIN_HEADER", "ENDPOINTS", "guard", "iso"]
 
 
 def iso(dt: datetime) -> str:
     """An aware datetime as ISO 8601 UTC with 'Z'."""
     return dt.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+#: The header that carries the admin secret in protected mode.
+ADMIN_HEADER = "X-Sandbox-Admin"
+
+
+def guard(request: Request) -> None:
+    """Refuse an admin request from another origin, a POST that is not JSON, and in protected
+    mode a POST without the admin secret."""
+    origin = request.headers.get("origin")
+    own = f"{request.url.scheme}://{request.url.netloc}"
+    if origin is not None and origin.rstrip("/") != own:
+        raise SandboxError(403, f"admin routes refuse cross-origin requests (Origin {origin})")
+    if request.method == "GET":
+        return
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise bad_param("Content-Type", f"admin routes take JSON only, got {kind or 'none'!r}",
+                        "application/json")  # fmt: skip
+    options = admin_of(request).options
+    given = request.headers.get(ADMIN_HEADER, "")
+    if options.protected and not hmac.compare_digest(given.encode(), options.admin_secret.encode()):
+        raise SandboxError(401, f"admin routes need the admin secret in the {ADMIN_HEADER} header")
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
@@ -52,6 +80,7 @@ def _number(data: Mapping[str, Any], name: str) -> float:
 
 async def clock(request: Request) -> Response:
     """GET /_sandbox/clock; POST it {"advance_days": x} | {"advance_seconds": x} | {"now": iso}."""
+    guard(request)
     admin = admin_of(request)
     if request.method == "GET":
         return JSONResponse({"now": iso(admin.now)})
@@ -84,6 +113,7 @@ async def clock(request: Request) -> Response:
 
 async def mint_token(request: Request) -> Response:
     """POST /_sandbox/tokens {"scopes": [...], "ttl_seconds": 3600, "plan": "standard"}."""
+    guard(request)
     data = await _json_body(request)
     allowed = ("scopes", "ttl_seconds", "plan")
     for name in data:
@@ -108,6 +138,7 @@ async def mint_token(request: Request) -> Response:
 
 async def fault_counts(request: Request) -> Response:
     """GET /_sandbox/faults: what the fault layer injected so far."""
+    guard(request)
     return JSONResponse(admin_of(request).faults.as_dict())
 
 
