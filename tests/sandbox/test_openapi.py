@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from typing import Any
 
 import httpx
@@ -316,7 +317,13 @@ def test_answers_fuzzing_cannot_reach_conform(
         "state": "xyz",
     }
     _validated(served_schema, "get", "/authorize", 200, query=authorize)
-    approved = httpx.post(f"{sandbox_url}/authorize", data={**authorize, "decision": "approve"})
+    page = httpx.get(f"{sandbox_url}/authorize", params=authorize).text
+    form_token = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert form_token is not None  # the consent form's anti-forgery token
+    approved = httpx.post(
+        f"{sandbox_url}/authorize",
+        data={**authorize, "decision": "approve", "csrf_token": form_token.group(1)},
+    )
     assert approved.status_code == 302
     code = httpx.URL(approved.headers["location"]).params["code"]
     form = {

@@ -225,14 +225,16 @@ def redirect_uri_allowed(requested: str, registered: Iterable[str]) -> bool:
     True
     >>> redirect_uri_allowed("http://evil.example/callback", ["http://127.0.0.1:8765/callback"])
     False
+    >>> redirect_uri_allowed("http://user:pw@127.0.0.1:8765/callback", ["http://127.0.0.1:8765/callback"])
+    False
     """
     try:
         req = urlsplit(requested)
         req_port = req.port
     except ValueError:
         return False
-    if req.fragment or not req.scheme or not req.hostname:
-        return False
+    if req.fragment or not req.scheme or not req.hostname or "@" in req.netloc:
+        return False  # userinfo in a redirect URI hides where the code really goes
     for uri in registered:
         if requested == uri:
             return True
@@ -272,6 +274,7 @@ class AuthRegistry:
         self._lock = threading.Lock()
         self._tokens: dict[str, TokenGrant] = {}
         self._codes: dict[str, _Code] = {}
+        self._forms: dict[str, tuple[AuthorizeRequest, float]] = {}  # anti-forgery tokens
 
     # -- tokens -------------------------------------------------------------------------------
     def mint_token(
@@ -383,6 +386,25 @@ class AuthRegistry:
             raise AuthorizePageError("scope", str(exc.detail).partition(": ")[2]) from None
         return AuthorizeRequest(client, redirect_uri, scopes, params.get("state"))
 
+    def issue_form_token(self, request: AuthorizeRequest) -> str:
+        """An anti-forgery token for one consent form, bound to its request (10 minutes)."""
+        token = secrets.token_urlsafe(24)
+        with self._lock:
+            now = self.clock()
+            for stale in [k for k, (_, t) in self._forms.items() if now - t > CODE_TTL_SECONDS]:
+                del self._forms[stale]
+            self._forms[token] = (request, now)
+        return token
+
+    def take_form_token(self, token: str, request: AuthorizeRequest) -> bool:
+        """Whether ``token`` was issued for this very request and is fresh; single use."""
+        with self._lock:
+            issued = self._forms.pop(token, None)
+        if issued is None:
+            return False
+        bound, at = issued
+        return bound == request and self.clock() - at <= CODE_TTL_SECONDS
+
     def issue_code(self, request: AuthorizeRequest) -> str:
         """A one-time authorization code for an approved request (valid 10 minutes)."""
         code = secrets.token_urlsafe(24)
@@ -422,8 +444,12 @@ class AuthRegistry:
                 raise bad_param("code", "already used; codes are single-use")
             if self.clock() - code.issued_at > CODE_TTL_SECONDS:
                 raise bad_param("code", f"expired; codes live {CODE_TTL_SECONDS // 60} minutes")
-            if redirect_uri is not None and redirect_uri != code.redirect_uri:
-                raise bad_param("redirect_uri", "must equal the redirect_uri of the authorize step")
+            if redirect_uri != code.redirect_uri:  # required: authorize had one (RFC 6749 4.1.3)
+                raise bad_param(
+                    "redirect_uri",
+                    "missing" if redirect_uri is None else "differs from the authorize step's",
+                    "the redirect_uri of the authorize step (RFC 6749 4.1.3)",
+                )
             code.used = True
         grant = self.mint_token(code.scopes, TOKEN_TTL_SECONDS)
         with self._lock:

@@ -37,8 +37,9 @@ button[value=approve] {{ background: #0b5fff; color: #fff; border-color: #0b5fff
 """
 
 
-def consent_page(request: AuthorizeRequest, action: str) -> str:
-    """The consent screen: app name, requested scopes, a form posting back to /authorize."""
+def consent_page(request: AuthorizeRequest, action: str, form_token: str) -> str:
+    """The consent screen: app name, requested scopes, a form posting back to /authorize with
+    its anti-forgery ``form_token``."""
     e = html.escape
     scopes = "\n".join(
         f"<li><strong>{e(s)}</strong>: {e(SCOPE_TEXT[s])}</li>" for s in request.scopes
@@ -48,6 +49,7 @@ def consent_page(request: AuthorizeRequest, action: str) -> str:
         "redirect_uri": request.redirect_uri,
         "scope": ",".join(request.scopes),
         "response_type": "code",
+        "csrf_token": form_token,
     }
     if request.state is not None:
         hidden["state"] = request.state

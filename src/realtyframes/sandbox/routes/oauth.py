@@ -9,7 +9,8 @@ back with a code; ``POST /api/oauth/token`` exchanges the code (form body, also 
 
 from __future__ import annotations
 
-from urllib.parse import parse_qsl
+import base64
+from urllib.parse import parse_qsl, unquote_plus
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -71,7 +72,11 @@ async def authorize_endpoint(request: Request) -> Response:
     except AuthorizePageError as exc:
         return _authorize_refusal(request, exc)
     if request.method == "GET":
-        return HTMLResponse(consent_page(validated, AUTHORIZE_PATH), headers=_PAGE_HEADERS)
+        page = consent_page(validated, AUTHORIZE_PATH, auth.issue_form_token(validated))
+        return HTMLResponse(page, headers=_PAGE_HEADERS)
+    if not auth.take_form_token(params.get("csrf_token", ""), validated):
+        problem = "missing or stale consent form: open the authorization page again"
+        return _authorize_refusal(request, AuthorizePageError("csrf_token", problem))
     decision = params.get("decision")
     if decision == "approve":
         target = add_query(
@@ -88,6 +93,26 @@ async def authorize_endpoint(request: Request) -> Response:
     return RedirectResponse(target, status_code=302, headers={"Cache-Control": "no-store"})
 
 
+def _basic_client(request: Request) -> tuple[str, str] | None:
+    """``Authorization: Basic`` client credentials (RFC 6749 2.3.1: form-urlencoded, then
+    base64), or None when the header is absent."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        raise bad_param("Authorization", "the token endpoint takes HTTP Basic client credentials")
+    try:
+        client_id, sep, secret = (
+            base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+        )
+    except (ValueError, UnicodeDecodeError):
+        raise bad_param("Authorization", "not valid Basic credentials") from None
+    if not sep:
+        raise bad_param("Authorization", "Basic credentials need client_id:client_secret")
+    return unquote_plus(client_id), unquote_plus(secret)
+
+
 async def token_endpoint(request: Request) -> Response:
     """POST /api/oauth/token: exchange an authorization code (form body, also the query)."""
     check_version(request)
@@ -98,6 +123,13 @@ async def token_endpoint(request: Request) -> Response:
     for name in form:
         if name not in q.TOKEN_PARAMS:
             raise bad_param(name, "not a parameter of the token request", q.TOKEN_PARAMS)
+    basic = _basic_client(request)
+    if basic is not None:
+        if "client_secret" in form:
+            raise bad_param("client_secret", "given twice: use HTTP Basic or the form, not both")
+        if form.setdefault("client_id", basic[0]) != basic[0]:
+            raise bad_param("client_id", "differs between HTTP Basic and the form body")
+        form["client_secret"] = basic[1]
     grant = admin_of(request).auth.exchange_code(form)
     return JSONResponse(
         grant.response(), headers={"Cache-Control": "no-store", "Pragma": "no-cache"}
@@ -129,7 +161,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             "auth",
             ok("Token"),
             description="client_id and client_secret go in the form body (the sandbox also "
-            "reads them from the query). Codes are single-use.",
+            "reads them from the query, or HTTP Basic as RFC 6749 2.3.1 says). redirect_uri is "
+            "required and must equal the authorize step's. Codes are single-use.",
             body=q.TOKEN,
         ),
     ),
