@@ -499,3 +499,26 @@ def test_secrets_never_reach_the_report_data_cache_or_log(
     assert 'data-table="funnel"' in text  # contacts came from the legacy host
     listings = pd.read_parquet(str(html).replace(".html", ".listings.parquet"))
     assert set(listings["City"]) == {"Miami Beach", "Coral Gables"}
+
+
+def test_a_misspelt_option_gets_a_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["fetch", "listings", "--Cty", "Miami", "--out", "x.parquet"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --Cty Miami; did you mean --City?" in err
+    with pytest.raises(SystemExit):
+        main(["fetch", "listings", "--city", "Miami", "--out", "x.parquet"])
+    assert "did you mean --City?" in capsys.readouterr().err
+
+
+def test_fetch_warns_on_zero_rows(
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "none.parquet"
+    args = ["fetch", "listings", "--City", "Atlantis", "--out", str(out)]
+    code = main([*args, "--base-url", sandbox_url, "--cache-dir", str(tmp_path / "c")])
+    captured = capsys.readouterr()
+    assert code == 0 and captured.out == f"{out}\n"
+    assert "warning: 0 listings rows for City=Atlantis" in captured.err
+    assert pd.read_parquet(out).empty

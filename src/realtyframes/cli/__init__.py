@@ -12,8 +12,10 @@ stderr, one-line errors, exit codes). Only this package writes to stdout and std
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from realtyframes.cli.cache import add_cache
 from realtyframes.cli.config import PROG
@@ -24,13 +26,48 @@ from realtyframes.cli.sandbox import add_sandbox
 __all__ = ["PROG", "build_parser", "main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose "unrecognized arguments" error suggests the nearest option of any
+    command, like the Python API's "did you mean" (``--Cty`` -> ``--City``)."""
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("unrecognized arguments:"):
+            message += _suggestion(message.partition(":")[2].split(), _options(self))
+        super().error(message)
+
+
+def _options(parser: argparse.ArgumentParser) -> list[str]:
+    """Every ``--option`` of ``parser`` and of its subcommands, recursively."""
+    found: list[str] = []
+    for action in parser._actions:
+        found += [s for s in action.option_strings if s.startswith("--")]
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _options(sub)
+    return list(dict.fromkeys(found))
+
+
+def _suggestion(given: list[str], options: list[str]) -> str:
+    """``"; did you mean --City?"`` for the first unknown option that is near a known one."""
+    lowered = {o.lower(): o for o in options}
+    for token in given:
+        name = token.split("=", 1)[0]
+        if not name.startswith("-"):
+            continue
+        near = [lowered[name.lower()]] if name.lower() in lowered else []
+        near = near or difflib.get_close_matches(name, options, n=1, cutoff=0.75)
+        if near:
+            return f"; did you mean {near[0]}?"
+    return ""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand.
 
     >>> build_parser().parse_args(["sandbox", "--port", "0"]).port
     0
     """
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(
         prog=PROG,
         description="Listings, contacts and analytics as validated pandas DataFrames.",
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -279,5 +280,9 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
         data = data[member or "overview"]
     rows = write_output(data, args.out, fmt)
     logger.info("%s: %d rows written to %s", resource.name, rows, args.out)
+    if rows == 0:  # exit 0 (a valid answer), but a scheduled job must not mistake it for data
+        shown = ", ".join(f"{k}={v}" for k, v in params.items()) or "no filters"
+        print(f"{PROG} fetch: warning: 0 {resource.name} rows for {shown}; "
+              f"{args.out} holds the columns only", file=sys.stderr)  # fmt: skip
     print(os.fspath(args.out), flush=True)
     return 0
