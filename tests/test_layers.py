@@ -33,6 +33,7 @@ RANKS: dict[str, int] = {
     "_spec": 0,
     "errors": 1,
     "_files": 1,
+    "_display": 1,
     "_config": 4,
     "api": 3,
     "schemas": 4,

@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 
+from realtyframes._display import bundle_html, bundle_repr
 from realtyframes.analysis._common import (
     AnalysisInputError,
     check_columns,
@@ -69,6 +70,16 @@ class TrafficSummary:
     def __getitem__(self, name: str) -> pd.DataFrame:
         """A breakdown's top-N table by name (``summary["referrers"]``)."""
         return self.breakdowns[name]
+
+    def _members(self) -> dict[str, pd.DataFrame]:
+        return {"headline": self.headline, "timeline": self.timeline, **self.breakdowns,
+                "utm": self.utm}  # fmt: skip
+
+    def __repr__(self) -> str:
+        return bundle_repr("TrafficSummary", self.period, self._members())
+
+    def _repr_html_(self) -> str:
+        return bundle_html("TrafficSummary", self.period, self._members())
 
 
 def _member(analytics: Any, name: str) -> Any:

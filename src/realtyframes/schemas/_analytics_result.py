@@ -6,6 +6,8 @@ from dataclasses import dataclass, fields
 
 import pandas as pd
 
+from realtyframes._display import bundle_html, bundle_repr
+
 BREAKDOWNS: tuple[str, ...] = ("pages", "referrers", "countries", "browsers", "os", "devices")
 
 
@@ -37,3 +39,9 @@ class Analytics:
     def frames(self) -> dict[str, pd.DataFrame]:
         """Every member frame by name (for saving or iterating)."""
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "period"}
+
+    def __repr__(self) -> str:
+        return bundle_repr("Analytics", self.period, self.frames())
+
+    def _repr_html_(self) -> str:
+        return bundle_html("Analytics", self.period, self.frames())
