@@ -4,7 +4,8 @@ Class tree::
 
     RealtyFramesError                    base of everything below
     ├── QueryError(ValueError)           bad input found before any request (.param, .allowed)
-    │   └── ConfigError                  the config file cannot be read, or holds a bad key/value
+    ├── ConfigError(ValueError)          the configuration: an unreadable config file, a bad key or
+    │                                    value, credentials without a host (.param, .allowed)
     ├── OAuthError                       OAuth flow: state mismatch, consent denied, no callback,
     │                                    token file readable by others
     ├── ApiError                         the service answered 4xx/5xx (.status .code .message
@@ -83,14 +84,11 @@ class RealtyFramesError(Exception):
     """Base class of every realtyframes exception."""
 
 
-class QueryError(RealtyFramesError, ValueError):
-    """Bad input, found before any request was sent.
+class _ParameterError(RealtyFramesError, ValueError):
+    """Bad input naming its parameter: the base of :class:`QueryError` and :class:`ConfigError`.
 
     ``param`` names the offending parameter, ``allowed`` says what is accepted. ``brief``: the
     message leaves ``allowed`` out (a misspelt name: the suggestion says it, the list is long).
-
-    >>> str(QueryError("Status", "unknown value 'Sold'", ["Active", "Pending"]))
-    "Status: unknown value 'Sold'; allowed: Active, Pending"
     """
 
     def __init__(
@@ -120,8 +118,18 @@ class QueryError(RealtyFramesError, ValueError):
         )
 
 
-class ConfigError(QueryError):
-    """The config file cannot be read or holds an unknown key or a bad value.
+class QueryError(_ParameterError):
+    """Bad input, found before any request was sent.
+
+    >>> str(QueryError("Status", "unknown value 'Sold'", ["Active", "Pending"]))
+    "Status: unknown value 'Sold'; allowed: Active, Pending"
+    """
+
+
+class ConfigError(_ParameterError):
+    """The configuration is unusable: the config file cannot be read or holds an unknown key or a
+    bad value, or credentials were given without the host they are for. Not a
+    :class:`QueryError`: nothing about the call itself was wrong.
 
     >>> str(ConfigError("config file c.toml: tokn", "unknown key", ["token"]))
     'config file c.toml: tokn: unknown key; allowed: token'
@@ -129,8 +137,8 @@ class ConfigError(QueryError):
 
 
 def _rebuild_query_error(
-    cls: type[QueryError], param: str, problem: str, allowed: str | None, brief: bool
-) -> QueryError:
+    cls: type[_ParameterError], param: str, problem: str, allowed: str | None, brief: bool
+) -> _ParameterError:
     return cls(param, problem, allowed, brief=brief)
 
 

@@ -53,6 +53,7 @@ def test_no_base_url_starts_the_embedded_sandbox_once(caplog: pytest.LogCaptureF
 
 @pytest.mark.usefixtures("nothing_configured")
 def test_credentials_without_a_host_are_a_configuration_error() -> None:
+    assert not issubclass(ConfigError, QueryError)  # the call was fine; the configuration is not
     with pytest.raises(ConfigError, match="base_url"):
         Client(api_key="k")
     with pytest.raises(ConfigError, match="base_url"):
