@@ -22,3 +22,13 @@ def test_analytics_and_traffic_summary_have_short_reprs(sandbox_url: str) -> Non
     assert text.startswith("TrafficSummary(period='7d')") and "referrers" in text
     assert len(text.splitlines()) == 1 + 3 + len(summary.breakdowns)  # headline, timeline, utm
     assert summary._repr_html_().count("<details>") == 3 + len(summary.breakdowns)
+
+
+def test_traffic_counts_are_integers(sandbox_url: str) -> None:
+    """Counts are integers everywhere (issue #13): breakdowns, UTM and the daily timeline."""
+    with rf.Client(sandbox_url, cache=False, progress=False) as client:
+        summary = rf.traffic_summary(client.analytics(period="7d"))
+    for frame in (*summary.breakdowns.values(), summary.utm):
+        assert {str(frame[c].dtype) for c in ("visitors", "pageviews", "conversions")} == {"Int64"}
+        assert frame["share"].dtype == "float64"
+    assert set(map(str, summary.timeline.dtypes)) == {"Int64"}

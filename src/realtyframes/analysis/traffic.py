@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from realtyframes._display import bundle_html, bundle_repr
@@ -114,6 +115,16 @@ def _headline_values(analytics: Any, arg: str, func: str) -> pd.Series:
     )
 
 
+def _counts(values: pd.Series | pd.DataFrame) -> pd.Series | pd.DataFrame:
+    """Counts as nullable integers when every known value is whole (they are counts), else as
+    they came (a fractional "count" is kept visible rather than rounded)."""
+    numbers = values.to_numpy(dtype="float64", na_value=np.nan)
+    known = numbers[~np.isnan(numbers)]
+    if known.size and not np.all(known == np.round(known)):
+        return values
+    return values.astype("Int64")
+
+
 def _top(frame: pd.DataFrame, top_n: int, label: str, func: str) -> pd.DataFrame:
     frame = check_frame(frame, label, func)
     check_columns(frame, _BREAKDOWN_COLUMNS, label, func)
@@ -123,7 +134,10 @@ def _top(frame: pd.DataFrame, top_n: int, label: str, func: str) -> pd.DataFrame
     out["share"] = safe_div(out["visitors"], out["visitors"].sum())
     out["conversion_rate"] = safe_div(out["conversions"], out["visitors"])
     out = out.sort_values(["visitors", "name"], ascending=[False, True], kind="stable")
-    return out.head(top_n).reset_index(drop=True)
+    out = out.head(top_n).reset_index(drop=True)
+    for c in ("visitors", "pageviews", "conversions"):
+        out[c] = _counts(out[c])
+    return out
 
 
 def traffic_summary(analytics: Any, previous: Any = None, top_n: int = 10) -> TrafficSummary:
@@ -192,7 +206,9 @@ def traffic_summary(analytics: Any, previous: Any = None, top_n: int = 10) -> Tr
     return TrafficSummary(
         period=None if period is None else str(period),
         headline=headline,
-        timeline=timeline.astype("float64"),
+        timeline=timeline.apply(_counts),
         breakdowns=breakdowns,
-        utm=utm_top.astype({c: "float64" for c in columns[2:]}),
+        utm=utm_top.astype({"share": "float64", "conversion_rate": "float64"}).assign(
+            **{c: _counts(utm_top[c]) for c in _BREAKDOWN_COLUMNS[1:]}
+        ),
     )
