@@ -37,25 +37,23 @@ from realtyframes.api._constants import (
     DEFAULT_TIMEOUT,
 )
 from realtyframes.api._http import ApiClient, ErrorFormat
+from realtyframes.api._params import refuse_none
 from realtyframes.api._ratelimit import RateLimitState
 from realtyframes.api._retry import RetryPolicy
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import ConfigError, QueryError
 from realtyframes.loaders import (
+    ENDPOINTS,
     LoadContext,
     LoadInfo,
     _sync,
     check_on_invalid,
-    load_activity,
     load_analytics,
-    load_changes,
-    load_contact,
-    load_contacts,
-    load_legacy_contacts,
-    load_listing,
-    load_listings,
     make_cache,
+    run_load,
 )
+from realtyframes.loaders._checks import check_flag
+from realtyframes.loaders._loads import changes_params
 from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
@@ -107,8 +105,7 @@ def _settings(
         raise QueryError(
             "cache_dir", f"expected a path, got {type(cache_dir).__name__}", "a path or None"
         )
-    if not isinstance(cache, bool):
-        raise QueryError("cache", f"expected True or False, got {cache!r}", "True, False")
+    check_flag("cache", cache)
     if isinstance(ttl, Mapping):
         for key, value in ttl.items():
             if not isinstance(key, str):
@@ -119,10 +116,7 @@ def _settings(
         ttl = dict(ttl)
     else:
         _check_ttl("ttl", ttl)
-    if progress is not None and not isinstance(progress, bool):
-        raise QueryError(
-            "progress", f"expected True, False or None, got {progress!r}", "True, False, None"
-        )
+    check_flag("progress", progress, allow_none=True)
     return ClientSettings(
         cache_dir=Path(cache_dir).expanduser() if cache_dir is not None else None,
         cache=cache,
@@ -356,6 +350,22 @@ class Client:
             return self._settings.on_invalid  # type: ignore[return-value]
         return check_on_invalid(on_invalid)
 
+    def _load(
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        refresh: bool,
+        on_invalid: OnInvalid | None,
+        **options: Any,
+    ) -> pd.DataFrame:
+        """The valid frame of endpoint ``name`` loaded with ``params`` (records last_load)."""
+        mode = self._mode(on_invalid)
+        endpoint = ENDPOINTS[name]
+        result = run_load(
+            self._context(), endpoint, params, refresh=refresh, on_invalid=mode, **options
+        )
+        return result.frame
+
     @property
     def last_load(self) -> LoadInfo | None:
         """What the latest data call of this client (in this thread) did: a
@@ -395,15 +405,9 @@ class Client:
         >>> top = client.listings(Status="Closed", max_results=100, details=True)  # doctest: +SKIP
         >>> photos = client.last_load.media  # doctest: +SKIP
         """
-        result = load_listings(
-            self._context(),
-            filters,
-            max_results=max_results,
-            details=details,
-            refresh=refresh,
-            on_invalid=self._mode(on_invalid),
-        )
-        return result.frame
+        refuse_none(filters)
+        options = {"max_results": max_results, "details": details}
+        return self._load("listings", filters, refresh, on_invalid, **options)
 
     def listing(
         self, listing_id: str, *, refresh: bool = False, on_invalid: OnInvalid | None = None
@@ -412,10 +416,7 @@ class Client:
 
         >>> client.listing("A10459460")[["ListPrice", "PublicRemarks"]]  # doctest: +SKIP
         """
-        result = load_listing(
-            self._context(), listing_id, refresh=refresh, on_invalid=self._mode(on_invalid)
-        )
-        return result.frame
+        return self._load("listing", {"ListingId": listing_id}, refresh, on_invalid)
 
     def listing_changes(
         self,
@@ -433,15 +434,8 @@ class Client:
         >>> ids = client.listings(City="Miami")["ListingId"]  # doctest: +SKIP
         >>> client.listing_changes(ids, "2026-05-01", change_type="price_change")  # doctest: +SKIP
         """
-        result = load_changes(
-            self._context(),
-            listing_ids,
-            since,
-            change_type,
-            refresh=refresh,
-            on_invalid=self._mode(on_invalid),
-        )
-        return result.frame
+        params = changes_params(listing_ids, since, change_type)
+        return self._load("listing_changes", params, refresh, on_invalid)
 
     def contacts(
         self, *, refresh: bool = False, on_invalid: OnInvalid | None = None
@@ -450,9 +444,7 @@ class Client:
 
         >>> client.contacts()[["name", "stage", "source"]]  # doctest: +SKIP
         """
-        return load_contacts(
-            self._context(), refresh=refresh, on_invalid=self._mode(on_invalid)
-        ).frame
+        return self._load("contacts", {}, refresh, on_invalid)
 
     def contact(
         self, contact_id: str, *, refresh: bool = False, on_invalid: OnInvalid | None = None
@@ -461,9 +453,7 @@ class Client:
 
         >>> client.contact("6aee0d40422d25b1399de766")  # doctest: +SKIP
         """
-        return load_contact(
-            self._context(), contact_id, refresh=refresh, on_invalid=self._mode(on_invalid)
-        ).frame
+        return self._load("contact", {"contactId": contact_id}, refresh, on_invalid)
 
     def contact_activity(
         self, contact_id: str, *, refresh: bool = False, on_invalid: OnInvalid | None = None
@@ -472,9 +462,7 @@ class Client:
 
         >>> client.contact_activity("6aee0d40422d25b1399de766")  # doctest: +SKIP
         """
-        return load_activity(
-            self._context(), contact_id, refresh=refresh, on_invalid=self._mode(on_invalid)
-        ).frame
+        return self._load("contact_activity", {"contactId": contact_id}, refresh, on_invalid)
 
     def legacy_contacts(
         self, *, refresh: bool = False, on_invalid: OnInvalid | None = None
@@ -486,9 +474,7 @@ class Client:
         >>> client.legacy_contacts()  # doctest: +SKIP
         """
         self._require_api_key("legacy_contacts")
-        return load_legacy_contacts(
-            self._context(), refresh=refresh, on_invalid=self._mode(on_invalid)
-        ).frame
+        return self._load("legacy_contacts", {}, refresh, on_invalid)
 
     def analytics(
         self,

@@ -1,9 +1,12 @@
-"""The service spec's enumerations, stated once for the client side (api, schemas, analysis).
+"""The service spec's enumerations, stated once for the client side (api, schemas, loaders,
+analysis).
 
 The sandbox keeps its own copy on purpose: it is an independent implementation of the spec.
 
 >>> "Land/Boat Docks" in PROPERTY_TYPES and "Residential Lease" in RENT_TYPES
 True
+>>> STANDARD_STATUSES
+('Active', 'Active Under Contract', 'Pending', 'Closed')
 """
 
 from __future__ import annotations
@@ -29,5 +32,60 @@ SALE_TYPES: tuple[str, ...] = (
 )
 #: The spec's "rent types".
 RENT_TYPES: tuple[str, ...] = ("Residential Lease", "Commercial Lease")
-#: ``StandardStatus`` values: the field's documented three plus the search filter's fourth.
-STANDARD_STATUSES: tuple[str, ...] = ("Active", "Active Under Contract", "Pending", "Closed")
+#: The search filter's ``Status`` values, in the filter's order.
+STATUSES: tuple[str, ...] = ("Active", "Pending", "Closed", "Active Under Contract")
+#: ``StandardStatus`` values: the field's documented three plus the search filter's fourth, in
+#: the field's order (Active, Active Under Contract, Pending, Closed).
+STANDARD_STATUSES: tuple[str, ...] = tuple(STATUSES[i] for i in (0, 3, 1, 2))
+#: ``Subtypes`` allowed per PropertyType (the spec lists them for these two types only).
+SUBTYPES: dict[str, tuple[str, ...]] = {
+    "Residential": (
+        "Single Family Residence",
+        "Condominium",
+        "Townhouse",
+        "Villa",
+        "Condo - Hotel",
+        "1/2 Duplex",
+        "Mobile Home",
+    ),
+    "Residential Lease": (
+        "Single Family Residence",
+        "Condominium",
+        "Townhouse",
+        "Villa",
+        "Apartment",
+        "Efficiency",
+    ),
+}
+#: The listing search's ``Sort`` values.
+SORTS: tuple[str, ...] = ("-listprice", "listprice", "-listdate", "beds", "baths")
+#: The change feed's ``ChangeType`` values.
+CHANGE_TYPES: tuple[str, ...] = ("price_change", "status_change")
+#: Analytics ``Period`` values.
+PERIODS: tuple[str, ...] = ("24h", "7d", "30d", "90d", "1y")
+#: Analytics ``Device`` values.
+DEVICES: tuple[str, ...] = ("desktop", "mobile", "tablet")
+#: ``SeniorCommunity`` values (as query text).
+SENIOR_COMMUNITY: tuple[str, ...] = ("true", "exclude")
+#: The listing search's boolean feature filters.
+FEATURE_FLAGS: tuple[str, ...] = (
+    "Pool",
+    "Waterfront",
+    "Penthouse",
+    "Furnished",
+    "PetsAllowed",
+    "Gated",
+    "TennisCourt",
+    "GolfCourse",
+    "BoatDock",
+    "ShortSale",
+    "SeasonalRentals",
+)
+#: Defaults the service applies when a listing-search parameter is omitted.
+LISTING_DEFAULTS: dict[str, str] = {
+    "PropertyType": PROPERTY_TYPES[0],
+    "Status": STATUSES[0],
+    "Sort": SORTS[0],
+    "Offset": "0",
+    "Limit": "20",
+}

@@ -52,7 +52,8 @@ def listings_frame(n: int = 50, start: int = 0) -> pd.DataFrame:
 
 @pytest.fixture
 def cache(tmp_path: Path) -> ParquetCache:
-    return ParquetCache(tmp_path / "cache")
+    # lifetimes come from the caller (the loaders pass their endpoints'); "history" never expires
+    return ParquetCache(tmp_path / "cache", ttl={"history": None})
 
 
 def key_of(params: dict, account: str | None = None) -> str:

@@ -24,62 +24,25 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
-from realtyframes._spec import PROPERTY_TYPES
+from realtyframes._spec import (
+    CHANGE_TYPES,
+    DEVICES,
+    FEATURE_FLAGS,
+    LISTING_DEFAULTS,
+    PERIODS,
+    PROPERTY_TYPES,
+    SENIOR_COMMUNITY,
+    SORTS,
+    STATUSES,
+    SUBTYPES,
+)
 from realtyframes.api._constants import MAX_PAGE_SIZE
 from realtyframes.errors import QueryError
 
-# -- the spec's enumerations -----------------------------------------------------------------------
-STATUSES: tuple[str, ...] = ("Active", "Pending", "Closed", "Active Under Contract")
-SUBTYPES: dict[str, tuple[str, ...]] = {
-    "Residential": (
-        "Single Family Residence",
-        "Condominium",
-        "Townhouse",
-        "Villa",
-        "Condo - Hotel",
-        "1/2 Duplex",
-        "Mobile Home",
-    ),
-    "Residential Lease": (
-        "Single Family Residence",
-        "Condominium",
-        "Townhouse",
-        "Villa",
-        "Apartment",
-        "Efficiency",
-    ),
-}
-SORTS: tuple[str, ...] = ("-listprice", "listprice", "-listdate", "beds", "baths")
-CHANGE_TYPES: tuple[str, ...] = ("price_change", "status_change")
-PERIODS: tuple[str, ...] = ("24h", "7d", "30d", "90d", "1y")
-DEVICES: tuple[str, ...] = ("desktop", "mobile", "tablet")
-SENIOR_COMMUNITY: tuple[str, ...] = ("true", "exclude")
-
-#: Defaults the service applies when a parameter is omitted (spec).
-LISTING_DEFAULTS: dict[str, str] = {
-    "PropertyType": "Residential",
-    "Status": "Active",
-    "Sort": "-listprice",
-    "Offset": "0",
-    "Limit": "20",
-}
-
-FEATURE_FLAGS: tuple[str, ...] = (
-    "Pool",
-    "Waterfront",
-    "Penthouse",
-    "Furnished",
-    "PetsAllowed",
-    "Gated",
-    "TennisCourt",
-    "GolfCourse",
-    "BoatDock",
-    "ShortSale",
-    "SeasonalRentals",
-)
+# The spec's enumerations come from realtyframes._spec (re-exported: the CLI's help reads them).
 
 _MAX_TEXT = 500
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -559,26 +522,50 @@ class PreparedRequest:
     host: str = "base"
 
 
-@dataclass(frozen=True)
-class _Operation:
-    path: str
-    host: str = "base"
-    validate: Callable[[Mapping[str, Any] | None], dict[str, str]] | None = None
-    path_param: str | None = None
+Validator = Callable[[Mapping[str, Any] | None], dict[str, str]]
 
 
-OPERATIONS: dict[str, _Operation] = {
-    "listings": _Operation("/v1/listings", validate=validate_listing_search),
-    "listing": _Operation("/v1/listings/{}", path_param="ListingId"),
-    "listing_changes": _Operation("/v1/listings/changes", validate=validate_listing_changes),
-    "analytics": _Operation("/v1/analytics", validate=validate_analytics),
-    "contacts": _Operation("/v1/contacts", validate=validate_paging),
-    "contact": _Operation("/v1/contacts/{}", path_param="contactId"),
-    "contact_activity": _Operation("/v1/contacts/{}/activity", path_param="contactId"),
-    "me": _Operation("/v1/me"),
-    "legacy_me": _Operation("/api/me", host="legacy"),
-    "legacy_contacts": _Operation("/api/getContacts", host="legacy"),
-}
+class Operation(Protocol):
+    """What :func:`prepare` needs of an operation (the loaders' ``Endpoint`` declares each one)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def prepare(self, params: Mapping[str, Any] | None = None) -> PreparedRequest: ...
+
+
+#: The spec's operations by name, declared in :mod:`realtyframes.loaders.endpoints` (each path is
+#: stated there once) and registered here so that ``ApiClient.call(name)`` can build them.
+OPERATIONS: dict[str, Operation] = {}
+
+
+def register(operation: Operation) -> None:
+    """Make ``operation`` known to :func:`prepare` and ``ApiClient.call`` under its name."""
+    OPERATIONS[operation.name] = operation
+
+
+def build_request(
+    operation: str,
+    path: str,
+    params: Mapping[str, Any] | None,
+    *,
+    host: str = "base",
+    path_param: str | None = None,
+    validate: Validator | None = None,
+) -> PreparedRequest:
+    """Validate ``params`` and fill the path template's ``{}`` with ``params[path_param]``
+    (percent-encoded); raises QueryError before any I/O.
+
+    >>> build_request("contact", "/v1/contacts/{}", {"contactId": "c 1"}, path_param="contactId").path
+    '/v1/contacts/c%201'
+    """
+    params = dict(params or {})
+    if path_param is not None:
+        if params.get(path_param) is None:
+            raise QueryError(path_param, f"required by {operation}", "a non-empty identifier")
+        path = path.format(validate_path_id(path_param, params.pop(path_param)))
+    query = validate(params) if validate is not None else _validate(operation, {}, params)
+    return PreparedRequest(operation, path, query, host)
 
 
 def prepare(operation: str, params: Mapping[str, Any] | None = None) -> PreparedRequest:
@@ -596,11 +583,4 @@ def prepare(operation: str, params: Mapping[str, Any] | None = None) -> Prepared
         near = _suggest(operation, OPERATIONS)
         hint = f"; did you mean {near!r}?" if near else ""
         raise QueryError("operation", f"unknown operation {operation!r}{hint}", list(OPERATIONS))
-    params = dict(params or {})
-    path = op.path
-    if op.path_param is not None:
-        if params.get(op.path_param) is None:
-            raise QueryError(op.path_param, f"required by {operation}", "a non-empty identifier")
-        path = op.path.format(validate_path_id(op.path_param, params.pop(op.path_param)))
-    query = op.validate(params) if op.validate is not None else _validate(operation, {}, params)
-    return PreparedRequest(operation, path, query, op.host)
+    return op.prepare(params)

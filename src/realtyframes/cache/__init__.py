@@ -6,7 +6,6 @@
 
 from realtyframes.cache._lock import CacheLockTimeout, file_lock
 from realtyframes.cache._store import (
-    DEFAULT_TTLS,
     META_KEY,
     CacheWarning,
     Entry,
@@ -18,7 +17,6 @@ from realtyframes.cache._store import (
 )
 
 __all__ = [
-    "DEFAULT_TTLS",
     "META_KEY",
     "CacheLockTimeout",
     "CacheWarning",

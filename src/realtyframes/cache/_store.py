@@ -40,11 +40,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realtyframes._files import TEMP_MARKER, atomic_path
+from realtyframes._version import __version__
 from realtyframes.cache._lock import CacheLockTimeout, file_lock
 from realtyframes.errors import CacheWarning
 
 __all__ = [
-    "DEFAULT_TTLS",
     "META_KEY",
     "CacheWarning",
     "Entry",
@@ -57,17 +57,7 @@ __all__ = [
 
 #: Parquet key-value metadata key holding the entry's JSON metadata.
 META_KEY = b"realtyframes"
-#: How long an entry stays fresh, per resource (the rest: one hour). ``None`` never expires.
-DEFAULT_TTLS: Mapping[str, timedelta | None] = {
-    "listings": timedelta(hours=1),
-    "listing": timedelta(hours=1),
-    "changes": timedelta(minutes=15),
-    "contacts": timedelta(hours=1),
-    "activity": timedelta(hours=1),
-    "analytics": timedelta(hours=1),
-    "market": None,  # sync_listings: kept current by the sync itself
-    "history": None,
-}
+#: How long an entry stays fresh when the caller gave no lifetime for its resource.
 _DEFAULT_TTL = timedelta(hours=1)
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
@@ -265,7 +255,8 @@ def _stamp() -> str:
 class ParquetCache:
     """Parquet files under ``root``, one folder per resource, readable by DuckDB, Polars, pyarrow.
 
-    ``ttl``: per-resource freshness overriding :data:`DEFAULT_TTLS`. Reading never creates files or
+    ``ttl``: per-resource freshness (the loaders pass their endpoints' lifetimes; a resource
+    not in it: one hour; ``None``: never expires). Reading never creates files or
     folders; writing creates the resource folder. See ``docs/cache.md`` for the layout.
 
     >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
@@ -281,7 +272,7 @@ class ParquetCache:
         lock_timeout: float | None = 300.0,
     ) -> None:
         self.root = Path(root).expanduser()
-        self._ttl: dict[str, timedelta | float | None] = {**DEFAULT_TTLS, **(ttl or {})}
+        self._ttl: dict[str, timedelta | float | None] = dict(ttl or {})
         self.lock_timeout = lock_timeout
         _remove_dead_writers_files(self.root)  # a crashed write's leftovers, whatever its key
 
@@ -428,7 +419,6 @@ class ParquetCache:
         meta: Mapping[str, Any] | None,
         extras: Mapping[str, pd.DataFrame],
     ) -> dict[str, Any]:
-        from realtyframes._version import __version__
         from realtyframes.schemas import SCHEMA_VERSION
 
         given = dict(meta or {})

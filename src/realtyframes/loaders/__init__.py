@@ -1,31 +1,29 @@
 """Loaders: endpoint -> paged raw JSON -> validated DataFrame, cached as Parquet.
 
-One small module per endpoint family (``_listings``, ``_changes``, ``_crm``, ``_analytics``) over
-the shared machinery: paging (``_paging``), cache lookup / validation / quarantine / load report
-(``_base``). Users call them through :class:`realtyframes.Client`.
+Each operation is declared once in :mod:`~realtyframes.loaders.endpoints` (``ENDPOINTS``) and
+loaded by ``run_load`` over the shared machinery: fetch strategies and shapers (``_fetch``),
+paging (``_paging``), cache lookup / validation / quarantine / load report (``_base``),
+argument checks (``_checks``); ``_loads`` names them, ``_sync`` keeps whole markets current.
+Users call them through :class:`realtyframes.Client`.
 
 >>> import realtyframes as rf
 >>> client = rf.Client()  # doctest: +SKIP
 >>> client.listings(City="Miami"); client.last_load  # doctest: +SKIP
 """
 
-from realtyframes.loaders._analytics import load_analytics
-from realtyframes.loaders._base import (
-    LOADER_TTLS,
-    LoadContext,
-    LoadInfo,
-    check_on_invalid,
-    default_cache_dir,
-    make_cache,
-)
-from realtyframes.loaders._changes import MAX_IDS_PER_REQUEST, load_changes
-from realtyframes.loaders._crm import (
+from realtyframes.loaders._base import LoadContext, LoadInfo, default_cache_dir
+from realtyframes.loaders._checks import check_on_invalid
+from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
+from realtyframes.loaders._loads import (
     load_activity,
+    load_analytics,
+    load_changes,
     load_contact,
     load_contacts,
     load_legacy_contacts,
+    load_listing,
+    load_listings,
 )
-from realtyframes.loaders._listings import fetch_details, load_listing, load_listings
 from realtyframes.loaders._paging import (
     PAGE_SIZE,
     DriftWarning,
@@ -33,12 +31,16 @@ from realtyframes.loaders._paging import (
     fetch_pages,
     fetch_pages_many,
 )
+from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache, run_load
+from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
 __all__ = [
+    "ENDPOINTS",
     "LOADER_TTLS",
     "MAX_IDS_PER_REQUEST",
     "PAGE_SIZE",
     "DriftWarning",
+    "Endpoint",
     "LoadContext",
     "LoadInfo",
     "Paged",
@@ -56,4 +58,5 @@ __all__ = [
     "load_listing",
     "load_listings",
     "make_cache",
+    "run_load",
 ]

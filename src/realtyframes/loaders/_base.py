@@ -1,14 +1,14 @@
 """Shared machinery of the loaders: where it is cached, how it is validated, what a load reports.
 
 Every loader is three pieces: *fetch* (raw bodies through :mod:`realtyframes.api`), *shape*
-(:mod:`realtyframes.schemas` turns bodies into typed frames) and :func:`run_load` here, which looks
+(:mod:`realtyframes.schemas` turns bodies into typed frames) and :func:`load` here, which looks
 the result up in the :class:`~realtyframes.cache.ParquetCache`, calls fetch + shape on a miss,
 validates every frame (invalid rows to a quarantine frame), stores the result with its companions
 (``media``, ``quarantine``) and records a :class:`LoadInfo`.
 
->>> frame, info = run_load(ctx, spec, fetch)  # doctest: +SKIP
->>> info.requests, info.from_cache, len(info.quarantine)  # doctest: +SKIP
-(6, False, 0)
+>>> result = load(ctx, spec, fetch)  # doctest: +SKIP
+>>> result.info.requests, result.info.from_cache  # doctest: +SKIP
+(6, False)
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,12 @@ import pyarrow.compute as pc
 
 from realtyframes.api._http import ApiClient, Host, _caller_level
 from realtyframes.cache import ParquetCache
-from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning, QueryError
+from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning
 from realtyframes.schemas import QUARANTINE_REASON, OnInvalid, validate
 
 logger = logging.getLogger("realtyframes.loaders")
 
 __all__ = [
-    "LOADER_TTLS",
-    "ON_INVALID",
     "QUARANTINE_REASON",
     "LoadContext",
     "LoadInfo",
@@ -46,30 +44,11 @@ __all__ = [
     "Loaded",
     "Result",
     "cache_key",
-    "check_flag",
-    "check_max_results",
-    "check_on_invalid",
     "default_cache_dir",
-    "make_cache",
+    "load",
     "parquet_safe",
-    "run_load",
     "validate_frame",
 ]
-
-#: ``on_invalid`` values.
-ON_INVALID: tuple[str, ...] = ("quarantine", "raise", "keep")
-
-#: Freshness of the loaders' cache entries, per resource (cache folder). ``Client(ttl=...)`` wins.
-LOADER_TTLS: dict[str, timedelta | None] = {
-    "listings": timedelta(hours=1),
-    "listing": timedelta(days=1),
-    "changes": timedelta(minutes=15),
-    "contacts": timedelta(hours=1),
-    "contact": timedelta(hours=1),
-    "activity": timedelta(hours=1),
-    "legacy_contacts": timedelta(hours=1),
-    "analytics": timedelta(hours=1),
-}
 
 _APP = "realtyframes"
 
@@ -92,40 +71,6 @@ def default_cache_dir() -> Path:
         return Path.home() / "Library" / "Caches" / _APP
     xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
     return (Path(xdg) if xdg else Path.home() / ".cache") / _APP
-
-
-def make_cache(
-    cache_dir: Path | None, ttl: float | timedelta | Mapping[str, Any] | None
-) -> ParquetCache:
-    """The client's cache: ``cache_dir`` (else :func:`default_cache_dir`) with the loaders'
-    ttls, overridden by ``ttl`` (one duration for every loader resource, or a mapping)."""
-    ttls: dict[str, Any] = dict(LOADER_TTLS)
-    if isinstance(ttl, Mapping):
-        ttls.update(ttl)
-    elif ttl is not None:
-        ttls.update(dict.fromkeys(LOADER_TTLS, ttl))
-    return ParquetCache(cache_dir if cache_dir is not None else default_cache_dir(), ttl=ttls)
-
-
-def check_on_invalid(value: Any) -> OnInvalid:
-    """``value`` if it is an ``on_invalid`` mode, else a QueryError naming the allowed ones."""
-    if value not in ON_INVALID:
-        raise QueryError("on_invalid", f"unknown value {value!r}", ON_INVALID)
-    return value  # type: ignore[no-any-return]
-
-
-def check_flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise QueryError(name, f"expected True or False, got {value!r}", "True, False")
-    return value
-
-
-def check_max_results(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise QueryError("max_results", f"{value!r} is not allowed", "an int >= 1, or None")
-    return int(value)
 
 
 # -- what a load reports ---------------------------------------------------------------------------
@@ -302,38 +247,46 @@ def ids_in(values: pd.Series, ids: Iterable[Any]) -> np.ndarray:
     return np.asarray(mask.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def run_load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> Result:
-    """Cache lookup, else fetch + validate + store; returns the valid frame and its LoadInfo.
+def _from_cache(ctx: LoadContext, spec: LoadSpec, key: str) -> Result | None:
+    """The fresh cache entry of ``spec`` as a Result (zero requests), else None."""
+    assert ctx.cache is not None
+    entry = ctx.cache.read(spec.resource, key)
+    if entry is None or not ctx.cache.is_fresh(entry):
+        return None
+    meta = entry.meta
+    info = LoadInfo(
+        resource=spec.resource,
+        rows=len(entry.frame),
+        quarantined=int(meta.get("quarantined") or 0),
+        requests=0,
+        from_cache=True,
+        fetched_at=entry.fetched_at,
+        total=meta.get("total"),
+        warnings=tuple(meta.get("load_warnings") or ()),
+        quarantine=entry.extra.get("quarantine", pd.DataFrame()),
+        media=entry.extra.get("media"),
+        key=key,
+    )
+    ctx.record(info)
+    logger.debug("cache hit %s/%s (%d rows)", spec.resource, key, info.rows)
+    stored = {k: v for k, v in entry.extra.items() if k not in _OWN_EXTRAS}
+    return Result(entry.frame, info, stored, dict(meta))
 
-    A fresh cache entry answers with zero requests (``spec.refresh`` skips it). On a miss the
-    fetched frame (and each member frame) is validated (``spec.on_invalid``), rows short of the
-    server's total are reported, and the result is written with its ``quarantine``, ``media``
-    and member companions. Quarantined rows of member frames carry a ``_member`` column.
-    """
-    key = cache_key(ctx, spec) if ctx.cache is not None else None
-    if ctx.cache is not None and key is not None and not spec.refresh:
-        entry = ctx.cache.read(spec.resource, key)
-        if entry is not None and ctx.cache.is_fresh(entry):
-            meta = entry.meta
-            info = LoadInfo(
-                resource=spec.resource,
-                rows=len(entry.frame),
-                quarantined=int(meta.get("quarantined") or 0),
-                requests=0,
-                from_cache=True,
-                fetched_at=entry.fetched_at,
-                total=meta.get("total"),
-                warnings=tuple(meta.get("load_warnings") or ()),
-                quarantine=entry.extra.get("quarantine", pd.DataFrame()),
-                media=entry.extra.get("media"),
-                key=key,
-            )
-            ctx.record(info)
-            logger.debug("cache hit %s/%s (%d rows)", spec.resource, key, info.rows)
-            stored = {k: v for k, v in entry.extra.items() if k not in _OWN_EXTRAS}
-            return Result(entry.frame, info, stored, dict(meta))
-    fetched_at = datetime.now(UTC)
-    loaded = fetch()
+
+@dataclass
+class _Checked:
+    """A fetched result after validation: valid rows, valid members, quarantine, messages."""
+
+    valid: pd.DataFrame
+    members: dict[str, pd.DataFrame]
+    quarantined: pd.DataFrame
+    messages: list[str]
+    media: pd.DataFrame | None
+
+
+def _check(spec: LoadSpec, loaded: Loaded) -> _Checked:
+    """Validate the frame and each member (``spec.on_invalid``); report quarantined and missing
+    rows. Quarantined rows of member frames carry a ``_member`` column."""
     messages = list(loaded.warnings)
     fetched = len(loaded.frame)
     valid, quarantined = validate_frame(loaded.frame, spec.model, spec.on_invalid)
@@ -362,42 +315,69 @@ def run_load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> R
     media = loaded.media
     if media is not None and len(quarantined) and "ListingId" in media:
         media = media.loc[ids_in(media["ListingId"], valid["ListingId"])].reset_index(drop=True)
+    return _Checked(valid, members, quarantined, messages, media)
+
+
+def _store(
+    ctx: LoadContext, spec: LoadSpec, key: str, loaded: Loaded, checked: _Checked, at: datetime
+) -> None:
+    """Write the valid frame with its companions; a cache that cannot be written is a warning."""
+    assert ctx.cache is not None
+    companions: dict[str, pd.DataFrame] = {"quarantine": parquet_safe(checked.quarantined)}
+    if checked.media is not None:
+        companions["media"] = checked.media
+    companions.update(checked.members)
+    meta = {
+        "host": ctx.api.cache_host(spec.host),
+        "operation": spec.operation,
+        "params": dict(spec.params),
+        "account": ctx.api.fingerprint,
+        "fetched_at": at,
+        "total": loaded.total,
+        "requests": loaded.requests,
+        "load_warnings": list(checked.messages),
+        **loaded.meta,
+    }
+    try:
+        ctx.cache.write(spec.resource, key, checked.valid, meta, extra_frames=companions)
+    except (OSError, CacheLockTimeout, pa.ArrowException) as exc:
+        _warn(
+            f"could not store {spec.resource} in the cache at {ctx.cache.root} "
+            f"({type(exc).__name__}: {exc}); the data is returned uncached",
+            CacheWarning,
+        )
+
+
+def load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> Result:
+    """Cache lookup, else fetch + validate + store; returns the valid frame and its LoadInfo.
+
+    A fresh cache entry answers with zero requests (``spec.refresh`` skips it). On a miss the
+    fetched frame (and each member frame) is validated (``spec.on_invalid``), rows short of the
+    server's total are reported, and the result is written with its ``quarantine``, ``media``
+    and member companions.
+    """
+    key = cache_key(ctx, spec) if ctx.cache is not None else None
+    if key is not None and not spec.refresh:
+        cached = _from_cache(ctx, spec, key)
+        if cached is not None:
+            return cached
+    fetched_at = datetime.now(UTC)
+    loaded = fetch()
+    checked = _check(spec, loaded)
     info = LoadInfo(
         resource=spec.resource,
-        rows=len(valid),
-        quarantined=len(quarantined),
+        rows=len(checked.valid),
+        quarantined=len(checked.quarantined),
         requests=loaded.requests,
         from_cache=False,
         fetched_at=fetched_at,
         total=loaded.total,
-        warnings=tuple(messages),
-        quarantine=quarantined,
-        media=media,
+        warnings=tuple(checked.messages),
+        quarantine=checked.quarantined,
+        media=checked.media,
         key=key,
     )
-    if ctx.cache is not None and key is not None:
-        companions: dict[str, pd.DataFrame] = {"quarantine": parquet_safe(quarantined)}
-        if media is not None:
-            companions["media"] = media
-        companions.update(members)
-        meta = {
-            "host": ctx.api.cache_host(spec.host),
-            "operation": spec.operation,
-            "params": dict(spec.params),
-            "account": ctx.api.fingerprint,
-            "fetched_at": fetched_at,
-            "total": loaded.total,
-            "requests": loaded.requests,
-            "load_warnings": list(messages),
-            **loaded.meta,
-        }
-        try:
-            ctx.cache.write(spec.resource, key, valid, meta, extra_frames=companions)
-        except (OSError, CacheLockTimeout, pa.ArrowException) as exc:
-            _warn(
-                f"could not store {spec.resource} in the cache at {ctx.cache.root} "
-                f"({type(exc).__name__}: {exc}); the data is returned uncached",
-                CacheWarning,
-            )
+    if key is not None:
+        _store(ctx, spec, key, loaded, checked, fetched_at)
     ctx.record(info)
-    return Result(valid, info, members, dict(loaded.meta))
+    return Result(checked.valid, info, checked.members, dict(loaded.meta))

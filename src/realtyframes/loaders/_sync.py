@@ -36,22 +36,24 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
-from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
 
+from realtyframes._spec import LISTING_DEFAULTS
 from realtyframes.api import ApiClient, validate_listing_search
-from realtyframes.api._params import LISTING_DEFAULTS, refuse_none
+from realtyframes.api._params import refuse_none
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import ApiError, NotFoundError, QueryError
 from realtyframes.loaders._base import LoadInfo, ids_in, parquet_safe
+from realtyframes.loaders._checks import check_count, check_flag
 from realtyframes.loaders._paging import (
     PAGE_SIZE,
     fetch_pages,
     fetch_pages_many,
     progress_enabled,
 )
+from realtyframes.loaders.endpoints import ENDPOINTS, MARKET
 from realtyframes.schemas import (
     SCHEMA_VERSION,
     STANDARD_STATUSES,
@@ -79,7 +81,7 @@ __all__ = [
 logger = logging.getLogger("realtyframes.sync")
 
 #: Cache resource of the synced markets (``<cache_dir>/market/<key>.parquet``).
-RESOURCE = "market"
+RESOURCE = MARKET
 #: Operation name in the cache key and metadata.
 OPERATION = "sync_listings"
 #: ListingIds per change-feed request to start with (the sandbox's maximum).
@@ -91,8 +93,9 @@ HISTORY_COLUMNS: tuple[str, ...] = tuple(target_dtypes(ListingChange))
 #: Statuses a market holds, each loaded by its own search.
 STATUSES: tuple[str, ...] = STANDARD_STATUSES
 
-_LISTINGS = "/v1/listings"
-_CHANGES = "/v1/listings/changes"
+_LISTINGS = ENDPOINTS["listings"].path
+_CHANGES = ENDPOINTS["listing_changes"].path
+_DETAIL = ENDPOINTS["listing"]
 _SORT = "-listdate"  # a static order: price changes during paging do not reshuffle pages
 _HISTORY_KEY = ["ListingId", "ChangeType", "ChangeTimestamp"]
 _DAY = pd.Timedelta(days=1)
@@ -246,12 +249,8 @@ def sync_listings(
     >>> market.StandardStatus.value_counts()  # doctest: +SKIP
     """
     params = sync_scope(scope)
-    if not isinstance(refresh, bool):
-        raise QueryError("refresh", f"expected True or False, got {refresh!r}", "True, False")
-    if chunk_size is not None and (
-        isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1
-    ):
-        raise QueryError("chunk_size", f"{chunk_size!r} is not allowed", "an int >= 1, or None")
+    check_flag("refresh", refresh)
+    chunk_size = check_count("chunk_size", chunk_size)
     api = client._api
     cache = client._cache
     if progress is None:
@@ -747,7 +746,7 @@ def _close(
     api: ApiClient, market: pd.DataFrame, ids: Sequence[str], counts: _Counts
 ) -> tuple[pd.DataFrame, list[str]]:
     """ClosePrice, CloseDate and DaysOnMarket of listings that closed, from their details."""
-    requests = [(f"{_LISTINGS}/{quote(str(i), safe='')}", None) for i in ids]
+    requests = [(_DETAIL.at(str(i)), None) for i in ids]
     removed: list[str] = []
     counts.floor += len(ids)
     try:

@@ -26,6 +26,7 @@ from realtyframes.schemas._listing import (
     ListingMedia,
 )
 from realtyframes.schemas._quarantine import (
+    ON_INVALID,
     QUARANTINE_REASON,
     DataQualityWarning,
     OnInvalid,
@@ -57,6 +58,7 @@ __all__ = [
     "CHANGE_TYPES",
     "DETAIL_FIELDS",
     "LINK_MEMBERS",
+    "ON_INVALID",
     "OVERVIEW_METRICS",
     "PROPERTY_TYPES",
     "QUARANTINE_REASON",

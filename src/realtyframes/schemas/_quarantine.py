@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import warnings
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -26,6 +26,7 @@ from pandera.errors import SchemaErrors
 from realtyframes.errors import DataQualityWarning, SchemaDriftWarning, SchemaValidationError
 
 __all__ = [
+    "ON_INVALID",
     "QUARANTINE_REASON",
     "DataQualityWarning",
     "OnInvalid",
@@ -40,7 +41,8 @@ __all__ = [
 #: Name of the reason column of a quarantine frame.
 QUARANTINE_REASON = "_quarantine_reason"
 OnInvalid = Literal["quarantine", "raise", "keep"]
-_ON_INVALID: tuple[str, ...] = ("quarantine", "raise", "keep")
+#: ``on_invalid`` values.
+ON_INVALID: tuple[str, ...] = get_args(OnInvalid)
 _FAILURE_COLUMNS = ["column", "check", "failure_case", "index"]
 _STR = pd.StringDtype(na_value=np.nan)
 
@@ -391,9 +393,9 @@ def validate(
     >>> quarantined["_quarantine_reason"].iloc[0]  # doctest: +SKIP
     'ListPrice=-5.0: greater_than_or_equal_to(0)'
     """
-    if on_invalid not in _ON_INVALID:
+    if on_invalid not in ON_INVALID:
         raise ValueError(
-            f"on_invalid: unknown value {on_invalid!r}; allowed: {', '.join(_ON_INVALID)}"
+            f"on_invalid: unknown value {on_invalid!r}; allowed: {', '.join(ON_INVALID)}"
         )
     name = model.__name__
     labels = frame.index

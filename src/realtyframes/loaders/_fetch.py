@@ -1,0 +1,260 @@
+"""How the loaders fetch and shape each kind of endpoint (used by the declarations in
+:mod:`realtyframes.loaders.endpoints`).
+
+A *shaper* turns raw bodies into a :class:`~realtyframes.loaders._base.Loaded` (frames, no counts
+yet); a *fetcher* makes the requests of one :class:`Call` and returns the shaped result with its
+counts: :func:`fetch_one` (one request), :func:`fetch_paged` (a list operation, every page),
+:func:`fetch_listings` (the search, ``max_results`` and ``details``), :func:`fetch_changes` (id
+chunks, each paged) and :func:`fetch_or_empty` (a 404 that means "none").
+
+>>> shape_contacts([b'{"total": 1, "contacts": [{"id": "c1"}]}']).frame["id"].tolist()
+['c1']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from realtyframes.errors import NotFoundError
+from realtyframes.loaders._base import LoadContext, Loaded
+from realtyframes.loaders._paging import _Bar, fetch_pages, fetch_pages_many, progress_enabled
+from realtyframes.schemas import (
+    ANALYTICS_MODELS,
+    activity_from_json,
+    analytics_from_json,
+    changes_from_pages,
+    contacts_from_pages,
+    listings_from_records,
+    shape_pages,
+)
+
+if TYPE_CHECKING:
+    from realtyframes.loaders.endpoints import Endpoint
+
+logger = logging.getLogger("realtyframes.loaders")
+
+__all__ = [
+    "CHANGE_KEY",
+    "MAX_IDS_PER_REQUEST",
+    "Call",
+    "fetch_changes",
+    "fetch_details",
+    "fetch_listings",
+    "fetch_one",
+    "fetch_or_empty",
+    "fetch_paged",
+    "ids_label",
+]
+
+#: ListingIds one change-feed request may carry (design.md; more is a 400).
+MAX_IDS_PER_REQUEST = 100
+#: A change record's identity (the same record read twice while paging is kept once).
+CHANGE_KEY = ["ListingId", "ChangeType", "ChangeTimestamp"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One validated load of an endpoint: the request, the loader's options, the cache key's
+    parameters."""
+
+    path: str
+    query: dict[str, str]
+    options: dict[str, Any] = field(default_factory=dict)
+    key_params: dict[str, Any] = field(default_factory=dict)
+
+
+# -- shapers: raw bodies -> frames ------------------------------------------------------------------
+
+
+def _dedupe(frame: pd.DataFrame, key: str | list[str]) -> pd.DataFrame:
+    """One row per ``key`` (a record read twice while paging is kept once, the last copy)."""
+    keys = [key] if isinstance(key, str) else key
+    again = frame[keys].duplicated(keep="last") & frame[keys].notna().all(axis=1)
+    return frame.loc[~again].reset_index(drop=True) if again.any() else frame
+
+
+def shape_listings(bodies: Sequence[bytes]) -> Loaded:
+    """Search pages -> listings (one per ListingId) and their media."""
+    shaped = shape_pages(bodies, "listings")
+    return Loaded(shaped.frame, 0, media=shaped.media, meta={"merged": shaped.merged})
+
+
+def shape_listing(bodies: Sequence[bytes]) -> Loaded:
+    """One listing's detail body -> one row with every detail field, and its media."""
+    frame, media = listings_from_records(bodies, detail=True)
+    return Loaded(frame, 0, total=1, expected=1, media=media)
+
+
+def shape_changes(bodies: Sequence[bytes]) -> Loaded:
+    """Change-feed pages -> one row per change."""
+    return Loaded(_dedupe(changes_from_pages(bodies), CHANGE_KEY), 0)
+
+
+def shape_contacts(bodies: Sequence[bytes]) -> Loaded:
+    """Contact pages (or the legacy array) -> one row per contact id."""
+    return Loaded(_dedupe(contacts_from_pages(bodies), "id"), 0)
+
+
+def shape_legacy_contacts(bodies: Sequence[bytes]) -> Loaded:
+    """The legacy contacts array -> one row per contact id; its total is what it holds."""
+    shaped = shape_contacts(bodies)
+    return replace(shaped, total=len(shaped.frame))
+
+
+def shape_contact(bodies: Sequence[bytes]) -> Loaded:
+    """One contact body -> one row."""
+    return Loaded(contacts_from_pages([b"[" + bodies[0] + b"]"]), 0, total=1, expected=1)
+
+
+def shape_activity(bodies: Sequence[bytes]) -> Loaded:
+    """A contact's activity body -> one row per event."""
+    return Loaded(activity_from_json(bodies[0]), 0)
+
+
+def shape_analytics(bodies: Sequence[bytes]) -> Loaded:
+    """An analytics body -> the overview row plus one member frame per breakdown."""
+    result = analytics_from_json(bodies[0])
+    frames = result.frames()
+    overview = frames.pop("overview")
+    members = {name: (frame, ANALYTICS_MODELS[name]) for name, frame in frames.items()}
+    return Loaded(overview, 0, members=members, meta={"period": result.period})
+
+
+# -- fetchers: the requests of one call --------------------------------------------------------------
+
+
+def _shape(endpoint: Endpoint, bodies: Sequence[bytes]) -> Loaded:
+    if endpoint.shape is None:
+        raise ValueError(f"{endpoint.name} has no shaper: it is not a loader endpoint")
+    return endpoint.shape(bodies)
+
+
+def fetch_one(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+    """One request, its body shaped."""
+    body = ctx.api.get_bytes(call.path, call.query or None, host=endpoint.host)
+    return replace(_shape(endpoint, [body]), requests=1)
+
+
+def fetch_or_empty(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+    """:func:`fetch_one`, where a 404 means "none" (the legacy contacts list, spec): an empty
+    frame with the resource's columns."""
+    try:
+        return fetch_one(ctx, endpoint, call)
+    except NotFoundError as exc:
+        logger.info("%s: 404 (%s): none, an empty frame", endpoint.name, exc.message)
+        empty = _shape(endpoint, [])
+        return replace(empty, requests=1, total=0, expected=0, meta={"empty": True})
+
+
+def fetch_paged(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+    """Every page of a list operation (``call.options["max_results"]`` stops early), shaped; the
+    row count is checked against the server's total."""
+    assert endpoint.item_key is not None
+    max_results = call.options.get("max_results")
+    paged = fetch_pages(
+        ctx.api,
+        call.path,
+        call.query,
+        item_key=endpoint.item_key,
+        max_results=max_results,
+        progress=ctx.progress,
+        desc=endpoint.resource or endpoint.name,
+    )
+    shaped = _shape(endpoint, paged.pages)
+    frame = shaped.frame
+    if max_results is not None and len(frame) > max_results:
+        frame = frame.iloc[:max_results].reset_index(drop=True)
+    expected = paged.total if max_results is None else min(paged.total, max_results)
+    return replace(
+        shaped,
+        frame=frame,
+        requests=paged.requests,
+        total=paged.total,
+        expected=expected,
+        warnings=paged.warnings,
+    )
+
+
+def fetch_details(
+    ctx: LoadContext, ids: list[str], *, desc: str = "details"
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each listing's detail, fetched concurrently within the rate budget -> (listings, media)."""
+    from realtyframes.loaders.endpoints import ENDPOINTS
+
+    if not ids:
+        return listings_from_records([], detail=True)
+    paths = [ENDPOINTS["listing"].at(i) for i in ids]
+    bar = _Bar(progress_enabled(ctx.progress), desc)
+    bar.plan(len(paths))
+    try:
+        bodies = ctx.api.get_many(
+            [(p, None) for p in paths], raw=True, on_result=lambda _i, _r: bar.update()
+        )
+    finally:
+        bar.close()
+    return listings_from_records(bodies, detail=True)
+
+
+def fetch_listings(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+    """The listing search (:func:`fetch_paged`); with ``details`` every listing's detail too."""
+    loaded = fetch_paged(ctx, endpoint, call)
+    if not call.options.get("details"):
+        return loaded
+    frame = loaded.frame
+    known = frame["ListingId"].notna()
+    ids = list(dict.fromkeys(frame.loc[known, "ListingId"].astype(str)))
+    detail, media = fetch_details(ctx, ids)
+    if (~known).any():  # rows without an id cannot be looked up: validation reports them
+        detail = pd.concat([detail, frame.loc[~known]], ignore_index=True)
+    return replace(loaded, frame=detail, media=media, requests=loaded.requests + len(ids))
+
+
+def ids_label(ids: list[str]) -> str:
+    """A short, stable stand-in for a long id list in the cache key and metadata.
+
+    >>> ids_label(["A2", "A1"]) == ids_label(["A1", "A2"])
+    True
+    """
+    digest = hashlib.sha256(",".join(sorted(ids)).encode()).hexdigest()[:24]
+    return f"{len(ids)} ids sha256:{digest}"
+
+
+def changes_key(query: Mapping[str, str]) -> dict[str, str]:
+    """The change feed's cache-key parameters: the id list as :func:`ids_label`."""
+    rest = {k: v for k, v in query.items() if k != "ListingIds"}
+    return {**rest, "ListingIds": ids_label(query["ListingIds"].split(","))}
+
+
+def fetch_changes(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+    """The change feed: ids 100 per request, each chunk paged; one row per change."""
+    assert endpoint.item_key is not None
+    ids = call.query["ListingIds"].split(",")
+    rest = {k: v for k, v in call.query.items() if k != "ListingIds"}
+    step = MAX_IDS_PER_REQUEST
+    queries = [
+        {**rest, "ListingIds": ",".join(ids[i : i + step])} for i in range(0, len(ids), step)
+    ]
+    paged = fetch_pages_many(
+        ctx.api,
+        call.path,
+        queries,
+        item_key=endpoint.item_key,
+        progress=ctx.progress,
+        desc=endpoint.resource or endpoint.name,
+    )
+    shaped = _shape(endpoint, [body for p in paged for body in p.pages])
+    total = sum(p.total for p in paged)
+    return replace(
+        shaped,
+        requests=sum(p.requests for p in paged),
+        total=total,
+        expected=total,
+        warnings=tuple(w for p in paged for w in p.warnings),
+        meta={"chunks": len(queries)},
+    )
