@@ -496,20 +496,26 @@ class Client:
         )
         return analytics
 
-    def sync_listings(self, *, refresh: bool = False, **scope: Any) -> pd.DataFrame:
+    def sync_listings(
+        self, *, refresh: bool = False, history_since: Any = None, **scope: Any
+    ) -> pd.DataFrame:
         """The whole market of a scope (``PropertyType=``, ``City=``, ``PostalCode=`` ... all
         but ``Status`` and the price / days ranges), every status, kept current incrementally in
-        the cache; ``refresh=True`` reloads it in full (the history is kept). The changes seen are
-        in :meth:`listing_history`. How it works and what it costs: ``docs/sync.md``.
+        the cache; ``refresh=True`` reloads it in full (the history is kept). The first sync
+        backfills the history from the change feed (since the oldest listing's entry, or
+        ``history_since=`` a date; ``False`` skips it): see :meth:`listing_history`. After an
+        incremental sync, ``client.last_load.changes`` lists what changed (new, price_cut,
+        pending, closed, back_on_market ...). How it works and what it costs: ``docs/sync.md``.
 
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
-        return _sync.sync_listings(self, scope, refresh=refresh)
+        return _sync.sync_listings(self, scope, refresh=refresh, history_since=history_since)
 
     def listing_history(self, **scope: Any) -> pd.DataFrame:
-        """Every change the syncs of a scope saw (ListingId, ChangeType, ChangeTimestamp, old and
-        new price / status), from the cache; no request. Feed it to :func:`realtyframes.price_drops`.
+        """Every change the service reported for a scope's listings (backfilled by the first sync,
+        extended by each later one): ListingId, ChangeType, ChangeTimestamp, old and new price /
+        status, from the cache; no request. Feed it to :func:`realtyframes.price_drops`.
 
         >>> history = client.listing_history(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         """

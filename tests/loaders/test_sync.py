@@ -25,15 +25,17 @@ import realtyframes as rf
 from realtyframes.cache import CacheWarning
 from realtyframes.errors import ApiError, BadRequestError, NotFoundError, QueryError
 from realtyframes.loaders._sync import (
+    CHANGE_COLUMNS,
     RESOURCE,
     STATUSES,
     _key,
-    _too_many,
     listing_history,
     sync_listings,
     sync_scope,
     sync_state,
+    too_many,
 )
+from realtyframes.loaders._sync_changes import sync_changes
 from realtyframes.sandbox import Faults
 from realtyframes.schemas import DataQualityWarning, Listing, listings_from_pages, validate
 
@@ -212,6 +214,55 @@ def assert_history_is_the_feed(history: pd.DataFrame, records: list[dict[str, An
             )
 
 
+def unique_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Feed records without repeats (two reads of the feed may overlap)."""
+    by_key = {(r["ListingId"], r["ChangeType"], r["ChangeTimestamp"]): r for r in records}
+    return list(by_key.values())
+
+
+def assert_changes_are_the_feed(
+    changes: pd.DataFrame, floor: Mapping[str, Any], after: pd.DataFrame, before: pd.DataFrame
+) -> None:
+    """``client.last_load.changes`` of a sync: the new listings plus one row per listing and
+    kind of the feed's records, each with its old and new values."""
+    assert list(changes.columns) == list(CHANGE_COLUMNS)
+    new = set(after["ListingId"]) - set(before["ListingId"])
+    assert set(changes.loc[changes["change"] == "new", "ListingId"]) == new
+    fed = changes[~changes["change"].isin(["new", "removed"])]
+    expected: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in floor["records"]:
+        if r["ChangeType"] == "price_change":
+            kind = "price_cut" if r["ListPrice"] < r["PreviousListPrice"] else "price_increase"
+        elif r["StandardStatus"] in ("Pending", "Active Under Contract"):
+            kind = "pending"
+        elif r["StandardStatus"] == "Closed":
+            kind = "closed"
+        elif r["PreviousStatus"] in ("Pending", "Active Under Contract"):
+            kind = "back_on_market"
+        else:
+            kind = "status_change"
+        expected.setdefault((r["ListingId"], kind), []).append(r)
+    assert set(zip(fed["ListingId"], fed["change"].astype(str), strict=True)) == set(expected)
+    assert fed["events"].sum() == len(floor["records"])
+    for row in fed.itertuples(index=False):
+        records = sorted(
+            expected[(row.ListingId, str(row.change))], key=lambda r: r["ChangeTimestamp"]
+        )
+        assert row.events == len(records)
+        assert iso(row.ChangeTimestamp) == records[-1]["ChangeTimestamp"]
+        if row.change in ("price_cut", "price_increase"):
+            assert (row.old_price, row.new_price) == (
+                records[0]["PreviousListPrice"],
+                records[-1]["ListPrice"],
+            )
+        else:
+            assert (row.old_status, row.new_status) == (
+                records[0]["PreviousStatus"],
+                records[-1]["StandardStatus"],
+            )
+    assert changes["City"].notna().all() and changes["UnparsedAddress"].notna().all()
+
+
 def expected_floor(
     http: httpx.Client,
     base: str,
@@ -272,18 +323,25 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     base, scope = sandbox.url, sync_scope({})
     client = make_client(base)
 
-    # first sync: each status loaded once, equal to a fresh full load (DaysOnMarket included)
+    # first sync: each status loaded once, equal to a fresh full load (DaysOnMarket included),
+    # and the history backfilled from the feed since the oldest listing's entry
     market = client.sync_listings()
     fresh = fresh_market(http_client, base, scope)
     assert_same_market(market, fresh, exact_days=True)
     first_totals = totals(http_client, base, scope)
+    oldest = iso(market["OriginalEntryTimestamp"].min())
+    backfilled, backfill_totals = raw_feed(http_client, base, market["ListingId"].tolist(), oldest)
     assert counter.kinds == {
-        "search": sum(max(1, math.ceil(n / PAGE)) for n in first_totals.values())
+        "search": sum(max(1, math.ceil(n / PAGE)) for n in first_totals.values()),
+        "feed": sum(max(1, math.ceil(n / PAGE)) for n in backfill_totals),
     }
     assert set(market["StandardStatus"]) == set(STATUSES)
-    assert listing_history(client, {}).empty
+    assert_history_is_the_feed(listing_history(client, {}), backfilled)
     state = sync_state(client, {})
     assert state is not None and state["mode"] == "full" and state["chunk"] == CHUNK
+    assert state["last_requests"]["backfill"] == counter.kinds["feed"]
+    assert state["last_requests"]["total"] == counter.total
+    assert client.last_load.changes is None  # a full load: nothing to compare with
 
     # a week later: new listings, price cuts, contracts, closings
     advance(http_client, base, 7)
@@ -309,7 +367,8 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     grew = synced.loc[open_].merge(market[["ListingId", "DaysOnMarket"]], on="ListingId")
     assert (grew["DaysOnMarket_x"] > grew["DaysOnMarket_y"]).all()  # recomputed, not stale
     history = listing_history(client, {})
-    assert_history_is_the_feed(history, floor["records"])
+    assert_history_is_the_feed(history, unique_records(backfilled + floor["records"]))
+    assert_changes_are_the_feed(client.last_load.changes, floor, synced, market)
 
     # nothing moved: only the floor (one empty page per status, one request per id chunk)
     counter.reset()
@@ -326,8 +385,7 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     synced = client.sync_listings()
     assert counter.total == floor["total"]
     assert_same_market(synced, fresh_market(http_client, base, scope), exact_days=False)
-    since_first = iso(market["ModificationTimestamp"].max())
-    records, _ = raw_feed(http_client, base, synced["ListingId"].tolist(), since_first)
+    records, _ = raw_feed(http_client, base, synced["ListingId"].tolist(), oldest)
     assert_history_is_the_feed(listing_history(client, {}), records)
 
 
@@ -398,7 +456,7 @@ def test_a_chunk_refused_after_the_first_is_split_in_halves(
 ):
     sandbox = start_sandbox(listings=800)
     client = make_client(sandbox.url, transport=RefuseOneLongRequest(nth=3, limit=CHUNK // 2))
-    market = sync_listings(client, {})
+    market = sync_listings(client, {}, history_since=False)
     advance(http_client, sandbox.url, 7)
     counter.reset()
     synced = sync_listings(client, {})
@@ -430,8 +488,11 @@ def test_a_corrupt_cache_file_falls_back_to_a_full_load(
     with pytest.warns(CacheWarning, match="unreadable"):
         market = sync_listings(client, scope)
     expected = totals(http_client, sandbox.url, sync_scope(scope))
-    assert counter.kinds == {"search": sum(max(1, math.ceil(n / PAGE)) for n in expected.values())}
-    assert sync_state(client, scope)["mode"] == "full"
+    assert counter.kinds["search"] == sum(max(1, math.ceil(n / PAGE)) for n in expected.values())
+    # the history went with the file: the full load backfills it again
+    state = sync_state(client, scope)
+    assert state["mode"] == "full"
+    assert counter.kinds["feed"] == state["last_requests"]["backfill"] > 0
     assert_same_market(
         market, fresh_market(http_client, sandbox.url, sync_scope(scope)), exact_days=True
     )
@@ -451,7 +512,7 @@ def test_an_unreadable_sync_state_falls_back_to_a_full_load(
     cache.write(RESOURCE, key, entry.frame, {**meta, "sync": state}, extra_frames=entry.extra)
     advance(http_client, sandbox.url, 3)
     counter.reset()
-    market = sync_listings(client, {})
+    market = sync_listings(client, {}, history_since=False)
     assert set(counter.kinds) == {"search"}
     assert sync_state(client, {})["mode"] == "full"
     assert_same_market(
@@ -464,11 +525,11 @@ def test_only_refusals_that_may_be_about_the_ids_halve_the_chunk():
         return BadRequestError(message, status=400, code="bad_request")
 
     ids = "Invalid or missing parameters: ListingIds: at most 100 ids, got 200; allowed: 1 to 100"
-    assert _too_many(bad_request(ids))
-    assert _too_many(bad_request("Invalid or missing parameters"))  # may be the ids
-    assert _too_many(ApiError("URI Too Long", status=414, code="uri_too_long"))
-    assert not _too_many(bad_request("Invalid or missing parameters: Since: not ISO 8601"))
-    assert not _too_many(NotFoundError("Resource not found", status=404, code="not_found"))
+    assert too_many(bad_request(ids))
+    assert too_many(bad_request("Invalid or missing parameters"))  # may be the ids
+    assert too_many(ApiError("URI Too Long", status=414, code="uri_too_long"))
+    assert not too_many(bad_request("Invalid or missing parameters: Since: not ISO 8601"))
+    assert not too_many(NotFoundError("Resource not found", status=404, code="not_found"))
 
 
 def test_invalid_records_are_quarantined_and_not_followed(
@@ -553,3 +614,113 @@ def test_scope_is_normalised_so_equal_markets_share_one_entry():
     assert sync_scope({"Subtypes": "Villa,Condominium"}) == sync_scope(
         {"Subtypes": ["Condominium", "Villa"]}
     )
+
+
+# -- the history from day one -------------------------------------------------------------------------
+
+
+def test_a_first_sync_backfills_over_a_year_and_equals_a_long_series_of_syncs(
+    start_sandbox, make_client, counter, http_client, tmp_path
+):
+    sandbox = start_sandbox(listings=600)
+    early = make_client(sandbox.url, cache_dir=tmp_path / "early")
+    early.sync_listings(City="Miami")
+    history = early.listing_history(City="Miami")
+    span = history["ChangeTimestamp"].max() - history["ChangeTimestamp"].min()
+    assert len(history) > 0 and span > pd.Timedelta(days=365)
+    assert {"price_change", "status_change"} <= set(history["ChangeType"].astype(str))
+    for days in (10, 30):
+        advance(http_client, sandbox.url, days)
+        early.sync_listings(City="Miami")
+    # a client that syncs for the first time now gets the same history in one backfill
+    late = make_client(sandbox.url, cache_dir=tmp_path / "late")
+    late.sync_listings(City="Miami")
+    pd.testing.assert_frame_equal(
+        late.listing_history(City="Miami"), early.listing_history(City="Miami")
+    )
+
+
+def test_history_since_bounds_or_skips_the_backfill(
+    start_sandbox, make_client, counter, http_client, tmp_path, sandbox_as_of
+):
+    sandbox = start_sandbox(listings=400)
+    client = make_client(sandbox.url, cache_dir=tmp_path / "a")
+    client.sync_listings(history_since=False)
+    assert set(counter.kinds) == {"search"}
+    assert client.listing_history().empty
+    assert sync_state(client, {})["last_requests"]["backfill"] == 0
+
+    since = (pd.Timestamp(sandbox_as_of) - pd.Timedelta(days=90)).normalize()
+    other = make_client(sandbox.url, cache_dir=tmp_path / "b")
+    market = other.sync_listings(history_since=since.date())  # a date: midnight UTC
+    history = other.listing_history()
+    assert len(history) > 0 and history["ChangeTimestamp"].min() > since
+    records, _ = raw_feed(http_client, sandbox.url, market["ListingId"].tolist(), iso(since))
+    assert_history_is_the_feed(history, records)
+    assert sync_state(other, {})["history_since"] == iso(since)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("yesterday", "not a date"), (True, "not a date"), ("2999-01-01", "in the future"), (3, "")],
+)
+def test_a_bad_history_since_fails_before_any_request(
+    start_sandbox, make_client, counter, value, message
+):
+    sandbox = start_sandbox(listings=100)
+    client = make_client(sandbox.url)
+    with pytest.raises(QueryError, match=f"history_since.*{message}") as caught:
+        client.sync_listings(history_since=value)
+    assert "None or False" in str(caught.value.allowed)
+    assert counter.total == 0
+
+
+def test_the_changes_of_a_sync_collapse_per_listing_and_kind():
+    t = pd.Timestamp("2026-06-01", tz="UTC")
+    listing = {
+        "UnparsedAddress": ["1 A St", "2 B St", "3 C St"],
+        "City": ["Miami", "Doral", "Miami"],
+        "PostalCode": ["33101", "33172", "33101"],
+        "PropertyType": ["Residential"] * 3,
+        "PropertySubType": ["Condominium", "Single Family Residence", "Townhouse"],
+    }
+    before = pd.DataFrame({"ListingId": ["A1", "B2", "C3"], **listing})
+    feed = pd.DataFrame(
+        {
+            "ListingId": ["A1", "A1", "B2", "B2"],
+            "ChangeType": ["price_change", "price_change", "status_change", "status_change"],
+            "ChangeTimestamp": [t, t + pd.Timedelta(days=3), t, t + pd.Timedelta(days=5)],
+            "PreviousListPrice": [500_000.0, 480_000.0, None, None],
+            "ListPrice": [480_000.0, 450_000.0, None, None],
+            "PreviousStatus": [None, None, "Active", "Pending"],
+            "StandardStatus": [None, None, "Pending", "Active"],
+        }
+    )
+    new = pd.DataFrame(
+        {
+            "ListingId": ["D4"],
+            "OriginalEntryTimestamp": [t],
+            "ListPrice": [1_200_000.0],
+            "StandardStatus": ["Active"],
+            "UnparsedAddress": ["4 D St"],
+            "City": ["Miami"],
+            "PostalCode": ["33101"],
+            "PropertyType": ["Residential"],
+            "PropertySubType": ["Condominium"],
+        }
+    )
+    changes = sync_changes(feed, new, ["C3"], before, pd.concat([before[:2], new]))
+    assert list(changes.columns) == list(CHANGE_COLUMNS)
+    got = {
+        (r.ListingId, r.change): (r.old_price, r.new_price, r.old_status, r.new_status, r.events)
+        for r in changes.itertuples(index=False)
+    }
+    assert got.keys() == {("D4", "new"), ("A1", "price_cut"), ("B2", "pending"),
+                          ("B2", "back_on_market"), ("C3", "removed")}  # fmt: skip
+    assert got[("A1", "price_cut")][:2] == (500_000.0, 450_000.0)  # first old, last new
+    assert got[("A1", "price_cut")][4] == 2
+    assert got[("B2", "back_on_market")][2:4] == ("Pending", "Active")
+    assert got[("D4", "new")][1] == 1_200_000.0 and math.isnan(got[("D4", "new")][0])
+    removed = changes[changes["change"] == "removed"].iloc[0]
+    assert removed["UnparsedAddress"] == "3 C St"  # described from the market before the sync
+    assert changes["change"].cat.codes.is_monotonic_increasing  # kinds in the documented order

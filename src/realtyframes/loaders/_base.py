@@ -95,6 +95,9 @@ class LoadInfo:
       Order, MediaURL, ShortDescription); search results without ``details=True`` carry none.
       None for other resources.
     - ``key``: the cache key of the entry (None with the cache off).
+    - ``changes``: ``sync_listings`` only: what an incremental sync changed, one row per listing
+      and kind of change (``new``, ``price_cut``, ``pending``, ``closed`` ...; see
+      :mod:`realtyframes.loaders._sync_changes`); None after a full load (the first sync).
 
     >>> df = client.listings(City="Miami", details=True)  # doctest: +SKIP
     >>> client.last_load.media.head()  # doctest: +SKIP
@@ -112,6 +115,7 @@ class LoadInfo:
     quarantine: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     media: pd.DataFrame | None = field(default=None, repr=False)
     key: str | None = field(default=None, repr=False)
+    changes: pd.DataFrame | None = field(default=None, repr=False)
 
 
 @dataclass
