@@ -331,7 +331,8 @@ class Client:
             raise QueryError(
                 "api_key",
                 f"{operation} uses the legacy host, which needs an API key",
-                "Client(api_key=...)",
+                "an API key: the Client's api_key argument, REALTYFRAMES_API_KEY, or --api-key "
+                "on the command line",
             )
 
     # -- data: the loaders ------------------------------------------------------------------------

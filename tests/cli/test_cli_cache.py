@@ -28,12 +28,63 @@ def test_cache_list_and_clear(
     assert "City" in out and "Miami" in out
 
     assert main(["cache", "clear", "--resource", "listings", "--cache-dir", str(root)]) == 0
-    assert "removed 1 listings entries" in capsys.readouterr().out
+    assert "removed 1 cache entries" in capsys.readouterr().out  # stdin is not a terminal here
     assert not list((root / "listings").glob("*.parquet"))
     assert list((root / "contacts").glob("*.parquet"))
 
     assert main(["cache", "clear", "--resource", "No Such", "--cache-dir", str(root)]) == 2
-    assert "--resource" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--resource 'No Such'" in err and "allowed: " in err and "market" in err
+
+
+class _Terminal:
+    """stdin as a terminal that answers ``answer`` to the prompt (records the prompts)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, answer: str) -> None:
+        self.prompts: list[str] = []
+        monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+        monkeypatch.setattr("builtins.input", self.ask)
+        self.answer = answer
+
+    def ask(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        return self.answer
+
+
+def test_cache_clear_asks_first_and_clears_one_scope(
+    sandbox_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    root = tmp_path / "cache"
+    with Client(sandbox_url, cache_dir=root, progress=False) as client:
+        client.listings(City="Miami")
+        client.listings(City="Doral")
+        client.contacts()
+    args = ["cache", "clear", "--cache-dir", str(root)]
+
+    terminal = _Terminal(monkeypatch, "n")  # a person says no: nothing goes
+    assert main(args) == 1
+    assert terminal.prompts == [f"remove 3 cache entries from {root}? [y/N] "]
+    assert "nothing removed" in capsys.readouterr().err
+    assert len(list((root / "listings").glob("*.parquet"))) == 2
+
+    terminal = _Terminal(monkeypatch, "y")  # one scope only, after saying yes
+    assert main([*args, "--resource", "listings", "--where", "City=Miami"]) == 0
+    assert terminal.prompts == [f"remove 1 cache entries from {root}? [y/N] "]
+    assert "removed 1 cache entries" in capsys.readouterr().out
+    assert main(["cache", "list", "--cache-dir", str(root)]) == 0
+    listed = capsys.readouterr().out
+    assert "Doral" in listed and "Miami" not in listed and "contacts" in listed
+
+    terminal = _Terminal(monkeypatch, "n")
+    assert main([*args, "--yes"]) == 0  # --yes: no question
+    assert terminal.prompts == []
+    assert "removed 2 cache entries" in capsys.readouterr().out
+
+    assert main([*args, "--where", "City"]) == 2
+    assert "expected NAME=VALUE" in capsys.readouterr().err
 
 
 def test_cache_dir_from_the_environment(
@@ -41,7 +92,7 @@ def test_cache_dir_from_the_environment(
 ) -> None:
     monkeypatch.setenv("REALTYFRAMES_CACHE_DIR", str(tmp_path / "env"))
     assert main(["cache", "clear"]) == 0
-    assert f"removed 0 entries from {tmp_path / 'env'}" in capsys.readouterr().out
+    assert f"no matching cache entries in {tmp_path / 'env'}" in capsys.readouterr().out
     with pytest.raises(SystemExit) as exited:
         main(["cache"])  # an action is required
     assert exited.value.code == 2

@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -303,14 +304,19 @@ def _read_back(path: Path, key: str) -> tuple[pd.DataFrame, list[str]]:
     return frame, [r[0] for r in rows]
 
 
-def _fetch(
-    capsys: pytest.CaptureFixture[str], url: str, cache: Path, out: Path, *args: str
-) -> None:
+def _fetch(capsys: pytest.CaptureFixture[str], url: str, cache: Path, out: Path, *args: str) -> int:
+    """Run ``fetch``: stdout is the path only (for pipelines), stderr the row count; returns it."""
     code = main(["fetch", *args, "--out", str(out), "--base-url", url, "--cache-dir", str(cache)])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert captured.out == f"{out}\n"
-    assert captured.err == ""
+    written = re.search(  # the last line (a deprecated operation logs a warning before it)
+        rf"^realtyframes fetch: ([\d,]+) \S+ rows written to {re.escape(str(out))}\n\Z",
+        captured.err,
+        re.MULTILINE,
+    )
+    assert written, captured.err
+    return int(written.group(1).replace(",", ""))
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
@@ -352,8 +358,9 @@ def test_fetch_changes_contacts_activity_analytics(
     assert len(changes) and len(contacts) and len(activity)
 
     out = tmp_path / "changes.parquet"
-    _fetch(capsys, sandbox_url, cache, out, "changes", "--ListingIds", ",".join(ids[:20]),
-           "--ListingIds", ",".join(ids[20:]), "--Since", "2025-06-01")  # fmt: skip
+    count = _fetch(capsys, sandbox_url, cache, out, "changes", "--ListingIds", ",".join(ids[:20]),
+                   "--ListingIds", ",".join(ids[20:]), "--Since", "2025-06-01")  # fmt: skip
+    assert count == len(changes)
     frame, rows = _read_back(out, "ListingId")
     pd.testing.assert_frame_equal(frame, changes.reset_index(drop=True))
     assert rows == changes["ListingId"].astype(str).tolist()
@@ -522,3 +529,62 @@ def test_fetch_warns_on_zero_rows(
     assert code == 0 and captured.out == f"{out}\n"
     assert "warning: 0 listings rows for City=Atlantis" in captured.err
     assert pd.read_parquet(out).empty
+
+
+def test_fetch_changes_of_a_scope_one_listing_me_and_legacy_contacts(
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "cache"
+    with rf.Client(base_url=sandbox_url, cache=False, progress=False) as client:
+        doral = client.listings(City="Doral", Status="Pending")
+        changes = client.listing_changes(doral["ListingId"].tolist(), since="2025-06-01")
+        one = client.listing(str(doral["ListingId"].iloc[0]))
+        me = client.me()
+    with (
+        rf.Client(base_url=sandbox_url, api_key=DEMO.api_key, cache=False) as keyed,
+        pytest.warns(rf.ApiDeprecationWarning, match="getContacts"),
+    ):
+        legacy = keyed.legacy_contacts()
+    assert len(changes) > 0 and len(legacy) > 0
+
+    # the scope finds the ids itself: the same rows as naming them
+    out = tmp_path / "scope.parquet"
+    args = ["changes", "--City", "Doral", "--Status", "Pending", "--Since", "2025-06-01"]
+    assert _fetch(capsys, sandbox_url, cache, out, *args) == len(changes)
+    pd.testing.assert_frame_equal(pd.read_parquet(out), changes.reset_index(drop=True))
+
+    out = tmp_path / "one.parquet"
+    assert _fetch(capsys, sandbox_url, cache, out, "listing", str(doral["ListingId"].iloc[0])) == 1
+    pd.testing.assert_frame_equal(pd.read_parquet(out), one.reset_index(drop=True))
+
+    out = tmp_path / "me.json"
+    assert _fetch(capsys, sandbox_url, cache, out, "me") == 1
+    assert json.loads(out.read_text())[0]["plan"] == me["plan"]
+
+    out = tmp_path / "legacy.csv"
+    count = _fetch(capsys, sandbox_url, cache, out, "legacy-contacts", "--api-key", DEMO.api_key)
+    assert count == len(legacy)
+    assert DEMO.api_key not in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["changes", "--Since", "2025-06-01"], "ListingIds: missing: name the listings"),
+        (
+            ["changes", "--ListingIds", "A1", "--City", "Doral", "--Since", "2025-06-01"],
+            "ListingIds: given with a scope (City)",
+        ),
+        (["changes", "--City", "Doral", "--Status", "Sold", "--Since", "2025-06-01"], "Status"),
+        (["legacy-contacts"], "needs an API key"),
+    ],
+)
+def test_fetch_changes_scope_errors_come_before_any_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    dead = "http://127.0.0.1:9"  # nothing listens: any request would fail differently
+    code = main(["fetch", *args, "--out", str(tmp_path / "x.parquet"), "--base-url", dead,
+                 "--cache-dir", str(tmp_path / "c")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and message in err, err
+    assert "Connect" not in err and not (tmp_path / "x.parquet").exists()

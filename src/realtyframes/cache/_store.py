@@ -28,7 +28,7 @@ import os
 import re
 import secrets
 import warnings
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -551,8 +551,9 @@ class ParquetCache:
             )
         )
 
-    def clear(self, resource: str | None = None) -> int:
-        """Remove every entry (of ``resource``): its companions, lock and moved-aside files too.
+    def clear(self, resource: str | None = None, *, keys: Collection[str] | None = None) -> int:
+        """Remove every entry (of ``resource``; only those whose key is in ``keys`` when given):
+        its companions, lock and moved-aside files too.
 
         Returns the number of entries removed.
 
@@ -574,7 +575,7 @@ class ParquetCache:
             ]
             for path in sorted(folder.glob("*.parquet")):
                 key = path.stem
-                if not _KEY.match(key):
+                if not _KEY.match(key) or (keys is not None and key not in keys):
                     continue
                 lock = self._lock_path(res, key)
                 with file_lock(lock, timeout=self.lock_timeout):
@@ -583,6 +584,8 @@ class ParquetCache:
                     path.unlink(missing_ok=True)
                     lock.unlink(missing_ok=True)
                 removed += 1
+            if keys is not None:
+                continue  # chosen entries only: the folder's leftovers stay
             for folder_ in [folder, *companions]:
                 for leftover in folder_.glob(".*"):
                     if ".corrupt-" in leftover.name or ".tmp-" in leftover.name:

@@ -1,16 +1,28 @@
 """``realtyframes cache list|clear``: the entries of the Parquet cache, or remove them.
 
->>> main(["cache", "list", "--cache-dir", "data/cache"])  # doctest: +SKIP
+``clear`` removes every entry, one resource's (``--resource``) or one scope's (``--where
+City=Miami``, matched against each entry's request parameters). It says what it is about to remove
+and asks first, unless ``--yes`` is given or stdin is not a terminal (a scheduled job).
+
+>>> main(["cache", "clear", "--resource", "market", "--where", "City=Miami", "--yes"])  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from realtyframes.cli.config import PROG
 
-__all__ = ["add_cache", "run_cache"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from realtyframes.cache import ParquetCache
+
+__all__ = ["add_cache", "matching", "run_cache"]
 
 
 def add_cache(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,34 +37,85 @@ def add_cache(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
     for name, text in (("list", "print every cache entry"), ("clear", "remove cache entries")):
         action = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
         action.add_argument("--cache-dir", metavar="DIR", help="the cache folder")
+        action.add_argument(
+            "--resource",
+            metavar="R",
+            help="only this resource (listings, market, changes, contacts, analytics, ...)",
+        )
+        action.add_argument(
+            "--where",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="only entries whose request had this parameter (e.g. City=Miami); repeatable",
+        )
         if name == "clear":
             action.add_argument(
-                "--resource",
-                metavar="R",
-                help="only this resource (listings, changes, contacts, analytics, ...)",
+                "--yes", "-y", action="store_true", help="do not ask before removing"
             )
     parser.set_defaults(func=run_cache)
 
 
-def run_cache(args: argparse.Namespace) -> int:
-    """The ``cache`` command: list the entries, or clear them (all, or one resource)."""
-    from pathlib import Path
+def _check_resource(resource: str | None) -> None:
+    from realtyframes.loaders.endpoints import TTLS
 
+    if resource is not None and resource not in TTLS:
+        raise ValueError(
+            f"--resource {resource!r} is not a cache resource; allowed: {', '.join(sorted(TTLS))}"
+        )
+
+
+def _conditions(where: list[str]) -> dict[str, str]:
+    conditions: dict[str, str] = {}
+    for item in where:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--where {item!r}: expected NAME=VALUE, e.g. City=Miami")
+        conditions[name.strip()] = value.strip()
+    return conditions
+
+
+def matching(
+    entries: pd.DataFrame, resource: str | None, conditions: dict[str, str]
+) -> pd.DataFrame:
+    """The entries of ``resource`` (all if None) whose parameters hold every condition.
+
+    >>> import pandas as pd
+    >>> e = pd.DataFrame({"resource": ["market", "market"], "params": ['{"City": "Miami"}', '{}']})
+    >>> matching(e, "market", {"City": "Miami"}).index.tolist()
+    [0]
+    """
+    chosen = entries if resource is None else entries[entries["resource"] == resource]
+    if not conditions:
+        return chosen
+    params = chosen["params"].map(json.loads)
+    keep = params.map(lambda p: all(str(p.get(k)) == v for k, v in conditions.items()))
+    return chosen[keep.astype(bool)]
+
+
+def _confirm(count: int, root: Path) -> bool:
+    if not sys.stdin.isatty():
+        return True  # a scheduled job: nobody to ask
+    answer = input(f"remove {count} cache entries from {root}? [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def run_cache(args: argparse.Namespace) -> int:
+    """The ``cache`` command: list the entries, or clear them (all, one resource or one scope)."""
     from realtyframes.cache import ParquetCache
     from realtyframes.loaders import default_cache_dir
 
     root = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
     cache = ParquetCache(root)
+    try:
+        _check_resource(args.resource)
+        conditions = _conditions(args.where)
+        entries = matching(cache.list(), args.resource, conditions)
+    except ValueError as exc:
+        print(f"{PROG} cache {args.cache_action}: {exc}", file=sys.stderr)
+        return 2
     if args.cache_action == "clear":
-        try:
-            removed = cache.clear(args.resource)
-        except ValueError as exc:
-            print(f"{PROG} cache clear: --resource: {exc}", file=sys.stderr)
-            return 2
-        what = f"{args.resource} entries" if args.resource else "entries"
-        print(f"removed {removed} {what} from {root}")
-        return 0
-    entries = cache.list()
+        return _clear(cache, root, entries, args)
     if entries.empty:
         print(f"no cache entries in {root}")
         return 0
@@ -64,4 +127,18 @@ def run_cache(args: argparse.Namespace) -> int:
     )
     print(f"{len(entries)} entries in {root} ({int(entries['size'].sum())} bytes)")
     print(shown.to_string(index=False))
+    return 0
+
+
+def _clear(cache: ParquetCache, root: Path, entries: pd.DataFrame, args: argparse.Namespace) -> int:
+    if entries.empty:
+        print(f"no matching cache entries in {root}")
+        return 0
+    if not args.yes and not _confirm(len(entries), root):
+        print("nothing removed", file=sys.stderr)
+        return 1
+    removed = 0
+    for resource, group in entries.groupby("resource", sort=True):
+        removed += cache.clear(str(resource), keys=set(group["key"]))
+    print(f"removed {removed} cache entries from {root}")
     return 0

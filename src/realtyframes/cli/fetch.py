@@ -28,7 +28,7 @@ from realtyframes.api import _params
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
 from realtyframes.report.files import output_format, write_output
-from realtyframes.schemas import BREAKDOWNS
+from realtyframes.schemas import BREAKDOWNS, ListingChange, empty_frame
 
 if TYPE_CHECKING:
     from realtyframes._client import Client
@@ -95,6 +95,13 @@ RESOURCES: dict[str, Resource] = {
         "change feed of chosen listings (GET /v1/listings/changes); one row per change",
         {},
     ),
+    "listing": Resource(
+        "listing",
+        "listing",
+        {},
+        "one listing with every detail field (GET /v1/listings/{ListingId}); one row",
+        {},
+    ),
     "contacts": Resource(
         "contacts", "contacts", _params.CONTACTS, "CRM contacts (GET /v1/contacts)", {}
     ),
@@ -112,7 +119,21 @@ RESOURCES: dict[str, Resource] = {
         "website analytics (GET /v1/analytics); one member of the result per file",
         {"Period": "30d"},
     ),
+    "me": Resource("me", "me", {}, "the current user (GET /v1/me); one row", {}),
+    "legacy-contacts": Resource(
+        "legacy-contacts",
+        "legacy_contacts",
+        {},
+        "contacts of the legacy host (GET /api/getContacts, deprecated; needs an API key)",
+        {},
+    ),
 }
+#: Listing search filters that choose the listings of ``fetch changes`` (instead of --ListingIds).
+SCOPE_OF_CHANGES: tuple[str, ...] = tuple(
+    name
+    for name in _params.LISTING_SEARCH
+    if name not in _params.LISTING_CHANGES and name not in PAGING and name != "Sort"
+)
 
 
 def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -131,7 +152,9 @@ def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
             help=resource.help,
             description=f"Fetch {resource.help} into a Parquet, CSV or JSON file. Options named "
             "like the spec's parameters; values are checked before any request.",
-            usage="%(prog)s --out FILE [--PARAM VALUE ...] [options]",
+            usage="%(prog)s ID --out FILE [options]"
+            if resource.name == "listing"
+            else "%(prog)s --out FILE [--PARAM VALUE ...] [options]",
         )
         parser.add_argument(
             "--out",
@@ -168,6 +191,21 @@ def _add_spec_options(parser: argparse.ArgumentParser, resource: Resource) -> No
 
 def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
     """The options of one resource that are not spec query parameters."""
+    if name == "listing":
+        parser.add_argument("p_ListingId", nargs=1, metavar="ID", help="the MLS listing number")
+    if name == "changes":
+        group = parser.add_argument_group(
+            "scope", "listing search filters choosing the listings, instead of --ListingIds"
+        )
+        for param in SCOPE_OF_CHANGES:
+            checker = _params.LISTING_SEARCH[param]
+            group.add_argument(
+                f"--{param}",
+                dest=f"s_{param}",
+                action="append",
+                metavar="VALUE",
+                help=allowed_text(param, checker),
+            )
     if name == "listings":
         parser.add_argument("--max-results", type=int, metavar="N", help="stop after N listings")
         parser.add_argument(
@@ -190,7 +228,7 @@ def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
             choices=(*ANALYTICS_MEMBERS, "all"),
             help="which frame of the result to write (default overview; 'all' needs .json)",
         )
-    if name in ("listings", "changes", "contacts", "activity"):
+    if name in ("listings", "listing", "changes", "contacts", "activity", "legacy-contacts"):
         parser.add_argument(
             "--refresh", action="store_true", help="ignore cached results and fetch again"
         )
@@ -200,13 +238,14 @@ def _run_fetch(args: argparse.Namespace) -> int:
     return run_guarded(f"{PROG} fetch", args, lambda settings: run_fetch(args, settings))
 
 
-def collect_params(args: argparse.Namespace) -> dict[str, str]:
-    """The spec parameters given on the command line (list parameters joined with commas)."""
+def collect_params(args: argparse.Namespace, prefix: str = "p_") -> dict[str, str]:
+    """The spec parameters given on the command line (list parameters joined with commas);
+    ``prefix="s_"``: the scope filters of ``fetch changes``."""
     params: dict[str, str] = {}
     for key, values in sorted(vars(args).items()):
-        if not key.startswith("p_") or values is None:
+        if not key.startswith(prefix) or values is None:
             continue
-        name = key[2:]
+        name = key[len(prefix) :]
         if name in LIST_PARAMS:
             params[name] = ",".join(values)
         elif len(values) > 1:
@@ -218,10 +257,23 @@ def collect_params(args: argparse.Namespace) -> dict[str, str]:
     return params
 
 
-def _prepare(resource: Resource, params: dict[str, str]) -> None:
+def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) -> None:
     """Validate before any request (and before starting a sandbox)."""
-    if resource.name == "activity":
-        _params.prepare("contact_activity", params)
+    if resource.name == "changes" and "ListingIds" not in params:
+        if not scope:
+            raise QueryError(
+                "ListingIds",
+                "missing: name the listings (--ListingIds) or a scope that finds them",
+                "--ListingIds A1,A2 or listing search filters such as --City Miami",
+            )
+        _params.prepare("listings", scope)
+        _params.prepare("listing_changes", {**params, "ListingIds": "-"})
+    elif resource.name == "changes" and scope:
+        raise QueryError(
+            "ListingIds",
+            f"given with a scope ({', '.join(sorted(scope))})",
+            "either --ListingIds or scope filters",
+        )
     else:
         _params.prepare(resource.operation, params)
 
@@ -240,10 +292,22 @@ def fetch_frames(
             **filters,
         )
     if resource == "changes":
-        ids = str(filters.pop("ListingIds")).split(",")
+        scope = dict(options.get("scope") or {})
+        if "ListingIds" in filters:
+            ids = str(filters.pop("ListingIds")).split(",")
+        else:  # the listings of the scope: one paged search
+            ids = client.listings(**scope, refresh=refresh)["ListingId"].tolist()
         since = filters.pop("Since")
         change_type = filters.pop("ChangeType", None)
+        if not ids:  # no listing in the scope: no request, the feed's columns
+            return empty_frame(ListingChange)
         return client.listing_changes(ids, since, change_type, refresh=refresh)
+    if resource == "listing":
+        return client.listing(str(filters["ListingId"]), refresh=refresh)
+    if resource == "me":
+        return pd.json_normalize(client.me())
+    if resource == "legacy-contacts":
+        return client.legacy_contacts(refresh=refresh)
     if resource == "contacts":
         return client.contacts(refresh=refresh)
     if resource == "activity":
@@ -257,9 +321,10 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     """The ``fetch`` command: validate, fetch through the client, write, print the path."""
     resource = RESOURCES[args.resource]
     params = collect_params(args)
+    scope = collect_params(args, "s_")
     member = getattr(args, "member", None)
     fmt = output_format(args.out, member)
-    _prepare(resource, dict(params))
+    _prepare(resource, dict(params), scope)
     max_results = getattr(args, "max_results", None)
     if max_results is not None and max_results < 1:
         raise QueryError("--max-results", f"{max_results} is too small", "an integer >= 1")
@@ -274,6 +339,7 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
                 "refresh": getattr(args, "refresh", False),
                 "max_results": max_results,
                 "details": getattr(args, "details", False),
+                "scope": scope,
             },
         )
     if isinstance(data, dict) and member != "all":
@@ -281,8 +347,10 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     rows = write_output(data, args.out, fmt)
     logger.info("%s: %d rows written to %s", resource.name, rows, args.out)
     if rows == 0:  # exit 0 (a valid answer), but a scheduled job must not mistake it for data
-        shown = ", ".join(f"{k}={v}" for k, v in params.items()) or "no filters"
+        shown = ", ".join(f"{k}={v}" for k, v in {**scope, **params}.items()) or "no filters"
         print(f"{PROG} fetch: warning: 0 {resource.name} rows for {shown}; "
               f"{args.out} holds the columns only", file=sys.stderr)  # fmt: skip
+    elif not quiet:  # the count for people (stderr); stdout stays the path, for pipelines
+        print(f"{PROG} fetch: {rows:,} {resource.name} rows written to {args.out}", file=sys.stderr)
     print(os.fspath(args.out), flush=True)
     return 0
