@@ -31,6 +31,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "realtyframes"
 RANKS: dict[str, int] = {
     "_version": 0,
     "_spec": 0,
+    "_lazy": 0,
     "errors": 1,
     "_files": 1,
     "_display": 1,

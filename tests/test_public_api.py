@@ -105,3 +105,35 @@ def test_import_is_light_and_starts_nothing() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[] 1", "True"]
+
+
+_HELP_SCRIPT = """
+import contextlib, io, sys
+import realtyframes
+HEAVY = ("pandas", "pandera", "pyarrow", "matplotlib", "numpy", "httpx")
+print(sorted(m for m in HEAVY if m in sys.modules))
+from realtyframes.cli import main
+for argv in (["--help"], ["fetch", "listings", "--help"], ["report", "market", "--help"]):
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown), contextlib.suppress(SystemExit):
+        main(argv)
+    assert "usage" in shown.getvalue(), argv
+print(sorted(m for m in HEAVY if m in sys.modules if m != "httpx"))
+"""
+
+
+def test_import_and_cli_help_load_no_data_library() -> None:
+    # every name but the errors is imported on first use: `import realtyframes` and
+    # `realtyframes --help` load neither pandas, pandera, pyarrow nor matplotlib (the time it
+    # takes is measured in benchmarks/bench_cli.py)
+    out = subprocess.run(
+        [sys.executable, "-c", _HELP_SCRIPT], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split("\n")[:2] == ["[]", "[]"], out.stdout + out.stderr
+
+
+def test_lazy_names_are_the_public_ones() -> None:
+    eager = {n for n in rf.__all__ if n in vars(rf)} - set(rf._LAZY)
+    assert set(rf._LAZY) <= set(rf.__all__)
+    assert {n for n in rf.__all__ if n not in rf._LAZY} <= eager | set(vars(rf))
+    assert sorted(dir(rf)) == dir(rf) and set(rf.__all__) <= set(dir(rf))

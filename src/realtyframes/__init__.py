@@ -5,28 +5,15 @@
 >>> client.me()["domain"]                                                     # doctest: +SKIP
 'demo-realty.example'
 
-One public surface: everything users call is re-exported here (``__all__`` is tested).
+One public surface: everything users call is re-exported here (``__all__`` is tested). The errors
+are imported at once; every other name is imported on first use (:data:`_LAZY`), so ``import
+realtyframes`` and ``realtyframes --help`` do not load pandas, pandera, httpx or matplotlib.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from realtyframes import oauth
-from realtyframes._client import Client, ClientSettings
+from realtyframes._lazy import lazy
 from realtyframes._version import __version__
-from realtyframes.analysis import (
-    AnalysisInputError,
-    ColumnTypeError,
-    LeadFunnel,
-    MissingColumnsError,
-    TrafficSummary,
-    compare_markets,
-    lead_funnel,
-    market_summary,
-    price_drop_summary,
-    price_drops,
-    traffic_summary,
-)
-from realtyframes.api import RetryPolicy
 from realtyframes.errors import (
     ApiDeprecationWarning,
     ApiError,
@@ -51,25 +38,51 @@ from realtyframes.errors import (
     ServerError,
     TransportError,
 )
-from realtyframes.loaders import LoadInfo
-from realtyframes.schemas import Analytics
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the lazy names, for type checkers and editors
+    from realtyframes import oauth, sandbox
     from realtyframes import plots as plot
-    from realtyframes import sandbox
+    from realtyframes._client import Client, ClientSettings
+    from realtyframes.analysis import (
+        AnalysisInputError,
+        ColumnTypeError,
+        LeadFunnel,
+        MissingColumnsError,
+        TrafficSummary,
+        compare_markets,
+        lead_funnel,
+        market_summary,
+        price_drop_summary,
+        price_drops,
+        traffic_summary,
+    )
+    from realtyframes.api import RetryPolicy
+    from realtyframes.loaders import LoadInfo
+    from realtyframes.schemas import Analytics
 
-_LAZY = {"plot": "realtyframes.plots", "sandbox": "realtyframes.sandbox"}
-
-
-def __getattr__(name: str) -> Any:
-    """Load ``rf.plot`` (matplotlib) and ``rf.sandbox`` (starlette, uvicorn) on first use."""
-    if name in _LAZY:
-        import importlib
-
-        module = importlib.import_module(_LAZY[name])
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'realtyframes' has no attribute {name!r}")
+#: Names imported on first use: name -> module (a module itself when the name is the module's).
+_LAZY: dict[str, str] = {
+    "Client": "realtyframes._client",
+    "ClientSettings": "realtyframes._client",
+    "AnalysisInputError": "realtyframes.analysis",
+    "ColumnTypeError": "realtyframes.analysis",
+    "LeadFunnel": "realtyframes.analysis",
+    "MissingColumnsError": "realtyframes.analysis",
+    "TrafficSummary": "realtyframes.analysis",
+    "compare_markets": "realtyframes.analysis",
+    "lead_funnel": "realtyframes.analysis",
+    "market_summary": "realtyframes.analysis",
+    "price_drop_summary": "realtyframes.analysis",
+    "price_drops": "realtyframes.analysis",
+    "traffic_summary": "realtyframes.analysis",
+    "RetryPolicy": "realtyframes.api",
+    "LoadInfo": "realtyframes.loaders",
+    "Analytics": "realtyframes.schemas",
+    "oauth": "realtyframes.oauth",
+    "plot": "realtyframes.plots",
+    "sandbox": "realtyframes.sandbox",
+}
+_MODULES = frozenset({"oauth", "plot", "sandbox"})
 
 
 __all__ = [
@@ -116,3 +129,5 @@ __all__ = [
     "sandbox",
     "traffic_summary",
 ]
+
+__getattr__, __dir__ = lazy(__name__, _LAZY, globals(), __all__, modules=_MODULES)

@@ -32,6 +32,11 @@ SALE_TYPES: tuple[str, ...] = (
 )
 #: The spec's "rent types".
 RENT_TYPES: tuple[str, ...] = ("Residential Lease", "Commercial Lease")
+#: Property types the analysis treats as the sale segment: the spec's sale types plus
+#: ``Land/Boat Docks``, which the spec leaves unclassified (our decision, see docs/metrics.md).
+SALE_SEGMENT: tuple[str, ...] = tuple(t for t in PROPERTY_TYPES if t not in RENT_TYPES)
+#: Members of the analytics result that break the traffic down by one dimension.
+BREAKDOWNS: tuple[str, ...] = ("pages", "referrers", "countries", "browsers", "os", "devices")
 #: The search filter's ``Status`` values, in the filter's order.
 STATUSES: tuple[str, ...] = ("Active", "Pending", "Closed", "Active Under Contract")
 #: ``StandardStatus`` values: the field's documented three plus the search filter's fourth, in

@@ -30,14 +30,14 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from realtyframes._spec import PROPERTY_TYPES, RENT_TYPES
+from realtyframes._spec import RENT_TYPES, SALE_SEGMENT
 from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
 
 #: Property types summarised as the sale segment. The spec lists Residential, Residential Income,
 #: Land, Commercial Sale and Business Opportunity; it leaves ``Land/Boat Docks`` unclassified. We
 #: classify it as *sale*: it is the MLS's class for land and boat slips offered for sale (lease
 #: classes are the ones named "Lease"), and its prices are sale prices. See docs/metrics.md.
-SALE_TYPES: tuple[str, ...] = tuple(t for t in PROPERTY_TYPES if t not in RENT_TYPES)
+SALE_TYPES: tuple[str, ...] = SALE_SEGMENT
 
 Segment = Literal["sale", "rent", "both"]
 #: Allowed values of the ``segment`` argument.

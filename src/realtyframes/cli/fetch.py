@@ -21,16 +21,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from realtyframes._config import Settings
+from realtyframes._spec import BREAKDOWNS
 from realtyframes.api import _params
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
-from realtyframes.report.files import output_format, write_output
-from realtyframes.schemas import BREAKDOWNS, ListingChange, empty_frame
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from realtyframes._client import Client
 
 __all__ = ["RESOURCES", "Resource", "add_fetch", "collect_params", "fetch_frames", "run_fetch"]
@@ -300,11 +299,15 @@ def fetch_frames(
         since = filters.pop("Since")
         change_type = filters.pop("ChangeType", None)
         if not ids:  # no listing in the scope: no request, the feed's columns
+            from realtyframes.schemas import ListingChange, empty_frame
+
             return empty_frame(ListingChange)
         return client.listing_changes(ids, since, change_type, refresh=refresh)
     if resource == "listing":
         return client.listing(str(filters["ListingId"]), refresh=refresh)
     if resource == "me":
+        import pandas as pd
+
         return pd.json_normalize(client.me())
     if resource == "legacy-contacts":
         return client.legacy_contacts(refresh=refresh)
@@ -319,6 +322,8 @@ def fetch_frames(
 
 def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     """The ``fetch`` command: validate, fetch through the client, write, print the path."""
+    from realtyframes.report.files import output_format, write_output
+
     resource = RESOURCES[args.resource]
     params = collect_params(args)
     scope = collect_params(args, "s_")

@@ -54,8 +54,8 @@ _days = checked(
 
 def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``report market`` and its options."""
-    from realtyframes.analysis import SALE_TYPES
-    from realtyframes.report import BY_CHOICES
+    from realtyframes._spec import SALE_SEGMENT as SALE_TYPES
+    from realtyframes.report.options import BY_CHOICES
 
     report = subparsers.add_parser(
         "report",

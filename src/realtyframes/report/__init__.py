@@ -17,23 +17,49 @@ report never starts a sandbox: the caller gives the client (``rf.Client()`` fall
 embedded sandbox by itself).
 """
 
-from realtyframes.report.compute import MarketReport, compute_market_report
-from realtyframes.report.files import (
-    ReportFiles,
-    data_paths,
-    market_report,
-    read_report_data,
-    write_market_report,
-)
-from realtyframes.report.load import (
-    MarketFrames,
-    ReportClient,
-    analytics_from_files,
-    analytics_to_files,
-    load_market_frames,
-)
-from realtyframes.report.options import BY_CHOICES, DATA_FILES, MarketReportOptions, period_for
-from realtyframes.report.render import render_market_report
+from typing import TYPE_CHECKING
+
+from realtyframes._lazy import lazy
+
+if TYPE_CHECKING:
+    from realtyframes.report.compute import MarketReport, compute_market_report
+    from realtyframes.report.files import (
+        ReportFiles,
+        data_paths,
+        market_report,
+        read_report_data,
+        write_market_report,
+    )
+    from realtyframes.report.load import (
+        MarketFrames,
+        ReportClient,
+        analytics_from_files,
+        analytics_to_files,
+        load_market_frames,
+    )
+    from realtyframes.report.options import BY_CHOICES, DATA_FILES, MarketReportOptions, period_for
+    from realtyframes.report.render import render_market_report
+
+#: Every public name, imported on first use (``realtyframes report --help`` stays fast).
+_LAZY: dict[str, str] = {
+    "BY_CHOICES": "realtyframes.report.options",
+    "DATA_FILES": "realtyframes.report.options",
+    "MarketFrames": "realtyframes.report.load",
+    "MarketReport": "realtyframes.report.compute",
+    "MarketReportOptions": "realtyframes.report.options",
+    "ReportClient": "realtyframes.report.load",
+    "ReportFiles": "realtyframes.report.files",
+    "analytics_from_files": "realtyframes.report.load",
+    "analytics_to_files": "realtyframes.report.load",
+    "compute_market_report": "realtyframes.report.compute",
+    "data_paths": "realtyframes.report.files",
+    "load_market_frames": "realtyframes.report.load",
+    "market_report": "realtyframes.report.files",
+    "period_for": "realtyframes.report.options",
+    "read_report_data": "realtyframes.report.files",
+    "render_market_report": "realtyframes.report.render",
+    "write_market_report": "realtyframes.report.files",
+}
 
 __all__ = [
     "BY_CHOICES",
@@ -54,3 +80,5 @@ __all__ = [
     "render_market_report",
     "write_market_report",
 ]
+
+__getattr__, __dir__ = lazy(__name__, _LAZY, globals(), __all__)

@@ -9,11 +9,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from realtyframes.analysis import SALE_TYPES
+from realtyframes._spec import SALE_SEGMENT as SALE_TYPES
 from realtyframes.errors import QueryError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BY_CHOICES",
@@ -158,12 +160,16 @@ class MarketReportOptions:
     @property
     def as_of_timestamp(self) -> pd.Timestamp:
         """The end of the window: the last microsecond of ``as_of`` (UTC)."""
+        import pandas as pd
+
         start = pd.Timestamp(self.day.isoformat(), tz="UTC")
         return (start + pd.Timedelta(days=1) - pd.Timedelta(microseconds=1)).as_unit("us")
 
     @property
     def window_start(self) -> pd.Timestamp:
         """The (exclusive) start of the window."""
+        import pandas as pd
+
         return self.as_of_timestamp - pd.Timedelta(days=float(self.window_days))
 
 

@@ -7,8 +7,7 @@ from dataclasses import dataclass, fields
 import pandas as pd
 
 from realtyframes._display import bundle_html, bundle_repr
-
-BREAKDOWNS: tuple[str, ...] = ("pages", "referrers", "countries", "browsers", "os", "devices")
+from realtyframes._spec import BREAKDOWNS as BREAKDOWNS  # the spec fact, re-exported
 
 
 @dataclass(frozen=True)
