@@ -258,6 +258,8 @@ def collect_params(args: argparse.Namespace, prefix: str = "p_") -> dict[str, st
 
 def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) -> None:
     """Validate before any request (and before starting a sandbox)."""
+    import realtyframes.loaders.endpoints  # noqa: F401  (declares the operations prepare() knows)
+
     if resource.name == "changes" and "ListingIds" not in params:
         if not scope:
             raise QueryError(
