@@ -274,11 +274,11 @@ def test_fetch_refuses_repeats_and_unknown_formats(
 ) -> None:
     assert main(["fetch", "listings", "--City", "Miami", "--City", "Doral", "--out", "a.csv"]) == 1
     assert "City: given 2 times ('Miami', 'Doral')" in capsys.readouterr().err
-    assert main(["fetch", "listings", "--out", str(tmp_path / "a.xlsx")]) == 1
-    assert "has no known extension; allowed: .parquet, .csv, .json" in capsys.readouterr().err
+    assert main(["fetch", "listings", "--out", str(tmp_path / "a.xls")]) == 1
+    assert "has no known extension; allowed: .parquet, .csv, .json, .xlsx" in capsys.readouterr().err
     code = main(["fetch", "analytics", "--member", "all", "--out", str(tmp_path / "a.csv")])
     assert code == 1
-    assert "'all' writes several frames: use a .json output" in capsys.readouterr().err
+    assert "'all' writes several frames: use a .json or .xlsx output" in capsys.readouterr().err
 
 
 # -- fetch: output round trips -------------------------------------------------------------------

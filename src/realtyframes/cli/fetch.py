@@ -159,7 +159,7 @@ def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "--out",
             required=True,
             metavar="FILE",
-            help="output file: .parquet, .csv or .json (records); parent folders are created",
+            help="output file: .parquet, .csv, .json (records) or .xlsx (Excel); parent folders are created",
         )
         _add_spec_options(parser, resource)
         _add_resource_options(parser, resource.name)
@@ -351,7 +351,7 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
         )
     if isinstance(data, dict) and member != "all":
         data = data[member or "overview"]
-    rows = write_output(data, args.out, fmt)
+    rows = write_output(data, args.out, fmt, name=resource.name)
     logger.info("%s: %d rows written to %s", resource.name, rows, args.out)
     if rows == 0:  # exit 0 (a valid answer), but a scheduled job must not mistake it for data
         shown = ", ".join(f"{k}={v}" for k, v in {**scope, **params}.items()) or "no filters"

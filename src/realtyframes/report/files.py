@@ -52,7 +52,9 @@ __all__ = [
 logger = logging.getLogger("realtyframes.report")
 
 #: Output formats of :func:`write_output`, by file extension.
-FORMATS: dict[str, str] = {".parquet": "parquet", ".csv": "csv", ".json": "json"}
+FORMATS: dict[str, str] = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".xlsx": "xlsx"}
+#: Formats that hold several frames in one file (JSON members, workbook sheets).
+MULTI_FRAME: frozenset[str] = frozenset({"json", "xlsx"})
 
 
 @dataclass(frozen=True)
@@ -147,8 +149,10 @@ def output_format(path: str | os.PathLike[str], member: str | None = None) -> st
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
         raise QueryError("--out", f"{os.fspath(path)!r} has no known extension", list(FORMATS))
-    if member == "all" and FORMATS[suffix] != "json":
-        raise QueryError("--member", "'all' writes several frames: use a .json output", "a member")
+    if member == "all" and FORMATS[suffix] not in MULTI_FRAME:
+        raise QueryError(
+            "--member", "'all' writes several frames: use a .json or .xlsx output", "a member"
+        )
     return FORMATS[suffix]
 
 
@@ -162,20 +166,31 @@ def _json_text(payload: object) -> str:
 
 
 def write_output(
-    data: pd.DataFrame | Mapping[str, pd.DataFrame], path: str | os.PathLike[str], fmt: str
+    data: pd.DataFrame | Mapping[str, pd.DataFrame],
+    path: str | os.PathLike[str],
+    fmt: str,
+    *,
+    name: str = "data",
 ) -> int:
-    """Write a frame (or, for JSON, several by name) to ``path``; returns the rows written.
+    """Write a frame (or, for JSON and Excel, several by name) to ``path``; returns the rows.
 
-    ``fmt``: parquet, csv or json (records); parent folders are created.
+    ``fmt``: parquet, csv, json (records) or xlsx (a sheet per frame; a single frame's sheet is
+    ``name``); parent folders are created.
 
     >>> write_output(client.listings(City="Miami"), "out/miami.csv", "csv")  # doctest: +SKIP
     412
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "xlsx":
+        from realtyframes.report.excel import write_workbook
+
+        frames = dict(data) if isinstance(data, Mapping) else {name: data}
+        write_workbook(frames, target)
+        return sum(len(f) for f in frames.values())
     if isinstance(data, Mapping):
         if fmt != "json":
-            raise QueryError("--out", "several frames need a .json output", [".json"])
+            raise QueryError("--out", "several frames need a .json or .xlsx output", [".json"])
         payload = {name: _jsonable(plain_frame(f)) for name, f in data.items()}
         atomic_write_text(target, _json_text(payload))
         return sum(len(f) for f in data.values())
