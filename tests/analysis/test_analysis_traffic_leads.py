@@ -91,14 +91,17 @@ def test_top_n_tables_with_shares() -> None:
     out = traffic_summary(make_analytics(), top_n=3)
     refs = out["referrers"]
     assert list(refs["name"]) == ["Google", "Direct", "Facebook"]  # Bing is 4th
-    # shares of all 400 referrer visitors (Bing counted): 200/400, 120/400, 60/400
+    # shares of all 400 visitors of the period (the overview): 200/400, 120/400, 60/400
     assert list(refs["share"]) == pytest.approx([0.5, 0.3, 0.15])
     assert refs.loc[0, "conversion_rate"] == pytest.approx(10 / 200)
     assert set(out.breakdowns) == {"pages", "referrers", "countries", "browsers", "os", "devices"}
     utm = out.utm
     assert list(utm["dimension"]) == ["source", "source", "medium", "campaign"]
     assert list(utm["name"][:2]) == ["google", "newsletter"]  # 50 before 30
-    assert list(utm["share"]) == pytest.approx([50 / 80, 30 / 80, 1.0, 1.0])
+    assert list(utm["share"]) == pytest.approx([50 / 400, 30 / 400, 50 / 400, 10 / 400])
+    # the denominator is the period's visitors: a partition adds up to 1, overlapping rows to more
+    assert out["countries"]["share"].sum() == pytest.approx(1.0)
+    assert out["pages"]["share"].sum() == pytest.approx((300 + 250) / 400)
 
 
 def test_timeline_is_wide_and_daily() -> None:

@@ -57,8 +57,8 @@ class TrafficSummary:
       period ``previous``, ``change`` (value - previous) and ``pct_change`` (value / previous - 1).
     - ``timeline``: one row per day (index ``date``, UTC), one column per timeline metric.
     - ``breakdowns``: per breakdown (pages, referrers, countries, browsers, os, devices) its top-N
-      rows: name, visitors, pageviews, conversions, ``share`` (of the breakdown's visitors, all rows
-      counted), ``conversion_rate`` (conversions / visitors); most visitors first.
+      rows: name, visitors, pageviews, conversions, ``share`` (of all the period's visitors, the
+      overview's ``visitors``), ``conversion_rate`` (conversions / visitors); most visitors first.
     - ``utm``: the same per UTM dimension (source, medium, campaign), long, with ``dimension``.
     """
 
@@ -125,13 +125,13 @@ def _counts(values: pd.Series | pd.DataFrame) -> pd.Series | pd.DataFrame:
     return values.astype("Int64")
 
 
-def _top(frame: pd.DataFrame, top_n: int, label: str, func: str) -> pd.DataFrame:
+def _top(frame: pd.DataFrame, top_n: int, total: float, label: str, func: str) -> pd.DataFrame:
     frame = check_frame(frame, label, func)
     check_columns(frame, _BREAKDOWN_COLUMNS, label, func)
     out = pd.DataFrame({"name": frame["name"].astype("str").to_numpy()})
     for c in ("visitors", "pageviews", "conversions"):
         out[c] = to_float(frame[c], c, func).to_numpy()
-    out["share"] = safe_div(out["visitors"], out["visitors"].sum())
+    out["share"] = safe_div(out["visitors"], total)  # of all visitors: the stated denominator
     out["conversion_rate"] = safe_div(out["conversions"], out["visitors"])
     out = out.sort_values(["visitors", "name"], ascending=[False, True], kind="stable")
     out = out.head(top_n).reset_index(drop=True)
@@ -180,11 +180,12 @@ def traffic_summary(analytics: Any, previous: Any = None, top_n: int = 10) -> Tr
         timeline.columns.name = None
         timeline.index = pd.DatetimeIndex(timeline.index, name="date")
 
+    visitors = float(current["visitors"])  # the denominator of every share
     breakdowns = {}
     for name in BREAKDOWNS:
         frame = _member(analytics, name)
         if frame is not None:
-            breakdowns[name] = _top(frame, top_n, f"analytics.{name}", func)
+            breakdowns[name] = _top(frame, top_n, visitors, f"analytics.{name}", func)
 
     utm_parts = []
     utm = _member(analytics, "utm")
@@ -195,7 +196,7 @@ def traffic_summary(analytics: Any, previous: Any = None, top_n: int = 10) -> Tr
         order = [d for d in _UTM_DIMENSIONS if d in set(dims)]
         order += sorted(set(dims) - set(order))
         for dim in order:
-            part = _top(utm[(dims == dim).to_numpy()], top_n, "analytics.utm", func)
+            part = _top(utm[(dims == dim).to_numpy()], top_n, visitors, "analytics.utm", func)
             part.insert(0, "dimension", dim)
             utm_parts.append(part)
     columns = ["dimension", *_BREAKDOWN_COLUMNS, "share", "conversion_rate"]
