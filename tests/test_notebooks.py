@@ -91,5 +91,7 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
     if path.stem == "market_report":
         written = sorted(p.name for p in out.iterdir())
         assert any(n.endswith("-miami-beach-coral-gables.html") for n in written)
-        assert len(written) == 13
+        # 13 files; 15 when the notebooks' cache already held this market (the since-last frame)
+        core = [n for n in written if ".since-last." not in n]
+        assert len(core) == 13 and len(written) in (13, 15)
     assert (ROOT / "data" / "cache").is_dir()

@@ -275,7 +275,9 @@ def test_fetch_refuses_repeats_and_unknown_formats(
     assert main(["fetch", "listings", "--City", "Miami", "--City", "Doral", "--out", "a.csv"]) == 1
     assert "City: given 2 times ('Miami', 'Doral')" in capsys.readouterr().err
     assert main(["fetch", "listings", "--out", str(tmp_path / "a.xls")]) == 1
-    assert "has no known extension; allowed: .parquet, .csv, .json, .xlsx" in capsys.readouterr().err
+    assert (
+        "has no known extension; allowed: .parquet, .csv, .json, .xlsx" in capsys.readouterr().err
+    )
     code = main(["fetch", "analytics", "--member", "all", "--out", str(tmp_path / "a.csv")])
     assert code == 1
     assert "'all' writes several frames: use a .json or .xlsx output" in capsys.readouterr().err
@@ -407,14 +409,25 @@ def test_report_from_a_fresh_start_is_quiet_and_idempotent(tmp_path: Path) -> No
     written = sorted(p.name for p in (tmp_path / "reports").iterdir())
     assert len(written) == 13 and f"market-report-{day}.listings.parquet" in written
 
+    assert "This is the first report of this market" in (tmp_path / html).read_text()
+
+    # a rerun on unchanged data: the same data files, and "nothing changed since the last sync"
     second = run_cli(["report", "market", "--as-of", day, "--out", "again", "-q"], tmp_path)
     assert second.returncode == 0, second.stderr
     assert second.stdout == f"again/{html.name}\n" and second.stderr == ""
+    again = sorted(p.name for p in (tmp_path / "again").iterdir())
+    assert set(again) - set(written) == {
+        f"market-report-{day}.since-last.parquet",
+        f"market-report-{day}.since-last.csv",
+    }
     for name in written:
+        if name.endswith(".html"):
+            continue
         same = (tmp_path / "reports" / name).read_bytes() == (
             tmp_path / "again" / name
         ).read_bytes()
         assert same, name
+    assert "Nothing changed since the previous sync" in (tmp_path / "again" / html.name).read_text()
 
 
 @pytest.mark.slow

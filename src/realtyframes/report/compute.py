@@ -17,6 +17,7 @@ import pandas as pd
 
 from realtyframes.analysis import (
     REFERENCE_LABEL,
+    SALE_TYPES,
     LeadFunnel,
     TrafficSummary,
     compare_markets,
@@ -71,6 +72,16 @@ def pick_markets(summary: pd.DataFrame, options: MarketReportOptions) -> list[An
     return list(order.index[: options.max_markets])
 
 
+def _of_active_sales(listings: pd.DataFrame, changes: pd.DataFrame) -> pd.DataFrame:
+    """The changes of the active for-sale listings (the price-drop tables' population)."""
+    if listings.empty or changes.empty:
+        return changes
+    active = listings["StandardStatus"].astype("str").to_numpy() == "Active"
+    sale = listings["PropertyType"].astype("str").isin(SALE_TYPES).to_numpy()
+    ids = listings.loc[active & sale, "ListingId"].astype("str")
+    return changes[changes["ListingId"].astype("str").isin(set(ids)).to_numpy()]
+
+
 def compute_market_report(frames: MarketFrames, options: MarketReportOptions) -> MarketReport:
     """Compute every table of the report with the analysis functions (no I/O).
 
@@ -92,7 +103,9 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         window_days=days,
         compare_previous=True,
     )
-    drops = price_drops(listings, frames.changes, since=summary.attrs["window_start"])
+    drops = price_drops(
+        listings, _of_active_sales(listings, frames.changes), since=summary.attrs["window_start"]
+    )
     drop_summary = price_drop_summary(drops, by=options.by, listings=listings)
     traffic = traffic_summary(frames.analytics) if frames.analytics is not None else None
     funnel = lead_funnel(frames.contacts) if frames.contacts is not None else None

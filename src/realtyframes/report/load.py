@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pandas as pd
 
-from realtyframes.analysis import SALE_TYPES
 from realtyframes.errors import InsufficientScopeError, NotFoundError
 from realtyframes.report.options import CONTACT_COLUMNS, MarketReportOptions
 from realtyframes.schemas import BREAKDOWNS
@@ -63,6 +62,7 @@ class ReportClient(Protocol):
     def last_load(self) -> LoadInfo | None: ...
 
     def sync_listings(self, *, refresh: bool = False, **scope: Any) -> pd.DataFrame: ...
+    def listing_history(self, **scope: Any) -> pd.DataFrame: ...
 
     def listing_changes(
         self,
@@ -89,9 +89,12 @@ _BREAKDOWN_COLUMNS = ("member", "dimension", "name", "visitors", "pageviews", "c
 class MarketFrames:
     """The frames a market report is computed from (what is written next to it).
 
-    ``analytics`` maps member names (overview, timelines, pages, referrers, countries, browsers,
-    os, devices, utm) to frames, as ``rf.Analytics.frames()``; ``notes`` are short lines on data
-    left out (quarantined rows, unavailable sections) shown in the report.
+    ``changes`` is the market's price and status history (``client.listing_history``: backfilled
+    by the first sync, extended by each later one). ``since_last`` is what the syncs of this run
+    changed since the previous sync of the same market (``client.last_load.changes``), None on a
+    first run. ``analytics`` maps member names (overview, timelines, pages, referrers, countries,
+    browsers, os, devices, utm) to frames, as ``rf.Analytics.frames()``; ``notes`` are short
+    lines on data left out (quarantined rows, unavailable sections) shown in the report.
     """
 
     listings: pd.DataFrame
@@ -100,10 +103,13 @@ class MarketFrames:
     analytics: Mapping[str, pd.DataFrame] | None
     period: str | None = None
     notes: tuple[str, ...] = ()
+    since_last: pd.DataFrame | None = None
 
     def data_frames(self) -> dict[str, pd.DataFrame]:
         """The frames as written to disk, by file name part (see :data:`DATA_FILES`)."""
         out = {"listings": self.listings, "changes": self.changes}
+        if self.since_last is not None:
+            out["since-last"] = self.since_last
         if self.contacts is not None:
             out["contacts"] = self.contacts
         if self.analytics is not None:
@@ -185,15 +191,37 @@ def _quarantine_note(client: ReportClient, what: str) -> str | None:
     return None
 
 
-def _load_listings(
-    client: ReportClient, options: MarketReportOptions, refresh: bool
-) -> tuple[pd.DataFrame, list[str]]:
+@dataclass
+class _Market:
+    """The listings, history and changes-since-last-sync of the scopes of one report."""
+
+    listings: pd.DataFrame
+    history: pd.DataFrame
+    since_last: pd.DataFrame | None
+    notes: list[str]
+
+
+def _concat_unique(parts: Sequence[pd.DataFrame], key: list[str]) -> pd.DataFrame:
+    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    if len(frame) and all(k in frame.columns for k in key):
+        frame = frame.drop_duplicates(key, keep="last").sort_values(key, kind="stable")
+    return frame.reset_index(drop=True)
+
+
+def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: bool) -> _Market:
     places: list[dict[str, Any]] = [{"City": c} for c in options.cities] or [{}]
     scopes = [{**p, "PropertyType": t} for p in places for t in options.property_types]
-    parts, notes = [], []
+    parts, histories, changed, notes = [], [], [], []
+    first = False
     for scope in scopes:
         # refresh: reload the market in full (the sync keeps its history)
         frame = client.sync_listings(refresh=refresh, **scope)
+        load = client.last_load
+        since = load.changes if load is not None else None
+        first = first or since is None
+        if since is not None:
+            changed.append(since)
+        histories.append(client.listing_history(**scope))
         if frame.empty and "City" in scope:
             logger.warning("no %s listings in %r", scope["PropertyType"], scope["City"])
             notes.append(f"No {scope['PropertyType']} listings found in {scope['City']!r}.")
@@ -201,33 +229,12 @@ def _load_listings(
         if note:
             notes.append(note)
         parts.append(frame)
-    listings = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    if "ListingId" in listings.columns:
-        listings = listings.drop_duplicates("ListingId", keep="last")
-        listings = listings.sort_values("ListingId", kind="stable")
-    return listings.reset_index(drop=True), notes
-
-
-def _active_sale_ids(listings: pd.DataFrame) -> list[str]:
-    if listings.empty:
-        return []
-    active = listings["StandardStatus"].astype("str").to_numpy() == "Active"
-    sale = listings["PropertyType"].astype("str").isin(SALE_TYPES).to_numpy()
-    return sorted(listings.loc[active & sale, "ListingId"].astype("str").unique())
-
-
-def _load_changes(
-    client: ReportClient, ids: Sequence[str], since: pd.Timestamp, refresh: bool
-) -> pd.DataFrame:
-    if not ids:
-        from realtyframes.schemas import ListingChange, empty_frame
-
-        return empty_frame(ListingChange, optional=True)
-    changes = client.listing_changes(list(ids), since=since.to_pydatetime(), refresh=refresh)
-    keep = changes["ListingId"].astype("str").isin(set(ids)).to_numpy()
-    changes = changes[keep]
-    order = [c for c in ("ListingId", "ChangeTimestamp", "ChangeType") if c in changes.columns]
-    return changes.sort_values(order, kind="stable").reset_index(drop=True)
+    return _Market(
+        listings=_concat_unique(parts, ["ListingId"]),
+        history=_concat_unique(histories, ["ListingId", "ChangeTimestamp", "ChangeType"]),
+        since_last=None if first else _concat_unique(changed, ["ListingId", "change"]),
+        notes=notes,
+    )
 
 
 def _load_contacts(client: ReportClient, refresh: bool) -> tuple[pd.DataFrame | None, str | None]:
@@ -270,8 +277,9 @@ def load_market_frames(
 ) -> MarketFrames:
     """Load what the report needs through ``client`` (and its cache).
 
-    Listings: ``client.sync_listings`` per city (the whole market without cities): every status.
-    Changes: the change feed of the active for-sale listings since the window start. Analytics:
+    Listings: ``client.sync_listings`` per city (the whole market without cities): every status;
+    its history (``client.listing_history``) and what the sync changed since the previous one.
+    Analytics:
     the period covering the window. Contacts: ``client.contacts()`` (activity is not loaded: one
     request per contact). A section whose data the credential may not read (403, 404) is left
     out with a note; every other error is raised.
@@ -284,11 +292,8 @@ def load_market_frames(
         ", ".join(options.property_types),
         ", ".join(options.cities) or "whole market",
     )
-    listings, listing_notes = _load_listings(client, options, refresh)
-    notes += listing_notes
-    ids = _active_sale_ids(listings)
-    logger.info("loading the change feed of %d active for-sale listings", len(ids))
-    changes = _load_changes(client, ids, options.window_start, refresh)
+    market = _load_listings(client, options, refresh)
+    notes += market.notes
     logger.info("loading website analytics (period %s)", options.period)
     analytics, note = _load_analytics(client, options.period, refresh)
     notes += [note] if note else []
@@ -296,8 +301,9 @@ def load_market_frames(
     contacts, note = _load_contacts(client, refresh)
     notes += [note] if note else []
     return MarketFrames(
-        listings=listings,
-        changes=changes,
+        listings=market.listings,
+        changes=market.history,
+        since_last=market.since_last,
         contacts=contacts,
         analytics=analytics,
         period=options.period if analytics is not None else None,

@@ -41,7 +41,10 @@ CONTACT_COLUMNS: tuple[str, ...] = ("id", "stage", "source", "createdAt")
 #: The data files next to the report, in order: name -> what it holds.
 DATA_FILES: dict[str, str] = {
     "listings": "the market's listings, every status (one row per ListingId)",
-    "changes": "the change feed of the active for-sale listings since the window start",
+    "changes": "the price and status history of the market's listings (the change feed, "
+    "backfilled by the first sync)",
+    "since-last": "what changed since the previous sync of the market: one row per listing and "
+    "kind of change (absent on a first run)",
     "contacts": "CRM contacts: id, stage, source, createdAt",
     "analytics-overview": "website analytics: headline numbers of the period",
     "analytics-timelines": "website analytics: one value per day and metric",

@@ -18,6 +18,7 @@ from realtyframes.analysis import MARKET_METRICS, REFERENCE_LABEL
 from realtyframes.report._html import Card, Cell, Section, esc, render_cards, render_page
 from realtyframes.report._html import render_figure as _figure
 from realtyframes.report._html import render_table as _table
+from realtyframes.report._render_changes import changes_section
 from realtyframes.report.compute import MarketReport
 from realtyframes.report.options import DATA_FILES
 
@@ -358,6 +359,7 @@ def render_market_report(report: MarketReport, *, stem: str | None = None) -> st
     notes = "".join(f'<p class="notice">{esc(n)}</p>' for n in report.frames.notes)
     lead = _cards(report) + notes
     sections = [
+        changes_section(report),
         _market_section(report),
         _drops_section(report),
         _traffic_section(report),
