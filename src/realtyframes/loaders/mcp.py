@@ -213,6 +213,13 @@ class McpSession:
             self._tools = {t["name"]: t for t in tools}
         return self._tools
 
+    def input_schema(self, name: str) -> dict[str, Any]:
+        """The ``inputSchema`` of the tool ``name`` (QueryError naming the tools if unknown)."""
+        tools = self._tool_schemas()
+        if name not in tools:
+            raise QueryError("name", f"no tool {name!r} on {self.url}", sorted(tools))
+        return dict(tools[name].get("inputSchema") or {})
+
     def tools(self) -> pd.DataFrame:
         """The server's tools: name, description, required and optional arguments (lists).
 
@@ -243,11 +250,9 @@ class McpSession:
         >>> with client.mcp() as mcp:  # doctest: +SKIP
         ...     mcp.call("search_listings", City="Miami", Status="Closed")
         """
-        tools = self._tool_schemas()
-        if name not in tools:
-            raise QueryError("name", f"no tool {name!r} on {self.url}", sorted(tools))
+        schema = self.input_schema(name)
         given = {k: v for k, v in arguments.items() if v is not None}
-        check_arguments(name, tools[name].get("inputSchema") or {}, given)
+        check_arguments(name, schema, given)
         result = self._request("tools/call", {"name": name, "arguments": given})
         body = result.get("structuredContent")
         if body is None:
