@@ -253,3 +253,20 @@ def test_docs_mcp_needs_no_auth(protected_sandbox_url: str) -> None:
 
     result, _ = run_session(f"{protected_sandbox_url}/docs/mcp", body)
     assert result.structured_content["results"][0]["heading"] == "Versioning"
+
+
+def test_the_sdks_stateless_revision_is_answered_too(sandbox_url: str) -> None:
+    """The SDK's default ``Client`` probes ``server/discover`` (2026-07-28, no session)."""
+    from mcp import Client
+
+    async def main() -> Any:
+        async with Client(f"{sandbox_url}/mcp") as client:
+            version = client.protocol_version
+            result = await client.call_tool("search_listings", {"City": "Miami", "Limit": 2})
+            refused = await client.call_tool("search_listings", {"Limit": 0})
+            return version, result, refused
+
+    version, result, refused = anyio.run(main)
+    assert version == "2026-07-28"
+    assert result.is_error is False and len(result.structured_content["listings"]) == 2
+    assert _error(refused)["param"] == "Limit"
