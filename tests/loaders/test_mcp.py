@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pandas as pd
 import pytest
 
@@ -137,3 +138,15 @@ def test_works_inside_a_running_event_loop(sandbox_url: str, make_client: MakeCl
 
     frame = asyncio.run(notebook_cell())
     assert len(frame) == 3 and "id" in frame.columns
+
+
+def test_an_ended_session_is_reopened_once(sandbox_url: str, make_client: MakeClient) -> None:
+    client, _ = make_client(sandbox_url)
+    with client.mcp() as mcp:
+        first = mcp.session_id
+        assert first is not None
+        ended = httpx.delete(mcp.url, headers={"Mcp-Session-Id": first})  # as an idle timeout
+        assert ended.status_code == 200
+        assert mcp.call("me")["email"] == DEMO.email
+        assert mcp.session_id not in (None, first)
+    assert mcp.session_id is None

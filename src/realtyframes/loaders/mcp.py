@@ -42,6 +42,7 @@ from realtyframes.errors import (
     ApiError,
     BadResponseError,
     DataQualityWarning,
+    NotFoundError,
     QueryError,
     RealtyFramesError,
     TransportError,
@@ -196,6 +197,11 @@ class McpSession:
             logger.info("MCP %s: ending the session failed (%s)", self.url, type(exc).__name__)
         self._session_id = None
 
+    @property
+    def session_id(self) -> str | None:
+        """The server's ``Mcp-Session-Id`` of this session (None before ``open`` / after ``close``)."""
+        return self._session_id
+
     def __enter__(self) -> McpSession:
         return self.open()
 
@@ -309,7 +315,16 @@ class McpSession:
     def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self._next_id += 1
         message = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}
-        answer = self._send(message)
+        try:
+            answer = self._send(message)
+        except NotFoundError:
+            if self._session_id is None or method == "initialize":
+                raise
+            # the server ended the session (idle timeout, restart): open a new one, once
+            logger.info("MCP %s: session expired; opening a new one", self.url)
+            self._session_id = None
+            self.open()
+            answer = self._send(message)
         if not isinstance(answer, dict):
             raise BadResponseError(f"MCP {method}: no JSON-RPC answer", method="POST", url=self.url)
         if "error" in answer:

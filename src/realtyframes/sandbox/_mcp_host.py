@@ -100,13 +100,17 @@ class McpHost:
         headers = Headers(scope=scope)
         manager = managers.pick(headers)
 
+        session = headers.get(SESSION_HEADER)
+
         async def note_session(message: Message) -> None:
             if message["type"] == "http.response.start":
                 for name, value in message.get("headers", []):
                     if name.lower() == SESSION_HEADER.encode():
                         managers.sessions.setdefault(value.decode("latin-1"), manager)
+                if session is not None and message["status"] == 404:
+                    managers.sessions.pop(session, None)  # ended (idle timeout): forget it
             await send(message)
 
         await manager.handle_request(scope, receive, note_session)
-        if scope.get("method") == "DELETE" and (session := headers.get(SESSION_HEADER)):
+        if scope.get("method") == "DELETE" and session is not None:
             managers.sessions.pop(session, None)
