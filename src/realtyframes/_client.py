@@ -58,7 +58,7 @@ from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
 if TYPE_CHECKING:
-    from realtyframes.loaders.mcp import McpSession
+    from realtyframes.loaders.mcp import McpHost, McpSession
     from realtyframes.sandbox import EmbeddedSandbox
 
 logger = logging.getLogger("realtyframes")
@@ -523,7 +523,7 @@ class Client:
         """
         return _sync.sync_state(self, scope)
 
-    def mcp(self, host: str = "main") -> McpSession:
+    def mcp(self, host: McpHost = "main") -> McpSession:
         """An MCP session on the service (a context manager): ``host="main"`` the product tools
         (``<base_url>/mcp``), ``"docs"`` the documentation MCP. It uses this client's credentials,
         rate budget, retries and masking. ``.tools()`` -> DataFrame; ``.call(name, **arguments)``
@@ -534,7 +534,7 @@ class Client:
         """
         from realtyframes.loaders.mcp import McpSession
 
-        return McpSession(self._api, host, self._mode(None))  # type: ignore[arg-type]
+        return McpSession(self._api, host, self._mode(None))
 
     # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> Client:
