@@ -16,13 +16,14 @@ import argparse
 import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
+
+if TYPE_CHECKING:  # pandas loads on first use: `realtyframes --help` stays light
+    import pandas as pd
 
 __all__ = ["add_mcp", "parse_arguments", "run_mcp_call", "run_mcp_tools"]
 
@@ -121,6 +122,8 @@ def run_mcp_tools(args: argparse.Namespace) -> int:
 
 
 def _write(result: pd.DataFrame | dict[str, Any], out: str | None) -> str:
+    import pandas as pd
+
     from realtyframes.report.files import output_format, write_output
 
     if out is None:
