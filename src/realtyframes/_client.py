@@ -58,6 +58,7 @@ from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
 if TYPE_CHECKING:
+    from realtyframes.loaders.mcp import McpHost, McpSession
     from realtyframes.sandbox import EmbeddedSandbox
 
 logger = logging.getLogger("realtyframes")
@@ -528,6 +529,19 @@ class Client:
         >>> client.sync_state(City="Miami")["last_requests"]  # doctest: +SKIP
         """
         return _sync.sync_state(self, scope)
+
+    def mcp(self, host: McpHost = "main") -> McpSession:
+        """An MCP session on the service (a context manager): ``host="main"`` the product tools
+        (``<base_url>/mcp``), ``"docs"`` the documentation MCP. It uses this client's credentials,
+        rate budget, retries and masking. ``.tools()`` -> DataFrame; ``.call(name, **arguments)``
+        -> DataFrame (a list of records) or dict; see :mod:`realtyframes.loaders.mcp`.
+
+        >>> with client.mcp() as mcp:  # doctest: +SKIP
+        ...     mcp.call("search_listings", City="Miami")
+        """
+        from realtyframes.loaders.mcp import McpSession
+
+        return McpSession(self._api, host, self._mode(None))
 
     # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> Client:

@@ -3,8 +3,8 @@
 One module per command, each with an ``add_<command>(subparsers)`` that registers it and sets
 ``func`` to a handler taking the parsed arguments and returning the exit code:
 ``sandbox`` (:mod:`.sandbox`), ``report`` (:mod:`.report`), ``fetch`` (:mod:`.fetch`), ``cache``
-(:mod:`.cache`); :mod:`.config` holds what they share (connection flags, the client, logging to
-stderr, one-line errors, exit codes). Only this package writes to stdout and stderr.
+(:mod:`.cache`), ``mcp`` (:mod:`.mcp`); :mod:`.config` holds what they share (connection flags,
+the client, logging to stderr, one-line errors, exit codes). Only this package writes to stdout and stderr.
 
 >>> main(["sandbox", "--port", "0", "--listings", "500"])  # doctest: +SKIP
 """
@@ -20,6 +20,7 @@ from typing import NoReturn
 from realtyframes.cli.cache import add_cache
 from realtyframes.cli.config import PROG
 from realtyframes.cli.fetch import add_fetch
+from realtyframes.cli.mcp import add_mcp
 from realtyframes.cli.report import add_report
 from realtyframes.cli.sandbox import add_sandbox
 
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report(subparsers)
     add_fetch(subparsers)
     add_cache(subparsers)
+    add_mcp(subparsers)
     return parser
 
 

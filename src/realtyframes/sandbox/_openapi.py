@@ -205,8 +205,16 @@ def openapi_document(base_url: str | None = None, *, protected: bool = True) -> 
                 "change feed), CRM contacts, website analytics and the current user, with OAuth 2.0 "
                 "and personal API keys. Every error comes as ApiError (application/json) or, when "
                 "the Accept header prefers it, as Problem (application/problem+json). Every answer "
-                "carries the rate-limit headers. The legacy host's operations are deprecated."
+                "carries the rate-limit headers. The legacy host's operations are deprecated. "
+                "MCP (streamable HTTP, JSON-RPC): the product tools at /mcp mirror these "
+                "operations with the same auth, scopes, quota and 400 rules; the documentation "
+                "MCP is at /docs/mcp."
             ),
+        },
+        "x-mcp": {
+            "transport": "streamable-http",
+            "product": {"path": "/mcp", "auth": "as the /v1 operations"},
+            "docs": {"path": "/docs/mcp", "auth": "none"},
         },
         "servers": [{"url": base_url or "/"}],
         "tags": [

@@ -1,12 +1,12 @@
 """The documentation host: ``/docs`` (the page error types and deprecation links point to) and
 ``/openapi.json`` (the machine-readable description).
 
-The place for documentation sub-apps: :func:`mounts` returns the ASGI apps mounted under
-``DOCS_PATH`` (none yet; the MCP issue mounts ``/docs/mcp`` here) and :data:`MCP_PATH` is the main
-host's MCP path announced by the index document.
+The place for ASGI sub-apps: :func:`mounts` routes the MCP endpoints, the main host's product
+MCP at :data:`MCP_PATH` (announced by the index document; :mod:`realtyframes.sandbox._mcp`) and
+the documentation host's MCP at ``DOCS_PATH + MCP_PATH`` (:mod:`realtyframes.sandbox._mcp_docs`).
 
->>> DOCS_PATH, MCP_PATH, mounts()
-('/docs', '/mcp', [])
+>>> DOCS_PATH, MCP_PATH, [route.path for route in mounts()]
+('/docs', '/mcp', ['/mcp', '/docs/mcp'])
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from html import escape
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
 from realtyframes.sandbox._errors import CODES
 from realtyframes.sandbox._negotiate import SUNSET
@@ -27,15 +27,18 @@ __all__ = ["DOCS_PATH", "ENDPOINTS", "MCP_PATH", "OPENAPI_PATH", "mounts"]
 
 DOCS_PATH = "/docs"
 OPENAPI_PATH = "/openapi.json"
-#: The main host's MCP endpoint (announced by the index document; served by a later issue).
+#: The MCP endpoint of the main host (announced by the index document) and of the docs host.
 MCP_PATH = "/mcp"
+MCP_METHODS = ["GET", "POST", "DELETE"]
 
 _DOCS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>realtyframes sandbox API</title></head>
 <body>
 <h1>realtyframes sandbox API</h1>
 <p>The embedded sandbox of the listings, contacts and analytics REST API. Machine-readable
-description: <a href="{openapi}">{openapi}</a>.</p>
+description: <a href="{openapi}">{openapi}</a>. MCP (streamable HTTP): the product tools at
+<code>{mcp}</code> (same auth, scopes and quota as REST), this documentation at
+<code>{docs_mcp}</code>.</p>
 <h2>Errors</h2>
 <dl>
 {codes}
@@ -69,6 +72,8 @@ async def docs(request: Request) -> Response:
     )
     page = _DOCS.format(
         openapi=OPENAPI_PATH,
+        mcp=MCP_PATH,
+        docs_mcp=DOCS_PATH + MCP_PATH,
         codes=codes,
         legacy=_operations(tuple(e.path for e in legacy.ENDPOINTS)),
         successors=_operations((v1.path_of("user", "me"), v1.path_of("contacts", "list"))),
@@ -78,8 +83,14 @@ async def docs(request: Request) -> Response:
 
 
 def mounts() -> list[BaseRoute]:
-    """ASGI sub-apps of the documentation host, as ``Mount(f"{DOCS_PATH}/...", app)`` (none yet)."""
-    return []
+    """The ASGI sub-apps (new ones per app): the product MCP and the documentation MCP."""
+    from realtyframes.sandbox._mcp import product_host
+    from realtyframes.sandbox._mcp_docs import docs_host
+
+    return [
+        Route(MCP_PATH, product_host(), methods=MCP_METHODS),
+        Route(DOCS_PATH + MCP_PATH, docs_host(), methods=MCP_METHODS),
+    ]
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
