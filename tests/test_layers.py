@@ -32,6 +32,7 @@ RANKS: dict[str, int] = {
     "_version": 0,
     "_spec": 0,
     "_lazy": 0,
+    "_changes": 2,
     "errors": 1,
     "_files": 1,
     "_display": 1,

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
+from realtyframes._changes import sync_changes
 from realtyframes.cache import CacheWarning
 from realtyframes.errors import ApiError, BadRequestError, NotFoundError, QueryError
 from realtyframes.loaders._sync import (
@@ -35,7 +36,6 @@ from realtyframes.loaders._sync import (
     sync_state,
     too_many,
 )
-from realtyframes.loaders._sync_changes import sync_changes
 from realtyframes.sandbox import Faults
 from realtyframes.schemas import DataQualityWarning, Listing, listings_from_pages, validate
 

@@ -97,7 +97,7 @@ class LoadInfo:
     - ``key``: the cache key of the entry (None with the cache off).
     - ``changes``: ``sync_listings`` only: what an incremental sync changed, one row per listing
       and kind of change (``new``, ``price_cut``, ``pending``, ``closed`` ...; see
-      :mod:`realtyframes.loaders._sync_changes`); None after a full load (the first sync).
+      :mod:`realtyframes._changes`); None after a full load (the first sync).
 
     >>> df = client.listings(City="Miami", details=True)  # doctest: +SKIP
     >>> client.last_load.media.head()  # doctest: +SKIP

@@ -25,7 +25,7 @@ Requests of a later sync (the floor of this API; see ``docs/sync.md``)::
 
 Modules: this one holds the public calls and the cache entry; ``_sync_steps`` the full load,
 backfill and incremental sync; ``_sync_feed`` the chunked change feed; ``_sync_apply`` the pure
-steps (apply changes, closings, DaysOnMarket, watermarks); ``_sync_changes`` what a sync changed.
+steps (apply changes, closings, DaysOnMarket, watermarks); ``realtyframes._changes`` what a sync changed.
 
 >>> market = client.sync_listings(City="Miami")  # doctest: +SKIP
 >>> history = listing_history(client, {"City": "Miami"})  # doctest: +SKIP
@@ -40,6 +40,7 @@ from typing import Any, Literal, Protocol
 
 import pandas as pd
 
+from realtyframes._changes import CHANGE_COLUMNS
 from realtyframes._spec import LISTING_DEFAULTS
 from realtyframes.api import ApiClient, validate_listing_search
 from realtyframes.api._params import refuse_none
@@ -51,7 +52,6 @@ from realtyframes.loaders._sync_apply import (
     HISTORY_COLUMNS,
     stamp,
 )
-from realtyframes.loaders._sync_changes import CHANGE_COLUMNS
 from realtyframes.loaders._sync_feed import too_many
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,

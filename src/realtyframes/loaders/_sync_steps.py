@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from realtyframes._changes import sync_changes
 from realtyframes.api import ApiClient
 from realtyframes.loaders._base import ids_in
 from realtyframes.loaders._paging import PAGE_SIZE, fetch_pages, fetch_pages_many
@@ -32,7 +33,6 @@ from realtyframes.loaders._sync_apply import (
     wall_clock,
     watermarks,
 )
-from realtyframes.loaders._sync_changes import sync_changes
 from realtyframes.loaders._sync_feed import Counts, feed_pages
 from realtyframes.loaders.endpoints import ENDPOINTS
 from realtyframes.schemas import (

@@ -1,7 +1,9 @@
-"""What one incremental sync changed, as the analyst reads it (``client.last_load.changes``).
+"""What changed in a market, as the analyst reads it: one row per listing and kind of change.
 
-One row per listing and kind of change, from what the sync saw: the new listings its searches
-found, every record the change feed reported, and the listings the server no longer has. Kinds:
+Two sources give the same frame (:data:`CHANGE_COLUMNS`): an incremental sync
+(``client.last_load.changes``: the new listings its searches found, every record the change feed
+reported, and the listings the server no longer has), and ``rf.market_changes(before, after)``
+(two market frames compared). Pure pandas, below both the loaders and the analysis. Kinds:
 
 - ``new``: a listing the market did not hold before;
 - ``price_cut`` / ``price_increase``: a ``price_change`` down / up (old and new ``ListPrice``);
