@@ -18,6 +18,8 @@ DOCUMENTED = {
     "price_drops",
     "price_drop_summary",
     "market_summary",
+    "market_trends",
+    "market_changes",
     "compare_markets",
     "traffic_summary",
     "lead_funnel",

@@ -124,8 +124,7 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
         "datetime64[us, UTC]"
     )
     for name in DESCRIBE:
-        if frame[name].dtype == object:
-            frame[name] = frame[name].astype("string")
+        frame[name] = frame[name].astype("string")
     return frame
 
 

@@ -17,6 +17,7 @@ from realtyframes.analysis._common import (
     ColumnTypeError,
     MissingColumnsError,
 )
+from realtyframes.analysis.changes import CHANGE_COLUMNS, CHANGE_KINDS, market_changes
 from realtyframes.analysis.leads import DEFAULT_STAGES, LeadFunnel, lead_funnel
 from realtyframes.analysis.market import (
     MARKET_METRICS,
@@ -32,9 +33,13 @@ from realtyframes.analysis.price_drops import (
     price_drops,
 )
 from realtyframes.analysis.traffic import TRAFFIC_METRICS, TrafficSummary, traffic_summary
+from realtyframes.analysis.trends import FREQS, TREND_METRICS, market_trends
 
 __all__ = [
+    "CHANGE_COLUMNS",
+    "CHANGE_KINDS",
     "DEFAULT_STAGES",
+    "FREQS",
     "MARKET_METRICS",
     "PRICE_DROP_COLUMNS",
     "PRICE_DROP_SUMMARY_COLUMNS",
@@ -43,6 +48,7 @@ __all__ = [
     "SALE_TYPES",
     "SEGMENTS",
     "TRAFFIC_METRICS",
+    "TREND_METRICS",
     "AnalysisInputError",
     "ColumnTypeError",
     "LeadFunnel",
@@ -50,7 +56,9 @@ __all__ = [
     "TrafficSummary",
     "compare_markets",
     "lead_funnel",
+    "market_changes",
     "market_summary",
+    "market_trends",
     "ppsf_values",
     "price_drop_summary",
     "price_drops",
