@@ -14,6 +14,7 @@ from realtyframes.analysis import (
     price_drop_summary,
     price_drops,
 )
+from realtyframes.errors import DataQualityWarning
 
 NaN = np.nan
 
@@ -142,7 +143,23 @@ def test_no_cuts_gives_an_empty_frame_with_the_columns(listings: pd.DataFrame) -
     empty_changes = pd.DataFrame(
         columns=["ListingId", "ChangeType", "ChangeTimestamp", "PreviousListPrice", "ListPrice"]
     )
-    assert price_drops(listings, empty_changes).empty
+    # empty changes (a history never synced): the listing fields, said so
+    with pytest.warns(DataQualityWarning, match="`changes` is empty.*listing fields"):
+        fallback = price_drops(listings, empty_changes)
+    pd.testing.assert_frame_equal(fallback, price_drops(listings))
+    assert fallback.attrs["source"] == "listing fields"
+
+
+def test_the_source_of_the_cuts_is_recorded(listings: pd.DataFrame) -> None:
+    assert price_drops(listings).attrs["source"] == "listing fields"
+    changes = pd.DataFrame(
+        {"ListingId": ["P1"], "ChangeType": ["price_change"],
+         "ChangeTimestamp": [pd.Timestamp("2024-06-01", tz="UTC")],
+         "PreviousListPrice": [110.0], "ListPrice": [100.0]}
+    )  # fmt: skip
+    out = price_drops(listings, changes)
+    assert out.attrs["source"] == "changes" and list(out["ListingId"]) == ["P1"]
+    assert out["DaysOnMarket"].dtype == "Int64"  # as the loaders type it
 
 
 def test_summary_from_listings(listings: pd.DataFrame) -> None:

@@ -5,6 +5,7 @@ Definitions (and their windows) are in docs/metrics.md.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ from realtyframes.analysis._common import (
     to_timestamp,
     to_utc,
 )
+from realtyframes.errors import DataQualityWarning
 
 #: Columns copied from the listings frame into each price-drop row (null when the frame lacks one).
 DESCRIPTIVE_COLUMNS: tuple[str, ...] = (
@@ -83,6 +85,8 @@ def price_drops(
     a cut; per listing: the most recent cut (``previous_price`` -> ``current_price``), the number
     of cuts, the first price seen in the feed and the total cut since it (net of any raises).
     Changes of listings absent from ``listings`` are ignored; duplicate change records count once.
+    Empty ``changes`` fall back to the listing fields, with a ``DataQualityWarning``;
+    ``attrs["source"]`` says which was used (``"changes"`` or ``"listing fields"``).
 
     ``since`` keeps cuts after it (naive = UTC); ``min_drop_pct`` (a fraction, 0.05 = 5%) keeps
     cuts at or above it. Both filter individual cuts before they are counted.
@@ -102,6 +106,16 @@ def price_drops(
         min_drop_pct, "min_drop_pct", func, low=0.0, high=1.0, hint=" (a fraction: 0.05 = 5%)"
     )
     since_ts = to_timestamp(since, "since", func)
+    if changes is not None and check_frame(changes, "changes", func).empty:
+        warnings.warn(
+            "price_drops(): `changes` is empty, so the cuts come from the listing fields "
+            "(PreviousListPrice > ListPrice: the last price change of each listing). A first "
+            "client.sync_listings() backfills the history; pass client.listing_history(...)",
+            DataQualityWarning,
+            stacklevel=2,
+        )
+        changes = None
+    source = "listing fields" if changes is None else "changes"
     if changes is None:
         needed = ["ListingId", "ListPrice", "PreviousListPrice"]
         if since_ts is not None:
@@ -125,7 +139,9 @@ def price_drops(
         cuts = _cuts_from_listings(listings, since_ts, min_pct, func)
     else:
         cuts = _cuts_from_changes(changes, keys, since_ts, min_pct, func)
-    return _with_listing_columns(cuts, listings, keys, func)
+    out = _with_listing_columns(cuts, listings, keys, func)
+    out.attrs["source"] = source
+    return out
 
 
 def _cuts_from_listings(
@@ -213,6 +229,14 @@ def _cuts_from_changes(
     )
 
 
+def _whole_days(days: pd.Series) -> pd.Series:
+    """DaysOnMarket as the loaders type it (nullable Int64) when every value is whole."""
+    known = days.dropna()
+    if len(known) and not (known == known.round()).all():
+        return days
+    return days.astype("Int64")
+
+
 def _with_listing_columns(
     cuts: pd.DataFrame, listings: pd.DataFrame, keys: pd.Index, func: str
 ) -> pd.DataFrame:
@@ -230,9 +254,9 @@ def _with_listing_columns(
     out["last_drop_at"] = out["last_drop_at"].astype("datetime64[us]").dt.tz_localize("UTC")
     if "DaysOnMarket" in listings.columns:
         dom = to_float(listings["DaysOnMarket"], "DaysOnMarket", func)
-        out["DaysOnMarket"] = dom.iloc[pos].reset_index(drop=True)
+        out["DaysOnMarket"] = _whole_days(dom.iloc[pos].reset_index(drop=True))
     else:
-        out["DaysOnMarket"] = pd.Series(np.nan, index=range(n), dtype="float64")
+        out["DaysOnMarket"] = pd.Series(pd.NA, index=range(n), dtype="Int64")
     result = pd.DataFrame(out, index=range(n))
     # biggest cut first; ties in ListingId order so the result is deterministic
     order = np.lexsort((keys.to_numpy()[pos], -cuts["drop_pct"].to_numpy()))
