@@ -20,6 +20,7 @@ DOCUMENTED = {
     "market_summary",
     "market_trends",
     "market_changes",
+    "comps",
     "compare_markets",
     "traffic_summary",
     "lead_funnel",

@@ -18,6 +18,7 @@ from realtyframes.analysis._common import (
     MissingColumnsError,
 )
 from realtyframes.analysis.changes import CHANGE_COLUMNS, CHANGE_KINDS, market_changes
+from realtyframes.analysis.comps import COMP_COLUMNS, comps, haversine_km
 from realtyframes.analysis.leads import DEFAULT_STAGES, LeadFunnel, lead_funnel
 from realtyframes.analysis.market import (
     MARKET_METRICS,
@@ -38,6 +39,7 @@ from realtyframes.analysis.trends import FREQS, TREND_METRICS, market_trends
 __all__ = [
     "CHANGE_COLUMNS",
     "CHANGE_KINDS",
+    "COMP_COLUMNS",
     "DEFAULT_STAGES",
     "FREQS",
     "MARKET_METRICS",
@@ -55,6 +57,8 @@ __all__ = [
     "MissingColumnsError",
     "TrafficSummary",
     "compare_markets",
+    "comps",
+    "haversine_km",
     "lead_funnel",
     "market_changes",
     "market_summary",
