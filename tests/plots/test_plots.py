@@ -275,7 +275,11 @@ def test_no_global_matplotlib_state(listings: pd.DataFrame, analytics: Analytics
     render(plot.market_metric(market_summary(listings), "homes_sold"))
     render(plot.traffic_timeline(analytics))
     assert dict(matplotlib.rcParams) == before
-    tree = ast.parse(Path(plot.__file__).read_text())
+    for path in sorted(Path(plot.__file__).parent.glob("*.py")):  # every module of rf.plot
+        _assert_no_global_state(ast.parse(path.read_text()))
+
+
+def _assert_no_global_state(tree: ast.Module) -> None:
     imported = {
         alias.name if isinstance(node, ast.Import) else f"{node.module}"
         for node in ast.walk(tree)

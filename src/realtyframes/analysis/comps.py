@@ -154,6 +154,7 @@ def comps(
     out = out.reset_index(drop=True)
     out.attrs = {
         "subject": str(subject["ListingId"]),
+        "subject_location": (lat, lon),
         "estimate": _estimate(out["ppsf"], area),
         "no_coordinates": missing,
         "rules": {

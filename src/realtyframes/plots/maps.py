@@ -1,0 +1,143 @@
+"""Maps without a network: listings as points on longitude / latitude, and comps.
+
+No tiles and no basemap: the report must work offline. The axes are equal-distance (one degree of
+longitude is drawn ``cos(latitude)`` as wide as one of latitude), so distances read true.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from realtyframes.plots._base import _axes, _done, _fmt, _need, _no_data, _style, _title, money
+
+__all__ = ["COLOR_CHOICES", "comps", "listing_map"]
+
+#: What ``listing_map`` can colour by, besides any numeric column: name -> (label, kind).
+COLOR_CHOICES: dict[str, tuple[str, str]] = {
+    "ppsf": ("Price per sq ft (list price; sale price if closed)", "money"),
+    "drop_pct": ("Latest price cut", "percent"),
+    "ListPrice": ("List price", "money"),
+    "DaysOnMarket": ("Days on market", "count"),
+}
+
+
+def _ppsf(frame: pd.DataFrame) -> np.ndarray:
+    price = pd.to_numeric(frame["ListPrice"], errors="coerce").to_numpy(dtype="float64")
+    if "ClosePrice" in frame.columns:
+        close = pd.to_numeric(frame["ClosePrice"], errors="coerce").to_numpy(dtype="float64")
+        price = np.where(np.isnan(close), price, close)
+    area = pd.to_numeric(frame["LivingArea"], errors="coerce").to_numpy(dtype="float64")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(area > 0, price / area, np.nan)
+
+
+def _equal_distance(ax: Axes, lat: np.ndarray) -> None:
+    middle = float(np.nanmean(lat)) if len(lat) else 0.0
+    ax.set_aspect(1 / max(math.cos(math.radians(middle)), 0.01), adjustable="datalim")
+    ax.set_xlabel("Longitude (°)")
+    ax.set_ylabel("Latitude (°)")
+    _style(ax, "y")
+    ax.grid(axis="x", color="0.9", linewidth=0.6)
+
+
+def _located(frame: pd.DataFrame, coordinates: pd.DataFrame | None) -> pd.DataFrame:
+    """``frame`` with Latitude / Longitude (from ``coordinates`` by ListingId when it has none)."""
+    if {"Latitude", "Longitude"} <= set(frame.columns) or coordinates is None:
+        return frame
+    where = coordinates[["ListingId", "Latitude", "Longitude"]].drop_duplicates("ListingId")
+    return frame.merge(where, on="ListingId", how="left")
+
+
+def listing_map(
+    frame: pd.DataFrame,
+    color: str = "ppsf",
+    *,
+    market: pd.DataFrame | None = None,
+    marked: pd.DataFrame | None = None,
+    marked_label: str = "marked",
+    title: str | None = None,
+    ax: Axes | None = None,
+) -> Figure | Axes:
+    """Listings as points on longitude / latitude, coloured by ``color`` (``"ppsf"``,
+    ``"drop_pct"`` for a ``price_drops`` frame, or any numeric column), with a colour bar;
+    ``marked`` rows (comps, price cuts ...) are ringed. A frame without coordinates (e.g.
+    ``rf.price_drops``) takes them from ``market`` by ListingId. Rows without coordinates are
+    left out and counted in the title.
+
+    >>> rf.plot.listing_map(market[market.StandardStatus == "Active"], color="ppsf")  # doctest: +SKIP
+    >>> rf.plot.listing_map(drops, color="drop_pct", market=market)  # doctest: +SKIP
+    """
+    data = _located(frame, market)
+    needed = ["Latitude", "Longitude"] + (
+        ["ListPrice", "LivingArea"] if color == "ppsf" else [color]
+    )
+    _need(data, needed, "frame", "listing_map")
+    label, kind = COLOR_CHOICES.get(color, (color, "number"))
+    values = (
+        _ppsf(data)
+        if color == "ppsf"
+        else pd.to_numeric(data[color], errors="coerce").to_numpy(dtype="float64")
+    )
+    lat = pd.to_numeric(data["Latitude"], errors="coerce").to_numpy(dtype="float64")
+    lon = pd.to_numeric(data["Longitude"], errors="coerce").to_numpy(dtype="float64")
+    ok = ~np.isnan(lat) & ~np.isnan(lon)
+    fig, ax = _axes(ax, (7.0, 6.0))
+    heading = title or f"{len(data):,} listings by {label.lower()}"
+    if not ok.any():
+        _no_data(ax, heading)
+        return _done(fig, ax)
+    missing = int((~ok).sum())
+    heading += f" ({missing:,} without coordinates left out)" if missing else ""
+    order = np.argsort(np.nan_to_num(values[ok], nan=-np.inf))  # the highest drawn on top
+    points = ax.scatter(lon[ok][order], lat[ok][order], c=values[ok][order], cmap="viridis",
+                        s=14, alpha=0.85, linewidths=0, plotnonfinite=True)  # fmt: skip
+    bar = ax.figure.colorbar(points, ax=ax, shrink=0.8, pad=0.02, format=_fmt(kind))
+    bar.set_label(label)
+    if marked is not None and len(marked):
+        where = _located(marked, market)
+        ax.scatter(where["Longitude"], where["Latitude"], s=80, facecolors="none",
+                   edgecolors="#c44e52", linewidths=1.5, label=marked_label)  # fmt: skip
+        ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1))
+    _equal_distance(ax, lat[ok])
+    _title(ax, heading)
+    return _done(fig, ax)
+
+
+def comps(comps_frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes:
+    """The comps of ``rf.comps`` around their subject (a star), coloured by sale $/sq ft and
+    numbered by rank; the title gives the estimate and its range.
+
+    >>> rf.plot.comps(rf.comps(market, "A12345678"))  # doctest: +SKIP
+    """
+    _need(comps_frame, ["Latitude", "Longitude", "ppsf"], "comps", "comps")
+    fig, ax = _axes(ax, (7.0, 6.0))
+    est: dict[str, Any] = comps_frame.attrs.get("estimate") or {}
+    subject = comps_frame.attrs.get("subject", "the subject")
+    title = f"Comps for {subject}"
+    if est.get("n"):
+        title += f": estimate {money(est['value'])} ({money(est['low'])}–{money(est['high'])}, n={est['n']})"
+    if comps_frame.empty:
+        _no_data(ax, title)
+        return _done(fig, ax)
+    points = ax.scatter(comps_frame["Longitude"], comps_frame["Latitude"], c=comps_frame["ppsf"],
+                        cmap="viridis", s=60, edgecolors="0.2", linewidths=0.5)  # fmt: skip
+    for rank, row in enumerate(comps_frame.itertuples(index=False), start=1):
+        ax.annotate(str(rank), (row.Longitude, row.Latitude), xytext=(4, 4),
+                    textcoords="offset points", fontsize=8)  # fmt: skip
+    where = comps_frame.attrs.get("subject_location")
+    if where is not None:
+        ax.scatter([where[1]], [where[0]], marker="*", s=220, color="#c44e52", edgecolors="0.2",
+                   label=f"subject {subject}")  # fmt: skip
+        ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1))
+    bar = ax.figure.colorbar(points, ax=ax, shrink=0.8, pad=0.02, format=_fmt("money"))
+    bar.set_label("Sale price per sq ft (USD)")
+    lats = [*comps_frame["Latitude"].astype("float64"), *([where[0]] if where else [])]
+    _equal_distance(ax, np.asarray(lats))
+    _title(ax, title)
+    return _done(fig, ax)
