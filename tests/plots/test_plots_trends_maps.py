@@ -109,7 +109,9 @@ def test_comps_chart_marks_the_subject_and_gives_the_estimate(market: pd.DataFra
                    "estimate": {"value": 505_000.0, "low": 495_000.0, "high": 512_500.0, "n": 4}}  # fmt: skip
     fig = plot.comps(comps)
     ax = fig.axes[0]
-    assert "Comps for S1: estimate $505K ($495K–$512K, n=4)" in ax.get_title(loc="left").replace("\n", " ")
+    assert "Comps for S1: estimate $505K ($495K–$512K, n=4)" in ax.get_title(loc="left").replace(
+        "\n", " "
+    )
     assert [t.get_text() for t in ax.texts] == ["1", "2", "3", "4"]
     assert ax.get_legend().get_texts()[0].get_text() == "subject S1"
     render(fig)
