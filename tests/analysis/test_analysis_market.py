@@ -339,10 +339,14 @@ def test_compare_previous_gives_the_earlier_window_and_the_change(listings: pd.D
     assert a["median_dom_prev"] == 5 and a["median_dom_change"] == 30 - 5
     # snapshot metrics describe the listings now: no earlier value from one snapshot
     for m in ("active_listings", "median_list_price", "months_of_supply"):
-        assert math.isnan(a[f"{m}_prev"]) and math.isnan(a[f"{m}_change"])
+        assert pd.isna(a[f"{m}_prev"]) and pd.isna(a[f"{m}_change"])
+    # counts stay whole numbers (NA where unknown), the rest floats
+    for m in ("active_listings", "new_listings", "pending_sales", "homes_sold"):
+        assert out[f"{m}_prev"].dtype == "Int64" and out[f"{m}_change"].dtype == "Int64"
+    assert out["median_sale_price_prev"].dtype == "float64"
     assert list(out.columns[: len(MARKET_METRICS)]) == list(MARKET_METRICS)
     b = out.loc["Beta"]
-    assert b["homes_sold_prev"] == 0 and math.isnan(b["homes_sold_pct_change"])  # 0 before
+    assert b["homes_sold_prev"] == 0 and pd.isna(b["homes_sold_pct_change"])  # 0 before
 
 
 def test_as_of_defaults_to_newest_timestamp_and_dates_mean_end_of_day(
@@ -385,6 +389,8 @@ def test_compare_markets_table(listings: pd.DataFrame) -> None:
     assert list(table.index) == ["homes_sold", "median_sale_price", "months_of_supply"]
     assert table.index.name == "metric" and table.columns.name == "City"
     assert table.loc["homes_sold", "Alpha"] == 3
+    assert type(table.loc["homes_sold", "Alpha"]) is int  # a count prints as 3, not 3.0
+    assert isinstance(table.loc["median_sale_price", "Alpha"], float)
     assert table["Nowhere"].isna().all()  # a market with no listings: NaN, never an error
     # reference = the whole sale segment: 3 sales (Alpha), median(420k, 450k, 200k) = 420k,
     # 5 active (A1-A3, B1, C1) / (3 sold * 30 / 60) = 5 / 1.5

@@ -199,6 +199,7 @@ def compare_markets(
         result = table(per_market, tot)
         result.columns.names = keys
     result.index.name = "metric"
+    result = _count_rows(result)
     result.attrs = dict(per_market.attrs)
     return result
 
@@ -396,7 +397,22 @@ def _with_previous(cur: pd.DataFrame, prev: pd.DataFrame) -> pd.DataFrame:
         index=cur.index,
     )
     blocks.append(rel)
-    return pd.concat(blocks, axis=1)
+    out = pd.concat(blocks, axis=1)
+    # counts stay whole numbers: the previous window's and the change (NA where unknown)
+    counts = [f"{m}_{s}" for m in COUNT_METRICS for s in ("prev", "change")]
+    out[counts] = out[counts].round().astype("Int64")
+    return out
+
+
+def _count_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """A metrics-as-rows table whose count rows hold whole numbers (object columns: a column
+    mixes counts, prices and ratios); other rows stay floats, missing values NaN."""
+    out = table.astype("float64").astype(object)
+    counts = {*COUNT_METRICS, *(f"{m}_{s}" for m in COUNT_METRICS for s in ("prev", "change"))}
+    for row in out.index:
+        if row in counts:
+            out.loc[row] = [v if pd.isna(v) else round(v) for v in out.loc[row]]
+    return out
 
 
 def ppsf_values(
