@@ -24,6 +24,7 @@ from realtyframes.analysis._common import (
     check_columns,
     check_frame,
     check_segment,
+    naive_utc,
     normalize_by,
     safe_div,
     segment_mask,
@@ -31,7 +32,13 @@ from realtyframes.analysis._common import (
     to_timestamp,
     to_utc,
 )
-from realtyframes.analysis._stocks import cuts_in_periods, status_intervals, stocks_at
+from realtyframes.analysis._stocks import (
+    History,
+    cuts_in_periods,
+    history_of,
+    status_intervals,
+    stocks_at,
+)
 from realtyframes.analysis.market import SALE_TO_LIST_RANGE
 
 __all__ = ["FREQS", "TREND_METRICS", "market_trends"]
@@ -82,17 +89,6 @@ _NEEDED = (
     "CloseDate",
 )
 _HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp")
-_MARKET = "_market"
-_PERIOD = "_period"
-
-
-def _periods(start: pd.Timestamp, end: pd.Timestamp, freq: str) -> pd.PeriodIndex:
-    return pd.period_range(start.tz_localize(None), end.tz_localize(None), freq=FREQS[freq])
-
-
-def _period_of(stamps: pd.Series, freq: str) -> pd.Series:
-    """The period of each (UTC) timestamp, NaT-safe."""
-    return stamps.dt.tz_convert("UTC").dt.tz_localize(None).dt.to_period(FREQS[freq])
 
 
 def _check(freq: object, min_sample: object, func: str) -> None:
@@ -146,79 +142,107 @@ def market_trends(
         check_frame(history, "history", func)
         check_columns(history, _HISTORY, "history", func)
     rows = segment_mask(market["PropertyType"], segment)
-    frame = market[rows]
-    listing = _listing_table(frame, keys, segment, func)
-    first, last = _span(listing, start, end, freq, func)
-    periods = _periods(first, last, freq)
-    markets = _markets(listing)
-    grid = pd.MultiIndex.from_product([markets, periods], names=[_MARKET, _PERIOD])
-    out = pd.DataFrame(index=grid)
-    intervals, estimated = status_intervals(listing, history)
-    ends = periods.end_time.floor("us").tz_localize("UTC")
-    out = out.join(stocks_at(intervals, ends, markets, periods))
-    out = out.join(_flows(listing, intervals, freq))
-    cuts = cuts_in_periods(listing, history, intervals, periods, freq)
-    out = out.join(cuts)
-    out = out.join(_medians(listing, _entry_prices(listing, history), freq))
-    out = _finish(out, periods, last, freq, min_sample, keys, markets)
+    listing, markets = _listing_table(market[rows], keys, func)
+    first, last = _span(listing, start, end, func)
+    periods = pd.period_range(first.tz_localize(None), last.tz_localize(None), freq=FREQS[freq])
+    starts = periods.start_time.as_unit("us").to_numpy()
+    ends = periods.end_time.floor("us").as_unit("us").to_numpy()
+    past = history_of(history, listing["ListingId"].to_numpy(dtype=object))
+    intervals = status_intervals(listing, past)
+    grid = Grid(len(markets), starts, ends)
+    counts = {
+        **stocks_at(intervals, ends, len(markets)),
+        **_flows(listing, intervals, grid),
+        **cuts_in_periods(listing, past, intervals, starts, ends, len(markets)),
+    }
+    stats = _medians(listing, _entry_prices(listing, past), grid)
+    out = _assemble(counts, stats, grid, markets, periods, keys)
+    blanked = _finish(out, grid, min_sample)
+    out = _changes(out, len(periods), freq)
+    done = np.asarray(periods.end_time <= last.tz_localize(None), dtype=bool)
+    out.insert(2, "complete", np.tile(done, len(markets)))
+    out = out[_column_order(keys)].reset_index(drop=True)
     out.attrs = {
         "freq": freq,
         "by": keys,
         "segment": segment,
         "min_sample": min_sample,
-        "blanked": out.attrs.get("blanked", 0),
-        "stocks": "estimated from MajorChangeTimestamp (no history)"
-        if estimated
-        else "rebuilt from the history",
+        "blanked": blanked,
+        "stocks": "rebuilt from the history"
+        if past is not None
+        else "estimated from MajorChangeTimestamp (no history)",
         "as_of": last,
     }
     return out
 
 
-def _listing_table(frame: pd.DataFrame, keys: list[str], segment: str, func: str) -> pd.DataFrame:
-    """One row per listing with what the metrics need (UTC timestamps, floats, market key)."""
+class Grid:
+    """Markets × periods: where a (market, time) pair falls, and tallies over the grid."""
+
+    def __init__(self, n_markets: int, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.n_markets, self.starts, self.ends = n_markets, starts, ends
+        self.n_periods = len(ends)
+
+    def cell(self, market: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """Flat cell (market * periods + period) of each time, -1 when outside every period."""
+        period = np.searchsorted(self.ends, at, side="left")
+        inside = ~np.isnat(at) & (period < self.n_periods)
+        inside[inside] &= at[inside] >= self.starts[period[inside]]
+        return np.where(
+            inside, market * self.n_periods + np.minimum(period, self.n_periods - 1), -1
+        )
+
+    def tally(self, cells: np.ndarray) -> np.ndarray:
+        cells = cells[cells >= 0]
+        size = self.n_markets * self.n_periods
+        return np.bincount(cells, minlength=size).reshape(self.n_markets, self.n_periods)
+
+
+def _listing_table(
+    frame: pd.DataFrame, keys: list[str], func: str
+) -> tuple[pd.DataFrame, pd.Index]:
+    """One row per listing with what the metrics need (naive UTC times, floats, market code),
+    and the markets in order."""
     num = {
         c: to_float(frame[c], c, func).to_numpy()
         for c in ("ListPrice", "PreviousListPrice", "ClosePrice", "LivingArea", "DaysOnMarket")
     }
-    parts = [as_key(frame[k]) for k in keys]
-    if parts:
-        market = pd.Series(
+    if keys:
+        parts = [as_key(frame[k]) for k in keys]
+        key = parts[0] if len(parts) == 1 else pd.Series(
             list(zip(*[p.to_numpy() for p in parts], strict=True)), index=frame.index
-        )
-        if len(parts) == 1:
-            market = parts[0]
+        )  # fmt: skip
     else:
-        market = pd.Series("All", index=frame.index)
+        key = pd.Series("All", index=frame.index)
+    codes, markets = pd.factorize(key, sort=True, use_na_sentinel=True)
     area = num["LivingArea"]
-    return pd.DataFrame(
+    listing = pd.DataFrame(
         {
-            "ListingId": frame["ListingId"].astype("string").to_numpy(),
-            _MARKET: market.to_numpy(),
+            "ListingId": frame["ListingId"].to_numpy(dtype=object),
+            "market_code": codes,
             "status": frame["StandardStatus"].astype("string").to_numpy(),
+            "status_code": _status_codes(frame["StandardStatus"]),
             "list": num["ListPrice"],
             "prev_list": num["PreviousListPrice"],
             "close": num["ClosePrice"],
             "area": np.where(area > 0, area, np.nan),
             "dom": num["DaysOnMarket"],
-            "entered": to_utc(frame["OriginalEntryTimestamp"], "OriginalEntryTimestamp", func),
-            "major": to_utc(frame["MajorChangeTimestamp"], "MajorChangeTimestamp", func),
-            "closed_at": to_utc(frame["CloseDate"], "CloseDate", func),
+            "entered": naive_utc(to_utc(frame["OriginalEntryTimestamp"], "OriginalEntryTimestamp", func)),
+            "major": naive_utc(to_utc(frame["MajorChangeTimestamp"], "MajorChangeTimestamp", func)),
+            "closed_at": naive_utc(to_utc(frame["CloseDate"], "CloseDate", func)),
         }
-    ).reset_index(drop=True)
+    )  # fmt: skip
+    listing = listing[codes >= 0].reset_index(drop=True)  # a missing market key: in no market
+    return listing, pd.Index(markets, tupleize_cols=False)
 
 
-def _markets(listing: pd.DataFrame) -> pd.Index:
-    values = listing[_MARKET].dropna().unique().tolist()
-    try:
-        values = sorted(values)
-    except TypeError:
-        values = sorted(values, key=str)
-    return pd.Index(values, tupleize_cols=False, name=_MARKET)
+def _status_codes(status: pd.Series) -> np.ndarray:
+    codes = {"Active": 0, "Pending": 1, "Closed": 2}
+    return status.astype("string").map(codes).fillna(3).to_numpy(dtype="int8")
 
 
 def _span(
-    listing: pd.DataFrame, start: Any, end: Any, freq: str, func: str
+    listing: pd.DataFrame, start: Any, end: Any, func: str
 ) -> tuple[pd.Timestamp, pd.Timestamp]:
     last = to_timestamp(end, "end", func, end_of_day=True)
     if last is None:
@@ -226,7 +250,7 @@ def _span(
         known = [t for t in newest if not pd.isna(t)]
         if not known:
             raise AnalysisInputError(f"{func}(): `market` has no timestamps to place in periods")
-        last = pd.Timestamp(max(known))
+        last = pd.Timestamp(max(known)).tz_localize("UTC")
     first = to_timestamp(start, "start", func)
     if first is None:
         first = last - pd.DateOffset(months=24) + pd.Timedelta(days=1)
@@ -235,121 +259,130 @@ def _span(
     return pd.Timestamp(first), pd.Timestamp(last)
 
 
-def _count(listing: pd.DataFrame, mask: np.ndarray, stamps: pd.Series, freq: str) -> pd.Series:
-    part = pd.DataFrame({_MARKET: listing[_MARKET][mask], _PERIOD: _period_of(stamps[mask], freq)})
-    return part.groupby([_MARKET, _PERIOD], sort=False, dropna=True).size()
+def _flows(listing: pd.DataFrame, intervals: pd.DataFrame, grid: Grid) -> dict[str, np.ndarray]:
+    """new_listings and homes_sold per cell (market_summary's definitions with the period as the
+    window), and pending_sales: listings whose status became Pending in the period (from the
+    history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it)."""
+    market = listing["market_code"].to_numpy()
+    closed = listing["status_code"].to_numpy() == 2
+    went = intervals[(intervals["status"] == 1).to_numpy()]
+    pending_cells = np.unique(
+        np.stack([went["pos"].to_numpy(), grid.cell(went["market"].to_numpy(), went["start"].to_numpy())]),
+        axis=1,
+    )[1]  # fmt: skip
+    return {
+        "new_listings": grid.tally(grid.cell(market, listing["entered"].to_numpy())),
+        "pending_sales": grid.tally(pending_cells),
+        "homes_sold": grid.tally(
+            grid.cell(market[closed], listing["closed_at"].to_numpy()[closed])
+        ),
+    }
 
 
-def _flows(listing: pd.DataFrame, intervals: pd.DataFrame, freq: str) -> pd.DataFrame:
-    """new_listings and homes_sold per (market, period) (market_summary's definitions with the
-    period as the window), and pending_sales: listings whose status became Pending in the period
-    (from the history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp
-    in the period)."""
-    status = listing["status"].to_numpy()
-    everyone = np.ones(len(listing), dtype=bool)
-    went = intervals[(intervals["status"] == "Pending").to_numpy()]
-    went = went.assign(**{_PERIOD: _period_of(went["start"], freq)})
-    went = went.drop_duplicates(["ListingId", _PERIOD])
-    return pd.DataFrame(
-        {
-            "new_listings": _count(listing, everyone, listing["entered"], freq),
-            "pending_sales": went.groupby([_MARKET, _PERIOD], sort=False).size(),
-            "homes_sold": _count(listing, status == "Closed", listing["closed_at"], freq),
-        }
-    )
-
-
-def _entry_prices(listing: pd.DataFrame, history: pd.DataFrame | None) -> np.ndarray:
+def _entry_prices(listing: pd.DataFrame, history: History | None) -> np.ndarray:
     """Each listing's list price when it entered: the old price of its first price change in the
     history, else its ListPrice (no change seen, or no history)."""
     price = listing["list"].to_numpy().copy()
-    if history is None or len(history) == 0:
+    if history is None or not history.is_price.any():
         return price
-    changes = history[history["ChangeType"].astype("string") == "price_change"]
-    changes = changes.sort_values("ChangeTimestamp", kind="stable")
-    first = changes.drop_duplicates("ListingId", keep="first")
-    before = pd.to_numeric(first["PreviousListPrice"], errors="coerce")
-    by_id = pd.Series(before.to_numpy(), index=first["ListingId"].astype("string").to_numpy())
-    at_entry = by_id.reindex(listing["ListingId"].to_numpy()).to_numpy(dtype="float64")
+    pos, at, old = (
+        history.pos[history.is_price],
+        history.at[history.is_price],
+        history.old_price[history.is_price],
+    )
+    order = np.lexsort((at, pos))
+    pos, old = pos[order], old[order]
+    first = np.ones(len(pos), dtype=bool)
+    first[1:] = pos[1:] != pos[:-1]
+    at_entry = np.full(len(price), np.nan)
+    at_entry[pos[first]] = old[first]
     return np.where(np.isnan(at_entry), price, at_entry)
 
 
-def _medians(listing: pd.DataFrame, entry_price: np.ndarray, freq: str) -> pd.DataFrame:
-    """Medians and ratios of the period's sales (by CloseDate) and new listings (by entry)."""
-    sold = listing[(listing["status"] == "Closed").to_numpy() & listing["closed_at"].notna()]
-    ratio = safe_div(sold["close"].to_numpy(), sold["list"].to_numpy())
+def _medians(listing: pd.DataFrame, entry_price: np.ndarray, grid: Grid) -> pd.DataFrame:
+    """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
+    their sample sizes, indexed by flat cell."""
+    market = listing["market_code"].to_numpy()
+    sold = listing["status_code"].to_numpy() == 2
+    close, price = listing["close"].to_numpy()[sold], listing["list"].to_numpy()[sold]
+    ratio = safe_div(close, price)
     lo, hi = SALE_TO_LIST_RANGE
     with np.errstate(invalid="ignore"):
         in_range = (ratio >= lo) & (ratio <= hi)
     sales = pd.DataFrame(
         {
-            _MARKET: sold[_MARKET].to_numpy(),
-            _PERIOD: _period_of(sold["closed_at"], freq).to_numpy(),
-            "median_sale_price": sold["close"].to_numpy(),
-            "median_sale_ppsf": safe_div(sold["close"].to_numpy(), sold["area"].to_numpy()),
-            "median_dom": sold["dom"].to_numpy(),
+            "cell": grid.cell(market[sold], listing["closed_at"].to_numpy()[sold]),
+            "median_sale_price": close,
+            "median_sale_ppsf": safe_div(close, listing["area"].to_numpy()[sold]),
+            "median_dom": listing["dom"].to_numpy()[sold],
             "avg_sale_to_list": np.where(in_range, ratio, np.nan),
             "pct_sold_above_list": np.where(in_range, (ratio > 1.0).astype("float64"), np.nan),
         }
     )
-    grouped = sales.groupby([_MARKET, _PERIOD], sort=False)
+    grouped = sales[sales["cell"] >= 0].groupby("cell", sort=False)
     medians = grouped[["median_sale_price", "median_sale_ppsf", "median_dom"]].median()
     means = grouped[["avg_sale_to_list", "pct_sold_above_list"]].mean()
     counts = grouped.count().add_suffix("_n")
     new = pd.DataFrame(
-        {
-            _MARKET: listing[_MARKET].to_numpy(),
-            _PERIOD: _period_of(listing["entered"], freq).to_numpy(),
-            "median_list_price": entry_price,
-        }
-    ).groupby([_MARKET, _PERIOD], sort=False)["median_list_price"]
-    listed = pd.DataFrame({"median_list_price": new.median(), "median_list_price_n": new.count()})
-    return pd.concat([medians, means, counts, listed], axis=1)
+        {"cell": grid.cell(market, listing["entered"].to_numpy()), "median_list_price": entry_price}
+    )
+    listed = new[new["cell"] >= 0].groupby("cell", sort=False)["median_list_price"]
+    stats = pd.DataFrame(
+        {"median_list_price": listed.median(), "median_list_price_n": listed.count()}
+    )
+    return pd.concat([medians, means, counts, stats], axis=1)
 
 
-def _finish(
-    out: pd.DataFrame,
-    periods: pd.PeriodIndex,
-    last: pd.Timestamp,
-    freq: str,
-    min_sample: int,
-    keys: list[str],
+def _assemble(
+    counts: dict[str, np.ndarray],
+    stats: pd.DataFrame,
+    grid: Grid,
     markets: pd.Index,
+    periods: pd.PeriodIndex,
+    keys: list[str],
 ) -> pd.DataFrame:
+    """The (market, period) rows, markets in order, periods in order within each."""
+    size = grid.n_markets * grid.n_periods
+    out = pd.DataFrame(
+        {
+            "period_begin": np.tile(periods.start_time.as_unit("us").to_numpy(), grid.n_markets),
+            "period_end": np.tile(periods.end_time.normalize().as_unit("us").to_numpy(), grid.n_markets),
+        }
+    )  # fmt: skip
+    values = np.repeat(np.arange(grid.n_markets), grid.n_periods)
+    for i, key in enumerate(keys):
+        column = [markets[m][i] if len(keys) > 1 else markets[m] for m in range(len(markets))]
+        out[key] = np.asarray(column, dtype=object)[values] if len(markets) else []
+    for name, table in counts.items():
+        out[name] = table.reshape(size)
+    stats = stats.reindex(np.arange(size))
+    for name in stats.columns:
+        out[name] = stats[name].to_numpy()
+    return out
+
+
+def _finish(out: pd.DataFrame, grid: Grid, min_sample: int) -> int:
+    """Counts as int64, supply and the share from the stocks, sample sizes, and blanking below
+    ``min_sample`` (in place); returns how many values were blanked."""
     counts = ["active_listings", "pending_listings", "new_listings", "pending_sales",
               "homes_sold", "price_drops"]  # fmt: skip
-    out[counts] = out[counts].fillna(0).astype("int64")
-    out["pct_active_with_price_drop"] = safe_div(
-        out.pop("_active_cut").fillna(0).to_numpy(), out["active_listings"].to_numpy()
-    )
-    days = (periods.end_time - periods.start_time).round("D").days.to_numpy()
-    per_row = np.tile(days, len(markets))
+    out[counts] = out[counts].astype("int64")
+    active = out["active_listings"].to_numpy()
+    out["pct_active_with_price_drop"] = safe_div(out.pop("_active_cut").to_numpy(), active)
+    days = ((grid.ends - grid.starts) / np.timedelta64(1, "D")).round()
     out["months_of_supply"] = safe_div(
-        out["active_listings"].to_numpy(), out["homes_sold"].to_numpy() * 30.0 / per_row
+        active, out["homes_sold"].to_numpy() * 30.0 / np.tile(days, grid.n_markets)
     )
     out["months_of_supply_n"] = out["homes_sold"]
     out["pct_active_with_price_drop_n"] = out["active_listings"]
+    blanked = 0
     for metric in SAMPLED:
         n = f"{metric}_n"
         out[n] = out[n].fillna(0).astype("int64")
-    blanked = 0
-    for metric in SAMPLED:
-        thin = (out[f"{metric}_n"] < min_sample).to_numpy() & out[metric].notna().to_numpy()
+        thin = (out[n] < min_sample).to_numpy() & out[metric].notna().to_numpy()
         blanked += int(thin.sum())
         out.loc[thin, metric] = np.nan
-    out = _changes(out, len(periods), freq)
-    out = out.reset_index()
-    begin = out[_PERIOD].dt.start_time
-    out.insert(0, "period_begin", begin.dt.normalize().astype("datetime64[us]"))
-    out.insert(1, "period_end", out[_PERIOD].dt.end_time.dt.normalize().astype("datetime64[us]"))
-    out.insert(2, "complete", (out[_PERIOD].dt.end_time <= last.tz_localize(None)).to_numpy())
-    out = _market_columns(out, keys)
-    ordered = ["period_begin", "period_end", "complete", *keys, *TREND_METRICS]
-    ordered += [f"{m}_n" for m in SAMPLED]
-    ordered += [f"{m}_{s}" for m in TREND_METRICS for s in ("mom", "yoy")]
-    out = out[ordered]
-    out.attrs["blanked"] = blanked
-    return out
+    return blanked
 
 
 def _changes(out: pd.DataFrame, n_periods: int, freq: str) -> pd.DataFrame:
@@ -368,13 +401,8 @@ def _changes(out: pd.DataFrame, n_periods: int, freq: str) -> pd.DataFrame:
     return pd.concat([out, pd.DataFrame(added, index=out.index)], axis=1)
 
 
-def _market_columns(out: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    if not keys:
-        return out
-    values = out[_MARKET].to_numpy()
-    if len(keys) == 1 and not isinstance(values[0] if len(values) else None, tuple):
-        out.insert(3, keys[0], values)
-        return out
-    for i, key in enumerate(keys):
-        out.insert(3 + i, key, [v[i] if isinstance(v, tuple) else v for v in values])
-    return out
+def _column_order(keys: list[str]) -> list[str]:
+    ordered = ["period_begin", "period_end", "complete", *keys, *TREND_METRICS]
+    ordered += [f"{m}_n" for m in SAMPLED]
+    ordered += [f"{m}_{s}" for m in TREND_METRICS for s in ("mom", "yoy")]
+    return ordered
