@@ -140,3 +140,9 @@ def test_lazy_names_are_the_public_ones() -> None:
     assert set(rf._LAZY) <= set(rf.__all__)
     assert {n for n in rf.__all__ if n not in rf._LAZY} <= eager | set(vars(rf))
     assert sorted(dir(rf)) == dir(rf) and set(rf.__all__) <= set(dir(rf))
+
+
+def test_subpackages_load_on_attribute_access() -> None:
+    code = "import realtyframes as rf; print(rf.analysis.market_trends is rf.market_trends)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"

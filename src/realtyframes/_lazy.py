@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
@@ -28,8 +29,10 @@ def lazy(
 
     def getattr_(name: str) -> Any:
         module_name = table.get(name)
-        if module_name is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        if module_name is None:  # a subpackage (``rf.analysis``) loads like ``import`` would
+            if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            return importlib.import_module(f"{package}.{name}")
         module = importlib.import_module(module_name)
         value = module if name in modules else getattr(module, name)
         namespace[name] = value

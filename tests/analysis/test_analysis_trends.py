@@ -245,3 +245,26 @@ def test_a_sandbox_year_has_no_gaps_and_its_last_month_is_market_summary(synced)
                 assert june.loc[city, metric] == pytest.approx(row[metric]), (city, metric)
                 checked += 1
     assert checked > 20
+
+
+def test_market_at_winds_the_market_back() -> None:
+    feb = rf.analysis.market_at(market(), history(), "2026-02-28").set_index("ListingId")
+    assert list(feb.index) == ["L1", "L2", "L3", "L4"]
+    assert dict(feb["StandardStatus"]) == {"L1": "Pending", "L2": "Pending", "L3": "Active",
+                                           "L4": "Closed"}  # fmt: skip
+    assert (feb.loc["L1", "ListPrice"], feb.loc["L1", "PreviousListPrice"]) == (480_000, 500_000)
+    assert feb.loc["L2", "ListPrice"] == 300_000 and pd.isna(feb.loc["L2", "PreviousListPrice"])
+    assert pd.isna(feb.loc["L1", "ClosePrice"]) and pd.isna(feb.loc["L1", "CloseDate"])
+    assert feb.loc["L4", "ClosePrice"] == 610_000
+    assert feb.loc["L3", "DaysOnMarket"] == 0 and feb.loc["L1", "DaysOnMarket"] == 49
+    assert feb.loc["L1", "MajorChangeTimestamp"] == t("2026-02-20")
+    jan = rf.analysis.market_at(market(), history(), "2026-01-20").set_index("ListingId")
+    assert list(jan.index) == ["L1", "L4"] and jan.loc["L4", "StandardStatus"] == "Pending"
+    assert jan.loc["L1", "ListPrice"] == 500_000
+    # a summary as of then, on the market as it stood then, has the trend's stocks
+    summary = rf.market_summary(
+        rf.analysis.market_at(market(), history(), "2026-03-31"), by="City", as_of="2026-03-31",
+        window_days=31,
+    )  # fmt: skip
+    out = trends()
+    assert summary.loc["Coral Gables", "active_listings"] == out.loc[MAR, "active_listings"]
