@@ -24,6 +24,7 @@ from realtyframes.analysis.leads import DEFAULT_STAGES, LeadFunnel, lead_funnel
 from realtyframes.analysis.market import (
     MARKET_METRICS,
     REFERENCE_LABEL,
+    SAMPLE_SIZE_OF,
     compare_markets,
     market_summary,
     ppsf_values,
@@ -49,6 +50,7 @@ __all__ = [
     "REFERENCE_LABEL",
     "RENT_TYPES",
     "SALE_TYPES",
+    "SAMPLE_SIZE_OF",
     "SEGMENTS",
     "TRAFFIC_METRICS",
     "TREND_METRICS",

@@ -47,6 +47,18 @@ MARKET_METRICS: tuple[str, ...] = (
     "months_of_supply",
     "pct_active_with_price_drop",
 )
+#: The count behind each median or ratio (its sample size ``n``): the population it is taken over.
+SAMPLE_SIZE_OF: dict[str, str] = {
+    "median_list_price": "active_listings",
+    "median_list_ppsf": "active_listings",
+    "median_sale_price": "homes_sold",
+    "median_sale_ppsf": "homes_sold",
+    "median_dom": "homes_sold",
+    "avg_sale_to_list": "homes_sold",
+    "pct_sold_above_list": "homes_sold",
+    "months_of_supply": "homes_sold",
+    "pct_active_with_price_drop": "active_listings",
+}
 #: Count metrics (int64 in :func:`market_summary`).
 COUNT_METRICS: tuple[str, ...] = ("active_listings", "new_listings", "pending_sales", "homes_sold")
 #: Metrics that describe the listings' current status (a snapshot), not events in the window:

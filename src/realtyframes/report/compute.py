@@ -9,6 +9,7 @@ options give the same report.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,15 +19,20 @@ import pandas as pd
 from realtyframes.analysis import (
     REFERENCE_LABEL,
     SALE_TYPES,
+    SAMPLE_SIZE_OF,
     LeadFunnel,
     TrafficSummary,
     compare_markets,
+    comps,
     lead_funnel,
+    market_at,
     market_summary,
+    market_trends,
     price_drop_summary,
     price_drops,
     traffic_summary,
 )
+from realtyframes.errors import DataQualityWarning
 from realtyframes.report.load import MarketFrames
 from realtyframes.report.options import MarketReportOptions
 
@@ -56,6 +62,12 @@ class MarketReport:
     traffic: TrafficSummary | None
     funnel: LeadFunnel | None
     headline: dict[str, Any] = field(default_factory=dict)
+    trends: pd.DataFrame | None = None
+    trend_total: pd.DataFrame | None = None
+    year_ago: pd.DataFrame | None = None
+    subtypes: pd.DataFrame | None = None
+    comps: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def pick_markets(summary: pd.DataFrame, options: MarketReportOptions) -> list[Any]:
@@ -72,14 +84,89 @@ def pick_markets(summary: pd.DataFrame, options: MarketReportOptions) -> list[An
     return list(order.index[: options.max_markets])
 
 
-def _of_active_sales(listings: pd.DataFrame, changes: pd.DataFrame) -> pd.DataFrame:
-    """The changes of the active for-sale listings (the price-drop tables' population)."""
-    if listings.empty or changes.empty:
-        return changes
+def _active_sales(listings: pd.DataFrame, drops: pd.DataFrame) -> pd.DataFrame:
+    """The cuts of active for-sale listings (the price-drop tables' population)."""
+    if listings.empty or drops.empty:
+        return drops
     active = listings["StandardStatus"].astype("str").to_numpy() == "Active"
     sale = listings["PropertyType"].astype("str").isin(SALE_TYPES).to_numpy()
-    ids = listings.loc[active & sale, "ListingId"].astype("str")
-    return changes[changes["ListingId"].astype("str").isin(set(ids)).to_numpy()]
+    ids = set(listings.loc[active & sale, "ListingId"].astype("str"))
+    kept = drops[drops["ListingId"].astype("str").isin(ids).to_numpy()].reset_index(drop=True)
+    kept.attrs = dict(drops.attrs)
+    return kept
+
+
+def thin(table: pd.DataFrame, min_sample: int) -> pd.DataFrame:
+    """A metrics-as-rows table's cells whose sample (``SAMPLE_SIZE_OF``) is below
+    ``min_sample``: a boolean frame of the same shape (True: show "–")."""
+    out = pd.DataFrame(False, index=table.index, columns=table.columns)
+    for metric, count in SAMPLE_SIZE_OF.items():
+        if metric in table.index and count in table.index:
+            n = pd.to_numeric(table.loc[count], errors="coerce").fillna(0)
+            out.loc[metric] = (n < min_sample).to_numpy()
+    return out
+
+
+def _as_of_market(frames: MarketFrames, options: MarketReportOptions) -> pd.DataFrame:
+    """The listings as they stood at the report's date: rebuilt from the history when the date is
+    earlier than the data (``--as-of`` an earlier day), else as loaded."""
+    listings, history = frames.listings, frames.changes
+    if listings.empty or history.empty:
+        return listings
+    at = options.as_of_timestamp
+    newest = pd.to_datetime(history["ChangeTimestamp"], utc=True).max()
+    return market_at(listings, history, at) if at < newest else listings
+
+
+def _trends(frames: MarketFrames, options: MarketReportOptions) -> tuple[Any, Any]:
+    if frames.listings.empty:
+        return None, None
+    start = (options.as_of_timestamp - pd.DateOffset(months=options.trend_months)).date()
+    kw = {"freq": "M", "start": start, "end": options.day, "min_sample": options.min_sample}
+    history = frames.changes if len(frames.changes) else None
+    by_market = market_trends(frames.listings, history, by=options.by, **kw)
+    total = market_trends(frames.listings, history, **kw)
+    return by_market, total
+
+
+def _year_ago(
+    frames: MarketFrames, options: MarketReportOptions, markets: list[Any]
+) -> pd.DataFrame | None:
+    if frames.listings.empty or frames.changes.empty:
+        return None
+    then = options.as_of_timestamp - pd.Timedelta(days=365)
+    earlier = market_at(frames.listings, frames.changes, then)
+    if earlier.empty:
+        return None
+    return compare_markets(earlier, markets=markets, by=options.by, as_of=then,
+                           window_days=float(options.window_days))  # fmt: skip
+
+
+def _subtypes(listings: pd.DataFrame, options: MarketReportOptions) -> pd.DataFrame | None:
+    if options.subtypes == 0 or options.by == "PropertySubType" or listings.empty:
+        return None
+    summary = market_summary(listings, by="PropertySubType", as_of=options.day,
+                             window_days=float(options.window_days))  # fmt: skip
+    size = (summary["active_listings"] + summary["homes_sold"]).sort_values(ascending=False)
+    top = list(size.index[: options.subtypes])
+    return compare_markets(listings, markets=top, by="PropertySubType", as_of=options.day,
+                           window_days=float(options.window_days))  # fmt: skip
+
+
+def _comps(
+    listings: pd.DataFrame, options: MarketReportOptions
+) -> tuple[dict[str, Any], list[str]]:
+    out, notes = {}, []
+    for listing_id in options.comps:
+        if listing_id not in set(listings["ListingId"].astype("str")):
+            notes.append(f"Comps: no listing {listing_id!r} in this market.")
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DataQualityWarning)
+            found = comps(listings, listing_id, radius_km=3, months=12)
+        notes += [f"Comps for {listing_id}: {w.message}" for w in caught]
+        out[listing_id] = found
+    return out, notes
 
 
 def compute_market_report(frames: MarketFrames, options: MarketReportOptions) -> MarketReport:
@@ -90,7 +177,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     """
     as_of = options.day
     days = float(options.window_days)
-    listings = frames.listings
+    listings = _as_of_market(frames, options)
     summary = market_summary(
         listings, by=options.by, as_of=as_of, window_days=days, compare_previous=True
     )
@@ -103,8 +190,15 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         window_days=days,
         compare_previous=True,
     )
-    drops = price_drops(
-        listings, _of_active_sales(listings, frames.changes), since=summary.attrs["window_start"]
+    history = frames.changes
+    if len(history):  # cuts up to the report's date (an earlier --as-of leaves later ones out)
+        stamps = pd.to_datetime(history["ChangeTimestamp"], utc=True)
+        history = history[(stamps <= options.as_of_timestamp).to_numpy()]
+    drops = _active_sales(
+        listings,
+        price_drops(
+            listings, history if len(history) else None, since=summary.attrs["window_start"]
+        ),
     )
     drop_summary = price_drop_summary(drops, by=options.by, listings=listings)
     traffic = traffic_summary(frames.analytics) if frames.analytics is not None else None
@@ -127,7 +221,15 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     if funnel is not None:
         headline["contacts"] = int(funnel.by_stage["contacts"].sum())
         headline["new_leads"] = int(funnel.weekly["new_leads"].sum()) if len(funnel.weekly) else 0
+    trends, trend_total = _trends(frames, options)
+    found, comp_notes = _comps(listings, options)
     return MarketReport(
+        trends=trends,
+        trend_total=trend_total,
+        year_ago=_year_ago(frames, options, markets),
+        subtypes=_subtypes(listings, options),
+        comps=found,
+        notes=tuple(comp_notes),
         options=options,
         frames=frames,
         markets=markets,

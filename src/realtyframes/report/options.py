@@ -90,6 +90,10 @@ class MarketReportOptions:
     - ``max_markets``: markets shown side by side (the given cities, else the largest markets).
     - ``top_drops``: rows of the top-price-drops table and chart.
     - ``source``: how the data source is named in the report (never a credential).
+    - ``min_sample``: a median or ratio on fewer listings is shown as "–" (with a footnote).
+    - ``subtypes``: the largest property subtypes compared side by side too (0: none).
+    - ``comps``: ListingIds whose comparable sales the report shows.
+    - ``trend_months``: months of the trend section.
 
     >>> MarketReportOptions(as_of="2026-06-30").period
     '90d'
@@ -103,8 +107,13 @@ class MarketReportOptions:
     max_markets: int = 8
     top_drops: int = 15
     source: str = EMBEDDED_SOURCE
+    min_sample: int = 5
+    subtypes: int = 4
+    comps: tuple[str, ...] = ()
+    trend_months: int = 24
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "comps", tuple(dict.fromkeys(str(c) for c in self.comps)))
         object.__setattr__(self, "as_of", _parse_day(self.as_of))
         object.__setattr__(self, "cities", tuple(dict.fromkeys(self.cities)))
         object.__setattr__(self, "property_types", tuple(dict.fromkeys(self.property_types)))
@@ -124,10 +133,14 @@ class MarketReportOptions:
             raise QueryError(
                 "window_days", f"{wd!r} is out of range", "a number of days in (0, 3650]"
             )
-        for name in ("max_markets", "top_drops"):
+        for name, low, high in (("max_markets", 1, 100), ("top_drops", 1, 100),
+                                ("min_sample", 0, 1000), ("subtypes", 0, 20),
+                                ("trend_months", 2, 120)):  # fmt: skip
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100:
-                raise QueryError(name, f"{value!r} is out of range", "an integer from 1 to 100")
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise QueryError(
+                    name, f"{value!r} is out of range", f"an integer from {low} to {high}"
+                )
         for city in self.cities:
             if not isinstance(city, str) or not city.strip():
                 raise QueryError("cities", f"{city!r} is not a city name", "non-empty names")
