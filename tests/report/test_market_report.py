@@ -188,7 +188,12 @@ def test_report_is_self_contained_and_printable(written: dict[str, Any]) -> None
         "countries",
         "lead_funnel",
         "leads_per_week",
-    }
+        "inventory_trend",
+        *(f"trend_{m}" for m in ("median_sale_price", "median_sale_ppsf", "homes_sold",
+                                 "new_listings", "months_of_supply", "median_dom")),
+        "price_drop_map",
+        "market_map",
+    }  # fmt: skip
     assert {f'data-chart="{c}"' in html for c in charts} == {True}
     assert len(parsed.images) == len(charts)
     for img in parsed.images:

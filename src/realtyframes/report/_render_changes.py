@@ -12,10 +12,12 @@ from __future__ import annotations
 import pandas as pd
 
 from realtyframes.report._html import Cell, Section
+from realtyframes.report._html import render_figure as _figure
 from realtyframes.report._html import render_table as _table
+from realtyframes.report._render_common import frame_table
 from realtyframes.report.compute import MarketReport
 
-__all__ = ["CHANGE_LABELS", "changes_section", "since_last_counts"]
+__all__ = ["CHANGE_LABELS", "changes_section", "drops_section", "since_last_counts"]
 
 #: How each kind of change is named in the report, in the order shown.
 CHANGE_LABELS: dict[str, str] = {
@@ -106,3 +108,83 @@ def changes_section(report: MarketReport) -> Section:
         else "Nothing changed since the previous sync of this market."
     )
     return Section("since-last", "What changed since the last report", table + cut_table, intro)
+
+
+def drops_section(report: MarketReport) -> Section:
+    from realtyframes import plots
+
+    o = report.options
+    ds = report.drop_summary.reindex(pd.Index(report.markets, tupleize_cols=True, name=o.by))
+    spec = [
+        ("price_drops", "Listings with a cut", "count"),
+        ("active_listings", "Active listings", "count"),
+        ("active_with_price_drop", "Active, cut in the window", "count"),
+        ("pct_active_with_price_drop", "Share of active cut in the window", "percent"),
+        ("median_drop_pct", "Median cut", "percent"),
+        ("median_drop_amount", "Median cut (USD)", "money"),
+    ]
+    summary_table = frame_table(
+        "drop_summary",
+        o.by,
+        ds,
+        spec,
+        f"Price cuts in the window (the {float(o.window_days):g} days to {o.day.isoformat()}) by "
+        "market, sale segment, from the listing history: one definition of a cut across the "
+        "report (a price change down). The comparison's 'last price change was a cut (any "
+        "time)' is another measure: not windowed.",
+    )
+    top = report.drops.head(o.top_drops)
+    top_spec = [
+        ("UnparsedAddress", "Address", "text"),
+        ("City", "City", "text"),
+        ("PropertySubType", "Type", "text"),
+        ("previous_price", "Was", "money"),
+        ("current_price", "Now", "money"),
+        ("drop_pct", "Cut", "percent"),
+        ("drop_amount", "Cut (USD)", "money"),
+        ("drop_count", "Cuts", "count"),
+        ("total_drop_pct", "Total cut", "percent"),
+        ("last_drop_at", "Last cut", "date"),
+        ("DaysOnMarket", "Days on market", "days"),
+    ]
+    top_rows: list[list[Cell | str]] = []
+    for _, row in top.iterrows():
+        lid = str(row["ListingId"])
+        top_rows.append([lid, *[Cell(row[c], k, row=lid, col=c) for c, _, k in top_spec]])
+    top_table = _table(
+        "top_drops",
+        ["Listing", *[h for _, h, _ in top_spec]],
+        top_rows,
+        caption=f"The {len(top)} biggest cuts (by the latest cut's percentage) of active "
+        f"for-sale listings since {o.window_start.strftime('%Y-%m-%d')}.",
+        numeric_header=[False, False, False, False] + [True] * (len(top_spec) - 3),
+    )
+    charts = (
+        '<div class="grid2">'
+        + _figure(
+            plots.top_price_drops(report.drops, n=o.top_drops),
+            "The biggest price cuts, by percentage",
+            "top_price_drops",
+        )
+        + _figure(
+            plots.price_drop_distribution(report.drops),
+            "Distribution of price cuts",
+            "price_drop_distribution",
+        )
+        + "</div>"
+        + _figure(
+            plots.listing_map(
+                report.drops,
+                color="drop_pct",
+                market=report.frames.listings,
+                title=f"Where the {len(report.drops):,} cuts are (latest cut, %)",
+            ),
+            "Price cuts on a map, coloured by the latest cut (drawn offline)",
+            "price_drop_map",
+        )
+    )
+    intro = (
+        f"{len(report.drops):,} active for-sale listings cut their price in the "
+        f"{float(o.window_days):g} days to {o.day.isoformat()} (from the listing change feed)."
+    )
+    return Section("price-drops", "Price drops", summary_table + top_table + charts, intro)

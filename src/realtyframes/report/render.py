@@ -1,77 +1,37 @@
 """Rendering a market report: one self-contained HTML document (pure; see :mod:`._html`).
 
-Headline cards, the market comparison, the price drops, the website traffic and the lead funnel,
-each a table (exact values in ``data-value``) and its charts (``rf.plot`` figures, embedded PNG).
+Headline cards (each with its change against the previous window and a year earlier, and its n),
+then the sections in order: what changed since the last report, trends, the market comparison
+(and the largest subtypes), price drops, a map of the market, comps (``--comps``), website traffic
+and leads; each a table (exact values in ``data-value``) and its charts (``rf.plot`` figures,
+embedded PNG). Sections live in ``_render_changes``, ``_render_market`` and ``_render_web``.
 
 >>> html = render_market_report(report)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from realtyframes._version import __version__
-from realtyframes.analysis import MARKET_METRICS, REFERENCE_LABEL
-from realtyframes.report._html import Card, Cell, Section, esc, render_cards, render_page
-from realtyframes.report._html import render_figure as _figure
-from realtyframes.report._html import render_table as _table
-from realtyframes.report._render_changes import changes_section
+from realtyframes.analysis import REFERENCE_LABEL, SAMPLE_SIZE_OF
+from realtyframes.report._html import Card, esc, render_cards, render_page
+from realtyframes.report._render_changes import changes_section, drops_section
+from realtyframes.report._render_market import (
+    SHORT_LABELS,
+    TABLE_METRICS,
+    comps_section,
+    maps_section,
+    market_section,
+    trends_section,
+)
+from realtyframes.report._render_web import leads_section, traffic_section
 from realtyframes.report.compute import MarketReport
 from realtyframes.report.options import DATA_FILES
 
-__all__ = ["SHORT_LABELS", "TABLE_METRICS", "render_market_report"]
-
-#: Market metrics shown in the comparison table, in order.
-TABLE_METRICS: tuple[str, ...] = MARKET_METRICS
-#: Row labels of the comparison table.
-SHORT_LABELS: dict[str, str] = {
-    "active_listings": "Active listings",
-    "new_listings": "New listings",
-    "pending_sales": "Pending sales",
-    "homes_sold": "Homes sold",
-    "median_list_price": "Median list price",
-    "median_list_ppsf": "Median list $/sq ft",
-    "median_sale_price": "Median sale price",
-    "median_sale_ppsf": "Median sale $/sq ft",
-    "median_dom": "Median days on market",
-    "avg_sale_to_list": "Avg sale-to-list",
-    "pct_sold_above_list": "Sold above list",
-    "months_of_supply": "Months of supply",
-    "pct_active_with_price_drop": "Active with a price cut",
-}
-
-
-def _label(key: Any) -> str:
-    parts = key if isinstance(key, tuple) else (key,)
-    return " / ".join("(missing)" if pd.isna(p) else str(p) for p in parts)
-
-
-def _frame_table(
-    name: str, first: str, frame: pd.DataFrame, spec: Sequence[tuple[str, str, str]], caption: str
-) -> str:
-    """A table of ``frame`` by its index: one row per label, one column per ``(column, header,
-    kind)`` of ``spec``."""
-    rows: list[list[Cell | str]] = []
-    for key, row in frame.iterrows():
-        label = _label(key)
-        rows.append([label, *[Cell(row[c], k, row=label, col=c) for c, _, k in spec]])
-    return _table(
-        name,
-        [first, *[h for _, h, _ in spec]],
-        rows,
-        caption=caption,
-        numeric_header=[False] + [True] * len(spec),
-    )
-
-
-def _kind(metric: str) -> str:
-    from realtyframes.plots import METRIC_LABELS
-
-    kind = METRIC_LABELS[metric][2]
-    return {"count": "count", "money": "money", "percent": "percent"}.get(kind, "number")
+__all__ = ["HEADLINE", "SHORT_LABELS", "TABLE_METRICS", "render_market_report"]
 
 
 def _pct_note(value: Any, label: str) -> str | None:
@@ -81,44 +41,54 @@ def _pct_note(value: Any, label: str) -> str | None:
     return f"{arrow} {abs(float(value)):.1%} vs {label}"
 
 
-def _cards(report: MarketReport) -> str:
-    h, ref = report.headline, report.comparison[REFERENCE_LABEL]
+#: The headline cards: metric, label (``{days}``: the window), number kind.
+HEADLINE: tuple[tuple[str, str, str], ...] = (
+    ("active_listings", "Active listings", "count"),
+    ("new_listings", "New listings, {days}", "count"),
+    ("homes_sold", "Homes sold, {days}", "count"),
+    ("median_sale_price", "Median sale price, {days}", "money"),
+    ("median_dom", "Median days on market, {days}", "number"),
+    ("months_of_supply", "Months of supply", "number"),
+)
+
+
+def _card(report: MarketReport, metric: str, text: str, kind: str) -> Card:
+    """A headline number with its change against the previous window and a year earlier, and
+    its n; below the minimum sample it is not shown (its n is)."""
+    ref = report.comparison[REFERENCE_LABEL]
     days = f"{float(report.options.window_days):g} days"
-    prev = f"previous {days}"
+    value = ref[metric]
+    notes = []
+    n_of = SAMPLE_SIZE_OF.get(metric)
+    n = ref[n_of] if n_of else value
+    thin_sample = n_of is not None and (pd.isna(n) or n < report.options.min_sample)
+    if thin_sample:
+        value = None
+    else:
+        change = ref.get(f"{metric}_pct_change")
+        notes.append(_pct_note(change, f"previous {days}"))
+        if report.year_ago is not None and metric in report.year_ago.index:
+            before = report.year_ago.loc[metric, REFERENCE_LABEL]
+            if not pd.isna(before) and before and not pd.isna(value):
+                notes.append(_pct_note(float(value) / float(before) - 1, "a year earlier"))
+    notes.append(f"n={int(n):,}" if not pd.isna(n) else None)
+    note = " · ".join(x for x in notes if x)
+    return Card(metric, text.format(days=days), value, kind, note or None)
 
-    def change(metric: str) -> str | None:
-        key = f"{metric}_pct_change"
-        return _pct_note(ref[key], prev) if key in ref.index else None
 
-    cards = [
-        Card("active_listings", "Active listings", h["active_listings"], "count", "for sale, now"),
-        Card(
-            "new_listings",
-            f"New listings, {days}",
-            h["new_listings"],
-            "count",
-            change("new_listings"),
-        ),
-        Card("homes_sold", f"Homes sold, {days}", h["homes_sold"], "count", change("homes_sold")),
-        Card(
-            "median_sale_price",
-            "Median sale price",
-            h["median_sale_price"],
-            "money",
-            change("median_sale_price"),
-        ),
-        Card(
-            "median_dom", "Median days on market", h["median_dom"], "number", change("median_dom")
-        ),
-        Card("months_of_supply", "Months of supply", h["months_of_supply"], "number"),
+def _cards(report: MarketReport) -> str:
+    h = report.headline
+    days = f"{float(report.options.window_days):g} days"
+    cards = [_card(report, metric, text, kind) for metric, text, kind in HEADLINE]
+    cards.append(
         Card(
             "price_drops",
             f"Price cuts, {days}",
             h["price_drops"],
             "count",
             None if pd.isna(h["median_drop_pct"]) else f"median cut {h['median_drop_pct']:.1%}",
-        ),
-    ]
+        )
+    )
     if "visitors" in h:
         cards.append(
             Card("visitors", f"Website visitors, {report.frames.period}", h["visitors"], "count")
@@ -127,218 +97,6 @@ def _cards(report: MarketReport) -> str:
     if "contacts" in h:
         cards.append(Card("contacts", "CRM contacts", h["contacts"], "count"))
     return render_cards(cards)
-
-
-def _market_section(report: MarketReport) -> Section:
-    from realtyframes import plots
-
-    o = report.options
-    comp = report.comparison
-    columns = list(comp.columns)
-    header = ["Metric", *[_label(c) for c in columns]]
-    from realtyframes.plots import METRIC_LABELS
-
-    rows: list[list[Cell | str]] = []
-    for metric in TABLE_METRICS:
-        cells: list[Cell | str] = [SHORT_LABELS.get(metric, METRIC_LABELS[metric][0])]
-        for col in columns:
-            cells.append(Cell(comp.loc[metric, col], _kind(metric), row=metric, col=_label(col)))
-        rows.append(cells)
-    table = _table(
-        "comparison",
-        header,
-        rows,
-        caption=f"{', '.join(o.property_types)}; window: the {float(o.window_days):g} days to "
-        f"{o.day.isoformat()}. "
-        f"'{REFERENCE_LABEL}' is the whole market of the report.",
-        numeric_header=[False] + [True] * len(columns),
-    )
-    shown = report.summary.reindex(pd.Index(report.markets, tupleize_cols=True, name=o.by))
-    shown.attrs = dict(report.summary.attrs)
-    charts = [
-        _figure(
-            plots.market_metrics(shown),
-            f"Market metrics by {o.by}: median sale price, price per sq ft, homes sold, months of "
-            "supply, days on market, share with a price drop",
-            "market_metrics",
-        ),
-        _figure(
-            plots.ppsf_boxplot(
-                report.frames.listings,
-                by=o.by,
-                price="sale",
-                markets=report.markets,
-                as_of=o.day,
-                window_days=float(o.window_days),
-            ),
-            f"Sale price per square foot by {o.by}",
-            "ppsf_boxplot",
-        ),
-    ]
-    intro = (
-        f"Markets by {o.by}: {len(report.summary):,} in the data, the {len(report.markets)} "
-        "largest shown side by side"
-        if not (o.cities and o.by == "City")
-        else f"Markets by {o.by}: the cities asked for"
-    ) + ". Definitions of every metric: docs/metrics.md of realtyframes."
-    return Section("markets", "Market comparison", table + "".join(charts), intro)
-
-
-def _drops_section(report: MarketReport) -> Section:
-    from realtyframes import plots
-
-    o = report.options
-    ds = report.drop_summary.reindex(pd.Index(report.markets, tupleize_cols=True, name=o.by))
-    spec = [
-        ("price_drops", "Listings with a cut", "count"),
-        ("active_listings", "Active listings", "count"),
-        ("active_with_price_drop", "Active with a cut", "count"),
-        ("pct_active_with_price_drop", "Share of active", "percent"),
-        ("median_drop_pct", "Median cut", "percent"),
-        ("median_drop_amount", "Median cut (USD)", "money"),
-    ]
-    summary_table = _frame_table(
-        "drop_summary", o.by, ds, spec, "Price cuts in the window by market (sale segment)."
-    )
-    top = report.drops.head(o.top_drops)
-    top_spec = [
-        ("UnparsedAddress", "Address", "text"),
-        ("City", "City", "text"),
-        ("PropertySubType", "Type", "text"),
-        ("previous_price", "Was", "money"),
-        ("current_price", "Now", "money"),
-        ("drop_pct", "Cut", "percent"),
-        ("drop_amount", "Cut (USD)", "money"),
-        ("drop_count", "Cuts", "count"),
-        ("total_drop_pct", "Total cut", "percent"),
-        ("last_drop_at", "Last cut", "date"),
-        ("DaysOnMarket", "Days on market", "days"),
-    ]
-    top_rows: list[list[Cell | str]] = []
-    for _, row in top.iterrows():
-        lid = str(row["ListingId"])
-        top_rows.append([lid, *[Cell(row[c], k, row=lid, col=c) for c, _, k in top_spec]])
-    top_table = _table(
-        "top_drops",
-        ["Listing", *[h for _, h, _ in top_spec]],
-        top_rows,
-        caption=f"The {len(top)} biggest cuts (by the latest cut's percentage) of active "
-        f"for-sale listings since {o.window_start.strftime('%Y-%m-%d')}.",
-        numeric_header=[False, False, False, False] + [True] * (len(top_spec) - 3),
-    )
-    charts = (
-        '<div class="grid2">'
-        + _figure(
-            plots.top_price_drops(report.drops, n=o.top_drops),
-            "The biggest price cuts, by percentage",
-            "top_price_drops",
-        )
-        + _figure(
-            plots.price_drop_distribution(report.drops),
-            "Distribution of price cuts",
-            "price_drop_distribution",
-        )
-        + "</div>"
-    )
-    intro = (
-        f"{len(report.drops):,} active for-sale listings cut their price in the "
-        f"{float(o.window_days):g} days to {o.day.isoformat()} (from the listing change feed)."
-    )
-    return Section("price-drops", "Price drops", summary_table + top_table + charts, intro)
-
-
-_TRAFFIC_LABELS: dict[str, tuple[str, str]] = {
-    "visitors": ("Visitors", "count"),
-    "pageviews": ("Pageviews", "count"),
-    "sessions": ("Sessions", "count"),
-    "views_per_visit": ("Views per visit", "number"),
-    "bounce_rate": ("Bounce rate", "percent"),
-    "visit_duration_seconds": ("Visit duration (seconds)", "count"),
-    "conversions": ("Conversions", "count"),
-    "conversion_rate": ("Conversion rate", "percent"),
-}
-
-
-def _traffic_section(report: MarketReport) -> Section:
-    from realtyframes import plots
-
-    if report.traffic is None:
-        return Section(
-            "traffic",
-            "Website traffic",
-            '<p class="empty">Website analytics were not available to this account.</p>',
-        )
-    t = report.traffic
-    rows: list[list[Cell | str]] = []
-    for metric, value in t.headline["value"].items():
-        label, kind = _TRAFFIC_LABELS.get(str(metric), (str(metric), "number"))
-        rows.append([label, Cell(value, kind, row=str(metric), col="value")])
-    table = _table(
-        "traffic",
-        ["Metric", "Value"],
-        rows,
-        caption=f"Website, period {report.frames.period} (ending at the server's clock).",
-        numeric_header=[False, True],
-    )
-    charts = (
-        _figure(
-            plots.traffic_timeline(t),
-            "Visitors, pageviews and conversions per day",
-            "traffic_timeline",
-        )
-        + '<div class="grid2">'
-        + _figure(plots.top_sources(t), "Top traffic sources", "top_sources")
-        + _figure(plots.top_pages(t), "Top pages", "top_pages")
-        + _figure(plots.devices(t), "Visitors by device", "devices")
-        + _figure(plots.countries(t), "Top countries", "countries")
-        + "</div>"
-    )
-    return Section("traffic", "Website traffic", table + charts)
-
-
-def _leads_section(report: MarketReport) -> Section:
-    from realtyframes import plots
-
-    if report.funnel is None:
-        return Section(
-            "leads",
-            "Leads",
-            '<p class="empty">CRM contacts were not available to this account.</p>',
-        )
-    f = report.funnel
-    stage_spec = [
-        ("contacts", "Contacts", "count"),
-        ("share", "Share", "percent"),
-        ("reached", "Reached", "count"),
-        ("reached_share", "Reached (share of funnel)", "percent"),
-    ]
-    stage_table = _frame_table(
-        "funnel",
-        "Stage",
-        f.by_stage,
-        stage_spec,
-        "Contacts by stage; 'reached' counts contacts at the stage or a later one.",
-    )
-    source_spec = [
-        ("contacts", "Contacts", "count"),
-        ("share", "Share", "percent"),
-        ("converted", "Converted", "count"),
-        ("conversion_rate", "Conversion rate", "percent"),
-    ]
-    source_table = _frame_table(
-        "lead_sources",
-        "Source",
-        f.by_source,
-        source_spec,
-        "Contacts by lead source; converted = past the first funnel stage.",
-    )
-    charts = (
-        '<div class="grid2">'
-        + _figure(plots.lead_funnel(f), "Lead funnel", "lead_funnel")
-        + _figure(plots.leads_per_week(f), "New leads per week", "leads_per_week")
-        + "</div>"
-    )
-    return Section("leads", "Leads", stage_table + source_table + charts)
 
 
 def render_market_report(report: MarketReport, *, stem: str | None = None) -> str:
@@ -356,15 +114,21 @@ def render_market_report(report: MarketReport, *, stem: str | None = None) -> st
         f"scope: {scope}",
         f"source: {o.source}",
     ]
-    notes = "".join(f'<p class="notice">{esc(n)}</p>' for n in report.frames.notes)
+    notes = "".join(
+        f'<p class="notice">{esc(n)}</p>' for n in (*report.frames.notes, *report.notes)
+    )
     lead = _cards(report) + notes
-    sections = [
+    maybe = [
         changes_section(report),
-        _market_section(report),
-        _drops_section(report),
-        _traffic_section(report),
-        _leads_section(report),
+        trends_section(report),
+        market_section(report),
+        drops_section(report),
+        maps_section(report),
+        comps_section(report),
+        traffic_section(report),
+        leads_section(report),
     ]
+    sections = [s for s in maybe if s is not None]
     files = []
     for name, what in DATA_FILES.items():
         if name in report.frames.data_frames():

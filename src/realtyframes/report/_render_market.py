@@ -1,0 +1,240 @@
+"""The report's market sections: comparison (with the largest subtypes), trends, maps, comps."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from realtyframes.analysis import MARKET_METRICS, REFERENCE_LABEL, SAMPLE_SIZE_OF
+from realtyframes.report._html import Cell, Section
+from realtyframes.report._html import render_figure as _figure
+from realtyframes.report._html import render_table as _table
+from realtyframes.report._render_common import label, metric_kind
+from realtyframes.report.compute import MarketReport, thin
+
+__all__ = [
+    "SHORT_LABELS",
+    "TABLE_METRICS",
+    "comps_section",
+    "maps_section",
+    "market_section",
+    "trends_section",
+]
+
+#: Market metrics shown in the comparison table, in order.
+TABLE_METRICS: tuple[str, ...] = MARKET_METRICS
+#: Row labels of the comparison table.
+SHORT_LABELS: dict[str, str] = {
+    "active_listings": "Active listings",
+    "new_listings": "New listings",
+    "pending_sales": "Pending sales",
+    "homes_sold": "Homes sold",
+    "median_list_price": "Median list price",
+    "median_list_ppsf": "Median list $/sq ft",
+    "median_sale_price": "Median sale price",
+    "median_sale_ppsf": "Median sale $/sq ft",
+    "median_dom": "Median days on market",
+    "avg_sale_to_list": "Avg sale-to-list",
+    "pct_sold_above_list": "Sold above list",
+    "months_of_supply": "Months of supply",
+    "pct_active_with_price_drop": "Active whose last price change was a cut (any time)",
+}
+
+
+def market_section(report: MarketReport) -> Section:
+    from realtyframes import plots
+
+    o = report.options
+    comp = report.comparison
+    table = comparison_table(
+        "comparison",
+        comp,
+        o.min_sample,
+        f"{', '.join(o.property_types)}; window: the {float(o.window_days):g} days to "
+        f"{o.day.isoformat()}. '{REFERENCE_LABEL}' is the whole market of the report. "
+        f"— n=…: fewer than {o.min_sample} listings behind the value, not shown.",
+    )
+    if report.subtypes is not None:
+        table += comparison_table(
+            "subtypes",
+            report.subtypes,
+            o.min_sample,
+            f"The {len(report.subtypes.columns) - 1} largest property subtypes, same window; "
+            f"'{REFERENCE_LABEL}' is the whole market. — n=…: below the minimum sample.",
+        )
+    shown = report.summary.reindex(pd.Index(report.markets, tupleize_cols=True, name=o.by))
+    shown.attrs = dict(report.summary.attrs)
+    charts = [
+        _figure(
+            plots.market_metrics(shown),
+            f"Market metrics by {o.by}: median sale price, price per sq ft, homes sold, months of "
+            "supply, days on market, share with a price drop",
+            "market_metrics",
+        ),
+        _figure(
+            plots.ppsf_boxplot(
+                report.frames.listings,
+                by=o.by,
+                price="sale",
+                markets=report.markets,
+                as_of=o.day,
+                window_days=float(o.window_days),
+            ),
+            f"Sale price per square foot by {o.by}",
+            "ppsf_boxplot",
+        ),
+    ]
+    intro = (
+        f"Markets by {o.by}: {len(report.summary):,} in the data, the {len(report.markets)} "
+        "largest shown side by side"
+        if not (o.cities and o.by == "City")
+        else f"Markets by {o.by}: the cities asked for"
+    ) + ". Definitions of every metric: docs/metrics.md of realtyframes."
+    return Section("markets", "Market comparison", table + "".join(charts), intro)
+
+
+def comparison_table(table_id: str, comp: pd.DataFrame, min_sample: int, caption: str) -> str:
+    """Metrics as rows, markets as columns; a median or ratio on fewer than ``min_sample``
+    listings is shown as "—" with its n (``SAMPLE_SIZE_OF``), never as a firm figure."""
+    from realtyframes.plots import METRIC_LABELS
+
+    columns = list(comp.columns)
+    hidden = thin(comp, min_sample)
+    rows: list[list[Cell | str]] = []
+    for metric in TABLE_METRICS:
+        cells: list[Cell | str] = [SHORT_LABELS.get(metric, METRIC_LABELS[metric][0])]
+        for col in columns:
+            value, kind = comp.loc[metric, col], metric_kind(metric)
+            if hidden.loc[metric, col]:
+                n = comp.loc[SAMPLE_SIZE_OF[metric], col]
+                cells.append(Cell(None, kind, row=metric, col=label(col), note=f"n={n}"))
+            else:
+                cells.append(Cell(value, kind, row=metric, col=label(col)))
+        rows.append(cells)
+    return _table(
+        table_id,
+        ["Metric", *[label(c) for c in columns]],
+        rows,
+        caption=caption,
+        numeric_header=[False] + [True] * len(columns),
+    )
+
+
+#: The trend charts: metric, and what its chart says.
+TREND_CHARTS: tuple[tuple[str, str], ...] = (
+    ("median_sale_price", "Median sale price per month"),
+    ("median_sale_ppsf", "Median sale price per sq ft per month"),
+    ("homes_sold", "Homes sold per month"),
+    ("new_listings", "New listings per month"),
+    ("months_of_supply", "Months of supply at each month's end"),
+    ("median_dom", "Median days on market of the month's sales"),
+)
+_TREND_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("active_listings", "Active (end)", "count"),
+    ("new_listings", "New", "count"),
+    ("homes_sold", "Sold", "count"),
+    ("median_sale_price", "Median sale", "money"),
+    ("median_sale_price_n", "n", "count"),
+    ("median_sale_price_yoy", "Median sale YoY", "percent"),
+    ("median_sale_ppsf", "$/sq ft", "money"),
+    ("months_of_supply", "Months of supply", "number"),
+    ("median_dom", "Days on market", "number"),
+)
+
+
+def trends_section(report: MarketReport) -> Section:
+    """Monthly series of the whole market (a table of the last 12 months, inventory) and of the
+    markets shown (lines, YoY in the legends)."""
+    from realtyframes import plots
+
+    total, by_market = report.trend_total, report.trends
+    if total is None or by_market is None or total.empty:
+        return Section("trends", "Trends", '<p class="empty">No listings to follow.</p>')
+    o = report.options
+    last = total.tail(12)
+    rows: list[list[Cell | str]] = []
+    for _, row in last.iterrows():
+        month = row["period_begin"].strftime("%Y-%m") + ("" if row["complete"] else " (so far)")
+        rows.append([month, *[Cell(row[c], k, row=month, col=c) for c, _, k in _TREND_TABLE]])
+    table = _table(
+        "trends",
+        ["Month", *[h for _, h, _ in _TREND_TABLE]],
+        rows,
+        caption=f"The whole market, month by month (calendar months, UTC). Stocks at each "
+        f"month's end, flows in the month; medians on fewer than {o.min_sample} sales are "
+        "blank. Definitions: docs/metrics.md, 'Market trends'.",
+        numeric_header=[False] + [True] * len(_TREND_TABLE),
+    )
+    shown = by_market[by_market[o.by].isin(list(report.markets))]
+    shown.attrs = dict(by_market.attrs)
+    charts = _figure(
+        plots.inventory_trend(total), "Inventory and flows, whole market", "inventory_trend"
+    )
+    charts += '<div class="grid2">' + "".join(
+        _figure(plots.market_trend(shown, metric), text, f"trend_{metric}")
+        for metric, text in TREND_CHARTS
+    ) + "</div>"  # fmt: skip
+    intro = (
+        f"{len(total):,} months to {o.day.isoformat()}; lines per {o.by} for the markets shown "
+        "above, with the latest complete month's year-over-year change in each legend."
+    )
+    return Section("trends", "Trends", table + charts, intro)
+
+
+def maps_section(report: MarketReport) -> Section:
+    """Active listings on a map, coloured by price per square foot (drawn offline)."""
+    from realtyframes import plots
+
+    listings = report.frames.listings
+    active = listings[listings["StandardStatus"].astype("str") == "Active"]
+    if active.empty:
+        return Section("map", "Map of the market", '<p class="empty">No active listings.</p>')
+    chart = _figure(
+        plots.listing_map(active, color="ppsf", title=f"{len(active):,} active listings by list price per sq ft"),
+        "Active listings by list price per square foot (no map tiles: drawn offline)",
+        "market_map",
+    )  # fmt: skip
+    return Section("map", "Map of the market", chart)
+
+
+_COMP_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("UnparsedAddress", "Address", "text"),
+    ("PropertySubType", "Type", "text"),
+    ("BedroomsTotal", "Beds", "count"),
+    ("LivingArea", "Sq ft", "count"),
+    ("ClosePrice", "Sold for", "money"),
+    ("CloseDate", "Sold", "date"),
+    ("distance_km", "Km away", "number"),
+    ("ppsf", "$/sq ft", "money"),
+    ("why", "Why", "text"),
+)
+
+
+def comps_section(report: MarketReport) -> Section | None:
+    """The comparable sales of the listings named by ``--comps`` (None when none were named)."""
+    from realtyframes import plots
+
+    if not report.options.comps:
+        return None
+    parts = []
+    for listing_id, comps in report.comps.items():
+        est = comps.attrs.get("estimate", {})
+        rows: list[list[Cell | str]] = []
+        for rank, row in enumerate(comps.itertuples(index=False), start=1):
+            key = str(row.ListingId)
+            rows.append([f"{rank}. {key}", *[Cell(getattr(row, c), k, row=key, col=c)
+                                             for c, _, k in _COMP_TABLE]])  # fmt: skip
+        parts.append(
+            _table(
+                f"comps_{listing_id}",
+                ["Comp", *[h for _, h, _ in _COMP_TABLE]],
+                rows,
+                caption=f"Closed sales most like {listing_id} (same type and subtype, within 3 km "
+                f"and 12 months, beds ±1, area ±25 %), closest first. Estimate: median $/sq ft × "
+                f"its area = {est.get('value', float('nan')):,.0f} USD, range "
+                f"{est.get('low', float('nan')):,.0f}–{est.get('high', float('nan')):,.0f} "
+                f"(interquartile $/sq ft), n={est.get('n', 0)}.",
+            )
+            + _figure(plots.comps(comps), f"Comps of {listing_id} on a map", f"comps_{listing_id}")
+        )
+    body = "".join(parts) or '<p class="empty">None of the listings named was found.</p>'
+    return Section("comps", "Comparable sales", body)

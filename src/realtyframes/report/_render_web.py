@@ -1,0 +1,105 @@
+"""The report's website traffic and leads sections (pure HTML from a MarketReport)."""
+
+from __future__ import annotations
+
+from realtyframes.report._html import Cell, Section
+from realtyframes.report._html import render_figure as _figure
+from realtyframes.report._html import render_table as _table
+from realtyframes.report._render_common import frame_table
+from realtyframes.report.compute import MarketReport
+
+__all__ = ["leads_section", "traffic_section"]
+
+
+_TRAFFIC_LABELS: dict[str, tuple[str, str]] = {
+    "visitors": ("Visitors", "count"),
+    "pageviews": ("Pageviews", "count"),
+    "sessions": ("Sessions", "count"),
+    "views_per_visit": ("Views per visit", "number"),
+    "bounce_rate": ("Bounce rate", "percent"),
+    "visit_duration_seconds": ("Visit duration (seconds)", "count"),
+    "conversions": ("Conversions", "count"),
+    "conversion_rate": ("Conversion rate", "percent"),
+}
+
+
+def traffic_section(report: MarketReport) -> Section:
+    from realtyframes import plots
+
+    if report.traffic is None:
+        return Section(
+            "traffic",
+            "Website traffic",
+            '<p class="empty">Website analytics were not available to this account.</p>',
+        )
+    t = report.traffic
+    rows: list[list[Cell | str]] = []
+    for metric, value in t.headline["value"].items():
+        label, kind = _TRAFFIC_LABELS.get(str(metric), (str(metric), "number"))
+        rows.append([label, Cell(value, kind, row=str(metric), col="value")])
+    table = _table(
+        "traffic",
+        ["Metric", "Value"],
+        rows,
+        caption=f"Website, period {report.frames.period} (ending at the server's clock).",
+        numeric_header=[False, True],
+    )
+    charts = (
+        _figure(
+            plots.traffic_timeline(t),
+            "Visitors, pageviews and conversions per day",
+            "traffic_timeline",
+        )
+        + '<div class="grid2">'
+        + _figure(plots.top_sources(t), "Top traffic sources", "top_sources")
+        + _figure(plots.top_pages(t), "Top pages", "top_pages")
+        + _figure(plots.devices(t), "Visitors by device", "devices")
+        + _figure(plots.countries(t), "Top countries", "countries")
+        + "</div>"
+    )
+    return Section("traffic", "Website traffic", table + charts)
+
+
+def leads_section(report: MarketReport) -> Section:
+    from realtyframes import plots
+
+    if report.funnel is None:
+        return Section(
+            "leads",
+            "Leads",
+            '<p class="empty">CRM contacts were not available to this account.</p>',
+        )
+    f = report.funnel
+    stage_spec = [
+        ("contacts", "Contacts", "count"),
+        ("share", "Share", "percent"),
+        ("reached", "Reached", "count"),
+        ("reached_share", "Reached (share of funnel)", "percent"),
+    ]
+    stage_table = frame_table(
+        "funnel",
+        "Stage",
+        f.by_stage,
+        stage_spec,
+        "Contacts by stage; 'reached' counts contacts at the stage or a later one.",
+    )
+    source_spec = [
+        ("contacts", "Contacts", "count"),
+        ("share", "Share", "percent"),
+        ("converted", "Converted", "count"),
+        ("conversion_rate", "Conversion rate", "percent"),
+    ]
+    source_table = frame_table(
+        "lead_sources",
+        "Source",
+        f.by_source,
+        source_spec,
+        "Contacts by lead source; converted = past the first funnel stage.",
+    )
+    charts = (
+        '<div class="grid2">'
+        + _figure(plots.lead_funnel(f), "Lead funnel", "lead_funnel")
+        + _figure(plots.leads_per_week(f), "New leads per week", "leads_per_week")
+        + "</div>"
+    )
+    return Section("leads", "Leads", stage_table + source_table + charts)
