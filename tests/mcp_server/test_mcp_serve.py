@@ -137,7 +137,7 @@ def test_bad_arguments_are_tool_errors_naming_the_parameter(
         bodies.append(result.structured_content["error"])
     segment, status, pct, metrics, period, ptype, unknown = bodies
     assert segment["param"] == "segment" and segment["allowed"] == "sale, rent, both"
-    assert status["param"] == "Status" and "not an argument" in status["message"]
+    assert status["param"] == "Status" and "not allowed in a market scope" in status["message"]
     assert pct["param"] == "min_drop_pct" and "at most 1" in pct["message"]
     assert metrics["param"] == "metrics" and "median_sale_price" in metrics["allowed"]
     assert period["param"] == "Period" and "7d" in period["allowed"]

@@ -61,3 +61,26 @@ def test_table_caps_rows_and_flattens_columns() -> None:
     assert out["columns"] == ["metric", "sale / Miami"]
     assert out["row_count"] == MAX_ROWS + 5 and out["truncated"] is True
     assert len(out["rows"]) == MAX_ROWS and out["rows"][1] == {"metric": 1, "sale / Miami": 1}
+
+
+def test_compare_markets_of_a_two_column_by_takes_lists_as_markets(
+    sandbox_url: str, tmp_path: Path
+) -> None:
+    runner = ToolRunner(lambda: rf.Client(base_url=sandbox_url, cache_dir=tmp_path))
+    arguments = {
+        "City": "Miami Beach",
+        "by": ["City", "PropertySubType"],
+        "markets": [["Miami Beach", "Condominium"]],
+        "metrics": ["active_listings", "median_list_price"],
+    }
+    try:
+        body, is_error = runner.call("compare_markets", arguments)
+        scope_error, _ = runner.call("price_drops", {"City": "Miami Beach", "MaxListPrice": 1e6})
+    finally:
+        runner.close()
+    assert is_error is False, body
+    assert body["columns"] == ["metric", "Miami Beach / Condominium", "All markets / All markets"]
+    assert [row["metric"] for row in body["rows"]] == ["active_listings", "median_list_price"]
+    assert body["rows"][0]["Miami Beach / Condominium"] > 0
+    error = scope_error["error"]
+    assert error["param"] == "MaxListPrice" and "filter the returned frame" in error["message"]

@@ -30,6 +30,7 @@ from realtyframes.api._params import ANALYTICS, LISTING_SEARCH, RANGE_PAIRS
 from realtyframes.loaders._sync import _REFUSED as SYNC_MANAGED
 
 __all__ = [
+    "SYNC_MANAGED",
     "analysis_properties",
     "analytics_properties",
     "market_summary_func",
@@ -44,7 +45,7 @@ _BY_ANNOTATION: dict[str, dict[str, Any]] = {
     "float": {"type": "number"},
     "int": {"type": "integer"},
     "bool": {"type": "boolean"},
-    "Any": {"type": "string", "format": "date-time"},
+    "Any": {"type": "string"},
     "str | Sequence[str]": {"anyOf": [{"type": "string"}, _TEXT_LIST]},
     "Sequence[str] | None": _TEXT_LIST,
     "Sequence[Hashable] | None": _TEXT_LIST,
@@ -66,6 +67,8 @@ _HELP: dict[str, str] = {
 _EXTRA: dict[str, dict[str, Any]] = {
     "segment": {"enum": list(SEGMENTS)},
     "metrics": {"items": {"type": "string", "enum": list(MARKET_METRICS)}},
+    # a market of a several-column `by` is a list of values, one per column
+    "markets": {"items": {"anyOf": [{"type": "string"}, {"type": "array", "items": {}}]}},
     "window_days": {"exclusiveMinimum": 0},
     "min_drop_pct": {"minimum": 0, "maximum": 1},
     "top_n": {"minimum": 1},

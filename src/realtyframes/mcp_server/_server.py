@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._version import __version__
 from realtyframes.errors import RealtyFramesError
-from realtyframes.loaders.mcp import check_arguments
-from realtyframes.mcp_server._tools import TOOLS, error_body
+from realtyframes.mcp_server._tools import TOOLS, check_call, error_body
 
 if TYPE_CHECKING:
     import mcp_types as types
@@ -66,7 +65,7 @@ class ToolRunner:
                 spec = TOOLS.get(name)
                 if spec is None:
                     raise RealtyFramesError(f"unknown tool {name!r}; tools: {', '.join(TOOLS)}")
-                check_arguments(name, spec.input_schema, arguments)
+                check_call(spec, arguments)
                 if self._client is None:
                     self._client = self._factory()
                 return spec.run(self._client, arguments), False

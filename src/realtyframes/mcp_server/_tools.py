@@ -31,7 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes.analysis import compare_markets, market_summary, price_drops, traffic_summary
 from realtyframes.errors import ApiError, QueryError
+from realtyframes.loaders.mcp import check_arguments
 from realtyframes.mcp_server._schemas import (
+    SYNC_MANAGED,
     analysis_properties,
     analytics_properties,
     object_schema,
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
 
     from realtyframes._client import Client
 
-__all__ = ["MAX_ROWS", "TOOLS", "ToolSpec", "error_body", "table"]
+__all__ = ["MAX_ROWS", "TOOLS", "ToolSpec", "check_call", "error_body", "table"]
 
 #: Rows of a table result at most (``row_count`` still says how many there were).
 MAX_ROWS = 500
@@ -95,6 +97,8 @@ def _price_drops(client: Client, arguments: Mapping[str, Any]) -> dict[str, Any]
 
 def _compare_markets(client: Client, arguments: Mapping[str, Any]) -> dict[str, Any]:
     scope, rest = _split(arguments)
+    if rest.get("markets") is not None:  # JSON has no tuples: [["Miami", "Condominium"]]
+        rest["markets"] = [tuple(m) if isinstance(m, list) else m for m in rest["markets"]]
     return table(compare_markets(client.sync_listings(**scope), **rest))
 
 
@@ -135,6 +139,7 @@ class ToolSpec:
     input_schema: dict[str, Any]
     run: Callable[[Client, Mapping[str, Any]], dict[str, Any]]
     read_only: bool = True
+    scoped: bool = True  # takes a market scope
 
 
 _SCOPE_NOTE = (
@@ -184,6 +189,7 @@ TOOLS: dict[str, ToolSpec] = {
             "os, devices, utm) of an analytics period; as rf.traffic_summary.",
             object_schema(analytics_properties(), analysis_properties(traffic_summary)),
             _traffic_summary,
+            scoped=False,
         ),
         ToolSpec(
             "sync_market",
@@ -197,6 +203,17 @@ TOOLS: dict[str, ToolSpec] = {
         ),
     )
 }
+
+
+def check_call(spec: ToolSpec, arguments: Mapping[str, Any]) -> None:
+    """Refuse arguments the tool does not take (QueryError, before anything runs); a filter a
+    sync manages itself (Status, MinListPrice ...) is refused with the sync's reason."""
+    properties = spec.input_schema["properties"]
+    for name in arguments:
+        if spec.scoped and name in SYNC_MANAGED and name not in properties:
+            allowed = "scope filters other than " + ", ".join(SYNC_MANAGED)
+            raise QueryError(name, f"not allowed in a market scope: {SYNC_MANAGED[name]}", allowed)
+    check_arguments(spec.name, spec.input_schema, dict(arguments))
 
 
 def error_body(error: BaseException, mask: Callable[[str], str]) -> dict[str, Any]:
