@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import httpx
@@ -38,14 +38,17 @@ def server_env(base_url: str, cache_dir: Path) -> dict[str, str]:
     return {**env, "REALTYFRAMES_BASE_URL": base_url, "REALTYFRAMES_CACHE_DIR": str(cache_dir)}
 
 
-def run_stdio(env: dict[str, str], body: Body) -> Any:
+def run_stdio(env: dict[str, str], body: Body, errlog: TextIO = sys.stderr) -> Any:
     """Start ``python -m realtyframes.mcp_server`` over stdio and run ``body`` in a session."""
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "realtyframes.mcp_server"], env=env
     )
 
     async def main() -> Any:
-        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             return await body(session)
 
@@ -172,6 +175,25 @@ def test_sync_market_price_drops_compare_and_traffic(sandbox_url: str, tmp_path:
     assert traffic["period"] == "7d"
     assert traffic["tables"]["referrers"]["row_count"] == 3
     assert {r["metric"] for r in traffic["tables"]["headline"]["rows"]} >= {"visitors"}
+
+
+@pytest.mark.slow
+def test_nothing_configured_serves_the_embedded_sandbox_and_warns_on_stderr(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REALTYFRAMES_")}
+    env.update(HOME=str(tmp_path), XDG_CACHE_HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
+
+    async def body(session: ClientSession) -> Any:
+        return await session.call_tool("market_summary", SCOPE)
+
+    with (tmp_path / "stderr.txt").open("w+", encoding="utf-8") as errlog:
+        result = run_stdio(env, body, errlog)
+        errlog.seek(0)
+        stderr = errlog.read()
+    # the protocol on stdout stayed clean; the warning is one log line on stderr
+    assert result.is_error is False and result.structured_content["row_count"] == 1
+    assert "UserWarning: no REALTYFRAMES_BASE_URL" in stderr and "synthetic data" in stderr
 
 
 def _free_port() -> int:

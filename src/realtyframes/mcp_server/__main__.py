@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -62,10 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("realtyframes mcp: %(levelname)s: %(message)s"))
-    for name in ("realtyframes", "py.warnings"):
-        logging.getLogger(name).addHandler(handler)
-    logging.getLogger("realtyframes").setLevel(logging.WARNING)
-    logging.captureWarnings(True)
+    logging.getLogger("realtyframes").addHandler(handler)
+    logger = logging.getLogger("realtyframes")
+    logger.setLevel(logging.WARNING)
+
+    def show(message: object, category: type[Warning], *_args: object, **_kw: object) -> None:
+        logger.warning("%s: %s", category.__name__, message)
+
+    warnings.showwarning = show  # one line on stderr, never on stdout (the protocol)
 
     from realtyframes._client import Client
 
