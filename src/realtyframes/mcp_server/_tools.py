@@ -104,8 +104,9 @@ def _compare_markets(client: Client, arguments: Mapping[str, Any]) -> dict[str, 
 
 def _traffic_summary(client: Client, arguments: Mapping[str, Any]) -> dict[str, Any]:
     filters = {k: v for k, v in arguments.items() if k != "top_n" and v is not None}
-    period = filters.pop("Period", "30d")
-    summary = traffic_summary(client.analytics(period, **filters), top_n=arguments.get("top_n", 10))
+    options = {"top_n": arguments["top_n"]} if arguments.get("top_n") is not None else {}
+    period = {"period": filters.pop("Period")} if "Period" in filters else {}
+    summary = traffic_summary(client.analytics(**period, **filters), **options)
     tables = {"headline": summary.headline, "timeline": summary.timeline, **summary.breakdowns}
     tables["utm"] = summary.utm
     return {"period": summary.period, "tables": {k: table(v) for k, v in tables.items()}}
