@@ -46,6 +46,7 @@ RANKS: dict[str, int] = {
     "analysis": 8,
     "plots": 9,
     "report": 10,
+    "mcp_server": 10,
     "cli": 11,
     "__init__": 12,
 }
