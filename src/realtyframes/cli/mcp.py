@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
+from realtyframes.cli.mcp_serve import add_serve_parser
 from realtyframes.errors import QueryError
 
 if TYPE_CHECKING:  # pandas loads on first use: `realtyframes --help` stays light
@@ -69,10 +70,10 @@ def parse_arguments(pairs: Sequence[str], schema: Mapping[str, Any]) -> dict[str
 
 
 def add_mcp(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``mcp tools`` and ``mcp call`` (``mcp serve`` is added by its own module)."""
+    """Add ``mcp tools``, ``mcp call`` and ``mcp serve`` (:mod:`realtyframes.cli.mcp_serve`)."""
     parser = subparsers.add_parser(
         "mcp",
-        help="the service's MCP: list its tools, call one",
+        help="the service's MCP (list its tools, call one); serve the toolkit's own",
         description="The service's MCP endpoints (product tools at /mcp; --docs: the "
         "documentation MCP), with this client's credentials, rate budget and retries.",
     )
@@ -100,7 +101,7 @@ def add_mcp(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         sub.add_argument("--docs", action="store_true", help="the documentation MCP")
         add_arguments(sub)
         sub.set_defaults(func=func)
-    # serve: registered by cli/mcp_serve.py
+    add_serve_parser(actions)  # the toolkit's own MCP server
 
 
 def run_mcp_tools(args: argparse.Namespace) -> int:

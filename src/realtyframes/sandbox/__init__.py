@@ -33,6 +33,10 @@ Module map (each module one concern; imports point down the list):
   documentation host under ``/docs`` and the place to mount ASGI sub-apps such as MCP),
   ``_openapi`` and ``_openapi_schemas`` (``/openapi.json``, written from the declarations and
   ``_spec``), ``_app`` (``create_app``, :class:`SandboxAdmin`).
+- MCP (on the official ``mcp`` SDK): ``_mcp_host`` (the streamable HTTP session managers, mounted
+  by ``routes/docs``), ``_mcp`` (the product tools at ``/mcp``: each runs its REST route in-process)
+  and ``_mcp_docs`` (``/docs/mcp``: the spec text ``service-api.md`` searched and served as
+  resources).
 - Serving: ``_server`` (``serve``, ``start``, ``run_forever``) and ``_embedded``
   (:func:`embedded`: the process's shared, reference-counted sandbox that ``Client()`` uses).
 """
