@@ -193,6 +193,7 @@ def test_report_is_self_contained_and_printable(written: dict[str, Any]) -> None
                                  "new_listings", "months_of_supply", "median_dom")),
         "price_drop_map",
         "market_map",
+        "ppsf_boxplot_list",
     }  # fmt: skip
     assert {f'data-chart="{c}"' in html for c in charts} == {True}
     assert len(parsed.images) == len(charts)

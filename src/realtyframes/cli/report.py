@@ -111,6 +111,24 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--refresh", action="store_true", help="reload the market in full (ignore the cache)"
     )
+    parser.add_argument(
+        "--comps",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="ID",
+        help="show the comparable sales of these ListingIds (repeatable)",
+    )
+    parser.add_argument(
+        "--min-sample",
+        type=int,
+        default=5,
+        metavar="N",
+        help="medians and ratios on fewer than N listings are shown as '—' (default 5)",
+    )
+    parser.add_argument(
+        "--xlsx", action="store_true", help="also write one Excel workbook of every frame"
+    )
     add_arguments(parser)
     parser.set_defaults(func=_run_report)
 
@@ -172,6 +190,8 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         by=args.by,
         cities=tuple(args.city or ()),
         property_types=tuple(args.property_type or ("Residential",)),
+        comps=tuple(args.comps),
+        min_sample=args.min_sample,
     )
     quiet = bool(getattr(args, "quiet", False))
     with open_report_client(
@@ -185,7 +205,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         frames = load_market_frames(client, options, refresh=bool(args.refresh))
     logger.info("computing the report (%d listings)", len(frames.listings))
     report = compute_market_report(frames, options)
-    files = write_market_report(report, args.out)
+    files = write_market_report(report, args.out, xlsx=bool(args.xlsx))
     logger.info("wrote %s and %d data files", files.html, len(files.all()) - 1)
     print(os.fspath(files.html), flush=True)
     return 0

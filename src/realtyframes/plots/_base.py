@@ -161,7 +161,7 @@ def _barh(
     ax.margins(x=0.15)
     _style(ax, "x")
     if len(series) > 1:
-        # Below the axis label: long bars leave no free corner inside the plot.
+        # Below the axis label, clear of it: long bars leave no free corner inside the plot.
         ax.legend(
-            frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncols=2
+            frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=2
         )

@@ -96,7 +96,8 @@ def listing_map(
     heading += f" ({missing:,} without coordinates left out)" if missing else ""
     order = np.argsort(np.nan_to_num(values[ok], nan=-np.inf))  # the highest drawn on top
     points = ax.scatter(lon[ok][order], lat[ok][order], c=values[ok][order], cmap="viridis",
-                        s=14, alpha=0.85, linewidths=0, plotnonfinite=True)  # fmt: skip
+                        s=40 if ok.sum() < 300 else 12, alpha=0.85, linewidths=0,
+                        plotnonfinite=True)  # fmt: skip
     bar = ax.figure.colorbar(points, ax=ax, shrink=0.8, pad=0.02, format=_fmt(kind))
     bar.set_label(label)
     if marked is not None and len(marked):

@@ -70,18 +70,23 @@ def market_section(report: MarketReport) -> Section:
             "supply, days on market, share with a price drop",
             "market_metrics",
         ),
-        _figure(
-            plots.ppsf_boxplot(
-                report.frames.listings,
-                by=o.by,
-                price="sale",
-                markets=report.markets,
-                as_of=o.day,
-                window_days=float(o.window_days),
-            ),
-            f"Sale price per square foot by {o.by}",
-            "ppsf_boxplot",
-        ),
+        '<div class="grid2">'
+        + "".join(
+            _figure(
+                plots.ppsf_boxplot(
+                    report.frames.listings,
+                    by=o.by,
+                    price=price,
+                    markets=report.markets,
+                    as_of=o.day,
+                    window_days=float(o.window_days),
+                ),
+                f"{price.capitalize()} price per square foot by {o.by}",
+                "ppsf_boxplot" if price == "sale" else "ppsf_boxplot_list",
+            )
+            for price in ("sale", "list")
+        )
+        + "</div>",
     ]
     intro = (
         f"Markets by {o.by}: {len(report.summary):,} in the data, the {len(report.markets)} "

@@ -111,17 +111,31 @@ def _as_of_market(frames: MarketFrames, options: MarketReportOptions) -> pd.Data
     """The listings as they stood at the report's date: rebuilt from the history when the date is
     earlier than the data (``--as-of`` an earlier day), else as loaded."""
     listings, history = frames.listings, frames.changes
-    if listings.empty or history.empty:
+    if listings.empty:
         return listings
     at = options.as_of_timestamp
-    newest = pd.to_datetime(history["ChangeTimestamp"], utc=True).max()
-    return market_at(listings, history, at) if at < newest else listings
+    if len(history) and at < pd.to_datetime(history["ChangeTimestamp"], utc=True).max():
+        return market_at(listings, history, at)
+    # a listing that entered after the report's date was not on the market then
+    entered = pd.to_datetime(listings["OriginalEntryTimestamp"], utc=True)
+    return listings[(entered <= at).to_numpy()].reset_index(drop=True)
+
+
+#: Days after the oldest listing's entry before a trend month counts as covered (listings entered
+#: before the data's start are missing from the stocks until the older ones would have left).
+COVERAGE_DAYS = 180
 
 
 def _trends(frames: MarketFrames, options: MarketReportOptions) -> tuple[Any, Any]:
     if frames.listings.empty:
         return None, None
-    start = (options.as_of_timestamp - pd.DateOffset(months=options.trend_months)).date()
+    start = options.as_of_timestamp - pd.DateOffset(months=options.trend_months)
+    # months before the data covers the market fully (listings that entered before the oldest
+    # one the service holds are missing) would show a build-up that is not in the market
+    entered = pd.to_datetime(frames.listings["OriginalEntryTimestamp"], utc=True).min()
+    if not pd.isna(entered):
+        start = max(start, entered + pd.Timedelta(days=COVERAGE_DAYS))
+    start = start.date()
     kw = {"freq": "M", "start": start, "end": options.day, "min_sample": options.min_sample}
     history = frames.changes if len(frames.changes) else None
     by_market = market_trends(frames.listings, history, by=options.by, **kw)

@@ -63,10 +63,13 @@ class ReportFiles:
 
     html: Path
     data: dict[str, dict[str, Path]]
+    manifest: Path | None = None
+    workbook: Path | None = None
 
     def all(self) -> list[Path]:
         """Every path written, HTML first."""
-        return [self.html, *(p for d in self.data.values() for p in d.values())]
+        extra = [p for p in (self.manifest, self.workbook) if p is not None]
+        return [self.html, *(p for d in self.data.values() for p in d.values()), *extra]
 
 
 def data_paths(html: str | os.PathLike[str]) -> dict[str, dict[str, Path]]:
@@ -205,9 +208,11 @@ def write_output(
 
 
 def write_market_report(
-    report: MarketReport, out_dir: str | os.PathLike[str] = "reports"
+    report: MarketReport, out_dir: str | os.PathLike[str] = "reports", *, xlsx: bool = False
 ) -> ReportFiles:
-    """Write the HTML report and its data (Parquet + CSV) into ``out_dir``; returns the paths.
+    """Write the HTML report, its data (Parquet + CSV), its manifest (``.report.json``) and,
+    with ``xlsx=True``, one Excel workbook of every frame plus a "Definitions" sheet, into
+    ``out_dir``; returns the paths.
 
     >>> files = write_market_report(report, "reports")  # doctest: +SKIP
     >>> files.html.name  # doctest: +SKIP
@@ -222,7 +227,20 @@ def write_market_report(
     for name, frame in frames.items():
         write_frame(frame, paths[name]["parquet"], paths[name]["csv"])
     atomic_write_text(html_path, render_market_report(report, stem=stem))
-    return ReportFiles(html=html_path, data=paths)
+    from realtyframes.report.manifest import write_manifest
+
+    workbook = None
+    if xlsx:
+        from realtyframes.report.definitions import metric_definitions
+        from realtyframes.report.excel import write_workbook
+
+        workbook = write_workbook(frames, out / f"{stem}.xlsx", definitions=metric_definitions())
+    return ReportFiles(
+        html=html_path,
+        data=paths,
+        manifest=write_manifest(report, html_path, paths),
+        workbook=workbook,
+    )
 
 
 def market_report(

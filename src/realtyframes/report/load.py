@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -104,6 +104,7 @@ class MarketFrames:
     period: str | None = None
     notes: tuple[str, ...] = ()
     since_last: pd.DataFrame | None = None
+    quarantined: Mapping[str, int] = field(default_factory=dict)
 
     def data_frames(self) -> dict[str, pd.DataFrame]:
         """The frames as written to disk, by file name part (see :data:`DATA_FILES`)."""
@@ -199,6 +200,7 @@ class _Market:
     history: pd.DataFrame
     since_last: pd.DataFrame | None
     notes: list[str]
+    quarantined: int = 0
 
 
 def _concat_unique(parts: Sequence[pd.DataFrame], key: list[str]) -> pd.DataFrame:
@@ -212,7 +214,7 @@ def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: 
     places: list[dict[str, Any]] = [{"City": c} for c in options.cities] or [{}]
     scopes = [{**p, "PropertyType": t} for p in places for t in options.property_types]
     parts, histories, changed, notes = [], [], [], []
-    first = False
+    first, quarantined = False, 0
     for scope in scopes:
         # refresh: reload the market in full (the sync keeps its history)
         frame = client.sync_listings(refresh=refresh, **scope)
@@ -225,6 +227,7 @@ def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: 
         if frame.empty and "City" in scope:
             logger.warning("no %s listings in %r", scope["PropertyType"], scope["City"])
             notes.append(f"No {scope['PropertyType']} listings found in {scope['City']!r}.")
+        quarantined += len(load.quarantine) if load is not None else 0
         note = _quarantine_note(client, "listing records")
         if note:
             notes.append(note)
@@ -234,6 +237,7 @@ def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: 
         history=_concat_unique(histories, ["ListingId", "ChangeTimestamp", "ChangeType"]),
         since_last=None if first else _concat_unique(changed, ["ListingId", "change"]),
         notes=notes,
+        quarantined=quarantined,
     )
 
 
@@ -304,6 +308,7 @@ def load_market_frames(
         listings=market.listings,
         changes=market.history,
         since_last=market.since_last,
+        quarantined={"listings": market.quarantined},
         contacts=contacts,
         analytics=analytics,
         period=options.period if analytics is not None else None,

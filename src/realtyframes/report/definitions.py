@@ -1,0 +1,53 @@
+"""Every metric's definition as a table, read from ``docs/metrics.md`` (shipped in the package as
+``realtyframes/analysis/metrics.md``; ``docs/metrics.md`` links to it), for the workbook's
+"Definitions" sheet: one definition per metric, written once.
+
+>>> defs = metric_definitions()
+>>> defs.loc[defs["metric"] == "homes_sold", "section"].iloc[0]
+'Market metrics (`rf.market_summary`)'
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib.resources import files
+
+import pandas as pd
+
+__all__ = ["metric_definitions"]
+
+_ROW = re.compile(r"^\|\s*`([A-Za-z_.][\w.]*)`\s*\|(.*)\|\s*$")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+@lru_cache(maxsize=1)
+def _text() -> str:
+    return files("realtyframes.analysis").joinpath("metrics.md").read_text(encoding="utf-8")
+
+
+def metric_definitions() -> pd.DataFrame:
+    """Columns ``section``, ``metric``, ``definition`` (the other cells of its row, each with its
+    column's header), in the order of ``docs/metrics.md``; a metric named in several tables keeps
+    a definition per table it is in (the trend's ``active_listings`` is not the summary's)."""
+    rows: list[dict[str, str]] = []
+    section, header = "", list[str]()
+    for line in _text().splitlines():
+        if line.startswith("## "):
+            section = line[3:].strip()
+        elif line.startswith("|") and not header:
+            header = _cells(line)
+        elif not line.startswith("|"):
+            header = []
+        found = _ROW.match(line)
+        if found and header:
+            values = _cells(line)[1:]
+            parts = [f"{h}: {v}" for h, v in zip(header[1:], values, strict=False) if v]
+            rows.append(
+                {"section": section, "metric": found.group(1), "definition": "; ".join(parts)}
+            )
+    frame = pd.DataFrame(rows, columns=["section", "metric", "definition"])
+    return frame.drop_duplicates(["section", "metric"], keep="first").reset_index(drop=True)

@@ -1,0 +1,83 @@
+"""The manifest of a report run (``<stem>.report.json`` next to the HTML): what it covered, with
+what, and a hash of every frame, so a run can be checked and reproduced (``--as-of``).
+
+>>> sorted(manifest(report, files))  # doctest: +SKIP
+['as_of', 'data', 'files', 'notes', 'parameters', 'quarantined', 'realtyframes', 'scope', ...]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from realtyframes._files import atomic_write_text
+from realtyframes._version import __version__
+from realtyframes.report.compute import MarketReport
+
+__all__ = ["MANIFEST_SUFFIX", "frame_hash", "manifest", "write_manifest"]
+
+#: The manifest's file name after the report's stem.
+MANIFEST_SUFFIX = ".report.json"
+
+
+def frame_hash(frame: pd.DataFrame) -> str:
+    """A SHA-256 of a frame's values, column names and dtypes (independent of file format).
+
+    >>> frame_hash(pd.DataFrame({"a": [1]})) == frame_hash(pd.DataFrame({"a": [1]}))
+    True
+    """
+    digest = hashlib.sha256()
+    digest.update(json.dumps([[str(c), str(t)] for c, t in frame.dtypes.items()]).encode())
+    digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value
+
+
+def manifest(report: MarketReport, data: Mapping[str, Mapping[str, Path]]) -> dict[str, Any]:
+    """The manifest's content: as_of, scope, every parameter, versions, rows, quarantine counts,
+    each frame's hash and file names. No wall-clock time: the same run gives the same manifest."""
+    o = report.options
+    frames = report.frames.data_frames()
+    return {
+        "report": "market",
+        "as_of": o.day.isoformat(),
+        "scope": {"cities": list(o.cities), "property_types": list(o.property_types), "by": o.by},
+        "parameters": {f.name: _jsonable(getattr(o, f.name)) for f in dataclasses.fields(o)},
+        "source": o.source,
+        "realtyframes": __version__,
+        "versions": {"python": platform.python_version(), "pandas": pd.__version__},
+        "first_run": report.frames.since_last is None,
+        "rows": {name: len(frame) for name, frame in frames.items()},
+        "quarantined": dict(report.frames.quarantined),
+        "data": {
+            name: {
+                "sha256": frame_hash(frame),
+                "files": {fmt: p.name for fmt, p in data[name].items()},
+            }
+            for name, frame in frames.items()
+        },
+        "notes": [*report.frames.notes, *report.notes],
+    }
+
+
+def write_manifest(
+    report: MarketReport, html: Path, data: Mapping[str, Mapping[str, Path]]
+) -> Path:
+    """Write the manifest next to the HTML (atomically); returns its path."""
+    path = html.with_name(html.name.removesuffix(".html") + MANIFEST_SUFFIX)
+    atomic_write_text(path, json.dumps(manifest(report, data), indent=1, sort_keys=True) + "\n")
+    return path
