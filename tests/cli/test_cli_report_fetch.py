@@ -407,7 +407,8 @@ def test_report_from_a_fresh_start_is_quiet_and_idempotent(tmp_path: Path) -> No
     day = html.name.removeprefix("market-report-").removesuffix(".html")
     assert dt.date.fromisoformat(day)  # dated by the as-of date (today)
     written = sorted(p.name for p in (tmp_path / "reports").iterdir())
-    assert len(written) == 13 and f"market-report-{day}.listings.parquet" in written
+    assert len(written) == 14 and f"market-report-{day}.listings.parquet" in written
+    assert f"market-report-{day}.report.json" in written  # the run's manifest
 
     assert "This is the first report of this market" in (tmp_path / html).read_text()
 
@@ -421,7 +422,7 @@ def test_report_from_a_fresh_start_is_quiet_and_idempotent(tmp_path: Path) -> No
         f"market-report-{day}.since-last.csv",
     }
     for name in written:
-        if name.endswith(".html"):
+        if name.endswith((".html", ".report.json")):  # these say what changed since the last run
             continue
         same = (tmp_path / "reports" / name).read_bytes() == (
             tmp_path / "again" / name
