@@ -267,13 +267,13 @@ def test_validate_never_loses_rows_of_arbitrary_frames(rows):
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    import realtyframes.schemas._shape as shape
+    import realtyframes.schemas._shape_parse as shape  # where the chunking lives
 
     monkeypatch.setattr(shape, "_CHUNK_BYTES", 30_000)
 
 
 def test_chunked_parse_equals_one_parse(rec, monkeypatch):
-    import realtyframes.schemas._shape as shape
+    import realtyframes.schemas._shape_parse as shape  # where the chunking lives
 
     records = [rec.listing(i) for i in range(150)]
     for r in records[100:]:
