@@ -23,18 +23,23 @@ copy of a record seen twice).
 from __future__ import annotations
 
 import itertools
-import json
 import math
-import re
-import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from realtyframes.api._constants import MAX_PAGE_SIZE
 from realtyframes.api._http import ApiClient, _caller_level
 from realtyframes.errors import DriftWarning
+from realtyframes.loaders._page_info import (
+    ID_FIELDS,
+    MAX_RESCAN_PAGES,
+    PAGE_SIZE,
+    Paged,
+    _Bar,
+    _Info,
+    page_info,
+    progress_enabled,
+)
 
 __all__ = [
     "DriftWarning",
@@ -45,230 +50,8 @@ __all__ = [
     "progress_enabled",
 ]
 
-#: Page size of every list operation (the spec's maximum).
-PAGE_SIZE = MAX_PAGE_SIZE
 
 #: The field identifying one record of each list, for the drift checks (byte scan).
-ID_FIELDS: dict[str, str] = {"listings": "ListingId", "contacts": "id", "changes": "ListingId"}
-
-_ID_VALUE = {
-    name: re.compile(
-        rb'"' + re.escape(field.encode()) + rb'"\s*:\s*("(?:[^"\\]|\\.)*"|[-+.\deE]+|null)'
-    )
-    for name, field in ID_FIELDS.items()
-}
-
-#: Pages re-read from the top at most, per drift recovery round.
-MAX_RESCAN_PAGES = 40
-
-
-@dataclass(frozen=True)
-class Paged:
-    """The raw bodies of one paged read.
-
-    - ``pages``: bodies in offset order (first page included); bodies re-read to close a drift
-      gap follow, in the order read.
-    - ``total``: the server's ``total`` on the last page read.
-    - ``requests``: HTTP requests made (pages + any refetch; retries not counted).
-    - ``warnings``: the drift messages also issued as :class:`DriftWarning` (empty when complete).
-    """
-
-    pages: list[bytes]
-    total: int
-    requests: int
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class _Info:
-    """What one body says about itself."""
-
-    total: int | None
-    offset: int | None
-    ids: tuple[Any, ...]  # one identity per record, in order
-
-    @property
-    def count(self) -> int:
-        return len(self.ids)
-
-
-_NUMBER = rb'"%s"\s*:\s*(-?\d+)'
-
-
-class _NullId:
-    """A record without an id: never equal to another (each counts as one record)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "null"
-
-
-def _id_value(raw: bytes) -> Any:
-    if raw == b"null":
-        return _NullId()
-    if raw[:1] == b'"':
-        return raw[1:-1].decode("utf-8", "replace")
-    return raw.decode()
-
-
-def _envelope_number(part: bytes, name: str) -> int | None:
-    match = re.search(_NUMBER % name.encode(), part)
-    return int(match.group(1)) if match else None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _ids_by_json(body: bytes, item_key: str) -> _Info:
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise ValueError(f"not a JSON document: {exc}") from None
-    records: Any
-    total: int | None
-    offset: int | None
-    if isinstance(data, list):  # a bare array of records (legacy style)
-        records, total, offset = data, len(data), 0
-    elif isinstance(data, Mapping):
-        records = data.get(item_key)
-        if records is None:
-            records = []
-        if not isinstance(records, list):
-            raise ValueError(f"member {item_key!r} is not a list")
-        total, offset = _int_or_none(data.get("total")), _int_or_none(data.get("offset"))
-    else:
-        raise ValueError(f"a JSON {type(data).__name__}, not a page")
-    key = ID_FIELDS.get(item_key)
-    ids: list[Any] = []
-    for record in records:
-        if isinstance(record, Mapping) and item_key == "changes":
-            ids.append(
-                (record.get("ListingId"), record.get("ChangeType"), record.get("ChangeTimestamp"))
-            )
-        elif isinstance(record, Mapping) and key is not None and key in record:
-            value = record[key]
-            ids.append(
-                _NullId()
-                if value is None
-                else str(value)
-                if isinstance(value, int | float)
-                else value
-            )
-        else:
-            ids.append(json.dumps(record, sort_keys=True, default=str))
-    return _Info(total, offset, tuple(ids))
-
-
-def page_info(body: bytes, item_key: str, *, exact: bool = False) -> _Info:
-    """``total``, ``offset`` and the record ids of one page body, by a byte scan.
-
-    Falls back to decoding the JSON when the scan is not conclusive (no envelope found, more ids
-    than a page holds) and always when ``exact`` (change records are then identified by
-    ListingId, ChangeType and ChangeTimestamp). Raises ValueError for a body that is not a page
-    (counted as a broken body by ``get_many``, hence retried).
-
-    >>> page_info(b'{"total":2,"offset":0,"limit":50,"listings":[{"ListingId":"A1"}]}', "listings")
-    _Info(total=2, offset=0, ids=('A1',))
-    """
-    if not exact and item_key in ID_FIELDS:
-        scanned = _scan(body, item_key)
-        if scanned is not None:
-            return scanned
-    return _ids_by_json(body, item_key)
-
-
-def _scan(body: bytes, item_key: str) -> _Info | None:
-    marker = b'"' + item_key.encode() + b'"'
-    at = body.find(marker)
-    if at < 0:
-        return None
-    head = body[:at]
-    end = body.rfind(b"]")
-    tail = body[end:] if end > at else b""
-    total = _envelope_number(head, "total")
-    if total is None:
-        total = _envelope_number(tail, "total")
-    offset = _envelope_number(head, "offset")
-    if offset is None:
-        offset = _envelope_number(tail, "offset")
-    if total is None:
-        return None
-    found = _ID_VALUE[item_key].findall(body, at)
-    ids = tuple(_id_value(v) for v in found)
-    if len(ids) > PAGE_SIZE:  # a nested object carries the same field: decode instead
-        return None
-    if not ids and b"{" in body[at + len(marker) :].split(b"]", 1)[0]:
-        return None  # records without the id field: decode to count them
-    return _Info(total, offset, ids)
-
-
-# -- progress ----------------------------------------------------------------------------------------
-
-
-def _in_notebook() -> bool:
-    ipython = sys.modules.get("IPython")
-    if ipython is None:
-        return False
-    try:
-        shell = ipython.get_ipython()  # type: ignore[attr-defined]
-    except Exception:
-        return False
-    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-
-
-def progress_enabled(progress: bool | None) -> bool:
-    """``progress`` resolved: None means on only when stderr is a terminal or in a notebook.
-
-    >>> progress_enabled(False)
-    False
-    """
-    if progress is not None:
-        return bool(progress)
-    try:
-        tty = sys.stderr is not None and sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    return tty or _in_notebook()
-
-
-class _Bar:
-    """A ``tqdm.auto`` bar, made only when shown and once more than one page is planned."""
-
-    def __init__(self, enabled: bool, desc: str) -> None:
-        self.enabled, self.desc = enabled, desc
-        self.planned = self.done = 0
-        self._bar: Any = None
-
-    def plan(self, pages: int) -> None:
-        self.planned += pages
-        if not self.enabled or self.planned <= 1:
-            return
-        if self._bar is None:
-            from tqdm.auto import tqdm
-
-            self._bar = tqdm(
-                total=self.planned,
-                initial=self.done,
-                desc=self.desc or None,
-                unit="page",
-                leave=False,
-                file=sys.stderr,
-            )
-        else:
-            self._bar.total = self.planned
-            self._bar.refresh()
-
-    def update(self) -> None:
-        self.done += 1
-        if self._bar is not None:
-            self._bar.update(1)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.close()
-            self._bar = None
 
 
 # -- paging -------------------------------------------------------------------------------------------
