@@ -4,17 +4,15 @@
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
 """
 
-from realtyframes.cache._lock import CacheLockTimeout, file_lock
-from realtyframes.cache._store import (
-    META_KEY,
-    CacheWarning,
+from realtyframes.cache._entries import (
     Entry,
-    ParquetCache,
     account_fingerprint,
     cache_key,
     is_fresh,
     normalise_params,
 )
+from realtyframes.cache._lock import CacheLockTimeout, file_lock
+from realtyframes.cache._store import META_KEY, CacheWarning, ParquetCache
 
 __all__ = [
     "META_KEY",

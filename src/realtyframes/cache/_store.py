@@ -20,27 +20,40 @@ No pickles.
 
 from __future__ import annotations
 
-import enum
-import hashlib
-import hmac
 import json
 import os
-import re
 import secrets
 import warnings
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realtyframes._files import TEMP_MARKER, atomic_path
 from realtyframes._version import __version__
+from realtyframes.cache._entries import (
+    _DEFAULT_TTL,
+    _KEY,
+    _NAME,
+    FILE_MODE,
+    Entry,
+    _categories,
+    _check_name,
+    _private_dirs,
+    _redact,
+    _remove_dead_writers_files,
+    _ResourceTtl,
+    _restore_categories,
+    _stamp,
+    account_fingerprint,
+    cache_key,
+    is_fresh,
+    normalise_params,
+)
 from realtyframes.cache._lock import CacheLockTimeout, file_lock
 from realtyframes.errors import CacheWarning
 
@@ -57,199 +70,6 @@ __all__ = [
 
 #: Parquet key-value metadata key holding the entry's JSON metadata.
 META_KEY = b"realtyframes"
-#: How long an entry stays fresh when the caller gave no lifetime for its resource.
-_DEFAULT_TTL = timedelta(hours=1)
-_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
-_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
-_SECRET_PARAM = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
-_REDACTED = "<redacted>"
-
-
-class _ResourceTtl(enum.Enum):
-    """Sentinel: the resource's own ttl (``None`` already means "never expires")."""
-
-    DEFAULT = "resource default"
-
-
-# --- keys -----------------------------------------------------------------------------------------
-
-
-def account_fingerprint(secret: str | None, host: str) -> str:
-    """A short, non-reversible id of the account behind ``secret`` on ``host``.
-
-    HMAC-SHA256 keyed by the secret over the host, 16 hex digits; the secret itself is never
-    stored. ``None`` (no credentials, e.g. the open sandbox) gives one anonymous id per host.
-
-    >>> account_fingerprint(None, "http://127.0.0.1:8000") == account_fingerprint(None, "http://127.0.0.1:8000")
-    True
-    >>> account_fingerprint("key-a", "h") != account_fingerprint("key-b", "h")
-    True
-    """
-    host_bytes = host.rstrip("/").lower().encode()
-    if secret is None:
-        return "anon-" + hashlib.sha256(b"realtyframes-anonymous\0" + host_bytes).hexdigest()[:11]
-    return hmac.new(secret.encode(), host_bytes, hashlib.sha256).hexdigest()[:16]
-
-
-def _norm_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, np.generic):
-        return _norm_value(value.item())
-    if isinstance(value, datetime):
-        stamp = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return stamp.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, list | tuple | set | frozenset):
-        return ",".join(sorted(_norm_value(v) for v in value))
-    return str(value)
-
-
-def normalise_params(params: Mapping[str, Any] | None) -> dict[str, str]:
-    """Parameters as sorted ``name -> string``; ``None`` values dropped; lists sorted and joined.
-
-    >>> normalise_params({"MaxListPrice": 500000.0, "City": "Miami", "Subtypes": ["Villa", "Condominium"], "Since": None})
-    {'City': 'Miami', 'MaxListPrice': '500000', 'Subtypes': 'Condominium,Villa'}
-    """
-    items = (params or {}).items()
-    return {
-        str(k): _norm_value(v) for k, v in sorted(items, key=lambda kv: str(kv[0])) if v is not None
-    }
-
-
-def _redact(params: Mapping[str, str]) -> dict[str, str]:
-    return {k: (_REDACTED if _SECRET_PARAM.search(k) else v) for k, v in params.items()}
-
-
-def cache_key(*, host: str, operation: str, params: Mapping[str, Any] | None, account: str) -> str:
-    """The entry key: SHA-256 of host + operation + normalised params + account fingerprint.
-
-    >>> len(cache_key(host="h", operation="listings", params={"City": "Miami"}, account="anon"))
-    32
-    """
-    doc = {
-        "host": host.rstrip("/").lower(),
-        "operation": operation,
-        "params": normalise_params(params),
-        "account": account,
-    }
-    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-# --- entries --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One cached result: the frame, its companion frames and its metadata."""
-
-    resource: str
-    key: str
-    path: Path
-    frame: pd.DataFrame
-    meta: dict[str, Any]
-    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
-
-    @property
-    def fetched_at(self) -> datetime:
-        """When the data was fetched (tz-aware UTC)."""
-        return datetime.fromisoformat(self.meta["fetched_at"])
-
-    @property
-    def params(self) -> dict[str, str]:
-        """The request parameters the entry answers (secrets redacted)."""
-        return dict(self.meta.get("params") or {})
-
-
-def _ttl_seconds(ttl: timedelta | float | None) -> float | None:
-    if ttl is None:
-        return None
-    return ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
-
-
-def is_fresh(entry: Entry, ttl: timedelta | float | None, *, now: datetime | None = None) -> bool:
-    """Whether ``entry`` is younger than ``ttl`` (a timedelta or seconds; ``None``: never expires).
-
-    >>> is_fresh(entry, timedelta(hours=1))  # doctest: +SKIP
-    True
-    """
-    seconds = _ttl_seconds(ttl)
-    if seconds is None:
-        return True
-    current = now or datetime.now(UTC)
-    return (current - entry.fetched_at).total_seconds() <= seconds
-
-
-def _check_name(value: str, what: str, pattern: re.Pattern[str]) -> str:
-    if not isinstance(value, str) or not pattern.match(value):
-        raise ValueError(f"{what}: {value!r} is not allowed; allowed: {pattern.pattern}")
-    return value
-
-
-#: Cache files can hold personal data (contacts): readable by their owner only, like the token file.
-FILE_MODE = 0o600
-DIR_MODE = 0o700
-
-
-def _private_dirs(folder: Path) -> None:
-    """Create ``folder`` and its missing parents with exactly :data:`DIR_MODE` (umask ignored)."""
-    missing: list[Path] = []
-    while not folder.exists() and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    for path in reversed(missing):
-        path.mkdir(mode=DIR_MODE, exist_ok=True)  # another writer may have made it meanwhile
-        os.chmod(path, DIR_MODE)
-
-
-def _writer_alive(temp_name: str) -> bool:
-    """Whether the process that named a temporary file ``.<name>.tmp-<pid>-<hex>`` still runs."""
-    try:
-        pid = int(temp_name.rsplit(TEMP_MARKER, 1)[1].split("-", 1)[0])
-        os.kill(pid, 0)
-    except (IndexError, ValueError, ProcessLookupError):
-        return False
-    except (PermissionError, OSError):  # exists, owned by another user; or cannot tell
-        return True
-    return True
-
-
-def _remove_dead_writers_files(root: Path) -> int:
-    """Remove temporary files left by killed writers anywhere in the cache; return how many."""
-    removed = 0
-    for stale in root.glob(f"*/.*{TEMP_MARKER}*"):
-        if not _writer_alive(stale.name):
-            stale.unlink(missing_ok=True)
-            removed += 1
-    return removed
-
-
-def _categories(frame: pd.DataFrame) -> dict[str, Any]:
-    """Category lists of categorical columns (Parquet drops them for a frame without rows)."""
-    cats = {
-        str(name): [str(c) for c in frame[name].cat.categories]
-        for name, dtype in frame.dtypes.items()
-        if isinstance(dtype, pd.CategoricalDtype) and frame[name].cat.categories.dtype != "float64"
-    }
-    return {"categories": cats} if cats else {}
-
-
-def _restore_categories(frame: pd.DataFrame, meta: Mapping[str, Any]) -> pd.DataFrame:
-    fixes = {}
-    for name, cats in (meta.get("categories") or {}).items():
-        if name in frame.columns and isinstance(frame[name].dtype, pd.CategoricalDtype):
-            current = frame[name].cat.categories
-            if len(current) != len(cats) or current.tolist() != cats:
-                fixes[name] = frame[name].cat.set_categories(pd.Index(cats, dtype="str"))
-    return frame.assign(**fixes) if fixes else frame
-
-
-def _stamp() -> str:
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
 class ParquetCache:
