@@ -88,6 +88,31 @@ def lead_funnel(
     total = len(contacts)
     in_funnel_total = int(rank.notna().sum())
 
+    by_stage = _by_stage(stage, order, total, in_funnel_total)
+
+    by_source = _by_source(contacts, rank, total)
+
+    created = to_utc(contacts["createdAt"], "createdAt", func)
+    series = {"new_leads": _week(created).dropna().value_counts()}
+    activity_by_type = None
+    if activity is not None:
+        when = to_utc(activity["timestamp"], "timestamp", func)
+        series["activities"] = _week(when).dropna().value_counts()
+        activity_by_type = _activity(contacts, activity, stage, by_stage)
+
+    weekly = _weekly(series)
+    return LeadFunnel(
+        stages=tuple(order),
+        by_stage=by_stage,
+        by_source=by_source,
+        weekly=weekly,
+        activity_by_type=activity_by_type,
+    )
+
+
+def _by_stage(stage: pd.Series, order: list[str], total: int, in_funnel_total: int) -> pd.DataFrame:
+    """Contacts per stage (funnel stages first, then the others), their share, and how many
+    reached each funnel stage or a later one."""
     counts = stage.value_counts(dropna=False)
     others = sorted(k for k in counts.index if isinstance(k, str) and k not in order)
     missing = [k for k in counts.index if not isinstance(k, str)]
@@ -105,6 +130,11 @@ def lead_funnel(
         [safe_div(reached, in_funnel_total), np.full(len(index) - len(order), np.nan)]
     )
 
+    return by_stage
+
+
+def _by_source(contacts: pd.DataFrame, rank: pd.Series, total: int) -> pd.DataFrame:
+    """Contacts per lead source, their share, and how many converted (past the first stage)."""
     source = as_key(contacts["source"]).astype(object).where(contacts["source"].notna(), np.nan)
     work = pd.DataFrame(
         {
@@ -126,30 +156,37 @@ def lead_funnel(
     )
     by_source.index.name = "source"
 
-    created = to_utc(contacts["createdAt"], "createdAt", func)
-    series = {"new_leads": _week(created).dropna().value_counts()}
-    activity_by_type = None
-    if activity is not None:
-        when = to_utc(activity["timestamp"], "timestamp", func)
-        series["activities"] = _week(when).dropna().value_counts()
-        ids = pd.Index(activity["contactId"].dropna().astype("str").unique())
-        has = ids.get_indexer(contacts["id"].astype("str")) >= 0
-        with_act = pd.Series(has).groupby(stage.to_numpy(), dropna=False).sum()
-        by_stage["with_activity"] = with_act.reindex(index, fill_value=0).astype("int64")
-        by_stage["activity_share"] = safe_div(by_stage["with_activity"], by_stage["contacts"])
-        kinds = pd.DataFrame(
-            {
-                "type": as_key(activity["type"]).to_numpy(),
-                "contactId": activity["contactId"].astype("str").to_numpy(),
-            }
-        )
-        activity_by_type = kinds.groupby("type", dropna=False, sort=True).agg(
-            activities=("contactId", "size"), contacts=("contactId", "nunique")
-        )
-        activity_by_type = activity_by_type.sort_values(
-            "activities", ascending=False, kind="stable"
-        ).astype("int64")
+    return by_source
 
+
+def _activity(
+    contacts: pd.DataFrame, activity: pd.DataFrame, stage: pd.Series, by_stage: pd.DataFrame
+) -> pd.DataFrame:
+    """Adds the contacts with activity per stage to ``by_stage``; returns activities by type."""
+    index = by_stage.index
+    ids = pd.Index(activity["contactId"].dropna().astype("str").unique())
+    has = ids.get_indexer(contacts["id"].astype("str")) >= 0
+    with_act = pd.Series(has).groupby(stage.to_numpy(), dropna=False).sum()
+    by_stage["with_activity"] = with_act.reindex(index, fill_value=0).astype("int64")
+    by_stage["activity_share"] = safe_div(by_stage["with_activity"], by_stage["contacts"])
+    kinds = pd.DataFrame(
+        {
+            "type": as_key(activity["type"]).to_numpy(),
+            "contactId": activity["contactId"].astype("str").to_numpy(),
+        }
+    )
+    activity_by_type = kinds.groupby("type", dropna=False, sort=True).agg(
+        activities=("contactId", "size"), contacts=("contactId", "nunique")
+    )
+    activity_by_type = activity_by_type.sort_values(
+        "activities", ascending=False, kind="stable"
+    ).astype("int64")
+
+    return activity_by_type
+
+
+def _weekly(series: dict[str, pd.Series]) -> pd.DataFrame:
+    """Weekly counts of each series, every week from the first to the last (0 when none)."""
     weeks = [s.index.min() for s in series.values() if len(s)]
     if weeks:
         start = min(weeks)
@@ -161,10 +198,4 @@ def lead_funnel(
         {name: s.reindex(index_w, fill_value=0).astype("int64") for name, s in series.items()},
         index=index_w,
     )
-    return LeadFunnel(
-        stages=tuple(order),
-        by_stage=by_stage,
-        by_source=by_source,
-        weekly=weekly,
-        activity_by_type=activity_by_type,
-    )
+    return weekly

@@ -1,4 +1,6 @@
-"""Value checkers of query parameters (text, enumerations, booleans, numbers, ranges, timestamps, lists): each returns the value as sent or raises QueryError naming the parameter and what it allows. The parameter tables in :mod:`._params` are built from them."""
+"""Value checkers of query parameters (text, enumerations, booleans, numbers, ranges, timestamps,
+lists): each returns the value as sent or raises QueryError naming the parameter and what it
+allows. The parameter tables in :mod:`._params` are built from them."""
 
 from __future__ import annotations
 

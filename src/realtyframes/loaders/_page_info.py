@@ -1,4 +1,5 @@
-"""Reading a page without decoding it: its ids and envelope numbers (total, offset, limit) found by a byte scan, with a JSON fallback; and the progress bar of the paged loads."""
+"""Reading a page without decoding it: its ids and envelope numbers (total, offset, limit) found
+by a byte scan, with a JSON fallback; and the progress bar of the paged loads."""
 
 from __future__ import annotations
 
