@@ -292,31 +292,9 @@ def price_drop_summary(
     is_drops = "drop_pct" in frame.columns
 
     if is_drops:
-        check_columns(frame, [*keys, "PropertyType", "drop_pct", "drop_amount"], "drops", func)
-        drops = frame[segment_mask(frame["PropertyType"], segment)]
-        cut_pct = to_float(drops["drop_pct"], "drop_pct", func)
-        cut_amount = to_float(drops["drop_amount"], "drop_amount", func)
-        base = listings
-        if base is not None:
-            check_frame(base, "listings", func)
-            check_columns(
-                base, [*keys, "ListingId", "StandardStatus", "PropertyType"], "listings", func
-            )
-            check_columns(frame, ["ListingId"], "drops", func)
-            base = base[segment_mask(base["PropertyType"], segment)]
-            cut_ids = pd.Index(drops["ListingId"].astype("str").unique())
-            base_cut = cut_ids.get_indexer(base["ListingId"].astype("str")) >= 0
+        drops, cut_pct, cut_amount, base, base_cut = _from_drops(frame, keys, listings, segment)
     else:
-        need = [*keys, "ListPrice", "PreviousListPrice", "StandardStatus", "PropertyType"]
-        check_columns(frame, need, "drops_or_listings", func)
-        base = frame[segment_mask(frame["PropertyType"], segment)]
-        prev = to_float(base["PreviousListPrice"], "PreviousListPrice", func)
-        cur = to_float(base["ListPrice"], "ListPrice", func)
-        with np.errstate(invalid="ignore"):
-            base_cut = ((prev > cur) & (prev > 0)).to_numpy()
-        drops = base[base_cut]
-        cut_pct = pd.Series(safe_div(prev - cur, prev)[base_cut], index=drops.index)
-        cut_amount = (prev - cur)[base_cut]
+        drops, cut_pct, cut_amount, base, base_cut = _from_listings(frame, keys, segment)
 
     seg_col = ["segment"] if segment == "both" else []
 
@@ -359,3 +337,43 @@ def price_drop_summary(
     )[list(PRICE_DROP_SUMMARY_COLUMNS)]
     out.attrs = {"segment": segment}
     return out
+
+
+_Cuts = tuple[pd.DataFrame, pd.Series, pd.Series, "pd.DataFrame | None", Any]
+
+
+def _from_drops(
+    frame: pd.DataFrame, keys: list[str], listings: pd.DataFrame | None, segment: str
+) -> _Cuts:
+    """The cuts of a ``price_drops`` result, and the listings (``listings=``) for the shares."""
+    func = "price_drop_summary"
+    check_columns(frame, [*keys, "PropertyType", "drop_pct", "drop_amount"], "drops", func)
+    drops = frame[segment_mask(frame["PropertyType"], segment)]
+    cut_pct = to_float(drops["drop_pct"], "drop_pct", func)
+    cut_amount = to_float(drops["drop_amount"], "drop_amount", func)
+    base, base_cut = listings, None
+    if base is not None:
+        check_frame(base, "listings", func)
+        check_columns(
+            base, [*keys, "ListingId", "StandardStatus", "PropertyType"], "listings", func
+        )
+        check_columns(frame, ["ListingId"], "drops", func)
+        base = base[segment_mask(base["PropertyType"], segment)]
+        cut_ids = pd.Index(drops["ListingId"].astype("str").unique())
+        base_cut = cut_ids.get_indexer(base["ListingId"].astype("str")) >= 0
+    return drops, cut_pct, cut_amount, base, base_cut
+
+
+def _from_listings(frame: pd.DataFrame, keys: list[str], segment: str) -> _Cuts:
+    """The cuts of a listings frame: PreviousListPrice above ListPrice."""
+    func = "price_drop_summary"
+    need = [*keys, "ListPrice", "PreviousListPrice", "StandardStatus", "PropertyType"]
+    check_columns(frame, need, "drops_or_listings", func)
+    base = frame[segment_mask(frame["PropertyType"], segment)]
+    prev = to_float(base["PreviousListPrice"], "PreviousListPrice", func)
+    cur = to_float(base["ListPrice"], "ListPrice", func)
+    with np.errstate(invalid="ignore"):
+        base_cut = ((prev > cur) & (prev > 0)).to_numpy()
+    drops = base[base_cut]
+    cut_pct = pd.Series(safe_div(prev - cur, prev)[base_cut], index=drops.index)
+    return drops, cut_pct, (prev - cur)[base_cut], base, base_cut
