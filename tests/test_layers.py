@@ -28,10 +28,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "realtyframes"
 
 #: Rank of each top-level unit of the package; an import may only go to a lower rank or the same
 #: unit. Units not listed (new modules) fail the test until they are placed.
-RANKS: dict[str, int] = {
+RANKS: dict[str, float] = {
     "_version": 0,
     "_spec": 0,
     "_lazy": 0,
+    "_client_settings": 6.5,  # between the loaders it checks with and the Client
     "_changes": 2,
     "errors": 1,
     "_files": 1,

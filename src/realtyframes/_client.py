@@ -16,24 +16,27 @@ Extension point for the loaders: a ``Client`` holds ``self._api`` (the
 from __future__ import annotations
 
 import logging
-import math
 import os
 import threading
-import warnings
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta
-from pathlib import Path
+from dataclasses import replace
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pandas as pd
 
-from realtyframes._config import load_settings
+from realtyframes._client_settings import (
+    TTL,
+    ClientSettings,
+    _check_credentials,
+    _configured,
+    _embedded_sandbox,
+    _settings,
+)
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
-    DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
 )
 from realtyframes.api._http import ApiClient, ErrorFormat
@@ -41,7 +44,7 @@ from realtyframes.api._params import refuse_none
 from realtyframes.api._ratelimit import RateLimitState
 from realtyframes.api._retry import RetryPolicy
 from realtyframes.cache import ParquetCache
-from realtyframes.errors import ConfigError, QueryError
+from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     ENDPOINTS,
     LoadContext,
@@ -52,102 +55,14 @@ from realtyframes.loaders import (
     make_cache,
     run_load,
 )
-from realtyframes.loaders._checks import check_flag
 from realtyframes.loaders._loads import changes_params
 from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
 if TYPE_CHECKING:
     from realtyframes.loaders.mcp import McpHost, McpSession
-    from realtyframes.sandbox import EmbeddedSandbox
 
 logger = logging.getLogger("realtyframes")
-
-
-TTL = float | timedelta | None
-
-
-@dataclass(frozen=True)
-class ClientSettings:
-    """Settings of the loaders: where and whether to cache, how long entries live, progress bars.
-
-    ``cache_dir`` None: the cache layer's default (``REALTYFRAMES_CACHE_DIR``, else the user cache
-    directory). ``ttl``: seconds or a timedelta for every resource, or a mapping resource -> ttl;
-    None: the loaders' defaults (listings 1 h, listing detail 1 day, changes 15 min, contacts
-    1 h, analytics 1 h). ``progress`` None: on in notebooks and terminals. ``on_invalid``: what
-    loads do with rows that fail validation ("quarantine", "raise", "keep").
-    """
-
-    cache_dir: Path | None = None
-    cache: bool = True
-    ttl: TTL | Mapping[str, TTL] = None
-    progress: bool | None = None
-    on_invalid: str = "quarantine"
-
-
-def _check_ttl(name: str, value: Any) -> None:
-    if value is None or isinstance(value, timedelta):
-        if isinstance(value, timedelta) and value.total_seconds() < 0:
-            raise QueryError(name, "negative", "seconds >= 0, a timedelta, or None")
-        return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise QueryError(name, f"{value!r} is not a duration", "seconds >= 0, a timedelta, or None")
-
-
-def _settings(
-    cache_dir: Any, cache: Any, ttl: Any, progress: Any, on_invalid: Any = "quarantine"
-) -> ClientSettings:
-    if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
-        raise QueryError(
-            "cache_dir", f"expected a path, got {type(cache_dir).__name__}", "a path or None"
-        )
-    check_flag("cache", cache)
-    if isinstance(ttl, Mapping):
-        for key, value in ttl.items():
-            if not isinstance(key, str):
-                raise QueryError(
-                    "ttl", f"keys must be resource names, got {key!r}", "a str -> duration mapping"
-                )
-            _check_ttl(f"ttl[{key!r}]", value)
-        ttl = dict(ttl)
-    else:
-        _check_ttl("ttl", ttl)
-    check_flag("progress", progress, allow_none=True)
-    return ClientSettings(
-        cache_dir=Path(cache_dir).expanduser() if cache_dir is not None else None,
-        cache=cache,
-        ttl=ttl,
-        progress=progress,
-        on_invalid=check_on_invalid(on_invalid),
-    )
-
-
-# -- the embedded sandbox: started once per process, lazily -----------------------------------------
-def _embedded_sandbox() -> EmbeddedSandbox:
-    """A reference to the process's embedded sandbox (started on first use), held for good."""
-    from realtyframes.sandbox import embedded  # the one place the client side touches it
-
-    def started(sandbox: EmbeddedSandbox) -> None:
-        logger.info(
-            "no base_url and no credentials: started the embedded sandbox at %s "
-            "(synthetic data; kept for the life of this process)",
-            sandbox.url,
-        )
-
-    return embedded(on_start=started)
-
-
-#: Said once per process (Python's default warning filter) when ``Client()`` finds nothing
-#: configured: a scheduled job must not analyse synthetic data without being told.
-_SYNTHETIC = (
-    "no REALTYFRAMES_BASE_URL, credentials or config file: rf.Client() uses the embedded sandbox "
-    "(synthetic data). Configure a service, or say rf.Client.sandbox() to mean it."
-)
 
 
 class Client:
@@ -194,40 +109,13 @@ class Client:
         _explicit_sandbox: bool = False,
     ) -> None:
         access_token = token.access_token if isinstance(token, Token) else token
-        if access_token is not None and (
-            not isinstance(access_token, str) or not access_token.strip()
-        ):
-            raise QueryError("token", "expected a non-empty string or an oauth.Token", "a token")
-        if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
-            raise QueryError("api_key", "expected a non-empty string", "an API key")
-        if retry is not None and max_retries is not None and retry.max_retries != max_retries:
-            raise QueryError(
-                "max_retries",
-                f"{max_retries} disagrees with retry.max_retries={retry.max_retries}",
-                "one of them, or the same value in both",
-            )
-        if retry is None and max_retries is None:
-            max_retries = DEFAULT_MAX_RETRIES
+        max_retries = _check_credentials(access_token, api_key, retry, max_retries)
         self._embedded = False
         cache_identity: str | None = None
         if base_url is None and not _explicit_sandbox:
-            # the ecosystem's convention (openai, stripe, boto3): the environment and the config
-            # file fill what the call did not say; the sandbox only when nothing is configured
-            given = {"token": access_token, "api_key": api_key, "legacy_url": legacy_url,
-                     "auth_url": auth_url}  # fmt: skip
-            found = load_settings({k: v for k, v in given.items() if v is not None})
-            base_url = found.base_url
-            access_token, api_key = found.token, found.api_key
-            legacy_url, auth_url = found.legacy_url, found.auth_url
-            cache_dir = cache_dir if cache_dir is not None else found.cache_dir
-            if base_url is None and (access_token is not None or api_key is not None):
-                raise ConfigError(
-                    "base_url",
-                    "credentials were given without the host they are for",
-                    "the service's base URL: base_url=, REALTYFRAMES_BASE_URL or the config file",
-                )
-            if base_url is None:
-                warnings.warn(_SYNTHETIC, UserWarning, stacklevel=2)
+            base_url, access_token, api_key, legacy_url, auth_url, cache_dir = _configured(
+                access_token, api_key, legacy_url, auth_url, cache_dir
+            )
         if base_url is None:
             sandbox = _embedded_sandbox()
             base_url, cache_identity = sandbox.url, sandbox.identity

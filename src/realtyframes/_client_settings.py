@@ -1,0 +1,163 @@
+"""The Client's settings and where they come from: arguments, ``REALTYFRAMES_*`` and the config
+file, else the embedded sandbox (with the synthetic-data warning); checked before anything
+starts."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from realtyframes._config import load_settings
+from realtyframes.api._constants import (
+    DEFAULT_MAX_RETRIES,
+)
+from realtyframes.api._retry import RetryPolicy
+from realtyframes.errors import ConfigError, QueryError
+from realtyframes.loaders import (
+    check_on_invalid,
+)
+from realtyframes.loaders._checks import check_flag
+
+TTL = float | timedelta | None
+
+if TYPE_CHECKING:
+    from realtyframes.sandbox import EmbeddedSandbox
+
+logger = logging.getLogger("realtyframes")
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """Settings of the loaders: where and whether to cache, how long entries live, progress bars.
+
+    ``cache_dir`` None: the cache layer's default (``REALTYFRAMES_CACHE_DIR``, else the user cache
+    directory). ``ttl``: seconds or a timedelta for every resource, or a mapping resource -> ttl;
+    None: the loaders' defaults (listings 1 h, listing detail 1 day, changes 15 min, contacts
+    1 h, analytics 1 h). ``progress`` None: on in notebooks and terminals. ``on_invalid``: what
+    loads do with rows that fail validation ("quarantine", "raise", "keep").
+    """
+
+    cache_dir: Path | None = None
+    cache: bool = True
+    ttl: TTL | Mapping[str, TTL] = None
+    progress: bool | None = None
+    on_invalid: str = "quarantine"
+
+
+def _check_ttl(name: str, value: Any) -> None:
+    if value is None or isinstance(value, timedelta):
+        if isinstance(value, timedelta) and value.total_seconds() < 0:
+            raise QueryError(name, "negative", "seconds >= 0, a timedelta, or None")
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise QueryError(name, f"{value!r} is not a duration", "seconds >= 0, a timedelta, or None")
+
+
+def _settings(
+    cache_dir: Any, cache: Any, ttl: Any, progress: Any, on_invalid: Any = "quarantine"
+) -> ClientSettings:
+    if cache_dir is not None and not isinstance(cache_dir, str | os.PathLike):
+        raise QueryError(
+            "cache_dir", f"expected a path, got {type(cache_dir).__name__}", "a path or None"
+        )
+    check_flag("cache", cache)
+    if isinstance(ttl, Mapping):
+        for key, value in ttl.items():
+            if not isinstance(key, str):
+                raise QueryError(
+                    "ttl", f"keys must be resource names, got {key!r}", "a str -> duration mapping"
+                )
+            _check_ttl(f"ttl[{key!r}]", value)
+        ttl = dict(ttl)
+    else:
+        _check_ttl("ttl", ttl)
+    check_flag("progress", progress, allow_none=True)
+    return ClientSettings(
+        cache_dir=Path(cache_dir).expanduser() if cache_dir is not None else None,
+        cache=cache,
+        ttl=ttl,
+        progress=progress,
+        on_invalid=check_on_invalid(on_invalid),
+    )
+
+
+# -- the embedded sandbox: started once per process, lazily -----------------------------------------
+def _embedded_sandbox() -> EmbeddedSandbox:
+    """A reference to the process's embedded sandbox (started on first use), held for good."""
+    from realtyframes.sandbox import embedded  # the one place the client side touches it
+
+    def started(sandbox: EmbeddedSandbox) -> None:
+        logger.info(
+            "no base_url and no credentials: started the embedded sandbox at %s "
+            "(synthetic data; kept for the life of this process)",
+            sandbox.url,
+        )
+
+    return embedded(on_start=started)
+
+
+#: Said once per process (Python's default warning filter) when ``Client()`` finds nothing
+#: configured: a scheduled job must not analyse synthetic data without being told.
+_SYNTHETIC = (
+    "no REALTYFRAMES_BASE_URL, credentials or config file: rf.Client() uses the embedded sandbox "
+    "(synthetic data). Configure a service, or say rf.Client.sandbox() to mean it."
+)
+
+
+def _check_credentials(
+    access_token: Any, api_key: Any, retry: RetryPolicy | None, max_retries: int | None
+) -> int | None:
+    """Credentials and retry settings checked before anything starts; the retries to use."""
+    if access_token is not None and (not isinstance(access_token, str) or not access_token.strip()):
+        raise QueryError("token", "expected a non-empty string or an oauth.Token", "a token")
+    if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
+        raise QueryError("api_key", "expected a non-empty string", "an API key")
+    if retry is not None and max_retries is not None and retry.max_retries != max_retries:
+        raise QueryError(
+            "max_retries",
+            f"{max_retries} disagrees with retry.max_retries={retry.max_retries}",
+            "one of them, or the same value in both",
+        )
+    return DEFAULT_MAX_RETRIES if retry is None and max_retries is None else max_retries
+
+
+def _configured(
+    access_token: str | None,
+    api_key: str | None,
+    legacy_url: str | None,
+    auth_url: str | None,
+    cache_dir: str | os.PathLike[str] | None,
+) -> tuple[Any, ...]:
+    """What the call did not say, from ``REALTYFRAMES_*`` and the config file (the ecosystem's
+    convention: openai, stripe, boto3); warns when nothing is configured (the sandbox's turn)."""
+    given = {"token": access_token, "api_key": api_key, "legacy_url": legacy_url,
+             "auth_url": auth_url}  # fmt: skip
+    found = load_settings({k: v for k, v in given.items() if v is not None})
+    if found.base_url is None and (found.token is not None or found.api_key is not None):
+        raise ConfigError(
+            "base_url",
+            "credentials were given without the host they are for",
+            "the service's base URL: base_url=, REALTYFRAMES_BASE_URL or the config file",
+        )
+    if found.base_url is None:
+        warnings.warn(_SYNTHETIC, UserWarning, stacklevel=3)  # the line calling Client()
+    return (
+        found.base_url,
+        found.token,
+        found.api_key,
+        found.legacy_url,
+        found.auth_url,
+        cache_dir if cache_dir is not None else found.cache_dir,
+    )
