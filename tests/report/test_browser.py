@@ -172,6 +172,31 @@ def test_screenshot_shows_the_report(report_html: Path, tmp_path: Path) -> None:
     assert len(np.unique(colours, axis=0)) > 50  # charts, not just text
 
 
+def test_full_page_screenshot_covers_every_section(report_html: Path, tmp_path: Path) -> None:
+    """The whole page as one image, kept as a test artifact (``test-artifacts/``) for review."""
+    root, _ = probe(tmp_path, report_html.read_text(encoding="utf-8"), "sections.html")
+    html = report_html.read_text(encoding="utf-8")
+    for anchor in ("since-last", "trends", "markets", "price-drops", "map", "traffic", "leads"):
+        assert f'id="{anchor}"' in html, anchor
+    artifacts = Path(__file__).resolve().parents[2] / "test-artifacts"
+    artifacts.mkdir(exist_ok=True)
+    shot = artifacts / "market-report-full-page.png"
+    result = run_chromium(
+        tmp_path,
+        "--hide-scrollbars",
+        f"--window-size={WIDTH},16000",
+        f"--screenshot={shot}",
+        report_html.as_uri(),
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    image = Image.open(shot)
+    gray = np.asarray(image.convert("L"), dtype=float)
+    rows = (gray < 250).mean(axis=1)
+    filled = np.flatnonzero(rows > 0.01)
+    assert filled.max() > 8000  # the sections reach far down the page: trends, maps, comps ...
+    assert root.attrs["data-broken"] == "0"
+
+
 def test_report_prints_to_pdf(report_html: Path, tmp_path: Path) -> None:
     pdf = tmp_path / "report.pdf"
     result = run_chromium(

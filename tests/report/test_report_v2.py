@@ -139,3 +139,49 @@ def test_as_of_reproduces_an_earlier_runs_headline(start_sandbox, tmp_path: Path
     for key in ("active_listings", "new_listings", "homes_sold", "median_sale_price",
                 "median_dom", "months_of_supply", "price_drops"):  # fmt: skip
         assert reproduced[key] == shown[key], key
+
+
+def _outside(fig: Any) -> list[str]:
+    """What of a drawn Figure reaches past its edges (a cut title, a legend off the page): the
+    tight box of everything drawn, against the figure's own box (inches, 0.02 of slack)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    tight = fig.get_tightbbox(canvas.get_renderer())
+    width, height = fig.get_size_inches()
+    slack = 0.02
+    sides = {"left": tight.x0 < -slack, "bottom": tight.y0 < -slack,
+             "right": tight.x1 > width + slack, "top": tight.y1 > height + slack}  # fmt: skip
+    return [side for side, over in sides.items() if over]
+
+
+@pytest.mark.slow
+def test_no_chart_text_leaves_its_figure(written: tuple[Any, Any]) -> None:
+    report, _ = written
+    o = report.options
+    shown = report.trends[report.trends["City"].isin(report.markets)]
+    shown.attrs = dict(report.trends.attrs)
+    listings = report.frames.listings
+    figures = {
+        "inventory_trend": rf.plot.inventory_trend(report.trend_total),
+        "market_trend": rf.plot.market_trend(shown, "median_sale_price"),
+        "market_metrics": rf.plot.market_metrics(
+            report.summary.reindex(pd.Index(report.markets, name=o.by))
+        ),
+        "top_price_drops": rf.plot.top_price_drops(report.drops, n=o.top_drops),
+        "price_drop_distribution": rf.plot.price_drop_distribution(report.drops),
+        "price_drop_map": rf.plot.listing_map(report.drops, color="drop_pct", market=listings),
+        "market_map": rf.plot.listing_map(listings[listings["StandardStatus"] == "Active"]),
+        "ppsf_boxplot": rf.plot.ppsf_boxplot(listings, by=o.by, markets=report.markets),
+    }
+    if report.traffic is not None:
+        figures["top_sources"] = rf.plot.top_sources(report.traffic)
+        figures["traffic_timeline"] = rf.plot.traffic_timeline(report.traffic)
+    from matplotlib.figure import Figure
+
+    control = Figure(figsize=(4, 3))
+    control.text(1.05, 0.5, "a label past the right edge")
+    assert _outside(control) == ["right"]  # the check can fail
+    cut = {name: _outside(fig) for name, fig in figures.items()}
+    assert {name: texts for name, texts in cut.items() if texts} == {}
