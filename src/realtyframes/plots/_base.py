@@ -48,13 +48,17 @@ METRIC_LABELS: dict[str, tuple[str, str, str]] = {
 
 
 def money(x: float, _pos: object = None) -> str:
-    """Compact US dollars: $950, $12.5K, $1.25M."""
+    """Compact US dollars: $950, $12.5K, $1.5M, $1.25M.
+
+    >>> money(1_500_000), money(1_000_000), money(12_500)
+    ('$1.5M', '$1M', '$12K')
+    """
     if x is None or not np.isfinite(x):
         return ""
     a = abs(x)
     sign = "-" if x < 0 else ""
-    if a >= 1e6:
-        return f"{sign}${a / 1e6:.2f}M".replace(".00M", "M")
+    if a >= 1e6:  # $1M, $1.5M, $1.25M: no trailing zeros
+        return f"{sign}${f'{a / 1e6:.2f}'.rstrip('0').rstrip('.')}M"
     if a >= 1e4:
         return f"{sign}${a / 1e3:.0f}K"
     if a >= 1e3:
@@ -77,9 +81,9 @@ def _label(value: float, kind: str) -> str:
         return money(value)
     if kind == "percent":
         return f"{value:.1%}"
-    if kind == "count" or float(value).is_integer():
+    if kind == "count":
         return f"{value:,.0f}"
-    return f"{value:,.1f}"
+    return f"{value:,.1f}"  # one decimal for every measure: 3.0 next to 2.5, never 3 next to 2.5
 
 
 def _axes(ax: Axes | None, figsize: tuple[float, float] = _FIGSIZE) -> tuple[Figure | None, Axes]:
