@@ -185,3 +185,30 @@ def test_no_chart_text_leaves_its_figure(written: tuple[Any, Any]) -> None:
     assert _outside(control) == ["right"]  # the check can fail
     cut = {name: _outside(fig) for name, fig in figures.items()}
     assert {name: texts for name, texts in cut.items() if texts} == {}
+
+
+@pytest.mark.slow
+def test_the_trend_and_change_tables_are_recomputed_from_the_written_frames(
+    written: tuple[Any, Any],
+) -> None:
+    report, files = written
+    data = read_report_data(files.html)
+    values = parse(files.html.read_text()).values
+    options = report.options
+    trends = rf.market_trends(
+        data["listings"], data["changes"], freq="M", end=options.day,
+        start=report.trend_total["period_begin"].min().date(), min_sample=options.min_sample,
+    ).set_index("period_begin")  # fmt: skip
+    checked = 0
+    for (table, row, col), (shown, _) in values.items():
+        if table != "trends":
+            continue
+        month = pd.Timestamp(row.split(" ")[0] + "-01")
+        expected = trends.loc[month, col]
+        if pd.isna(expected):
+            assert shown == "", (row, col)
+        else:
+            assert float(shown) == pytest.approx(float(expected)), (row, col)
+        checked += 1
+    assert checked >= 12 * 9
+    assert "data-first-run" in files.html.read_text()  # the first run says so

@@ -41,7 +41,9 @@ def traffic_section(report: MarketReport) -> Section:
         "traffic",
         ["Metric", "Value"],
         rows,
-        caption=f"Website, period {report.frames.period} (ending at the server's clock).",
+        caption=f"Website, period {report.frames.period} (ending at the server's clock). The "
+        "analytics API offers no earlier period to compare with. Shares in the charts are of "
+        "all the period's visitors.",
         numeric_header=[False, True],
     )
     charts = (
