@@ -214,6 +214,11 @@ def assert_history_is_the_feed(history: pd.DataFrame, records: list[dict[str, An
             )
 
 
+def open_count(market: pd.DataFrame) -> int:
+    """Listings the change feed is asked about: every status but Closed (terminal)."""
+    return int((market["StandardStatus"] != "Closed").sum())
+
+
 def unique_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Feed records without repeats (two reads of the feed may overlap)."""
     by_key = {(r["ListingId"], r["ChangeType"], r["ChangeTimestamp"]): r for r in records}
@@ -285,7 +290,8 @@ def expected_floor(
     changed_new = new.loc[
         new["ModificationTimestamp"] > new["OriginalEntryTimestamp"], "ListingId"
     ].tolist()
-    ids = cached["ListingId"].tolist() + changed_new
+    # Closed is terminal: only listings open at the last sync are polled (and new ones once)
+    ids = cached.loc[cached["StandardStatus"] != "Closed", "ListingId"].tolist() + changed_new
     records, chunk_totals = raw_feed(http, base, ids, change_since)
     closed_before = set(cached.loc[cached["StandardStatus"] == "Closed", "ListingId"])
     closings = {
@@ -373,7 +379,7 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     # nothing moved: only the floor (one empty page per status, one request per id chunk)
     counter.reset()
     again = client.sync_listings()
-    assert counter.kinds == {"search": len(STATUSES), "feed": math.ceil(len(synced) / CHUNK)}
+    assert counter.kinds == {"search": len(STATUSES), "feed": math.ceil(open_count(synced) / CHUNK)}
     pd.testing.assert_frame_equal(again, synced)
     pd.testing.assert_frame_equal(listing_history(client, {}), history)
 
@@ -393,16 +399,16 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
 def test_chunk_halves_on_the_servers_400_and_is_remembered(
     start_sandbox, make_client, counter, http_client
 ):
-    sandbox = start_sandbox(listings=1500)
+    sandbox = start_sandbox(listings=4000)
     client = make_client(sandbox.url)
-    market = sync_listings(client, {})
-    assert len(market) > 4 * CHUNK
+    market = sync_listings(client, {}, history_since=False)
+    assert open_count(market) > 4 * CHUNK  # only open listings are polled
     advance(http_client, sandbox.url, 3)
     counter.reset()
     # 400 ids: refused (400 bad_request), 200: refused, 100: accepted, then 100 per request
     synced = sync_listings(client, {}, chunk_size=4 * CHUNK)
     assert counter.statuses[400] == 2
-    assert counter.kinds["feed"] == 2 + math.ceil(len(market) / CHUNK)
+    assert counter.kinds["feed"] == 2 + math.ceil(open_count(market) / CHUNK)
     state = sync_state(client, {})
     assert state["chunk"] == CHUNK
     assert state["last_requests"]["rejected"] == 2
@@ -413,7 +419,7 @@ def test_chunk_halves_on_the_servers_400_and_is_remembered(
     counter.reset()
     sync_listings(client, {})  # the remembered size: no refusal any more
     assert counter.statuses[400] == 0
-    assert counter.kinds["feed"] == math.ceil(len(synced) / CHUNK)
+    assert counter.kinds["feed"] == math.ceil(open_count(synced) / CHUNK)
 
     # refresh=True: a full load (searches only); the history so far is kept
     history = listing_history(client, {})
@@ -454,13 +460,14 @@ class RefuseOneLongRequest(httpx.BaseTransport):
 def test_a_chunk_refused_after_the_first_is_split_in_halves(
     start_sandbox, make_client, counter, http_client
 ):
-    sandbox = start_sandbox(listings=800)
+    sandbox = start_sandbox(listings=3000)
     client = make_client(sandbox.url, transport=RefuseOneLongRequest(nth=3, limit=CHUNK // 2))
     market = sync_listings(client, {}, history_since=False)
     advance(http_client, sandbox.url, 7)
     counter.reset()
     synced = sync_listings(client, {})
-    chunks = math.ceil(len(market) / CHUNK)
+    chunks = math.ceil(open_count(market) / CHUNK)
+    assert chunks >= 3
     # the refused chunk made one request more than the floor, and its two halves one more
     assert counter.kinds["feed"] == chunks + 2
     state = sync_state(client, {})
@@ -724,3 +731,28 @@ def test_the_changes_of_a_sync_collapse_per_listing_and_kind():
     removed = changes[changes["change"] == "removed"].iloc[0]
     assert removed["UnparsedAddress"] == "3 C St"  # described from the market before the sync
     assert changes["change"].cat.codes.is_monotonic_increasing  # kinds in the documented order
+
+
+def test_a_closed_listing_is_never_polled_again(start_sandbox, http_client, tmp_path):
+    sandbox = start_sandbox(listings=1500)
+    asked: list[str] = []
+
+    def on_request(request: httpx.Request) -> None:
+        if request.url.path == "/v1/listings/changes":
+            asked.extend(request.url.params["ListingIds"].split(","))
+
+    client = rf.Client(base_url=sandbox.url, cache_dir=tmp_path / "c", progress=False,
+                       event_hooks={"request": [on_request]})  # fmt: skip
+    market = client.sync_listings(history_since=False)
+    closed = set(market.loc[market["StandardStatus"] == "Closed", "ListingId"])
+    assert len(closed) > len(market) / 2  # most of a market's ids are terminal
+    for days in (5, 10):
+        advance(http_client, sandbox.url, days)
+        synced = client.sync_listings()
+        assert asked and not closed & set(asked)  # Closed is terminal: never asked about again
+        closed |= set(synced.loc[synced["StandardStatus"] == "Closed", "ListingId"])
+        asked.clear()
+    # still equal to a fresh full load: nothing the feed would have said was missed
+    assert_same_market(synced, fresh_market(http_client, sandbox.url, sync_scope({})),
+                       exact_days=False)  # fmt: skip
+    client.close()

@@ -156,7 +156,7 @@ def feed_pages(
     size = min(chunk, len(ids))
     while True:
         try:
-            pages, accepted, local = attempt(api, ids[:size], split=False)
+            pages, _, local = attempt(api, ids[:size], split=False)
             break
         except _Refused as refused:
             counts.rejected += 1
@@ -178,12 +178,14 @@ def feed_pages(
     finally:
         if bar is not None:
             bar.close()
-    for part_pages, part_accepted, part_counts in results:
+    for part_pages, _, part_counts in results:
         pages += part_pages
-        accepted = min(accepted, part_accepted)
         counts.add(part_counts)
-    if any(c.rejected for _, _, c in results):
-        chunk = min(chunk, accepted)
+    # the size learned from a refused chunk is what its halves were; a short last chunk that
+    # went through teaches nothing
+    halves = [size for _, size, c in results if c.rejected]
+    if halves:
+        chunk = min(chunk, *halves)
     return pages, chunk
 
 

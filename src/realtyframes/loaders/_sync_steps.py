@@ -52,6 +52,8 @@ logger = logging.getLogger("realtyframes.sync")
 
 #: Version of the sync state kept in the entry's metadata; another version means a full load.
 STATE_VERSION = 1
+#: The terminal status: a listing in it leaves the change-feed polling set (docs/sync.md).
+TERMINAL = "Closed"
 #: Statuses a market holds, each loaded by its own search.
 STATUSES: tuple[str, ...] = STANDARD_STATUSES
 
@@ -196,11 +198,18 @@ def incremental(
         market = market[~market["ListingId"].isin(list(fresh_ids))]
     market = concat([market, new_valid])
 
-    # 2. the change feed over the known ids
+    # 2. the change feed over the open listings: Closed is terminal (a relisting gets a new
+    # ListingId), so a listing closed at the last sync is never polled again (refresh=True
+    # reloads everything); a new listing that changed since its entry is asked about once, closed
+    # or not, so the changes before its closing reach the history
     changed_new = new_valid["ModificationTimestamp"] > new_valid["OriginalEntryTimestamp"]
+    still_open = previous.market["StandardStatus"].astype("str") != TERMINAL
     feed_ids = list(
         dict.fromkeys(
-            [*previous.market["ListingId"].tolist(), *new_valid.loc[changed_new, "ListingId"]]
+            [
+                *previous.market.loc[still_open, "ListingId"].tolist(),
+                *new_valid.loc[changed_new, "ListingId"],
+            ]
         )
     )
     changes = empty_frame(ListingChange)
