@@ -181,12 +181,14 @@ def feed_pages(
     for part_pages, _, part_counts in results:
         pages += part_pages
         counts.add(part_counts)
-    # the size learned from a refused chunk is what its halves were; a short last chunk that
-    # went through teaches nothing
+    return pages, _learned(chunk, results)
+
+
+def _learned(chunk: int, results: Sequence[tuple[list[bytes], int, Counts]]) -> int:
+    """The chunk size after the concurrent chunks: what the halves of a refused one were (a short
+    last chunk that went through teaches nothing)."""
     halves = [size for _, size, c in results if c.rejected]
-    if halves:
-        chunk = min(chunk, *halves)
-    return pages, chunk
+    return min(chunk, *halves) if halves else chunk
 
 
 class _Refused(Exception):

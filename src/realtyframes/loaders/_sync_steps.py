@@ -198,20 +198,8 @@ def incremental(
         market = market[~market["ListingId"].isin(list(fresh_ids))]
     market = concat([market, new_valid])
 
-    # 2. the change feed over the open listings: Closed is terminal (a relisting gets a new
-    # ListingId), so a listing closed at the last sync is never polled again (refresh=True
-    # reloads everything); a new listing that changed since its entry is asked about once, closed
-    # or not, so the changes before its closing reach the history
-    changed_new = new_valid["ModificationTimestamp"] > new_valid["OriginalEntryTimestamp"]
-    still_open = previous.market["StandardStatus"].astype("str") != TERMINAL
-    feed_ids = list(
-        dict.fromkeys(
-            [
-                *previous.market.loc[still_open, "ListingId"].tolist(),
-                *new_valid.loc[changed_new, "ListingId"],
-            ]
-        )
-    )
+    # 2. the change feed over the open listings (Closed is terminal: see _feed_ids)
+    feed_ids = _feed_ids(previous.market, new_valid)
     changes = empty_frame(ListingChange)
     if feed_ids and change_since is not None:
         pages, chunk = feed_pages(api, feed_ids, change_since, chunk, counts, progress)
@@ -296,3 +284,14 @@ def _revalidate(
             market = market[~market["ListingId"].isin(bad["ListingId"])]
             quarantine = concat([quarantine[~quarantine["ListingId"].isin(bad["ListingId"])], bad])
     return tidy(market), quarantine
+
+
+def _feed_ids(cached: pd.DataFrame, new: pd.DataFrame) -> list[str]:
+    """The ids the change feed is asked about. Closed is terminal (a relisting gets a new
+    ListingId), so a listing closed at the last sync is never polled again (``refresh=True``
+    reloads everything); a new listing that changed since its entry is asked about once, closed
+    or not, so the changes before its closing reach the history."""
+    still_open = cached["StandardStatus"].astype("str") != TERMINAL
+    changed_new = new["ModificationTimestamp"] > new["OriginalEntryTimestamp"]
+    ids = [*cached.loc[still_open, "ListingId"].tolist(), *new.loc[changed_new, "ListingId"]]
+    return list(dict.fromkeys(ids))
