@@ -25,7 +25,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
 
@@ -486,39 +486,48 @@ class ApiClient:
             self._emit(notices)
             return results
 
+        try:
+            self._many_in_threads(jobs, workers, results, on_result, host=host, raw=raw,
+                                  parse=parse, budget=budget, notices=notices,
+                                  load_deadline=load_deadline)  # fmt: skip
+        except BaseException:
+            self._emit(notices, warn=False)
+            raise
+        self._emit(notices)
+        return results
+
+    def _many_in_threads(
+        self,
+        jobs: Sequence[tuple[str, Params]],
+        workers: int,
+        results: list[Any],
+        on_result: Callable[[int, Any], None] | None,
+        **send: Any,
+    ) -> None:
+        """``get_many``'s pool: results land in ``results`` as each completes (a completion queue,
+        ``as_completed``: no rescan of the pending set per answer); the first failure stops the
+        others and is raised."""
         stop = threading.Event()
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="realtyframes-api")
-        futures: dict[Future[Any], int] = {}
         try:
-            for index, (path, params) in enumerate(jobs):
-                future = pool.submit(
-                    self._send, path, params, host,
-                    raw=raw, parse=parse, budget=budget, stop=stop, notices=notices,
-                    load_deadline=load_deadline,
-                )  # fmt: skip
-                futures[future] = index
-            pending = set(futures)
-            while pending:
-                # FIRST_COMPLETED: on_result (progress bars) sees each page as it arrives.
-                done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                failed = [f for f in done if f.exception() is not None]
-                for future in sorted(done, key=futures.__getitem__):
-                    if future.exception() is None:
-                        results[futures[future]] = future.result()
-                        if on_result is not None:
-                            on_result(futures[future], results[futures[future]])
-                if failed:
+            futures = {
+                pool.submit(self._send, path, params, stop=stop, **send): index
+                for index, (path, params) in enumerate(jobs)
+            }
+            for future in as_completed(futures):
+                error = future.exception()
+                if error is not None:
                     stop.set()
-                    first = [f for f in failed if not isinstance(f.exception(), _Cancelled)]
-                    raise (first or failed)[0].exception()  # type: ignore[misc]
+                    raise error
+                index = futures[future]
+                results[index] = future.result()
+                if on_result is not None:
+                    on_result(index, results[index])
         except BaseException:
             stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
-            self._emit(notices, warn=False)
             raise
         pool.shutdown(wait=True)
-        self._emit(notices)
-        return results
 
     # -- the request engine --------------------------------------------------------------------
     def _pacer(self, host: str) -> Pacer:
@@ -610,64 +619,88 @@ class ApiClient:
                 logger.debug("GET %s -> %s after %.0f ms (attempt %d)", shown, type(exc).__name__,
                              (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
             else:
-                status = response.status_code
-                info = parse_rate_limit_headers(response.headers)
-                retry_after = policy.retry_after(response)
-                if retry_after is not None and status in (429, 503) and info is not None:
-                    # Retry-After takes precedence over the quota headers of the same answer.
-                    info = RateLimitInfo(limit=info.limit, window=info.window, policy=info.policy)
-                pacer.release(ticket, info)
+                pacer.release(ticket, self._rate_info(response))
                 self._note_deprecation(response, host, path, notices)
-                logger.debug("GET %s -> %d in %.0f ms (attempt %d)", shown, status,
+                logger.debug("GET %s -> %d in %.0f ms (attempt %d)", shown, response.status_code,
                              (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
-                if 200 <= status < 300:
+                if 200 <= response.status_code < 300:
                     try:
                         return self._decode(response.content, raw=raw, parse=parse)
                     except _BrokenBody as exc:
                         error = BadResponseError(
-                            self.mask(f"{status} answer with a broken body: {exc}"),
+                            self.mask(f"{response.status_code} answer with a broken body: {exc}"),
                             method="GET",
                             url=str(shown),
                         )
                         retryable = True
                 else:
-                    error = _explain_401(
-                        error_from_response(
-                            response, method="GET", url=str(shown), secrets=self._secrets
-                        ),
-                        self._auth_kind,
-                    )
-                    retryable = _should_retry("GET", status)
-                    if retry_after is not None:
-                        wait_s = retry_after
-                        if status in (429, 503):
-                            pacer.block(retry_after)
-                    elif status == 429 and info is not None and info.reset is not None:
-                        wait_s = min(
-                            policy.retry_after_cap, max(policy.retry_after_floor, info.reset)
-                        )
+                    error, retryable, wait_s = self._refused(response, shown, pacer)
             if not retryable or attempt >= policy.max_retries:
                 raise error
-            if wait_s is None:
-                wait_s = policy.backoff(attempt, self._rng)
-            if deadline_at is not None and time.monotonic() + wait_s > deadline_at:
-                logger.info(
-                    "GET %s: giving up, the deadline of %g s would pass", shown, policy.deadline
-                )
-                raise error
-            if budget is not None and not budget.try_spend():
-                logger.info(
-                    "GET %s: giving up, the retry budget (%d) is spent", shown, budget.total
-                )
-                raise error
             attempt += 1
-            logger.info("GET %s failed (%s); retry %d/%d in %.2f s", shown, _short(error),
-                        attempt, policy.max_retries, wait_s)  # fmt: skip
-            if stop is not None:
-                if stop.wait(wait_s):
-                    raise _Cancelled()
-            elif wait_s > 0:
-                time.sleep(wait_s)
+            self._before_retry(error, attempt, wait_s, deadline_at, budget, shown, stop)
+
+    def _before_retry(
+        self,
+        error: RealtyFramesError,
+        attempt: int,
+        wait_s: float | None,
+        deadline_at: float | None,
+        budget: RetryBudget | None,
+        shown: _ShownURL,
+        stop: threading.Event | None,
+    ) -> None:
+        """Wait before retry ``attempt`` (the server's wait, else the backoff), or raise
+        ``error`` when the deadline would pass or the retry budget is spent."""
+        policy = self.retry
+        if wait_s is None:
+            wait_s = policy.backoff(attempt - 1, self._rng)
+        if deadline_at is not None and time.monotonic() + wait_s > deadline_at:
+            logger.info(
+                "GET %s: giving up, the deadline of %g s would pass", shown, policy.deadline
+            )
+            raise error
+        if budget is not None and not budget.try_spend():
+            logger.info("GET %s: giving up, the retry budget (%d) is spent", shown, budget.total)
+            raise error
+        logger.info("GET %s failed (%s); retry %d/%d in %.2f s", shown, _short(error),
+                    attempt, policy.max_retries, wait_s)  # fmt: skip
+        if stop is not None:
+            if stop.wait(wait_s):
+                raise _Cancelled()
+        elif wait_s > 0:
+            time.sleep(wait_s)
+
+    def _rate_info(self, response: httpx.Response) -> RateLimitInfo | None:
+        """The answer's quota headers for the pacer; a Retry-After on a 429 / 503 wins over the
+        quota headers of the same answer (its remaining count and reset are dropped)."""
+        info = parse_rate_limit_headers(response.headers)
+        retry_after = self.retry.retry_after(response)
+        if retry_after is not None and response.status_code in (429, 503) and info is not None:
+            info = RateLimitInfo(limit=info.limit, window=info.window, policy=info.policy)
+        return info
+
+    def _refused(
+        self, response: httpx.Response, shown: _ShownURL, pacer: Pacer
+    ) -> tuple[RealtyFramesError, bool, float | None]:
+        """A non-2xx answer: its typed error, whether to retry, and how long to wait first
+        (Retry-After, or the quota's reset on a 429; the pacer is blocked meanwhile)."""
+        status = response.status_code
+        policy = self.retry
+        error = _explain_401(
+            error_from_response(response, method="GET", url=str(shown), secrets=self._secrets),
+            self._auth_kind,
+        )
+        retry_after = policy.retry_after(response)
+        info = parse_rate_limit_headers(response.headers)
+        wait_s: float | None = None
+        if retry_after is not None:
+            wait_s = retry_after
+            if status in (429, 503):
+                pacer.block(retry_after)
+        elif status == 429 and info is not None and info.reset is not None:
+            wait_s = min(policy.retry_after_cap, max(policy.retry_after_floor, info.reset))
+        return error, _should_retry("GET", status), wait_s
 
     def _decode(self, content: bytes, *, raw: bool, parse: Callable[[bytes], Any] | None) -> Any:
         if not raw:
