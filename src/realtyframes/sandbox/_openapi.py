@@ -186,6 +186,19 @@ def _paths(protected: bool) -> dict[str, Any]:
     return paths
 
 
+#: What the API is, for the document's ``info``.
+_DESCRIPTION = (
+    "JSON REST API of a real-estate website platform: MLS listings (search, detail, "
+    "change feed), CRM contacts, website analytics and the current user, with OAuth 2.0 "
+    "and personal API keys. Every error comes as ApiError (application/json) or, when "
+    "the Accept header prefers it, as Problem (application/problem+json). Every answer "
+    "carries the rate-limit headers. The legacy host's operations are deprecated. "
+    "MCP (streamable HTTP, JSON-RPC): the product tools at /mcp mirror these "
+    "operations with the same auth, scopes, quota and 400 rules; the documentation "
+    "MCP is at /docs/mcp."
+)
+
+
 def openapi_document(base_url: str | None = None, *, protected: bool = True) -> dict[str, Any]:
     """The OpenAPI 3.1 document; ``base_url`` goes in ``servers``.
 
@@ -200,16 +213,7 @@ def openapi_document(base_url: str | None = None, *, protected: bool = True) -> 
         "info": {
             "title": "Listings, Contacts and Analytics REST API (realtyframes sandbox)",
             "version": API_VERSION,
-            "description": (
-                "JSON REST API of a real-estate website platform: MLS listings (search, detail, "
-                "change feed), CRM contacts, website analytics and the current user, with OAuth 2.0 "
-                "and personal API keys. Every error comes as ApiError (application/json) or, when "
-                "the Accept header prefers it, as Problem (application/problem+json). Every answer "
-                "carries the rate-limit headers. The legacy host's operations are deprecated. "
-                "MCP (streamable HTTP, JSON-RPC): the product tools at /mcp mirror these "
-                "operations with the same auth, scopes, quota and 400 rules; the documentation "
-                "MCP is at /docs/mcp."
-            ),
+            "description": _DESCRIPTION,
         },
         "x-mcp": {
             "transport": "streamable-http",
