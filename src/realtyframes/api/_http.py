@@ -13,20 +13,14 @@ inside the client's rate budget and one retry budget).
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import math
-import os
 import random
 import ssl
-import sys
-import threading
-import time
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 import httpx
@@ -38,88 +32,37 @@ from realtyframes.api._auth import (
     LegacyKeyAuth,
     fingerprint,
     install_log_filter,
-    mask_text,
 )
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_TIMEOUT,
-    HOSTS,
-    JSON,
     LOOPBACK_MOUNTS,
     MAX_CONCURRENCY,
-    PROBLEM_JSON,
     SERVICE_API_VERSION,
 )
-from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
-from realtyframes.api._errors import error_from_response
+from realtyframes.api._deprecation import Deprecation
+from realtyframes.api._engine import (
+    Host,
+    _Engine,
+    _Shared,
+)
 from realtyframes.api._params import prepare
 from realtyframes.api._ratelimit import (
-    Pacer,
-    RateLimitInfo,
     RateLimitState,
-    parse_rate_limit_headers,
 )
-from realtyframes.api._retry import RetryBudget, RetryPolicy, _should_retry
+from realtyframes.api._retry import RetryBudget, RetryPolicy
 from realtyframes.errors import (
-    ApiDeprecationWarning,
-    ApiError,
-    BadResponseError,
-    ConnectError,
     QueryError,
-    RealtyFramesError,
-    RequestTimeoutError,
-    TransportError,
 )
 
 logger = logging.getLogger("realtyframes.api")
 
 T = TypeVar("T")
-Host = Literal["base", "auth", "legacy", "docs"]
 ErrorFormat = Literal["json", "problem"]
 Params = Mapping[str, Any] | None
 
 USER_AGENT = f"realtyframes/{__version__} httpx/{httpx.__version__}"
-
-
-class _Cancelled(Exception):
-    """Raised inside a worker of ``get_many`` once another request has failed."""
-
-
-@dataclass
-class _Shared:
-    """State shared by an ``ApiClient`` and its ``with_options`` copies."""
-
-    http: httpx.Client
-    pacers: dict[str, Pacer] = field(default_factory=dict)
-    deprecations: DeprecationRegistry = field(default_factory=DeprecationRegistry)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    closed: bool = False
-
-
-#: What a 401 means for each way of signing in (the server's own words follow).
-_401_MEANING = {
-    "none": "no credentials configured: set REALTYFRAMES_API_KEY or REALTYFRAMES_TOKEN (or pass "
-    "api_key= / token=, or add them to the config file)",
-    "api_key": "API key rejected",
-}
-
-
-def _explain_401(error: ApiError, auth_kind: str) -> ApiError:
-    """A 401 says what to do: configure credentials, or that the API key was refused."""
-    meaning = _401_MEANING.get(auth_kind)
-    if error.status != 401 or meaning is None:
-        return error
-    return type(error)(
-        f"{meaning} (the server said: {error.message})",
-        status=error.status,
-        code=error.code,
-        request_id=error.request_id,
-        body=error.body,
-        retry_after=error.retry_after,
-        method=error.method,
-        url=error.url,
-    )
 
 
 def _close_unclosed(http: httpx.Client) -> None:
@@ -159,16 +102,7 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _looks_like_json(content: bytes) -> bool:
-    """Cheap check of a raw body: a JSON object or array, not cut short at its end."""
-    head = content[:64].lstrip()
-    tail = content[-64:].rstrip()
-    if not head or not tail:
-        return False
-    return (head[:1], tail[-1:]) in ((b"{", b"}"), (b"[", b"]"))
-
-
-class ApiClient:
+class ApiClient(_Engine):
     """The HTTP layer: one per account, thread-safe, reusable across loads.
 
     Hosts default to ``base_url`` (the embedded sandbox serves all of them). ``token`` is sent as
@@ -338,10 +272,6 @@ class ApiClient:
         pacer = self._shared.pacers.get("base")
         return pacer.state if pacer else None
 
-    def mask(self, text: str) -> str:
-        """``text`` with this client's secrets (and secret query values) masked."""
-        return mask_text(text, self._secrets)
-
     # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> ApiClient:
         """A copy with other ``timeout``, ``max_retries``, ``max_concurrency``, ``retry``, ``pace``
@@ -434,379 +364,6 @@ class ApiClient:
     def new_budget(self, requests: int) -> RetryBudget:
         """A retry budget for a load of ``requests`` requests, to share across ``get_many`` calls."""
         return self.retry.budget(requests)
-
-    def get_many(
-        self,
-        requests: Sequence[tuple[str, Params]],
-        *,
-        raw: bool = False,
-        host: Host = "base",
-        parse: Callable[[bytes], T] | None = None,
-        budget: RetryBudget | None = None,
-        on_result: Callable[[int, Any], None] | None = None,
-        deadline: float | None = None,
-    ) -> list[Any]:
-        """GET many ``(path, params)`` concurrently (up to ``max_concurrency``); results in order.
-
-        ``raw=True`` gives bodies as bytes; ``parse`` (implies raw) turns each body into a result
-        in the worker thread, and a ``ValueError`` it raises counts as a broken body (retried).
-        All requests share the client's rate budget and one retry budget (``budget``, by default
-        ``retry.budget(len(requests))``). ``on_result(index, result)`` runs in the calling thread
-        as each one arrives (progress bars). ``deadline`` (seconds) bounds the whole call: no
-        attempt starts and no retry waits past it. The first request that fails for good stops
-        the others and its typed error is raised. Threads only: works inside a running event loop.
-
-        >>> api.get_many([("/v1/listings", {"Offset": str(o), "Limit": "50"}) for o in (0, 50)])  # doctest: +SKIP
-        [{...}, {...}]
-        """
-        jobs = [(path, params) for path, params in requests]
-        if not jobs:
-            return []
-        budget = budget if budget is not None else self.retry.budget(len(jobs))
-        if deadline is not None and not deadline > 0:
-            raise QueryError("deadline", f"{deadline!r} is not positive", "seconds > 0, or None")
-        load_deadline = time.monotonic() + deadline if deadline is not None else None
-        raw = raw or parse is not None
-        notices: list[tuple[str, str, Deprecation]] = []
-        results: list[Any] = [None] * len(jobs)
-        workers = min(self.max_concurrency, len(jobs))
-        if workers == 1:
-            try:
-                for index, (path, params) in enumerate(jobs):
-                    results[index] = self._send(
-                        path, params, host,
-                        raw=raw, parse=parse, budget=budget, stop=None, notices=notices,
-                        load_deadline=load_deadline,
-                    )  # fmt: skip
-                    if on_result is not None:
-                        on_result(index, results[index])
-            except BaseException:
-                self._emit(notices, warn=False)
-                raise
-            self._emit(notices)
-            return results
-
-        try:
-            self._many_in_threads(jobs, workers, results, on_result, host=host, raw=raw,
-                                  parse=parse, budget=budget, notices=notices,
-                                  load_deadline=load_deadline)  # fmt: skip
-        except BaseException:
-            self._emit(notices, warn=False)
-            raise
-        self._emit(notices)
-        return results
-
-    def _many_in_threads(
-        self,
-        jobs: Sequence[tuple[str, Params]],
-        workers: int,
-        results: list[Any],
-        on_result: Callable[[int, Any], None] | None,
-        **send: Any,
-    ) -> None:
-        """``get_many``'s pool: results land in ``results`` as each completes (a completion queue,
-        ``as_completed``: no rescan of the pending set per answer); the first failure stops the
-        others and is raised."""
-        stop = threading.Event()
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="realtyframes-api")
-        try:
-            futures = {
-                pool.submit(self._send, path, params, stop=stop, **send): index
-                for index, (path, params) in enumerate(jobs)
-            }
-            for future in as_completed(futures):
-                error = future.exception()
-                if error is not None:
-                    stop.set()
-                    raise error
-                index = futures[future]
-                results[index] = future.result()
-                if on_result is not None:
-                    on_result(index, results[index])
-        except BaseException:
-            stop.set()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-
-    # -- the request engine --------------------------------------------------------------------
-    def _pacer(self, host: str) -> Pacer:
-        pacer = self._shared.pacers.get(host)
-        if pacer is None:
-            with self._shared.lock:
-                pacer = self._shared.pacers.setdefault(host, Pacer())
-        return pacer
-
-    def _auth_for(self, host: str) -> httpx.Auth | None:
-        if host == "base":
-            return self._base_auth
-        if host == "legacy":
-            return self._legacy_auth
-        return None
-
-    def _headers(self) -> dict[str, str]:
-        if self.error_format == "problem":
-            return {"Accept": f"{PROBLEM_JSON}, {JSON};q=0.9"}
-        return {"Accept": JSON}
-
-    def _url(self, host: str, path: str) -> str:
-        if host not in HOSTS:
-            raise QueryError("host", f"unknown host {host!r}", HOSTS)
-        if not isinstance(path, str) or not path.startswith("/"):
-            raise QueryError(
-                "path", f"{path!r} must start with '/'", "an absolute path such as /v1/me"
-            )
-        return self._hosts[host] + path
-
-    def _shown_url(self, url: str, params: Params) -> _ShownURL:
-        return _ShownURL(url, params, self._secrets)
-
-    def _send(
-        self,
-        path: str,
-        params: Params,
-        host: str,
-        *,
-        raw: bool,
-        parse: Callable[[bytes], Any] | None,
-        budget: RetryBudget | None,
-        stop: threading.Event | None,
-        notices: list[tuple[str, str, Deprecation]],
-        load_deadline: float | None = None,
-    ) -> Any:
-        if self._shared.closed:
-            raise RuntimeError("this client is closed")
-        url = self._url(host, path)
-        shown = self._shown_url(url, params)
-        query = dict(params) if params else None
-        policy = self.retry
-        pacer = self._pacer(host)
-        auth = self._auth_for(host)
-        started = time.monotonic()
-        deadline_at = started + policy.deadline if policy.deadline is not None else None
-        if load_deadline is not None:
-            deadline_at = load_deadline if deadline_at is None else min(deadline_at, load_deadline)
-        attempt = 0
-        while True:
-            if stop is not None and stop.is_set():
-                raise _Cancelled()
-            ticket = pacer.acquire(stop, pace=self.pace)
-            if stop is not None and stop.is_set():
-                pacer.cancel(ticket)
-                raise _Cancelled()
-            if load_deadline is not None and time.monotonic() >= load_deadline:
-                pacer.cancel(ticket)
-                raise RequestTimeoutError(
-                    "the deadline of the whole call passed before this request was sent",
-                    method="GET",
-                    url=str(shown),
-                )
-            timeout = self.timeout
-            if deadline_at is not None:
-                left = max(0.001, deadline_at - time.monotonic())
-                timeout = left if timeout is None else min(timeout, left)
-            sent = time.monotonic()
-            error: RealtyFramesError
-            wait_s: float | None = None
-            try:
-                response = self._shared.http.get(
-                    url, params=query, headers=self._headers(), auth=auth, timeout=timeout
-                )
-            except httpx.HTTPError as exc:
-                pacer.cancel(ticket)
-                error = self._transport_error(exc, str(shown))
-                retryable = _should_retry("GET", exc=exc) or isinstance(exc, httpx.DecodingError)
-                logger.debug("GET %s -> %s after %.0f ms (attempt %d)", shown, type(exc).__name__,
-                             (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
-            else:
-                pacer.release(ticket, self._rate_info(response))
-                self._note_deprecation(response, host, path, notices)
-                logger.debug("GET %s -> %d in %.0f ms (attempt %d)", shown, response.status_code,
-                             (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
-                if 200 <= response.status_code < 300:
-                    try:
-                        return self._decode(response.content, raw=raw, parse=parse)
-                    except _BrokenBody as exc:
-                        error = BadResponseError(
-                            self.mask(f"{response.status_code} answer with a broken body: {exc}"),
-                            method="GET",
-                            url=str(shown),
-                        )
-                        retryable = True
-                else:
-                    error, retryable, wait_s = self._refused(response, shown, pacer)
-            if not retryable or attempt >= policy.max_retries:
-                raise error
-            attempt += 1
-            self._before_retry(error, attempt, wait_s, deadline_at, budget, shown, stop)
-
-    def _before_retry(
-        self,
-        error: RealtyFramesError,
-        attempt: int,
-        wait_s: float | None,
-        deadline_at: float | None,
-        budget: RetryBudget | None,
-        shown: _ShownURL,
-        stop: threading.Event | None,
-    ) -> None:
-        """Wait before retry ``attempt`` (the server's wait, else the backoff), or raise
-        ``error`` when the deadline would pass or the retry budget is spent."""
-        policy = self.retry
-        if wait_s is None:
-            wait_s = policy.backoff(attempt - 1, self._rng)
-        if deadline_at is not None and time.monotonic() + wait_s > deadline_at:
-            logger.info(
-                "GET %s: giving up, the deadline of %g s would pass", shown, policy.deadline
-            )
-            raise error
-        if budget is not None and not budget.try_spend():
-            logger.info("GET %s: giving up, the retry budget (%d) is spent", shown, budget.total)
-            raise error
-        logger.info("GET %s failed (%s); retry %d/%d in %.2f s", shown, _short(error),
-                    attempt, policy.max_retries, wait_s)  # fmt: skip
-        if stop is not None:
-            if stop.wait(wait_s):
-                raise _Cancelled()
-        elif wait_s > 0:
-            time.sleep(wait_s)
-
-    def _rate_info(self, response: httpx.Response) -> RateLimitInfo | None:
-        """The answer's quota headers for the pacer; a Retry-After on a 429 / 503 wins over the
-        quota headers of the same answer (its remaining count and reset are dropped)."""
-        info = parse_rate_limit_headers(response.headers)
-        retry_after = self.retry.retry_after(response)
-        if retry_after is not None and response.status_code in (429, 503) and info is not None:
-            info = RateLimitInfo(limit=info.limit, window=info.window, policy=info.policy)
-        return info
-
-    def _refused(
-        self, response: httpx.Response, shown: _ShownURL, pacer: Pacer
-    ) -> tuple[RealtyFramesError, bool, float | None]:
-        """A non-2xx answer: its typed error, whether to retry, and how long to wait first
-        (Retry-After, or the quota's reset on a 429; the pacer is blocked meanwhile)."""
-        status = response.status_code
-        policy = self.retry
-        error = _explain_401(
-            error_from_response(response, method="GET", url=str(shown), secrets=self._secrets),
-            self._auth_kind,
-        )
-        retry_after = policy.retry_after(response)
-        info = parse_rate_limit_headers(response.headers)
-        wait_s: float | None = None
-        if retry_after is not None:
-            wait_s = retry_after
-            if status in (429, 503):
-                pacer.block(retry_after)
-        elif status == 429 and info is not None and info.reset is not None:
-            wait_s = min(policy.retry_after_cap, max(policy.retry_after_floor, info.reset))
-        return error, _should_retry("GET", status), wait_s
-
-    def _decode(self, content: bytes, *, raw: bool, parse: Callable[[bytes], Any] | None) -> Any:
-        if not raw:
-            try:
-                return json.loads(content)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise _BrokenBody(_body_problem(content, exc)) from None
-        if not _looks_like_json(content):
-            raise _BrokenBody(_body_problem(content, None))
-        try:  # a body cut right after an inner "}" still ends with "}": parse it here, where a
-            json.loads(content)  # broken one is retried and the final error names the request
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _BrokenBody(_body_problem(content, exc)) from None
-        if parse is None:
-            return content
-        try:
-            return parse(content)
-        except ValueError as exc:
-            raise _BrokenBody(f"{type(exc).__name__}: {exc}"[:300]) from None
-
-    def _transport_error(self, exc: httpx.HTTPError, shown: str) -> TransportError:
-        text = self.mask(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-        if isinstance(exc, httpx.TimeoutException):
-            return RequestTimeoutError(f"timed out ({text})", method="GET", url=shown)
-        if isinstance(exc, httpx.NetworkError | httpx.RemoteProtocolError):
-            return ConnectError(f"connection failed ({text})", method="GET", url=shown)
-        if isinstance(exc, httpx.DecodingError):
-            return BadResponseError(f"undecodable body ({text})", method="GET", url=shown)
-        return TransportError(text, method="GET", url=shown)
-
-    def _note_deprecation(
-        self,
-        response: httpx.Response,
-        host: str,
-        path: str,
-        notices: list[tuple[str, str, Deprecation]],
-    ) -> None:
-        if "deprecation" not in response.headers:
-            return
-        notice = parse_deprecation(response.headers)
-        operation = f"GET {path}" if host == "base" else f"GET {path} ({host} host)"
-        key = f"{host} {path}"
-        if notice is not None and self._shared.deprecations.first_time(key):
-            notices.append((key, operation, notice))
-
-    def _emit(self, notices: list[tuple[str, str, Deprecation]], *, warn: bool = True) -> None:
-        """Warn (from the calling thread) once per operation; on a failed call only log, and
-        leave the warning to the next successful call."""
-        for key, operation, notice in list(notices):
-            message = notice.message(operation)
-            logger.warning(message)
-            if warn:
-                warnings.warn(message, ApiDeprecationWarning, stacklevel=_caller_level())
-            else:
-                self._shared.deprecations.forget(key)
-
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` (for a warn in the calling function) of the first frame outside the
-    package, so a warning points at the user's code."""
-    frame = sys._getframe(2)
-    level = 2
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-        frame = frame.f_back
-        level += 1
-    return level
-
-
-class _BrokenBody(Exception):
-    pass
-
-
-class _ShownURL:
-    """The request URL for logs and errors, secrets masked; built only when printed."""
-
-    __slots__ = ("_params", "_secrets", "_text", "_url")
-
-    def __init__(self, url: str, params: Params, secrets: tuple[str, ...]) -> None:
-        self._url, self._params, self._secrets = url, params, secrets
-        self._text: str | None = None
-
-    def __str__(self) -> str:
-        if self._text is None:
-            try:
-                text = str(httpx.URL(self._url, params=self._params or None))
-            except Exception:
-                text = self._url
-            self._text = mask_text(text, self._secrets)
-        return self._text
-
-
-def _body_problem(content: bytes, exc: Exception | None) -> str:
-    if not content.strip():
-        return "empty body"
-    start = content[:60].decode("utf-8", errors="replace").strip()
-    where = f" ({exc})" if exc is not None else ""
-    return f"not a whole JSON document{where}; {len(content)} bytes starting {start[:40]!r}"
-
-
-def _short(error: Exception) -> str:
-    if isinstance(error, ApiError):
-        return f"{error.status} {error.code}"
-    return type(error).__name__
 
 
 __all__ = ["ApiClient", "RateLimitState"]

@@ -29,7 +29,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from realtyframes.api._http import ApiClient, Host, _caller_level
+from realtyframes.api._engine import _caller_level
+from realtyframes.api._http import ApiClient, Host
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning
 from realtyframes.schemas import QUARANTINE_REASON, OnInvalid, validate

@@ -28,7 +28,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from realtyframes.api._http import ApiClient, _caller_level
+from realtyframes.api._engine import _caller_level
+from realtyframes.api._http import ApiClient
 from realtyframes.errors import DriftWarning
 from realtyframes.loaders._page_info import (
     ID_FIELDS,
