@@ -66,8 +66,21 @@ SUBTYPES: dict[str, tuple[str, ...]] = {
 SORTS: tuple[str, ...] = ("-listprice", "listprice", "-listdate", "beds", "baths")
 #: The change feed's ``ChangeType`` values.
 CHANGE_TYPES: tuple[str, ...] = ("price_change", "status_change")
+#: Analytics ``Period`` values and the days each one spans.
+PERIOD_DAYS: dict[str, float] = {"24h": 1, "7d": 7, "30d": 30, "90d": 90, "1y": 365}
 #: Analytics ``Period`` values.
-PERIODS: tuple[str, ...] = ("24h", "7d", "30d", "90d", "1y")
+PERIODS: tuple[str, ...] = tuple(PERIOD_DAYS)
+#: Members of the analytics ``overview`` object, in design.md's order (also the known timeline
+#: metrics).
+OVERVIEW_METRICS: tuple[str, ...] = (
+    "visitors",
+    "pageviews",
+    "sessions",
+    "conversions",
+    "conversion_rate",
+    "bounce_rate",
+    "avg_session_seconds",
+)
 #: Analytics ``Device`` values.
 DEVICES: tuple[str, ...] = ("desktop", "mobile", "tablet")
 #: ``SeniorCommunity`` values (as query text).

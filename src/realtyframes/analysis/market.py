@@ -70,24 +70,18 @@ SNAPSHOT_METRICS: tuple[str, ...] = (
     "months_of_supply",
     "pct_active_with_price_drop",
 )
-#: Metrics that also get a relative change (``_pct_change``) with ``compare_previous=True``.
-LEVEL_METRICS: tuple[str, ...] = (
-    "active_listings",
-    "new_listings",
-    "pending_sales",
-    "homes_sold",
-    "median_list_price",
-    "median_list_ppsf",
-    "median_sale_price",
-    "median_sale_ppsf",
-    "median_dom",
+#: Metrics that also get a relative change (``_pct_change``) with ``compare_previous=True``: the
+#: counts and the medians.
+LEVEL_METRICS: tuple[str, ...] = tuple(
+    m for m in MARKET_METRICS if m in COUNT_METRICS or m.startswith("median_")
 )
 #: Sale-to-list ratios outside this closed interval are left out of the ratio metrics.
 SALE_TO_LIST_RANGE: tuple[float, float] = (0.5, 1.5)
 #: Label of the whole-data-set column in :func:`compare_markets`.
 REFERENCE_LABEL = "All markets"
 
-_NEEDED = (
+#: Listing columns the market metrics read.
+NEEDED_COLUMNS: tuple[str, ...] = (
     "StandardStatus",
     "PropertyType",
     "ListPrice",
@@ -253,7 +247,7 @@ def _summaries(
             f"{func}(): with segment='both' the result has a `segment` index level; "
             "rename the `segment` column before grouping by it"
         )
-    check_columns(listings, [*keys, *_NEEDED], "listings", func)
+    check_columns(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
 
     stamps, start, end = _window(listings, as_of, days, func)
     window = pd.Timedelta(days=days)
@@ -451,7 +445,7 @@ def ppsf_values(
     keys = normalize_by(by, func)
     segment = check_segment(segment, func)
     days = check_number(window_days, "window_days", func, low=0.0, low_inclusive=False)
-    check_columns(listings, [*keys, *_NEEDED], "listings", func)
+    check_columns(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
     stamps, start, end = _window(listings, as_of, days, func)
     rows = segment_mask(listings["PropertyType"], segment)
     frame = listings[rows]

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from realtyframes._display import bundle_html, bundle_repr
+from realtyframes._spec import OVERVIEW_METRICS
 from realtyframes.analysis._common import (
     AnalysisInputError,
     check_columns,
@@ -34,15 +35,6 @@ TRAFFIC_METRICS: tuple[str, ...] = (
 #: Headline metrics that are fractions (their ``change`` is in fraction points).
 TRAFFIC_RATES: tuple[str, ...] = ("bounce_rate", "conversion_rate")
 
-_OVERVIEW_COLUMNS = (
-    "visitors",
-    "pageviews",
-    "sessions",
-    "conversions",
-    "conversion_rate",
-    "bounce_rate",
-    "avg_session_seconds",
-)
 _BREAKDOWN_COLUMNS = ("name", "visitors", "pageviews", "conversions")
 _UTM_DIMENSIONS = ("source", "medium", "campaign")
 
@@ -94,12 +86,12 @@ def _headline_values(analytics: Any, arg: str, func: str) -> pd.Series:
     if overview is None:
         raise AnalysisInputError(f"{func}(): `{arg}` has no `overview` frame")
     overview = check_frame(overview, f"{arg}.overview", func)
-    check_columns(overview, _OVERVIEW_COLUMNS, f"{arg}.overview", func)
+    check_columns(overview, OVERVIEW_METRICS, f"{arg}.overview", func)
     if len(overview) != 1:
         raise AnalysisInputError(
             f"{func}(): `{arg}.overview` must have exactly one row, has {len(overview)}"
         )
-    v = {c: float(to_float(overview[c], c, func).iloc[0]) for c in _OVERVIEW_COLUMNS}
+    v = {c: float(to_float(overview[c], c, func).iloc[0]) for c in OVERVIEW_METRICS}
     return pd.Series(
         {
             "visitors": v["visitors"],

@@ -39,28 +39,20 @@ from realtyframes.analysis._stocks import (
     status_intervals,
     stocks_at,
 )
-from realtyframes.analysis.market import SALE_TO_LIST_RANGE
+from realtyframes.analysis.market import NEEDED_COLUMNS, SALE_TO_LIST_RANGE
 
 __all__ = ["FREQS", "TREND_METRICS", "market_trends"]
 
 #: ``freq`` values: weeks ending Sunday, calendar months, calendar quarters (pandas period codes).
 FREQS: dict[str, str] = {"W": "W-SUN", "M": "M", "Q": "Q-DEC"}
-#: Columns of a trend row after the period and the ``by`` columns, in order.
-TREND_METRICS: tuple[str, ...] = (
+#: Counts of a trend row (no sample size of their own).
+_COUNTS: tuple[str, ...] = (
     "active_listings",
     "pending_listings",
     "new_listings",
     "pending_sales",
     "homes_sold",
     "price_drops",
-    "pct_active_with_price_drop",
-    "median_list_price",
-    "median_sale_price",
-    "median_sale_ppsf",
-    "median_dom",
-    "avg_sale_to_list",
-    "pct_sold_above_list",
-    "months_of_supply",
 )
 #: Medians and ratios, each with its sample size ``<metric>_n`` and blanked below ``min_sample``.
 SAMPLED: tuple[str, ...] = (
@@ -73,21 +65,11 @@ SAMPLED: tuple[str, ...] = (
     "pct_sold_above_list",
     "months_of_supply",
 )
+#: Columns of a trend row after the period and the ``by`` columns, in order.
+TREND_METRICS: tuple[str, ...] = _COUNTS + SAMPLED
 #: Ratios and shares: their changes are differences (points), not relative changes.
 _RATIOS = ("pct_active_with_price_drop", "avg_sale_to_list", "pct_sold_above_list")
-_NEEDED = (
-    "ListingId",
-    "StandardStatus",
-    "PropertyType",
-    "ListPrice",
-    "PreviousListPrice",
-    "ClosePrice",
-    "LivingArea",
-    "DaysOnMarket",
-    "OriginalEntryTimestamp",
-    "MajorChangeTimestamp",
-    "CloseDate",
-)
+_NEEDED = ("ListingId", *NEEDED_COLUMNS)
 _HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp")
 
 

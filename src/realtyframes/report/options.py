@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from realtyframes._spec import PERIOD_DAYS
 from realtyframes._spec import SALE_SEGMENT as SALE_TYPES
 from realtyframes.errors import QueryError
 
@@ -22,7 +23,6 @@ __all__ = [
     "CONTACT_COLUMNS",
     "DATA_FILES",
     "EMBEDDED_SOURCE",
-    "PERIOD_DAYS",
     "MarketReportOptions",
     "describe_host",
     "period_for",
@@ -32,9 +32,6 @@ __all__ = [
 EMBEDDED_SOURCE = "embedded sandbox (synthetic data)"
 #: Market dimensions the report groups by.
 BY_CHOICES: tuple[str, ...] = ("City", "PostalCode", "PropertySubType")
-#: Analytics periods of the API and their length in days (the report picks the shortest period
-#: covering the window).
-PERIOD_DAYS: dict[str, float] = {"24h": 1, "7d": 7, "30d": 30, "90d": 90, "1y": 365}
 #: Columns of the contacts written next to the report (what the lead funnel uses; no personal
 #: data such as names, e-mails or phones).
 CONTACT_COLUMNS: tuple[str, ...] = ("id", "stage", "source", "createdAt")

@@ -17,6 +17,7 @@ import pandas as pd
 import pandera.pandas as pa
 from pandera.typing import Series
 
+from realtyframes._spec import OVERVIEW_METRICS
 from realtyframes.schemas._listing import Count, Enum, Stamp, Str, Text, UtcStamp
 
 __all__ = [
@@ -29,16 +30,6 @@ __all__ = [
     "AnalyticsUtm",
 ]
 
-#: Overview members, in design.md's order; also the known timeline metrics.
-OVERVIEW_METRICS: tuple[str, ...] = (
-    "visitors",
-    "pageviews",
-    "sessions",
-    "conversions",
-    "conversion_rate",
-    "bounce_rate",
-    "avg_session_seconds",
-)
 #: Members of the ``utm`` object.
 UTM_DIMENSIONS: tuple[str, ...] = ("source", "medium", "campaign")
 
