@@ -337,15 +337,19 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     first_totals = totals(http_client, base, scope)
     oldest = iso(market["OriginalEntryTimestamp"].min())
     backfilled, backfill_totals = raw_feed(http_client, base, market["ListingId"].tolist(), oldest)
+    # the backfill probes the chunk once: 200 ids are refused (the sandbox's maximum is 100)
     assert counter.kinds == {
         "search": sum(max(1, math.ceil(n / PAGE)) for n in first_totals.values()),
-        "feed": sum(max(1, math.ceil(n / PAGE)) for n in backfill_totals),
+        "feed": sum(max(1, math.ceil(n / PAGE)) for n in backfill_totals) + 1,
     }
+    assert counter.statuses[400] == 1
     assert set(market["StandardStatus"]) == set(STATUSES)
     assert_history_is_the_feed(listing_history(client, {}), backfilled)
     state = sync_state(client, {})
     assert state is not None and state["mode"] == "full" and state["chunk"] == CHUNK
-    assert state["last_requests"]["backfill"] == counter.kinds["feed"]
+    assert state["chunk_refused"] == 2 * CHUNK
+    assert state["last_requests"]["rejected"] == 1
+    assert state["last_requests"]["backfill"] == counter.kinds["feed"] - 1
     assert state["last_requests"]["total"] == counter.total
     assert client.last_load.changes is None  # a full load: nothing to compare with
 
@@ -461,18 +465,22 @@ def test_a_chunk_refused_after_the_first_is_split_in_halves(
     start_sandbox, make_client, counter, http_client
 ):
     sandbox = start_sandbox(listings=3000)
-    client = make_client(sandbox.url, transport=RefuseOneLongRequest(nth=3, limit=CHUNK // 2))
+    # long requests: 1. the first chunk (100, accepted), 2. the probe of 200 (the sandbox's 400),
+    # 3. the next 100 (accepted, the probing ends), 4. a concurrent chunk: the proxy's 414
+    client = make_client(sandbox.url, transport=RefuseOneLongRequest(nth=4, limit=CHUNK // 2))
     market = sync_listings(client, {}, history_since=False)
     advance(http_client, sandbox.url, 7)
     counter.reset()
     synced = sync_listings(client, {})
     chunks = math.ceil(open_count(market) / CHUNK)
-    assert chunks >= 3
-    # the refused chunk made one request more than the floor, and its two halves one more
-    assert counter.kinds["feed"] == chunks + 2
+    assert chunks >= 4
+    # the probe and the refused chunk made one request each more than the floor, and the
+    # refused chunk's two halves one more
+    assert counter.kinds["feed"] == chunks + 3
+    assert counter.statuses[400] == 1 and counter.statuses[414] == 1
     state = sync_state(client, {})
-    assert state["chunk"] == CHUNK // 2
-    assert state["last_requests"]["rejected"] == 1
+    assert state["chunk"] == CHUNK // 2 and state["chunk_refused"] == CHUNK
+    assert state["last_requests"]["rejected"] == 2
     assert_same_market(
         synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
     )

@@ -112,6 +112,13 @@ def add_sandbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
         "--latency-ms", type=_milliseconds, default=0.0, help="latency added to every answer"
     )
     parser.add_argument(
+        "--max-listing-ids",
+        type=_count(1),
+        default=100,
+        metavar="N",
+        help="most ListingIds the change feed accepts per request (default 100, the spec's)",
+    )
+    parser.add_argument(
         "--faults",
         type=_faults,
         metavar="NAME=VALUE,...",
@@ -130,6 +137,7 @@ def _options(args: argparse.Namespace) -> SandboxOptions:
         "protected": args.protected,
         "rate_limit": args.rate_limit,
         "latency_ms": args.latency_ms,
+        "max_listing_ids": args.max_listing_ids,
     }
     if args.as_of is not None:
         fields["as_of"] = args.as_of

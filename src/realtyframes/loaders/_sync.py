@@ -9,8 +9,9 @@ and backfills the history from the change feed (since the oldest listing's entry
 
 1. new listings: one paged search per status with ``Since`` = the newest OriginalEntryTimestamp
    already cached (the server's data time, never the local clock);
-2. the change feed over the known ids (ids in chunks as large as the server accepts: a 400 or 414
-   halves the chunk, which is remembered), ``Since`` = the newest ModificationTimestamp /
+2. the change feed over the open ids (Closed is terminal; ids in chunks as large as the server
+   accepts: 100 to start, doubled while accepted, halved on a 400 or 414, remembered per host),
+   ``Since`` = the newest ModificationTimestamp /
    ChangeTimestamp already known; the changes are applied to the cached rows in order;
 3. a detail request for each listing that closed (ClosePrice, CloseDate and the final
    DaysOnMarket are not in the feed), concurrently;
@@ -19,7 +20,7 @@ and backfills the history from the change feed (since the oldest listing's entry
 
 Requests of a later sync (the floor of this API; see ``docs/sync.md``)::
 
-    sum over id chunks of max(1, ceil(changes in chunk / 50))      # = ceil(ids / chunk) usually
+    sum over open-id chunks of max(1, ceil(changes in chunk / 50))  # ceil(open ids / chunk) usually
     + sum over the 4 statuses of max(1, ceil(new listings of that status / 50))
     + listings that closed
 
@@ -52,7 +53,13 @@ from realtyframes.loaders._sync_apply import (
     HISTORY_COLUMNS,
     stamp,
 )
-from realtyframes.loaders._sync_feed import too_many
+from realtyframes.loaders._sync_feed import (
+    DEFAULT_CHUNK,
+    ChunkSize,
+    read_host_chunk,
+    too_many,
+    write_host_chunk,
+)
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,
     STATUSES,
@@ -89,8 +96,6 @@ logger = logging.getLogger("realtyframes.sync")
 RESOURCE = MARKET
 #: Operation name in the cache key and metadata.
 OPERATION = "sync_listings"
-#: ListingIds per change-feed request to start with (the sandbox's maximum).
-DEFAULT_CHUNK = 100
 _MOVING = "moves as prices change and days pass, which the change feed does not report"
 _REFUSED: dict[str, str] = {
     "Status": "the market keeps every status (Active, Active Under Contract, Pending, Closed); "
@@ -168,7 +173,8 @@ def sync_listings(
     ``scope``: listing search filters (``City=``, ``PostalCode=``, ``PropertyType=``,
     ``Subtypes=``, feature flags ...), validated before any request; see :func:`sync_scope` for
     the ones refused. ``chunk_size``: ListingIds per change-feed request to start with (default:
-    the size the last sync found the server accepts, else 100). ``refresh=True`` reloads the
+    the size the last sync on this host learned, else 100; the size grows while the server
+    accepts it and halves on a 400 or 414). ``refresh=True`` reloads the
     market in full (the history is kept). Returns one row per ListingId, sorted by ListingId;
     the change history is :func:`listing_history`. Without a cache (``Client(cache=False)``)
     every call is a full load and no history is kept.
@@ -192,8 +198,9 @@ def sync_listings(
     on_invalid: OnInvalid = getattr(client._settings, "on_invalid", "quarantine")
     key = _key(client, cache, params) if cache is not None else None
     previous = _previous(cache, key)
+    root = cache.root if cache is not None else None
+    chunk = _start_chunk(chunk_size, read_host_chunk(root, api.cache_host()), previous)
     if previous is None or refresh:
-        chunk = chunk_size or (previous.state["chunk"] if previous else DEFAULT_CHUNK)
         result = full_load(api, params, chunk=chunk, progress=progress, on_invalid=on_invalid)
         if previous is not None:  # refresh: the history so far stays
             result.history = previous.history
@@ -202,7 +209,6 @@ def sync_listings(
         if since is not False and cache is not None and not len(result.history):
             backfill(api, result, since, progress=progress, on_invalid=on_invalid)
     else:
-        chunk = chunk_size or int(previous.state["chunk"])
         result = incremental(
             api, previous, params, chunk=chunk, progress=progress, on_invalid=on_invalid
         )
@@ -217,6 +223,7 @@ def sync_listings(
     result.quarantine = parquet_safe(result.quarantine)
     if cache is not None and key is not None:
         _write(cache, key, api, params, result)
+        write_host_chunk(root, api.cache_host(), ChunkSize.from_state(result.state))
     record = getattr(client, "_record", None)
     if callable(record):  # client.last_load: requests, quarantine, media and changes of this sync
         record(
@@ -234,6 +241,17 @@ def sync_listings(
             )
         )
     return result.market.copy()
+
+
+def _start_chunk(
+    chunk_size: int | None, host: ChunkSize | None, previous: SyncResult | None
+) -> ChunkSize:
+    """The chunk a sync starts with: ``chunk_size`` if given, else what the last sync on this
+    host learned, else this scope's last size, else the spec's 100."""
+    known = host or (ChunkSize.from_state(previous.state) if previous is not None else None)
+    if chunk_size is not None:
+        return ChunkSize(chunk_size, known.refused if known is not None else None)
+    return known or ChunkSize(DEFAULT_CHUNK)
 
 
 def _history_since(value: HistorySince) -> pd.Timestamp | Literal[False] | None:

@@ -1,31 +1,53 @@
 """The change feed of a sync: ids in chunks as large as the server accepts, paged, in threads.
 
-``feed_pages`` asks ``GET /v1/listings/changes`` for every id (a 400 or 414 on the first chunk
-halves the chunk until the server accepts one; one refused among the others is split in halves)
-and counts its requests in a :class:`Counts`, the figures ``sync_state(...)["last_requests"]``
-reports.
+``feed_pages`` asks ``GET /v1/listings/changes`` for every id and counts its requests in a
+:class:`Counts`, the figures ``sync_state(...)["last_requests"]`` reports. The chunk of ids per
+request is learned (:class:`ChunkSize`): it starts at the spec's known-good 100, doubles while the
+server accepts it and ids are left to send, halves on a 400 or 414, and is remembered per host
+(:func:`read_host_chunk`, :func:`write_host_chunk`).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
+from realtyframes._files import atomic_write_text
 from realtyframes.api import ApiClient
 from realtyframes.errors import ApiError
 from realtyframes.loaders._paging import PAGE_SIZE, fetch_pages, progress_enabled
 from realtyframes.loaders.endpoints import ENDPOINTS
 
-__all__ = ["Counts", "feed_pages", "in_threads", "too_many"]
+__all__ = [
+    "DEFAULT_CHUNK",
+    "MAX_CHUNK",
+    "ChunkSize",
+    "Counts",
+    "feed_pages",
+    "in_threads",
+    "read_host_chunk",
+    "too_many",
+    "write_host_chunk",
+]
 
 logger = logging.getLogger("realtyframes.sync")
 
 _CHANGES = ENDPOINTS["listing_changes"].path
+#: ListingIds per change-feed request where nothing is known of the host: the spec's known-good
+#: size (its ``ListingIds`` "at most 100").
+DEFAULT_CHUNK = 100
+#: The largest chunk a sync tries: about 16 kB of URL with 10-character ids, the request-line
+#: limit of common servers and proxies.
+MAX_CHUNK = 1600
+#: The file in the cache folder that remembers each host's chunk size.
+HOST_CHUNKS_FILE = "feed-chunks.json"
 _OTHER_FEED_PARAM = re.compile(r"\b(Since|ChangeType|Offset|Limit)\b")
 
 T = TypeVar("T")
@@ -62,6 +84,68 @@ class Counts:
             "total": total,
             "floor": self.floor,
         }
+
+
+@dataclass(frozen=True)
+class ChunkSize:
+    """ListingIds per change-feed request: ``size`` to send, ``refused`` the smallest size the
+    server refused (None: none yet). The size doubles while ``next_size()`` allows it.
+
+    >>> ChunkSize(100).next_size(), ChunkSize(100, refused=200).next_size()
+    (200, None)
+    """
+
+    size: int = DEFAULT_CHUNK
+    refused: int | None = None
+
+    def next_size(self) -> int | None:
+        """The size to try next, or None when the server refused it or it is over MAX_CHUNK."""
+        grown = self.size * 2
+        if grown > MAX_CHUNK or (self.refused is not None and grown >= self.refused):
+            return None
+        return grown
+
+    def after_refusal(self, size: int) -> ChunkSize:
+        """The chunk after ``size`` ids were refused: half of it."""
+        refused = size if self.refused is None else min(self.refused, size)
+        return ChunkSize(max(1, min(self.size, size // 2)), refused)
+
+    def as_state(self) -> dict[str, int | None]:
+        """The members of the sync state (``chunk``, ``chunk_refused``)."""
+        return {"chunk": self.size, "chunk_refused": self.refused}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> ChunkSize:
+        """Read back :meth:`as_state` (a state without ``chunk_refused``: None)."""
+        refused = state.get("chunk_refused")
+        return cls(int(state["chunk"]), int(refused) if isinstance(refused, int) else None)
+
+
+def read_host_chunk(root: Path | None, host: str) -> ChunkSize | None:
+    """The chunk size a sync learned for ``host``, from the cache folder ``root`` (None: none)."""
+    if root is None:
+        return None
+    try:
+        known = json.loads((root / HOST_CHUNKS_FILE).read_text(encoding="utf-8"))
+        return ChunkSize.from_state(known[host])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_host_chunk(root: Path | None, host: str, chunk: ChunkSize) -> None:
+    """Remember ``chunk`` for ``host`` in the cache folder ``root`` (atomic; hosts only, no
+    credentials)."""
+    if root is None:
+        return
+    path = root / HOST_CHUNKS_FILE
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+        known = known if isinstance(known, dict) else {}
+    except (OSError, ValueError):
+        known = {}
+    known[host] = chunk.as_state()
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True))
 
 
 def in_threads(
@@ -109,15 +193,18 @@ def feed_pages(
     api: ApiClient,
     ids: Sequence[str],
     since: str,
-    chunk: int,
+    chunk: ChunkSize,
     counts: Counts,
     progress: bool | None,
-) -> tuple[list[bytes], int]:
-    """Change-feed pages of ``ids`` (chunked, each chunk paged); returns them and the chunk size.
+) -> tuple[list[bytes], ChunkSize]:
+    """Change-feed pages of ``ids`` (chunked, each chunk paged); returns them and the chunk size
+    learned.
 
-    The first chunk probes the size: a 400 or 414 halves it and retries until the server accepts
-    one (a refused chunk of one id is a real error: raised). The other chunks then go
-    concurrently; one refused among them (a longer URL) is split in halves.
+    The first chunks go one at a time and probe the size: a 400 or 414 halves it and retries
+    until the server accepts one (a refused chunk of one id is a real error: raised); an
+    accepted chunk doubles the next one while a whole larger chunk of ids is left
+    (:meth:`ChunkSize.next_size`). The other chunks then go concurrently; one refused
+    among them (a longer URL) is split in halves.
     """
 
     def attempt(
@@ -152,19 +239,8 @@ def feed_pages(
         local.floor += max(1, math.ceil(got.total / PAGE_SIZE))
         return got.pages, len(part), local
 
-    # the first chunk alone finds the size the server accepts, for every chunk
-    size = min(chunk, len(ids))
-    while True:
-        try:
-            pages, _, local = attempt(api, ids[:size], split=False)
-            break
-        except _Refused as refused:
-            counts.rejected += 1
-            logger.info("change feed refused %d ids (%s); halving the chunk", size, refused.status)
-            size = max(1, size // 2)
-            chunk = size
-    counts.add(local)
-    rest = [ids[i : i + size] for i in range(size, len(ids), size)]
+    pages, done, chunk = _probe(lambda part: attempt(api, part, split=False), ids, chunk, counts)
+    rest = [ids[i : i + chunk.size] for i in range(done, len(ids), chunk.size)]
     if not rest:
         return pages, chunk
     bar = _bar(progress, len(rest) + 1, "market: changes")
@@ -184,11 +260,49 @@ def feed_pages(
     return pages, _learned(chunk, results)
 
 
-def _learned(chunk: int, results: Sequence[tuple[list[bytes], int, Counts]]) -> int:
+def _probe(
+    send: Callable[[Sequence[str]], tuple[list[bytes], int, Counts]],
+    ids: Sequence[str],
+    chunk: ChunkSize,
+    counts: Counts,
+) -> tuple[list[bytes], int, ChunkSize]:
+    """The first chunks, one at a time: halve on a refusal until one is accepted, then double
+    while the server accepts and a whole grown chunk of ids is left (a refused probe costs one
+    request, once per host: the size is remembered). Returns the pages, how many ids they cover
+    and the chunk learned."""
+    pages: list[bytes] = []
+    done, size = 0, chunk.size
+    while done < len(ids):
+        part = ids[done : done + size]
+        try:
+            got, _, local = send(part)
+        except _Refused as refused:
+            counts.rejected += 1
+            logger.info("change feed refused %d ids (%s); halving the chunk", size, refused.status)
+            chunk = chunk.after_refusal(len(part))
+            size = chunk.size
+            continue
+        pages += got
+        counts.add(local)
+        done += len(part)
+        if len(part) < chunk.size:  # a short last chunk teaches nothing
+            break
+        chunk = ChunkSize(len(part), chunk.refused)
+        grown = chunk.next_size()
+        if grown is None or len(ids) - done < grown:
+            break
+        size = grown
+    return pages, done, chunk
+
+
+def _learned(chunk: ChunkSize, results: Sequence[tuple[list[bytes], int, Counts]]) -> ChunkSize:
     """The chunk size after the concurrent chunks: what the halves of a refused one were (a short
     last chunk that went through teaches nothing)."""
     halves = [size for _, size, c in results if c.rejected]
-    return min(chunk, *halves) if halves else chunk
+    if not halves:
+        return chunk
+    smallest = min(halves)
+    return ChunkSize(min(chunk.size, smallest), min(chunk.refused or 2 * smallest, 2 * smallest))
 
 
 class _Refused(Exception):

@@ -33,7 +33,7 @@ from realtyframes.loaders._sync_apply import (
     wall_clock,
     watermarks,
 )
-from realtyframes.loaders._sync_feed import Counts, feed_pages
+from realtyframes.loaders._sync_feed import ChunkSize, Counts, feed_pages
 from realtyframes.loaders.endpoints import ENDPOINTS
 from realtyframes.schemas import (
     STANDARD_STATUSES,
@@ -79,7 +79,7 @@ def full_load(
     api: ApiClient,
     params: Mapping[str, str],
     *,
-    chunk: int,
+    chunk: ChunkSize,
     progress: bool | None,
     on_invalid: OnInvalid,
 ) -> SyncResult:
@@ -105,7 +105,7 @@ def full_load(
     state = {
         "version": STATE_VERSION,
         "mode": "full",
-        "chunk": int(chunk),
+        **chunk.as_state(),
         "syncs": 1,
         "first_sync": now,
         "last_sync": now,
@@ -140,14 +140,14 @@ def backfill(
         api,
         market["ListingId"].tolist(),
         str(iso(start)),
-        int(result.state["chunk"]),
+        ChunkSize.from_state(result.state),
         local,
         progress,
     )
     result.counts.backfill += local.feed
     result.counts.rejected += local.rejected
     result.counts.floor += local.floor
-    result.state["chunk"] = int(chunk)
+    result.state.update(chunk.as_state())
     result.state["history_since"] = iso(start)
     changes = _feed_changes(pages, on_invalid)
     result.history = append_history(result.history, changes)
@@ -179,7 +179,7 @@ def incremental(
     previous: SyncResult,
     params: Mapping[str, str],
     *,
-    chunk: int,
+    chunk: ChunkSize,
     progress: bool | None,
     on_invalid: OnInvalid,
 ) -> SyncResult:
@@ -235,7 +235,7 @@ def incremental(
     state.update(
         {
             "mode": "incremental",
-            "chunk": int(chunk),
+            **chunk.as_state(),
             "syncs": int(state.get("syncs", 0)) + 1,
             "last_sync": wall_clock(),
             "data_time": iso(data_time),

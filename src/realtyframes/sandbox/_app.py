@@ -98,7 +98,9 @@ def build_admin(options: SandboxOptions) -> SandboxAdmin:
     as_of = options.as_of.astimezone(UTC)
     return SandboxAdmin(
         options=options,
-        listings=ListingStore(options.listings, options.seed, as_of=as_of),
+        listings=ListingStore(
+            options.listings, options.seed, as_of=as_of, max_listing_ids=options.max_listing_ids
+        ),
         contacts=ContactStore(options.contacts, options.seed, as_of=as_of, domain=DEMO.domain),
         analytics=AnalyticsStore(options.seed, as_of=as_of),
     )

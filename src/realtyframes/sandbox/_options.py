@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from realtyframes.sandbox._spec import MAX_LISTING_IDS
+
 
 @dataclass(frozen=True)
 class DemoCredentials:
@@ -79,6 +81,7 @@ class SandboxOptions:
     latency_ms: float = 0.0  # added to every answer
     faults: Faults = field(default_factory=Faults)
     admin_secret: str = DEMO.admin_secret  # protected mode: X-Sandbox-Admin on admin routes
+    max_listing_ids: int = MAX_LISTING_IDS  # the change feed's ListingIds limit (400 above it)
 
     def effective_rate_limit(self, plan: str = "standard") -> tuple[int, float]:
         """The quota in force: the option if given, else open 100000/60s, protected by plan."""

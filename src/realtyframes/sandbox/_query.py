@@ -15,6 +15,7 @@ realtyframes.sandbox._errors.SandboxError: 400 bad_request: Limit: at most 50, g
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -278,20 +279,31 @@ SEARCH: tuple[Param, ...] = (
     Param("Sort", "choice", "Sort order", SORTS, SORTS[0]),
     *PAGING,
 )
-CHANGES: tuple[Param, ...] = (
-    Param("Since", "timestamp", "ISO 8601 timestamp; listings modified after it", required=True),
-    Param(
-        "ListingIds",
-        "list",
-        f"Comma-separated MLS numbers, at most {MAX_LISTING_IDS}",
-        required=True,
-        item="id",
-        max_items=MAX_LISTING_IDS,
-        item_schema={"pattern": r"^[^,]*[^,\s][^,]*$"},
-    ),
-    Param("ChangeType", "choice", "Only this kind of change", CHANGE_TYPES),
-    *PAGING,
-)
+
+
+@functools.lru_cache(maxsize=8)
+def changes_params(max_ids: int = MAX_LISTING_IDS) -> tuple[Param, ...]:
+    """The change feed's parameters, with at most ``max_ids`` ListingIds (the spec's 100 unless
+    the sandbox is started with another ``max_listing_ids``)."""
+    return (
+        Param(
+            "Since", "timestamp", "ISO 8601 timestamp; listings modified after it", required=True
+        ),
+        Param(
+            "ListingIds",
+            "list",
+            f"Comma-separated MLS numbers, at most {max_ids}",
+            required=True,
+            item="id",
+            max_items=max_ids,
+            item_schema={"pattern": r"^[^,]*[^,\s][^,]*$"},
+        ),
+        Param("ChangeType", "choice", "Only this kind of change", CHANGE_TYPES),
+        *PAGING,
+    )
+
+
+CHANGES: tuple[Param, ...] = changes_params()
 ANALYTICS: tuple[Param, ...] = (
     Param("Period", "choice", "The window ending now", tuple(PERIODS), DEFAULT_PERIOD),
     Param("Device", "choice", "Device type", DEVICES),

@@ -40,9 +40,9 @@ from realtyframes.sandbox._pricing import (
     price_unit,
     round_price,
 )
-from realtyframes.sandbox._query import CHANGES, SEARCH, parse
+from realtyframes.sandbox._query import SEARCH, changes_params, parse
 from realtyframes.sandbox._search import GROUPS, matching_rows
-from realtyframes.sandbox._spec import PROPERTY_TYPES, STATUSES
+from realtyframes.sandbox._spec import MAX_LISTING_IDS, PROPERTY_TYPES, STATUSES
 from realtyframes.sandbox._state import Snapshot, compute_state
 from realtyframes.sandbox._tables import PREFIXES, Tables
 
@@ -91,9 +91,19 @@ class ListingStore:
     True
     """
 
-    def __init__(self, n: int = 5000, seed: int = 7, *, as_of: datetime) -> None:
+    def __init__(
+        self,
+        n: int = 5000,
+        seed: int = 7,
+        *,
+        as_of: datetime,
+        max_listing_ids: int = MAX_LISTING_IDS,
+    ) -> None:
         if n < 0:
             raise ValueError(f"n must be >= 0, got {n}")
+        if max_listing_ids < 1:
+            raise ValueError(f"max_listing_ids must be >= 1, got {max_listing_ids}")
+        self.max_listing_ids = max_listing_ids
         as_of_s = _utc_seconds(as_of, "as_of")
         self._seed = seed
         self._as_of = as_of.astimezone(UTC)
@@ -339,7 +349,7 @@ class ListingStore:
         >>> all(ch["ChangeType"] in ("price_change", "status_change") for ch in r["changes"])
         True
         """
-        q = parse(CHANGES, params)
+        q = parse(changes_params(self.max_listing_ids), params)
         since, change_type = q["Since"], q["ChangeType"]
         offset, limit = q["Offset"], q["Limit"]
         snap = self._snap
