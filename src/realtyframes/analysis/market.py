@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any
 
+import narwhals as nw
 import numpy as np
 import pandas as pd
 
@@ -19,16 +20,23 @@ from realtyframes.analysis._common import (
     check_frame,
     check_number,
     check_segment,
-    isin,
-    naive_bound,
-    naive_utc,
     normalize_by,
     safe_div,
-    segment_labels,
-    segment_mask,
     to_float,
     to_timestamp,
     to_utc,
+)
+from realtyframes.analysis._kernel import (
+    NUMBERS,
+    STAMPS,
+    aggregate,
+    as_text,
+    engine_frame,
+    is_pandas,
+    metric_inputs,
+    newest,
+    segment_filter,
+    segment_label,
 )
 
 #: The metrics of :func:`market_summary`, in column order.
@@ -102,7 +110,7 @@ _TIMESTAMPS = (
 
 
 def market_summary(
-    listings: pd.DataFrame,
+    listings: Any,
     by: str | Sequence[str] = "City",
     as_of: Any = None,
     window_days: float = 90,
@@ -126,7 +134,12 @@ def market_summary(
     (current - previous) and, for counts, prices and days, ``<metric>_pct_change``
     (current / previous - 1). ``attrs`` records as_of, window_start, window_days and segment.
 
+    ``listings`` may also be a Polars DataFrame or LazyFrame, a DuckDB relation or a PySpark
+    DataFrame with typed columns (numbers numeric, timestamps as timestamps): the engine computes
+    the metrics and the result is the same pandas frame (docs/scale.md).
+
     >>> rf.market_summary(listings, by="City", window_days=90)  # doctest: +SKIP
+    >>> rf.market_summary(spark.read.parquet("listings.parquet"), by="City")  # doctest: +SKIP
     >>> rf.market_summary(listings, by=["City", "PropertySubType"], compare_previous=True)  # doctest: +SKIP
     """
     func = "market_summary"
@@ -144,7 +157,7 @@ def market_summary(
 
 
 def compare_markets(
-    listings: pd.DataFrame,
+    listings: Any,
     markets: Sequence[Hashable] | None = None,
     by: str | Sequence[str] = "City",
     metrics: Sequence[str] | None = None,
@@ -157,7 +170,7 @@ def compare_markets(
     no listings gives a column of NaN. ``metrics``: names from :func:`market_summary`'s columns
     (default: all). Other keywords (as_of, window_days, segment, compare_previous) go to
     :func:`market_summary`; the window is the same for every column. With ``segment="both"`` the
-    columns are (segment, market).
+    columns are (segment, market). ``listings`` may be any frame :func:`market_summary` takes.
 
     >>> rf.compare_markets(listings, ["Miami Beach", "Coral Gables"], metrics=["median_sale_price"])  # doctest: +SKIP
     """
@@ -217,14 +230,50 @@ def _window(
     stamps = {c: to_utc(listings[c], c, func) for c in _TIMESTAMPS if c in listings.columns}
     end = to_timestamp(as_of, "as_of", func, end_of_day=True)
     if end is None:
-        newest = [s.max() for s in stamps.values() if s.notna().any()]
-        end = pd.Timestamp(max(newest)).as_unit("us") if newest else None
+        newest_ = [s.max() for s in stamps.values() if s.notna().any()]
+        end = pd.Timestamp(max(newest_)).as_unit("us") if newest_ else None
     start = None if end is None else end - pd.Timedelta(days=days)
     return stamps, start, end
 
 
+def _frame(
+    listings: Any, keys: list[str], as_of: Any, days: float, func: str
+) -> tuple[Any, pd.Timestamp | None, pd.Timestamp | None]:
+    """The listings as a narwhals frame with typed metric columns, and the window (start, end].
+
+    pandas: numbers and timestamps read from loose types too (CSV text, pyarrow dtypes), keys as
+    plain values. Other engines: the columns must already be typed; nothing is collected but the
+    newest timestamp when ``as_of`` is not given."""
+    if not is_pandas(listings):
+        frame = engine_frame(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
+        frame = frame.with_columns(*as_text())
+        end = to_timestamp(as_of, "as_of", func, end_of_day=True)
+        if end is None:
+            schema = frame.collect_schema()
+            present = [c for c in _TIMESTAMPS if isinstance(schema.get(c), nw.Datetime | nw.Date)]
+            end = newest(frame, present)
+        return frame, None if end is None else end - pd.Timedelta(days=days), end
+    check_columns(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
+    stamps, start, end = _window(listings, as_of, days, func)
+    columns: dict[str, Any] = {k: listings[k] for k in keys}  # plain values after aggregating
+    for name in ("StandardStatus", "PropertyType"):
+        columns.setdefault(name, listings[name])
+    columns.update({c: to_float(listings[c], c, func) for c in NUMBERS})
+    columns.update({c: stamps[c] for c in STAMPS})
+    typed = pd.DataFrame(columns, index=listings.index).reset_index(drop=True)
+    return nw.from_native(typed), start, end
+
+
+def _segmented(frame: Any, keys: list[str], segment: str) -> tuple[Any, list[str]]:
+    """The rows of ``segment`` and the grouping names (``segment`` first with 'both')."""
+    frame = frame.filter(segment_filter(segment))
+    if segment != "both":
+        return frame, keys
+    return frame.with_columns(segment_label().alias("segment")), ["segment", *keys]
+
+
 def _summaries(
-    listings: pd.DataFrame,
+    listings: Any,
     by: str | Sequence[str],
     *,
     as_of: Any = None,
@@ -234,7 +283,8 @@ def _summaries(
     with_total: bool,
     func: str,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    check_frame(listings, "listings", func)
+    if is_pandas(listings):
+        check_frame(listings, "listings", func)
     keys = normalize_by(by, func)
     segment = check_segment(segment, func)
     days = check_number(window_days, "window_days", func, low=0.0, low_inclusive=False)
@@ -247,31 +297,20 @@ def _summaries(
             f"{func}(): with segment='both' the result has a `segment` index level; "
             "rename the `segment` column before grouping by it"
         )
-    check_columns(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
-
-    stamps, start, end = _window(listings, as_of, days, func)
+    frame, start, end = _frame(listings, keys, as_of, days, func)
+    frame, names = _segmented(frame, keys, segment)
+    schema = frame.collect_schema()
     window = pd.Timedelta(days=days)
 
-    rows = segment_mask(listings["PropertyType"], segment)
-    frame = listings[rows]
-    prep = _prepare(frame, {c: s[rows] for c, s in stamps.items()}, func)
-    group: dict[str, pd.Series] = {}
-    if segment == "both":
-        group["segment"] = segment_labels(frame["PropertyType"])
-    for k in keys:
-        group[k] = as_key(frame[k])
-    names = list(group)
-
     def run(start: pd.Timestamp | None, stop: pd.Timestamp | None) -> tuple[pd.DataFrame, Any]:
-        work = _masked(prep, start, stop)
-        per = _aggregate(work, [group[n] for n in names], names, days)
-        tot = None
-        if with_total:
-            tot_keys = (
-                [group["segment"]] if segment == "both" else [pd.Series("all", index=frame.index)]
-            )
-            tot = _aggregate(work, tot_keys, ["segment"] if segment == "both" else ["_all"], days)
-        return per, tot
+        inputs = frame.select(*names, *metric_inputs(schema, start, stop, SALE_TO_LIST_RANGE))
+        per = _metrics(aggregate(inputs, names), days)
+        if not with_total:
+            return per, None
+        if segment == "both":
+            return per, _metrics(aggregate(inputs.drop(*keys), ["segment"]), days)
+        whole = inputs.drop(*keys).with_columns(nw.lit("all").alias("_all"))
+        return per, _metrics(aggregate(whole, ["_all"]), days)
 
     per, tot = run(start, end)
     if compare_previous:
@@ -292,100 +331,29 @@ def _summaries(
     return per, tot if tot is not None else pd.DataFrame()
 
 
-def _prepare(frame: pd.DataFrame, stamps: dict[str, pd.Series], func: str) -> pd.DataFrame:
-    num = {
-        c: to_float(frame[c], c, func).to_numpy()
-        for c in ("ListPrice", "PreviousListPrice", "ClosePrice", "LivingArea", "DaysOnMarket")
-    }
-    status = frame["StandardStatus"]
+def _metrics(agg: pd.DataFrame, days: float) -> pd.DataFrame:
+    """The market metrics from the kernel's sums, medians and means (one row per market)."""
+    active = agg["active"].to_numpy(dtype="int64")
+    sold = agg["sold"].to_numpy(dtype="int64")
     return pd.DataFrame(
-        {
-            "active": isin(status, ["Active"]),
-            "pending": isin(status, ["Pending"]),
-            "closed": isin(status, ["Closed"]),
-            "list": num["ListPrice"],
-            "prev_list": num["PreviousListPrice"],
-            "close": num["ClosePrice"],
-            "area": np.where(num["LivingArea"] > 0, num["LivingArea"], np.nan),
-            "dom": num["DaysOnMarket"],
-            "entered": naive_utc(stamps["OriginalEntryTimestamp"]),
-            "major": naive_utc(stamps["MajorChangeTimestamp"]),
-            "closed_at": naive_utc(stamps["CloseDate"]),
-        },
-        index=frame.index,
-    )
-
-
-def _in_window(ts: pd.Series, start: pd.Timestamp | None, stop: pd.Timestamp | None) -> np.ndarray:
-    """(start, stop] on naive-UTC timestamps; NaT is never inside."""
-    if start is None or stop is None:
-        return np.zeros(len(ts), dtype=bool)
-    values = ts.to_numpy()
-    return (values > naive_bound(start)) & (values <= naive_bound(stop))
-
-
-def _masked(p: pd.DataFrame, start: pd.Timestamp | None, stop: pd.Timestamp | None) -> pd.DataFrame:
-    """Per-row inputs of each metric; NaN where the row is not part of the metric's population."""
-    active = p["active"].to_numpy()
-    sold = p["closed"].to_numpy() & _in_window(p["closed_at"], start, stop)
-    pending = p["pending"].to_numpy() & _in_window(p["major"], start, stop)
-    new = _in_window(p["entered"], start, stop)
-    list_price, close, area = p["list"].to_numpy(), p["close"].to_numpy(), p["area"].to_numpy()
-    ratio = safe_div(close, list_price)
-    lo, hi = SALE_TO_LIST_RANGE
-    with np.errstate(invalid="ignore"):
-        ratio_ok = sold & (ratio >= lo) & (ratio <= hi)
-        dropped = active & (p["prev_list"].to_numpy() > list_price)
-    nan = np.nan
-    return pd.DataFrame(
-        {
-            "active": active,
-            "new": new,
-            "pending": pending,
-            "sold": sold,
-            "list_price": np.where(active, list_price, nan),
-            "list_ppsf": np.where(active, safe_div(list_price, area), nan),
-            "sale_price": np.where(sold, close, nan),
-            "sale_ppsf": np.where(sold, safe_div(close, area), nan),
-            "dom": np.where(sold, p["dom"].to_numpy(), nan),
-            "ratio": np.where(ratio_ok, ratio, nan),
-            "above": np.where(ratio_ok, (ratio > 1).astype("float64"), nan),
-            "dropped": dropped,
-        },
-        index=p.index,
-    )
-
-
-def _aggregate(
-    work: pd.DataFrame, keys: list[pd.Series], names: list[str], days: float
-) -> pd.DataFrame:
-    grouped = work.groupby([k.rename(n) for k, n in zip(keys, names, strict=True)], dropna=False)
-    # one cythonised pass per kind of aggregate (much cheaper than a named agg per column)
-    sums = grouped[["active", "new", "pending", "sold", "dropped"]].sum()
-    medians = grouped[["list_price", "list_ppsf", "sale_price", "sale_ppsf", "dom"]].median()
-    means = grouped[["ratio", "above"]].mean()
-    active = sums["active"].to_numpy(dtype="int64")
-    sold = sums["sold"].to_numpy(dtype="int64")
-    out = pd.DataFrame(
         {
             "active_listings": active,
-            "new_listings": sums["new"].to_numpy(dtype="int64"),
-            "pending_sales": sums["pending"].to_numpy(dtype="int64"),
+            "new_listings": agg["new"].to_numpy(dtype="int64"),
+            "pending_sales": agg["pending"].to_numpy(dtype="int64"),
             "homes_sold": sold,
-            "median_list_price": medians["list_price"].to_numpy(dtype="float64"),
-            "median_list_ppsf": medians["list_ppsf"].to_numpy(dtype="float64"),
-            "median_sale_price": medians["sale_price"].to_numpy(dtype="float64"),
-            "median_sale_ppsf": medians["sale_ppsf"].to_numpy(dtype="float64"),
-            "median_dom": medians["dom"].to_numpy(dtype="float64"),
-            "avg_sale_to_list": means["ratio"].to_numpy(dtype="float64"),
-            "pct_sold_above_list": means["above"].to_numpy(dtype="float64"),
+            "median_list_price": agg["list_price"].to_numpy(dtype="float64"),
+            "median_list_ppsf": agg["list_ppsf"].to_numpy(dtype="float64"),
+            "median_sale_price": agg["sale_price"].to_numpy(dtype="float64"),
+            "median_sale_ppsf": agg["sale_ppsf"].to_numpy(dtype="float64"),
+            "median_dom": agg["dom"].to_numpy(dtype="float64"),
+            "avg_sale_to_list": agg["ratio"].to_numpy(dtype="float64"),
+            "pct_sold_above_list": agg["above"].to_numpy(dtype="float64"),
             # active listings / homes sold per 30 days of the window
             "months_of_supply": safe_div(active, sold * 30.0 / days),
-            "pct_active_with_price_drop": safe_div(sums["dropped"].to_numpy(), active),
+            "pct_active_with_price_drop": safe_div(agg["dropped"].to_numpy(), active),
         },
-        index=sums.index,
+        index=agg.index,
     )
-    return out
 
 
 def _with_previous(cur: pd.DataFrame, prev: pd.DataFrame) -> pd.DataFrame:
@@ -441,18 +409,20 @@ def ppsf_values(
     func = "ppsf_values"
     if price not in ("list", "sale"):
         raise AnalysisInputError(f"{func}(): `price` must be 'list' or 'sale', got {price!r}")
-    check_frame(listings, "listings", func)
+    if is_pandas(listings):
+        check_frame(listings, "listings", func)
     keys = normalize_by(by, func)
     segment = check_segment(segment, func)
     days = check_number(window_days, "window_days", func, low=0.0, low_inclusive=False)
-    check_columns(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
-    stamps, start, end = _window(listings, as_of, days, func)
-    rows = segment_mask(listings["PropertyType"], segment)
-    frame = listings[rows]
-    work = _masked(_prepare(frame, {c: s[rows] for c, s in stamps.items()}, func), start, end)
+    frame, start, end = _frame(listings, keys, as_of, days, func)
+    frame, names = _segmented(frame, keys, segment)
+    inputs = metric_inputs(frame.collect_schema(), start, end, SALE_TO_LIST_RANGE)
     column = "list_ppsf" if price == "list" else "sale_ppsf"
-    out = pd.DataFrame({k: as_key(frame[k]) for k in keys}, index=frame.index)
-    if segment == "both":
-        out.insert(0, "segment", segment_labels(frame["PropertyType"]))
-    out["ppsf"] = work[column].to_numpy()
+    values = frame.select(*names, *inputs).select(*names, nw.col(column).alias("ppsf"))
+    values = values.filter(~nw.col("ppsf").is_null())
+    if isinstance(values, nw.LazyFrame):
+        values = values.collect()
+    out = values.to_pandas()
+    for key in keys:
+        out[key] = as_key(out[key])
     return out[out["ppsf"].notna().to_numpy()].reset_index(drop=True)

@@ -224,8 +224,14 @@ def sync_listings(
     if cache is not None and key is not None:
         _write(cache, key, api, params, result)
         write_host_chunk(root, api.cache_host(), ChunkSize.from_state(result.state))
+    _record(client, key, result)
+    return result.market.copy()
+
+
+def _record(client: _ClientLike, key: str | None, result: SyncResult) -> None:
+    """``client.last_load``: the requests, quarantine, media and changes of this sync."""
     record = getattr(client, "_record", None)
-    if callable(record):  # client.last_load: requests, quarantine, media and changes of this sync
+    if callable(record):
         record(
             LoadInfo(
                 resource=RESOURCE,
@@ -240,7 +246,6 @@ def sync_listings(
                 changes=result.changes,
             )
         )
-    return result.market.copy()
 
 
 def _start_chunk(

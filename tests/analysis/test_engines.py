@@ -1,0 +1,127 @@
+"""The market metrics on other engines: the same numbers from a pandas frame, a Polars DataFrame
+and LazyFrame, a DuckDB relation and a PySpark DataFrame (local mode), all read from one Parquet
+file of the sandbox's listings. pandas is the reference.
+
+PySpark needs a Java runtime: ``.ci/run`` installs Java 17 from the OS packages (marker ``spark``);
+without one these tests fail under CI and are skipped, saying why, elsewhere (as the browser tests).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+import polars as pl
+import pytest
+
+import realtyframes as rf
+from realtyframes.analysis import ppsf_values
+from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
+
+STATUSES = ("Active", "Active Under Contract", "Pending", "Closed")
+AS_OF = "2026-06-30"
+
+
+@pytest.fixture(scope="module")
+def listings_file(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with rf.Client(sandbox_url, cache=False, progress=False) as client:
+        frames = [client.listings(Status=s) for s in STATUSES]
+    path = tmp_path_factory.mktemp("engines") / "listings.parquet"
+    pd.concat(frames, ignore_index=True).to_parquet(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(listings_file: Path) -> pd.DataFrame:
+    return pd.read_parquet(listings_file)
+
+
+def _duckdb(path: Path) -> Any:
+    return duckdb.connect().read_parquet(str(path))
+
+
+ENGINES: dict[str, Callable[[Path], Any]] = {
+    "polars": pl.read_parquet,
+    "polars-lazy": pl.scan_parquet,
+    "duckdb": _duckdb,
+}
+CALLS: dict[str, Callable[[Any], pd.DataFrame]] = {
+    "market_summary": lambda f: rf.market_summary(f, by="City", as_of=AS_OF),
+    "market_summary-both-previous": lambda f: rf.market_summary(
+        f, by=["City", "PropertySubType"], segment="both", compare_previous=True, as_of=AS_OF
+    ),
+    "market_summary-default-as-of": lambda f: rf.market_summary(f, by="PostalCode"),
+    "compare_markets": lambda f: rf.compare_markets(f, ["Miami", "Coral Gables"], as_of=AS_OF),
+    "compare_markets-rent": lambda f: rf.compare_markets(f, segment="rent", window_days=30),
+    "ppsf_values": lambda f: ppsf_values(f, by="City", price="sale", as_of=AS_OF).sort_values(
+        ["City", "ppsf"], ignore_index=True
+    ),
+}
+
+
+def _same(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    assert got.attrs.keys() == want.attrs.keys()
+    for key, value in want.attrs.items():
+        assert got.attrs[key] == value, key
+    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-9)
+
+
+@pytest.mark.parametrize("call", CALLS)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_engine_gives_the_pandas_numbers(listings_file, reference, engine, call):
+    want = CALLS[call](reference)
+    got = CALLS[call](ENGINES[engine](listings_file))
+    assert len(want) > 0
+    _same(got, want)
+
+
+def test_an_engine_frame_is_checked_before_it_is_computed(listings_file):
+    lazy = pl.scan_parquet(listings_file)
+    with pytest.raises(MissingColumnsError, match="ClosePrice"):
+        rf.market_summary(lazy.drop("ClosePrice"))
+    with pytest.raises(ColumnTypeError, match="'ListPrice' must be numeric"):
+        rf.market_summary(lazy.with_columns(pl.col("ListPrice").cast(pl.String)))
+    with pytest.raises(ColumnTypeError, match="'CloseDate' must be a timestamp"):
+        rf.market_summary(lazy.with_columns(pl.col("CloseDate").cast(pl.String)))
+    with pytest.raises(AnalysisInputError, match="pandas or Polars DataFrame"):
+        rf.market_summary([1, 2, 3])  # type: ignore[arg-type]
+
+
+# -- PySpark, local mode ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        if os.environ.get("CI"):
+            pytest.fail(
+                "CI needs Java 17 for PySpark (openjdk-17-jre-headless; .ci/run installs it)"
+            )
+        pytest.skip("no Java runtime for PySpark (Debian package openjdk-17-jre-headless)")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("realtyframes-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        # not UTC on purpose: the metrics compare instants, whatever the session's zone
+        .config("spark.sql.session.timeZone", "America/New_York")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("call", CALLS)
+def test_pyspark_gives_the_pandas_numbers(spark, listings_file, reference, call):
+    want = CALLS[call](reference)
+    got = CALLS[call](spark.read.parquet(str(listings_file)))
+    _same(got, want)
