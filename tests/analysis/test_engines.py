@@ -45,10 +45,23 @@ def _duckdb(path: Path) -> Any:
     return duckdb.connect().read_parquet(str(path))
 
 
+def _duckdb_ns(path: Path) -> Any:
+    """The same listings with nanosecond timestamps (DuckDB TIMESTAMPTZ_NS, a type narwhals
+    reports as Unknown)."""
+    ns = path.with_name("listings-ns.parquet")
+    if not ns.exists():
+        frame = pd.read_parquet(path)
+        stamps = frame.select_dtypes(include=["datetimetz"]).columns
+        frame[stamps] = frame[stamps].astype("datetime64[ns, UTC]")
+        frame.to_parquet(ns)
+    return _duckdb(ns)
+
+
 ENGINES: dict[str, Callable[[Path], Any]] = {
     "polars": pl.read_parquet,
     "polars-lazy": pl.scan_parquet,
     "duckdb": _duckdb,
+    "duckdb-ns": _duckdb_ns,
 }
 CALLS: dict[str, Callable[[Any], pd.DataFrame]] = {
     "market_summary": lambda f: rf.market_summary(f, by="City", as_of=AS_OF),

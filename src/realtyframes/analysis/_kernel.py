@@ -87,11 +87,13 @@ def engine_frame(obj: object, needed: Sequence[str], frame: str, func: str) -> A
             raise ColumnTypeError(
                 f"{func}(): column {column!r} must be numeric on this engine, got {schema[column]}"
             )
+    # a type narwhals does not name (Unknown: DuckDB's TIMESTAMPTZ_NS) is left to the engine
+    stamp_types = nw.Datetime | nw.Date | nw.Unknown
     for column in STAMPS:
-        if column in needed and not isinstance(schema[column], nw.Datetime | nw.Date):
+        dtype = schema[column] if column in needed else None
+        if dtype is not None and not isinstance(dtype, stamp_types):
             raise ColumnTypeError(
-                f"{func}(): column {column!r} must be a timestamp on this engine, got "
-                f"{schema[column]}"
+                f"{func}(): column {column!r} must be a timestamp on this engine, got {dtype}"
             )
     return lazy
 

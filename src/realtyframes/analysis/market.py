@@ -250,7 +250,8 @@ def _frame(
         end = to_timestamp(as_of, "as_of", func, end_of_day=True)
         if end is None:
             schema = frame.collect_schema()
-            present = [c for c in _TIMESTAMPS if isinstance(schema.get(c), nw.Datetime | nw.Date)]
+            stamp_types = nw.Datetime | nw.Date | nw.Unknown
+            present = [c for c in _TIMESTAMPS if isinstance(schema.get(c), stamp_types)]
             end = newest(frame, present)
         return frame, None if end is None else end - pd.Timedelta(days=days), end
     check_columns(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
