@@ -267,7 +267,7 @@ def run() -> str:
         "shared column; DaysOnMarket, which the feed cannot carry and the sync estimates as a "
         "lower bound -- docs/sync.md -- is shown apart). New floor = sum over chunks of the open "
         "ids (of the learned size) of max(1, ceil(changes in the chunk / 50)), as the sync "
-        "counts it, + sum over the 4 statuses of max(1, ceil(new / {PAGE})) + closings; old floor "
+        f"counts it, + sum over the 4 statuses of max(1, ceil(new / {PAGE})) + closings; old floor "
         f"(the sync before Closed was terminal and the chunk was learned) = ceil(cached ids / "
         f"{OLD_CHUNK}) + the same searches and closings; both from the frames. {verdict}\n\n"
         + table(
