@@ -11,12 +11,12 @@ spec's STATUSES.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from types import SimpleNamespace
 
 import numpy as np
 
 from realtyframes.sandbox import _market_data as md
+from realtyframes.sandbox._draws import choice
 from realtyframes.sandbox._spec import LEASE_TYPES, PROPERTY_TYPES, STATUSES
 from realtyframes.sandbox._steps import keep
 from realtyframes.sandbox._tables import Tables
@@ -38,17 +38,42 @@ _CONTRACT_DAYS = np.array([md.CONTRACT_DAYS[t] for t in PROPERTY_TYPES], dtype=n
 
 def round_price(p: np.ndarray, lease: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """List prices as an agent writes them: 549,900 / 1,995,000 for sales, 2,450 for rents."""
-    sale_unit = np.where(p < 1e6, 1000.0, np.where(p < 5e6, 5000.0, 10000.0))
-    rent_unit = np.where(p < 3000, 25.0, np.where(p < 10000, 50.0, 100.0))
-    unit = np.where(lease, rent_unit, sale_unit)
-    out = np.maximum(np.round(p / unit), 1.0) * unit
-    charm = (~lease) & (rng.random(p.shape) < 0.35) & (out >= 20000)
-    out = out - np.where(charm, np.where(out < 1e6, 100.0, 1000.0), 0.0)
+    unit = _unit(p, lease, _ROUND_UNITS)
+    out = p / unit
+    np.maximum(np.round(out, out=out), 1.0, out=out)
+    out *= unit
+    charm = rng.random(p.shape) < 0.35
+    charm &= ~lease
+    charm &= out >= 20000
+    at = out[charm]
+    out[charm] = at - np.where(at < 1e6, 100.0, 1000.0)
     return out
 
 
 def price_unit(p: np.ndarray, lease: np.ndarray) -> np.ndarray:
-    return np.where(lease, np.where(p < 3000, 25.0, 50.0), np.where(p < 1e6, 1000.0, 5000.0))
+    return _unit(p, lease, _STEP_UNITS)
+
+
+#: Rounding units by price band: sales under 1M, 5M, above; rents under 3,000, 10,000, above.
+_ROUND_UNITS = ((1e6, 5e6), (1000.0, 5000.0, 10000.0), (3000.0, 10000.0), (25.0, 50.0, 100.0))
+#: The smallest price step: sales under 1M, above; rents under 3,000, above.
+_STEP_UNITS = ((1e6,), (1000.0, 5000.0), (3000.0,), (25.0, 50.0))
+
+
+def _unit(p: np.ndarray, lease: np.ndarray, bands: tuple[tuple[float, ...], ...]) -> np.ndarray:
+    """The unit of each price's band: the top band, one down for each edge the price is below.
+
+    (A NaN price is below no edge: the top band, as the ``np.where(p < x, ...)`` chain gave.)
+    """
+    sale_edges, sale_units, rent_edges, rent_units = bands
+    table = np.array(sale_units + rent_units)
+    k_sale = np.full(len(p), len(sale_units) - 1, dtype=np.int8)
+    for e in sale_edges:
+        k_sale -= p < e
+    k_rent = np.full(len(p), len(table) - 1, dtype=np.int8)
+    for e in rent_edges:
+        k_rent -= p < e
+    return table[np.where(lease, k_rent, k_sale)]
 
 
 def draw_price(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
@@ -59,12 +84,12 @@ def draw_price(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     place = 0.85 * t.city_psf[d.city] * np.where(d.has_sub, t.sub_price[d.sd], 1.0)
     place = place * np.where(d.in_bld, t.bld_price[d.b], 1.0)
     noise = rng.lognormal(0.0, 0.18, d.n)
-    value = np.nan_to_num(d.area) * place * d.sp[:, 7] * size_adj * water_adj * new_adj * noise
+    value = np.nan_to_num(d.area) * place * d.sp[7] * size_adj * water_adj * new_adj * noise
     land_value = (
-        d.lot * t.city_psf[d.city] * 0.12 * d.sp[:, 7] * np.where(d.waterfront, 2.5, 1.0) * noise
+        d.lot * t.city_psf[d.city] * 0.12 * d.sp[7] * np.where(d.waterfront, 2.5, 1.0) * noise
     )
     value = np.where(d.ptype == _PT["Land"], land_value, value)
-    dock_value = 90_000 * (t.city_psf[d.city] / 500.0) * d.sp[:, 7] * rng.lognormal(0, 0.5, d.n)
+    dock_value = 90_000 * (t.city_psf[d.city] / 500.0) * d.sp[7] * rng.lognormal(0, 0.5, d.n)
     value = np.where(d.boat, dock_value, value)
     business = 250_000 * rng.lognormal(0, 0.8, d.n) * (t.city_psf[d.city] / 450.0) ** 0.5
     value = np.where(d.ptype == _PT["Business Opportunity"], business, value)
@@ -86,7 +111,8 @@ def draw_history(
 
     ``pc_ts`` (n, 3) and ``prices`` (n, 4: the entry price then each change), ``st_ts`` (n, 4) and
     ``st_code`` (n, 5: Active then each status), ``close_ts`` and ``close_price``. Unused slots hold
-    INF_TS; times within a listing strictly increase (each event on a later day).
+    INF_TS; times within a listing strictly increase (each event on a later day). Computed one
+    slot (column) at a time.
     """
     n = len(entry)
     lease = LEASE_TYPE[ptype]
@@ -95,10 +121,8 @@ def draw_history(
     codes, days = _status_paths(rng, lease, d1)
 
     day0 = entry - entry % DAY
-    pc_tod = rng.integers(12 * 3600, 23 * 3600, (n, 3))
-    st_tod = rng.integers(12 * 3600, 23 * 3600, (n, 4))
-    pc_ts = np.where(cut_day >= NEVER_DAYS, INF_TS, day0[:, None] + cut_day * DAY + pc_tod)
-    st_ts = np.where(days >= NEVER_DAYS, INF_TS, day0[:, None] + days * DAY + st_tod)
+    pc_ts = _times(day0, cut_day, rng.integers(12 * 3600, 23 * 3600, (n, 3)))
+    st_ts = _times(day0, days, rng.integers(12 * 3600, 23 * 3600, (n, 4)))
     st_code = np.concatenate([np.zeros((n, 1), dtype=np.int8), codes], axis=1)
 
     is_closed = codes == CLOSED
@@ -122,75 +146,121 @@ def draw_history(
     }
 
 
+def _times(day0: np.ndarray, days: list[np.ndarray], tod: np.ndarray) -> np.ndarray:
+    """Event times (n, slots): the day ``days[slot]`` after the entry day at ``tod``, or INF_TS."""
+    out = np.empty(tod.shape, dtype=np.int64)
+    for slot, day in enumerate(days):
+        ts = day * DAY
+        ts += day0
+        ts += tod[:, slot]
+        ts[day >= NEVER_DAYS] = INF_TS
+        out[:, slot] = ts
+    return out
+
+
 def _price_changes(
     rng: np.random.Generator, ptype: np.ndarray, lease: np.ndarray, p0: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Planned price changes: a gap of 10+ days before each; overpriced homes take longer to sell."""
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+    """Planned price changes: a gap of 10+ days before each; overpriced homes take longer to sell.
+
+    The days of the (up to) three changes come back as one array per change.
+    """
     n = len(p0)
-    k_plan = rng.choice(4, n, p=[0.58, 0.26, 0.11, 0.05])
-    gaps = np.empty((n, 3))
-    gaps[:, 0] = 14 + rng.exponential(30.0, n)
-    gaps[:, 1:] = 14 + rng.exponential(30.0, (n, 2))
-    cut_day = np.ceil(np.cumsum(gaps, axis=1)).astype(np.int64)
-    cut_day[np.arange(3)[None, :] >= k_plan[:, None]] = NEVER_DAYS
+    k_plan = choice(rng, [0.58, 0.26, 0.11, 0.05], n)
+    gap0 = 14 + rng.exponential(30.0, n)
+    gaps = 14 + rng.exponential(30.0, (n, 2))
+    total = gap0  # the running sum of the gaps, rounded up to whole days
+    cut_day = [np.ceil(total).astype(np.int64)]
+    for i in range(2):
+        total = total + gaps[:, i]
+        cut_day.append(np.ceil(total).astype(np.int64))
     d1 = _CONTRACT_DAYS[ptype] * rng.lognormal(0.0, 0.65, n) * (1 + 0.3 * k_plan)
     d1 = np.maximum(1, np.round(d1)).astype(np.int64)
     d1[rng.random(n) < 0.015] = NEVER_DAYS  # never goes under contract
-    cut_day[cut_day >= d1[:, None]] = NEVER_DAYS
-    k_real = (cut_day < NEVER_DAYS).sum(axis=1)
+    k_real = np.zeros(n, dtype=np.int64)
+    for i, cut in enumerate(cut_day):
+        cut[(k_plan <= i) | (cut >= d1)] = NEVER_DAYS
+        k_real += cut < NEVER_DAYS
 
     prices = np.empty((n, 4))
-    prices[:, 0] = p0
+    prices[:, 0] = old = p0
     for i in range(3):
-        old = prices[:, i]
         up = rng.random(n) < 0.08
         factor = np.where(up, 1 + rng.uniform(0.02, 0.08, n), 1 - rng.uniform(0.02, 0.10, n))
         new = round_price(old * factor, lease, rng)
-        unit = price_unit(old, lease)
-        new = np.where(new == old, np.where(up, old + unit, old - unit), new)
-        prices[:, i + 1] = np.where(i < k_real, new, old)
+        same = np.flatnonzero(new == old)  # a change always moves the price by a unit at least
+        at, unit = old[same], price_unit(old[same], lease[same])
+        new[same] = np.where(up[same], at + unit, at - unit)
+        old = np.where(i < k_real, new, old)
+        prices[:, i + 1] = old
     return cut_day, d1, k_real, prices
+
+
+#: Status paths after a first contract: codes of up to four status changes and the day of each,
+#: as the days after entry; slot days are named d1 (the contract), +pend, +auc, back (d1 + fall),
+#: again (back + relist). Path 8: never under contract.
+_PATHS: tuple[tuple[tuple[int, str], ...], ...] = (
+    ((PENDING, "d1"), (CLOSED, "d1+pend")),  # 0 sale, the usual
+    ((UNDER_CONTRACT, "d1"), (PENDING, "d1+auc"), (CLOSED, "d1+auc+pend")),  # 1 sale
+    ((PENDING, "d1"), (ACTIVE, "back"), (PENDING, "again"), (CLOSED, "again+pend")),  # 2 sale
+    ((UNDER_CONTRACT, "d1"), (ACTIVE, "back"), (PENDING, "again"), (CLOSED, "again+pend")),  # 3
+    ((PENDING, "d1"), (ACTIVE, "back")),  # 4 sale, back on the market
+    ((CLOSED, "d1"),),  # 5 lease, rented straight from Active
+    ((PENDING, "d1"), (CLOSED, "d1+pend")),  # 6 lease
+    ((PENDING, "d1"), (ACTIVE, "back")),  # 7 lease, back on the market
+    (),  # 8 never under contract
+)
+_PATH_CODES = np.array([[c for c, _ in p] + [-1] * (4 - len(p)) for p in _PATHS], dtype=np.int8)
+_NEVER_PATH = len(_PATHS) - 1
+#: Per slot: each day name used there and which paths (a mask over path numbers) use it.
+_SLOT_DAYS = [
+    [
+        (name, np.array([len(p) > slot and p[slot][1] == name for p in _PATHS]))
+        for name in dict.fromkeys(p[slot][1] for p in _PATHS if len(p) > slot)
+    ]
+    for slot in range(4)
+]
+#: Which share of the draw ``r`` takes which path (sales, leases): the path of each band.
+_SALE_BANDS = ((0.70, 0.84, 0.91, 0.94, 0.97), (0, 1, 2, 3, 4, 0))
+_LEASE_BANDS = ((0.60, 0.95), (5, 6, 7))
+
+
+def _band(r: np.ndarray, bands: tuple[tuple[float, ...], tuple[int, ...]]) -> np.ndarray:
+    edges, paths = bands
+    k = np.zeros(len(r), dtype=np.int8)
+    for e in edges:
+        k += r >= e
+    return np.array(paths, dtype=np.int8)[k]
 
 
 def _status_paths(
     rng: np.random.Generator, lease: np.ndarray, d1: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Status codes and their days after the first contract (day ``d1``)."""
+) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Status codes (n, 4) and their days after entry, one array per slot (day ``d1``: contract)."""
     n = len(d1)
     pend = np.where(lease, rng.integers(3, 16, n), rng.integers(20, 56, n))
     auc = rng.integers(5, 21, n)
     fall = rng.integers(7, 31, n)
     relist = 10 + np.round(rng.lognormal(np.log(25.0), 0.6, n)).astype(np.int64)
     r = rng.random(n)
-    codes = np.full((n, 4), -1, dtype=np.int8)
-    days = np.full((n, 4), NEVER_DAYS, dtype=np.int64)
-
-    def path(m: np.ndarray, seq: Iterable[tuple[int, np.ndarray]]) -> None:
-        for slot, (code, day) in enumerate(seq):
-            codes[m, slot] = code
-            days[m, slot] = day[m]
-
-    s = ~lease
-    path(s & ((r < 0.70) | (r >= 0.97)), [(PENDING, d1), (CLOSED, d1 + pend)])
-    path(
-        s & (r >= 0.70) & (r < 0.84),
-        [(UNDER_CONTRACT, d1), (PENDING, d1 + auc), (CLOSED, d1 + auc + pend)],
-    )
+    path = np.where(lease, _band(r, _LEASE_BANDS), _band(r, _SALE_BANDS))
+    path[d1 >= NEVER_DAYS] = _NEVER_PATH
+    codes = _PATH_CODES[path]
     back = d1 + fall
     again = back + relist
-    path(
-        s & (r >= 0.84) & (r < 0.91),
-        [(PENDING, d1), (ACTIVE, back), (PENDING, again), (CLOSED, again + pend)],
-    )
-    path(
-        s & (r >= 0.91) & (r < 0.94),
-        [(UNDER_CONTRACT, d1), (ACTIVE, back), (PENDING, again), (CLOSED, again + pend)],
-    )
-    path(s & (r >= 0.94) & (r < 0.97), [(PENDING, d1), (ACTIVE, back)])
-    path(lease & (r < 0.60), [(CLOSED, d1)])  # rented straight from Active
-    path(lease & (r >= 0.60) & (r < 0.95), [(PENDING, d1), (CLOSED, d1 + pend)])
-    path(lease & (r >= 0.95), [(PENDING, d1), (ACTIVE, back)])
-    never = d1 >= NEVER_DAYS
-    codes[never] = -1
-    days[never] = NEVER_DAYS
+    value = {
+        "d1": lambda: d1,
+        "d1+pend": lambda: d1 + pend,
+        "d1+auc": lambda: d1 + auc,
+        "d1+auc+pend": lambda: d1 + auc + pend,
+        "back": lambda: back,
+        "again": lambda: again,
+        "again+pend": lambda: again + pend,
+    }
+    days = []
+    for slot_days in _SLOT_DAYS:
+        day = np.full(n, NEVER_DAYS, dtype=np.int64)
+        for name, paths in slot_days:
+            np.copyto(day, value[name](), where=paths[path])
+        days.append(day)
     return codes, days

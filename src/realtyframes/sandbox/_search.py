@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from realtyframes.sandbox._errors import bad_param
-from realtyframes.sandbox._generate import SUBTYPE_CODES
+from realtyframes.sandbox._generate import SUBTYPE_CODES, number_code, unit_code
 from realtyframes.sandbox._pricing import PROPERTY_TYPE_CODES
 from realtyframes.sandbox._spec import (
     FEATURE_FILTERS,
@@ -101,9 +101,14 @@ def _checks(q: Mapping[str, Any], t: Tables) -> list[tuple[str, Any]]:
     ):
         if q[name] is not None:
             checks.append(("isin", (col, lookup(q[name]))))
-    for name, col in (("StreetNumber", "snum"), ("UnitNumber", "unit")):
+    for name, col, code in (
+        ("StreetNumber", "number", number_code),
+        ("UnitNumber", "unit", unit_code),
+    ):
         if q[name] is not None:
-            checks.append(("eq", (col, q[name].upper())))
+            # the stored numbers' text, compared as numpy compares strings (trailing NULs ignored)
+            value = code(q[name].upper().rstrip("\x00"))
+            checks.append(("eq", (col, value)) if value is not None else ("isin", (col, [])))
     checks += _bounds(q)
     if q["SeniorCommunity"] is not None:
         checks.append(("flag", ("senior", q["SeniorCommunity"] == "true")))

@@ -27,7 +27,7 @@ import numpy as np
 
 from realtyframes.sandbox import _market_data as md
 from realtyframes.sandbox._errors import SandboxError
-from realtyframes.sandbox._generate import GEN_SUBTYPES, derive, draw_listings
+from realtyframes.sandbox._generate import GEN_SUBTYPES, derive, draw_listings, unit_text
 from realtyframes.sandbox._listing_text import detail_fields
 from realtyframes.sandbox._pricing import (
     ACTIVE,
@@ -257,10 +257,11 @@ class ListingStore:
             closed = status[i] == CLOSED
             prefix = PREFIXES[g["prefix"][i]] or None
             street = t.streets[g["street"][i]]
-            unit = g["unit"][i] or None
+            unit = unit_text(g["unit"][i]) or None
             city = t.city_names[g["city"][i]]
             zip_ = t.zips[g["zip"][i]]
-            line = " ".join(x for x in (g["snum"][i], prefix, street) if x)
+            snum = str(g["number"][i])
+            line = " ".join(x for x in (snum, prefix, street) if x)
             if unit:
                 line += f" #{unit}"
             sub, bld, agent = g["subdiv"][i], g["building"][i], g["agent"][i]
@@ -275,7 +276,7 @@ class ListingStore:
                     "PropertyType": PROPERTY_TYPES[g["ptype"][i]],
                     "PropertySubType": GEN_SUBTYPES[g["sub"][i]],
                     "UnparsedAddress": f"{line}, {city}, {md.STATE} {zip_}",
-                    "StreetNumber": g["snum"][i],
+                    "StreetNumber": snum,
                     "StreetDirPrefix": prefix,
                     "StreetName": street,
                     "UnitNumber": unit,
@@ -396,7 +397,7 @@ _SUMMARY_COLS = (
     "prefix",
     "street",
     "unit",
-    "snum",
+    "number",
     "city",
     "zip",
     "subdiv",

@@ -66,6 +66,7 @@ class Tables:
         self._buildings(rng, cities, as_of_year)
         self._brokers(rng, n)
         self._lookups()
+        self._city_ranges()
 
     def _cities(self, cities: tuple[md.City, ...]) -> None:
         self.city_names = [c.name for c in cities]
@@ -209,6 +210,32 @@ class Tables:
             self.sub_lookup.setdefault(name.lower(), []).append(i)
         self.agent_lookup = {s.upper(): i for i, s in enumerate(self.agent_ids)}
         self.office_lookup = {s.upper(): i for i, s in enumerate(self.office_ids)}
+
+    def _city_ranges(self) -> None:
+        """Each city's pools as (start, count) in one flat table, for drawing all cities at once.
+
+        A city's zips, subdivisions and buildings are consecutive codes (``city_zips[c]`` is
+        ``arange(zip_start[c], zip_start[c] + zip_count[c])``); its streets are the slice
+        ``street_start[c]:street_start[c] + street_count[c]`` of ``street_pref``/``street_code``.
+        """
+        self.zip_start, self.zip_count = _ranges(self.city_zips)
+        self.sub_start, self.sub_count = _ranges(self.city_subs)
+        self.bld_start, self.bld_count = _ranges(self.city_buildings)
+        codes = [c for _, c in self.city_streets]
+        self.street_start = np.cumsum([0] + [len(c) for c in codes[:-1]]).astype(np.int64)
+        self.street_count = np.array([len(c) for c in codes], dtype=np.int64)
+        self.street_pref = np.concatenate([p for p, _ in self.city_streets])
+        self.street_code = np.concatenate(codes)
+
+
+def _ranges(pools: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(start, count) of each pool of consecutive codes (an empty pool starts at 0)."""
+    start = np.array([int(p[0]) if len(p) else 0 for p in pools], dtype=np.int64)
+    count = np.array([len(p) for p in pools], dtype=np.int64)
+    for p, s in zip(pools, start.tolist(), strict=True):
+        if not np.array_equal(p, np.arange(s, s + len(p))):
+            raise ValueError("a city's pool is not a run of consecutive codes")
+    return start, count
 
 
 def _ordinal(k: int) -> str:
