@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["by_group", "choice"]
 
@@ -62,7 +63,7 @@ def _search(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def by_group(
-    group: np.ndarray, groups: int, draw: Callable[[int, int], np.ndarray], dtype: type
+    group: np.ndarray, groups: int, draw: Callable[[int, int], np.ndarray], dtype: npt.DTypeLike
 ) -> np.ndarray:
     """Values drawn group by group, ``draw(g, count)`` for g = 0, 1, ... in order, on their rows.
 
@@ -75,6 +76,6 @@ def by_group(
     """
     counts = np.bincount(group, minlength=groups)
     parts = [np.asarray(draw(k, int(c))) for k, c in enumerate(counts.tolist())]
-    out = np.empty(len(group), dtype=dtype)
+    out: np.ndarray = np.empty(len(group), dtype=dtype)
     out[np.argsort(group, kind="stable")] = np.concatenate(parts) if parts else []
     return out

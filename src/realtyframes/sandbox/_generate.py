@@ -5,8 +5,10 @@ ListingStore`): the same seed gives the same listings, drawn in a fixed order. T
 :func:`draw_listings` each draw their part (kinds, places, address, units, size, HOA, features,
 furnishing, price) and must keep their order: reordering them changes every market. Work between
 the draws is written to allocate little (a million-listing market is drawn at start-up): values
-are put in place (``np.copyto(..., where=)``) rather than chained ``np.where``, and per-city or
-per-type draws are made in one pass (:mod:`~realtyframes.sandbox._draws`).
+are put in place (``np.copyto(..., where=)``) rather than chained ``np.where``, per-city or
+per-type draws are made in one pass (:mod:`~realtyframes.sandbox._draws`), and a step deletes its
+large temporaries before ``keep``: what is kept lives until the end of the generation, and
+memory that keeps growing is memory the system must map fresh (slow with transparent huge pages).
 
 Unit and street numbers are kept as numbers: ``unit`` is a code (0 none, ``n`` the unit ``"n"``,
 ``-k`` the penthouse ``"PHk"``, see :func:`unit_text`) and the street number is ``number``.
@@ -173,6 +175,7 @@ def _places(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     subdiv[in_bld] = t.bld_sub[building[in_bld]]
     has_sub = subdiv >= 0
     sd = np.where(has_sub, subdiv, 0)
+    del u_sub, u_bld, u_unit, mb, cb  # (temporaries are not kept: see the module docstring)
     keep(d, locals())
 
 
@@ -202,6 +205,8 @@ def _address(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     lng = np.where(d.has_sub, t.sub_lng[d.sd], t.city_lng[d.city]) + rng.normal(0, 0.006, d.n)
     lat[ib] = t.bld_lat[bb]
     lng[ib] = t.bld_lng[bb]
+    del k
+    d.u_str = None
     keep(d, locals())
 
 
@@ -220,12 +225,14 @@ def _units(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     th_unit &= rng.random(d.n) < 0.4
     np.copyto(unit, rng.integers(1, 41, d.n), where=th_unit, casting="unsafe")
     np.copyto(unit, -ph_no, where=penthouse, casting="unsafe")
+    del water_p, floors, floor_no, apt, ph_no
     keep(d, locals())
 
 
 def _size(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     """Size, rooms, lot and age."""
-    sp = _SP_T[:, d.sub]  # sp[j]: column j of the subtype parameters, per listing
+    sp = [col[d.sub] for col in _SP_T]  # sp[j]: column j of the subtype parameters, per listing
+    value_factor = sp[7]
     area = sp[1] * rng.standard_normal(d.n)
     area += _LOG_AREA[d.sub]
     np.exp(area, out=area)
@@ -260,6 +267,7 @@ def _size(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     year = np.clip(np.floor(d.as_of_year + 1 - age), 1920, d.as_of_year + 1)
     year[d.ib] = t.bld_year[d.bb]
     year[d.is_land] = np.nan
+    del sp, com_baths, land, age
     keep(d, locals())
 
 
@@ -276,6 +284,7 @@ def _hoa(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     np.copyto(hoa, rng.uniform(50, 350, d.n), where=d.sub == _SUB["Mobile Home"])
     hoa[d.lease | ~d.residential] = np.nan
     np.round(hoa, out=hoa)
+    del unit_rate
     keep(d, locals())
 
 
@@ -302,6 +311,7 @@ def _features(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     seasonal = (d.ptype == _PT["Residential Lease"]) & (rng.random(d.n) < seasonal_p)
     condition = _bins(rng.random(d.n), (0.02, 0.04, 0.05), (1, 2, 3, 0))
     condition[d.lease] = 0
+    del pool_p, seasonal_p
     keep(d, locals())
 
 
@@ -323,6 +333,7 @@ def _furnishing(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None
     pets[~(d.residential | (d.ptype == _PT["Residential Income"]))] = -1
 
     agent = choice(rng, t.agent_weights, d.n).astype(np.int32)
+    del fr, furn_p, pr
     keep(d, locals())
 
 

@@ -279,4 +279,4 @@ def product_host() -> McpHost:
     """The ASGI app of ``/mcp`` (one per sandbox app)."""
     from realtyframes.sandbox._mcp_host import McpHost
 
-    return McpHost(_server(), guard=_guard)
+    return McpHost(_server, guard=_guard)

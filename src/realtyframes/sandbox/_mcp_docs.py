@@ -292,4 +292,4 @@ def docs_host() -> McpHost:
     """The ASGI app of ``/docs/mcp`` (one per sandbox app; no auth)."""
     from realtyframes.sandbox._mcp_host import McpHost
 
-    return McpHost(_server())
+    return McpHost(_server)

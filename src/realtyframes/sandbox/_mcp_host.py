@@ -4,8 +4,10 @@
 transport of the SDK (``StreamableHTTPSessionManager``, stateful: ``Mcp-Session-Id``, ``DELETE``
 ends a session), with what the sandbox adds around it:
 
-- the session managers start lazily on the first request, in the serving event loop (the sandbox
-  runs uvicorn with ``lifespan="off"``, and a mounted app's lifespan never runs anyway);
+- the MCP server is made on the first request (importing the SDK takes a good part of a second:
+  a sandbox that is never asked for MCP starts without it), and the session managers start then,
+  in the serving event loop (the sandbox runs uvicorn with ``lifespan="off"``, and a mounted app's
+  lifespan never runs anyway);
 - two managers, one answering ``application/json`` and one ``text/event-stream``: a session gets
   the kind its ``initialize`` request accepts (an Accept of ``application/json`` alone gets JSON);
 - an optional ``guard`` that may answer instead of MCP (the product host's 401).
@@ -75,11 +77,19 @@ class _Managers:
 class McpHost:
     """ASGI app serving one MCP ``Server`` over streamable HTTP (see the module docstring)."""
 
-    def __init__(self, server: Server[Any], guard: Guard | None = None) -> None:
-        self.server = server
+    def __init__(self, make_server: Callable[[], Server[Any]], guard: Guard | None = None) -> None:
+        self._make_server = make_server
+        self._server: Server[Any] | None = None
         self.guard = guard
         self._loop: asyncio.AbstractEventLoop | None = None
         self._managers: _Managers | None = None
+
+    @property
+    def server(self) -> Server[Any]:
+        """The MCP server, made on first use."""
+        if self._server is None:
+            self._server = self._make_server()
+        return self._server
 
     async def _started(self) -> _Managers:
         loop = asyncio.get_running_loop()

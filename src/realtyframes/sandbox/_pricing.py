@@ -18,7 +18,6 @@ import numpy as np
 from realtyframes.sandbox import _market_data as md
 from realtyframes.sandbox._draws import choice
 from realtyframes.sandbox._spec import LEASE_TYPES, PROPERTY_TYPES, STATUSES
-from realtyframes.sandbox._steps import keep
 from realtyframes.sandbox._tables import Tables
 
 __all__ = ["draw_history", "draw_price", "price_unit", "round_price"]
@@ -84,12 +83,17 @@ def draw_price(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     place = 0.85 * t.city_psf[d.city] * np.where(d.has_sub, t.sub_price[d.sd], 1.0)
     place = place * np.where(d.in_bld, t.bld_price[d.b], 1.0)
     noise = rng.lognormal(0.0, 0.18, d.n)
-    value = np.nan_to_num(d.area) * place * d.sp[7] * size_adj * water_adj * new_adj * noise
+    value = np.nan_to_num(d.area) * place * d.value_factor * size_adj * water_adj * new_adj * noise
     land_value = (
-        d.lot * t.city_psf[d.city] * 0.12 * d.sp[7] * np.where(d.waterfront, 2.5, 1.0) * noise
+        d.lot
+        * t.city_psf[d.city]
+        * 0.12
+        * d.value_factor
+        * np.where(d.waterfront, 2.5, 1.0)
+        * noise
     )
     value = np.where(d.ptype == _PT["Land"], land_value, value)
-    dock_value = 90_000 * (t.city_psf[d.city] / 500.0) * d.sp[7] * rng.lognormal(0, 0.5, d.n)
+    dock_value = 90_000 * (t.city_psf[d.city] / 500.0) * d.value_factor * rng.lognormal(0, 0.5, d.n)
     value = np.where(d.boat, dock_value, value)
     business = 250_000 * rng.lognormal(0, 0.8, d.n) * (t.city_psf[d.city] / 450.0) ** 0.5
     value = np.where(d.ptype == _PT["Business Opportunity"], business, value)
@@ -100,8 +104,7 @@ def draw_price(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     )
     rent = np.where(d.ptype == _PT["Commercial Lease"], com_rent, rent)
     price = np.where(d.lease, np.maximum(rent, 900.0), value)
-    price = round_price(price, d.lease, rng)
-    keep(d, locals())
+    d.price = round_price(price, d.lease, rng)  # the rest are temporaries, not kept
 
 
 def draw_history(
