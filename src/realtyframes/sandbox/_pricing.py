@@ -150,15 +150,17 @@ def draw_history(
 
 
 def _times(day0: np.ndarray, days: list[np.ndarray], tod: np.ndarray) -> np.ndarray:
-    """Event times (n, slots): the day ``days[slot]`` after the entry day at ``tod``, or INF_TS."""
-    out = np.empty(tod.shape, dtype=np.int64)
-    for slot, day in enumerate(days):
-        ts = day * DAY
+    """Event times (n, slots): the day ``days[slot]`` after the entry day at ``tod``, or INF_TS.
+
+    Stored slot by slot (a column-major array: each slot's times are contiguous).
+    """
+    out = np.empty(tod.shape[::-1], dtype=np.int64)
+    for slot, (ts, day) in enumerate(zip(out, days, strict=True)):
+        np.multiply(day, DAY, out=ts)
         ts += day0
         ts += tod[:, slot]
         ts[day >= NEVER_DAYS] = INF_TS
-        out[:, slot] = ts
-    return out
+    return out.T
 
 
 def _price_changes(
@@ -185,8 +187,8 @@ def _price_changes(
         cut[(k_plan <= i) | (cut >= d1)] = NEVER_DAYS
         k_real += cut < NEVER_DAYS
 
-    prices = np.empty((n, 4))
-    prices[:, 0] = old = p0
+    prices = np.empty((4, n))  # column-major (n, 4) below: each slot's prices contiguous
+    prices[0] = old = p0
     for i in range(3):
         up = rng.random(n) < 0.08
         factor = np.where(up, 1 + rng.uniform(0.02, 0.08, n), 1 - rng.uniform(0.02, 0.10, n))
@@ -195,8 +197,8 @@ def _price_changes(
         at, unit = old[same], price_unit(old[same], lease[same])
         new[same] = np.where(up[same], at + unit, at - unit)
         old = np.where(i < k_real, new, old)
-        prices[:, i + 1] = old
-    return cut_day, d1, k_real, prices
+        prices[i + 1] = old
+    return cut_day, d1, k_real, prices.T
 
 
 #: Status paths after a first contract: codes of up to four status changes and the day of each,
