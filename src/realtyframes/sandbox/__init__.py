@@ -17,8 +17,9 @@ Module map (each module one concern; imports point down the list):
 - ``_options``: :class:`SandboxOptions`, :class:`Faults`, the ``DEMO`` credentials.
 - Listings: ``_market_data`` (cities, subdivisions, subtype shares: data) -> ``_tables`` (lookup
   tables of one market) -> ``_generate`` (attributes, in ordered steps; ``_steps`` holds their
-  shared mechanism) and ``_pricing`` (list prices, price and status history) -> ``_state`` (the
-  state at the clock, sort orders) -> ``_search`` (the search's filters) -> ``_store``
+  shared mechanism, ``_draws`` fast exact equivalents of numpy draws) and ``_pricing`` (list
+  prices, price and status history) -> ``_state`` (the state at the clock, sort orders) ->
+  ``_search`` (the search's filters) -> ``_store``
   (``ListingStore``: search, detail, change feed, clock, drift insertions); ``_listing_text``
   (the detail-only text fields and their vocabularies).
 - Analytics: ``_analytics_data`` (shares: data) -> ``_analytics_gen`` (sessions, in ordered

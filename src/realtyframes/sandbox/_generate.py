@@ -231,7 +231,7 @@ def _units(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
 
 def _size(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     """Size, rooms, lot and age."""
-    sp = [col[d.sub] for col in _SP_T]  # sp[j]: column j of the subtype parameters, per listing
+    sp = {j: _SP_T[j][d.sub] for j in (1, 2, 3, 5, 6, 7)}  # column j of the subtype's parameters
     value_factor = sp[7]
     area = sp[1] * rng.standard_normal(d.n)
     area += _LOG_AREA[d.sub]

@@ -72,6 +72,20 @@ def _listing_id(num: int) -> str:
     return f"A{num:08d}"
 
 
+def _sorted_times(ts: np.ndarray) -> np.ndarray:
+    """``np.sort(ts)`` as int64, sorted as offsets from the earliest (int32 sorts faster).
+
+    >>> _sorted_times(np.array([1_800_000_300, 1_800_000_000, 1_800_000_100])).tolist()
+    [1800000000, 1800000100, 1800000300]
+    """
+    if len(ts) == 0:
+        return ts.astype(np.int64)
+    start = int(ts.min())
+    if int(ts.max()) - start >= 2**31:
+        return np.sort(ts).astype(np.int64)
+    return np.sort((ts - start).astype(np.int32)).astype(np.int64) + start
+
+
 def _utc_seconds(dt: datetime, name: str) -> int:
     if dt.tzinfo is None or dt.utcoffset() is None:
         raise ValueError(f"{name} must be timezone-aware (UTC), got {dt!r}")
@@ -127,7 +141,7 @@ class ListingStore:
             + rng.integers(12 * 3600, 23 * 3600, m)
         )
         future = np.where(future <= as_of_s, future + DAY, future)
-        entry = np.sort(np.concatenate([past, future])).astype(np.int64)
+        entry = _sorted_times(np.concatenate([past, future]))
         ids = (
             10_000_000
             + int(rng.integers(0, 5_000_000))
