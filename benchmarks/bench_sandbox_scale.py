@@ -13,6 +13,7 @@ Command: ``.venv/bin/python benchmarks/run_all.py sandbox_scale``
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -172,7 +173,9 @@ def run() -> str:
             f"Start-up at {N:,}: {startup_n:.2f} s, goal <= {STARTUP_GOAL:g} s "
             f"{'met' if startup_ok else '**missed**'}. Search p50 at {N:,}: "
             f"{search_n * 1000:.1f} ms, goal < {SEARCH_GOAL * 1000:g} ms "
-            f"{'met' if search_ok else '**missed**'}.",
+            f"{'met' if search_ok else '**missed**'}. Load average at the end: "
+            + ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            + " (the machine may be shared with other work: runs vary).",
         ]
     )
 
