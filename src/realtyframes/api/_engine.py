@@ -1,12 +1,11 @@
 """The request engine of :class:`~realtyframes.api._http.ApiClient`: one GET with pacing, retries,
 deadlines and typed errors (``_send``), many of them on a thread pool fed back through a
-completion queue (``get_many``), bodies checked and decoded inside the retry loop, deprecation
+completion queue (``get_many``), bodies checked inside the retry loop (:mod:`._body`), deprecation
 notices. A mixin: ``ApiClient`` holds the state it reads (declared below).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import random
@@ -24,6 +23,7 @@ import httpx
 from realtyframes.api._auth import (
     mask_text,
 )
+from realtyframes.api._body import BrokenBody, check_body
 from realtyframes.api._constants import (
     HOSTS,
     JSON,
@@ -96,15 +96,6 @@ def _explain_401(error: ApiError, auth_kind: str) -> ApiError:
     )
 
 
-def _looks_like_json(content: bytes) -> bool:
-    """Cheap check of a raw body: a JSON object or array, not cut short at its end."""
-    head = content[:64].lstrip()
-    tail = content[-64:].rstrip()
-    if not head or not tail:
-        return False
-    return (head[:1], tail[-1:]) in ((b"{", b"}"), (b"[", b"]"))
-
-
 def _caller_level() -> int:
     """The ``stacklevel`` (for a warn in the calling function) of the first frame outside the
     package, so a warning points at the user's code."""
@@ -114,10 +105,6 @@ def _caller_level() -> int:
         frame = frame.f_back
         level += 1
     return level
-
-
-class _BrokenBody(Exception):
-    pass
 
 
 class _ShownURL:
@@ -137,14 +124,6 @@ class _ShownURL:
                 text = self._url
             self._text = mask_text(text, self._secrets)
         return self._text
-
-
-def _body_problem(content: bytes, exc: Exception | None) -> str:
-    if not content.strip():
-        return "empty body"
-    start = content[:60].decode("utf-8", errors="replace").strip()
-    where = f" ({exc})" if exc is not None else ""
-    return f"not a whole JSON document{where}; {len(content)} bytes starting {start[:40]!r}"
 
 
 def _short(error: Exception) -> str:
@@ -363,8 +342,8 @@ class _Engine:
                              (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
                 if 200 <= response.status_code < 300:
                     try:
-                        return self._decode(response.content, raw=raw, parse=parse)
-                    except _BrokenBody as exc:
+                        return check_body(response.content, raw=raw, parse=parse)
+                    except BrokenBody as exc:
                         error = BadResponseError(
                             self.mask(f"{response.status_code} answer with a broken body: {exc}"),
                             method="GET",
@@ -439,25 +418,6 @@ class _Engine:
         elif status == 429 and info is not None and info.reset is not None:
             wait_s = min(policy.retry_after_cap, max(policy.retry_after_floor, info.reset))
         return error, _should_retry("GET", status), wait_s
-
-    def _decode(self, content: bytes, *, raw: bool, parse: Callable[[bytes], Any] | None) -> Any:
-        if not raw:
-            try:
-                return json.loads(content)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise _BrokenBody(_body_problem(content, exc)) from None
-        if not _looks_like_json(content):
-            raise _BrokenBody(_body_problem(content, None))
-        try:  # a body cut right after an inner "}" still ends with "}": parse it here, where a
-            json.loads(content)  # broken one is retried and the final error names the request
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _BrokenBody(_body_problem(content, exc)) from None
-        if parse is None:
-            return content
-        try:
-            return parse(content)
-        except ValueError as exc:
-            raise _BrokenBody(f"{type(exc).__name__}: {exc}"[:300]) from None
 
     def _transport_error(self, exc: httpx.HTTPError, shown: str) -> TransportError:
         text = self.mask(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

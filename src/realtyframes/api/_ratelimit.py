@@ -21,6 +21,7 @@ reaches zero, and honours ``Retry-After`` for every thread of the client.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 import time
@@ -158,10 +159,12 @@ class _Policy:
     window: float
 
 
-def _parse_policies(text: str | None) -> list[_Policy]:
-    """``60;w=60`` / ``10;w=1, 50;w=60`` (draft-07) or ``"default";q=100;w=60`` (newer)."""
+@functools.lru_cache(maxsize=64)
+def _parse_policies(text: str | None) -> tuple[_Policy, ...]:
+    """``60;w=60`` / ``10;w=1, 50;w=60`` (draft-07) or ``"default";q=100;w=60`` (newer).
+    Cached: a server sends the same policy on every answer."""
     if not text:
-        return []
+        return ()
     policies = []
     for item in _items(text):
         if "q" in item.params:  # newer form: the item is the policy's name
@@ -173,7 +176,7 @@ def _parse_policies(text: str | None) -> list[_Policy]:
         window = _number(item.params.get("w", ""))
         if quota is not None and quota > 0 and window is not None and window > 0:
             policies.append(_Policy(name, quota, window))
-    return policies
+    return tuple(policies)
 
 
 def _parse_ratelimit_field(text: str | None) -> tuple[dict[str, float], str | None]:
@@ -222,6 +225,30 @@ def _get(headers: Mapping[str, str], name: str) -> str | None:
         return None
 
 
+#: The headers :func:`parse_rate_limit_headers` reads.
+_QUOTA_HEADERS = (
+    "RateLimit",
+    "RateLimit-Policy",
+    *(f"{x}RateLimit-{name}" for x in ("", "X-") for name in ("Limit", "Remaining", "Reset")),
+)
+_QUOTA_NAMES = frozenset(name.lower() for name in _QUOTA_HEADERS)
+
+
+def _quota_fields(headers: Mapping[str, str]) -> dict[str, str | None]:
+    """The quota headers by lower-case name. An ``httpx.Headers`` is read in one pass (each of
+    its lookups scans and decodes every header); repeated fields are joined with ``", "`` as its
+    lookups do. Other mappings: :func:`_get` per name."""
+    multi_items = getattr(headers, "multi_items", None)
+    if multi_items is None:
+        return {name.lower(): _get(headers, name) for name in _QUOTA_HEADERS}
+    found: dict[str, str | None] = {}
+    for key, value in multi_items():  # lower-case names
+        if key in _QUOTA_NAMES:
+            seen = found.get(key)
+            found[key] = value if seen is None else f"{seen}, {value}"
+    return found
+
+
 def parse_rate_limit_headers(
     headers: Mapping[str, str], *, now: float | None = None
 ) -> RateLimitInfo | None:
@@ -242,11 +269,12 @@ def parse_rate_limit_headers(
 
 
 def _parse(headers: Mapping[str, str], now: float | None) -> RateLimitInfo | None:
-    field, name = _parse_ratelimit_field(_get(headers, "RateLimit"))
-    policy_text = _get(headers, "RateLimit-Policy")
-    policies = _parse_policies(policy_text)
+    get = _quota_fields(headers).get
+    field, name = _parse_ratelimit_field(get("ratelimit"))
+    policy_text = get("ratelimit-policy")
+    policies = list(_parse_policies(policy_text))
     # Older drafts: RateLimit-Limit may itself carry policies ("10, 10;w=1").
-    old_limit_text = _get(headers, "RateLimit-Limit")
+    old_limit_text = get("ratelimit-limit")
     old_limit = None
     if old_limit_text:
         for item in _items(old_limit_text):
@@ -268,17 +296,17 @@ def _parse(headers: Mapping[str, str], now: float | None) -> RateLimitInfo | Non
         field.get("limit"),
         policy.quota if policy else None,
         old_limit,
-        _int(_get(headers, "X-RateLimit-Limit")),
+        _int(get("x-ratelimit-limit")),
     )
     remaining = first(
         field.get("remaining"),
-        _int(_get(headers, "RateLimit-Remaining")),
-        _int(_get(headers, "X-RateLimit-Remaining")),
+        _int(get("ratelimit-remaining")),
+        _int(get("x-ratelimit-remaining")),
     )
     reset = first(
         field.get("reset"),
-        _reset_seconds(_number(_get(headers, "RateLimit-Reset")), now),
-        _reset_seconds(_number(_get(headers, "X-RateLimit-Reset")), now),
+        _reset_seconds(_number(get("ratelimit-reset")), now),
+        _reset_seconds(_number(get("x-ratelimit-reset")), now),
     )
     if reset is not None and reset > 1e7:  # nonsense (more than ~4 months)
         reset = None

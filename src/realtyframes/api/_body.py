@@ -1,0 +1,113 @@
+"""Checking a 2xx body inside the retry loop: a broken one (empty, not JSON, cut short) raises
+:class:`BrokenBody`, which ``_send`` retries and finally reports as a ``BadResponseError`` naming
+the request.
+
+Raw bodies (pages, details: the caller parses them, often with pyarrow) are not decoded here when
+that can be avoided: decoding a 50 kB page into Python objects costs ~0.25 ms of the GIL in the
+worker thread, as much as the rest of the request. :func:`whole_document` proves instead, from
+the brackets outside strings, that the body is one whole JSON value -- which a body cut short
+(by a proxy, or the sandbox's ``truncate_rate`` fault, even right after an inner ``}``) never is.
+When the scan cannot decide (a string holding a bracket or an escape) the body is decoded as
+before. What the scan does not look at is the syntax between the brackets: a whole body that is
+malformed inside (not something a cut produces) reaches the caller's parser, which raises
+``BadResponseError`` itself.
+
+>>> whole_document(b'{"total": 2, "listings": [{"ListingId": "A1"}]}')
+True
+>>> whole_document(b'{"total": 2, "listings": [{"ListingId": "A1", "Media": [{"Order": 1}]}')
+False
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["BrokenBody", "body_problem", "check_body", "looks_like_json", "whole_document"]
+
+#: Every byte but the ones that delimit structure: ``translate`` deletes them (at C speed).
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"\\{}[]')
+
+
+class BrokenBody(Exception):
+    """A 2xx body that is not what was asked for (retried like a transient error)."""
+
+
+def looks_like_json(content: bytes) -> bool:
+    """Cheap check of a raw body: a JSON object or array, not cut short at its end.
+
+    >>> looks_like_json(b"<html>maintenance</html>")
+    False
+    """
+    head = content[:64].lstrip()
+    tail = content[-64:].rstrip()
+    if not head or not tail:
+        return False
+    return (head[:1], tail[-1:]) in ((b"{", b"}"), (b"[", b"]"))
+
+
+def whole_document(content: bytes) -> bool | None:
+    """Whether ``content`` is one whole JSON object or array, from its brackets outside strings:
+    True (it closes exactly at its end), False (it does not: cut short, or not one value), None
+    when a string holds a bracket, a quote or a backslash (the scan cannot tell; decode instead).
+
+    Deleting every other byte leaves quotes and brackets; strings then read ``""`` (they hold
+    no bracket), and what is left once they are removed must be one balanced run of brackets.
+
+    >>> whole_document(b'[{"a": 1}, {"b": [2, 3]}]'), whole_document(b'{"a": 1}{"b": 2}')
+    (True, False)
+    >>> whole_document(b'{"remarks": "a {rare} string"}') is None
+    True
+    """
+    reduced = content.translate(None, _NOT_STRUCTURE)
+    if b"\\" in reduced:
+        return None
+    skeleton = reduced.replace(b'""', b"")
+    if b'"' in skeleton:
+        return None
+    if len(skeleton) < 2 or skeleton[:1] + skeleton[-1:] not in (b"{}", b"[]"):
+        return False
+    inner = skeleton[1:-1]  # balanced, so the first bracket closes at the very end
+    while inner:
+        shorter = inner.replace(b"{}", b"").replace(b"[]", b"")
+        if len(shorter) == len(inner):
+            return False
+        inner = shorter
+    return True
+
+
+def body_problem(content: bytes, exc: Exception | None) -> str:
+    """What is wrong with a broken body, for the error message (its first bytes shown)."""
+    if not content.strip():
+        return "empty body"
+    start = content[:60].decode("utf-8", errors="replace").strip()
+    where = f" ({exc})" if exc is not None else ""
+    return f"not a whole JSON document{where}; {len(content)} bytes starting {start[:40]!r}"
+
+
+def _loads(content: bytes) -> Any:
+    try:
+        return json.loads(content)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BrokenBody(body_problem(content, exc)) from None
+
+
+def check_body(content: bytes, *, raw: bool, parse: Callable[[bytes], Any] | None) -> Any:
+    """A 2xx body as the caller asked for it: decoded JSON, the raw bytes (``raw``), or
+    ``parse(content)``; raises :class:`BrokenBody` (a ``ValueError`` from ``parse`` too)."""
+    if not raw:
+        return _loads(content)
+    if not looks_like_json(content):
+        raise BrokenBody(body_problem(content, None))
+    whole = whole_document(content)
+    if whole is None:  # a body cut right after an inner "}" still ends with "}": decode it
+        _loads(content)
+    elif not whole:
+        raise BrokenBody(body_problem(content, ValueError("its brackets do not close at its end")))
+    if parse is None:
+        return content
+    try:
+        return parse(content)
+    except ValueError as exc:
+        raise BrokenBody(f"{type(exc).__name__}: {exc}"[:300]) from None
