@@ -68,6 +68,8 @@ def test_a_whole_page_passes_without_decoding_and_every_cut_is_broken() -> None:
         (b'{"total": 2, "listings": [{"ListingId": "A1", "Media": [{"Order": 1}]}', False),
         (b'{"remarks": "a {rare} string"}', None),  # a bracket inside a string: decode instead
         (b'{"remarks": "say \\"hi\\""}', None),  # an escape: decode instead
+        (b"[" * 40 + b"]" * 40, None),  # deeper than the scan goes: decode instead
+        (b"[" * 30 + b"]" * 30, True),
     ],
 )
 def test_whole_document_examples(body: bytes, expected: bool | None) -> None:

@@ -28,6 +28,8 @@ __all__ = ["BrokenBody", "body_problem", "check_body", "looks_like_json", "whole
 
 #: Every byte but the ones that delimit structure: ``translate`` deletes them (at C speed).
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"\\{}[]')
+#: Nesting levels the scan checks (one pass each) before it leaves a body to the decoder.
+_MAX_DEPTH = 32
 
 
 class BrokenBody(Exception):
@@ -69,12 +71,14 @@ def whole_document(content: bytes) -> bool | None:
     if len(skeleton) < 2 or skeleton[:1] + skeleton[-1:] not in (b"{}", b"[]"):
         return False
     inner = skeleton[1:-1]  # balanced, so the first bracket closes at the very end
-    while inner:
+    for _ in range(_MAX_DEPTH):  # each pass removes one level of nesting
+        if not inner:
+            return True
         shorter = inner.replace(b"{}", b"").replace(b"[]", b"")
         if len(shorter) == len(inner):
             return False
         inner = shorter
-    return True
+    return None if inner else True  # deeper than any page: let the decoder decide
 
 
 def body_problem(content: bytes, exc: Exception | None) -> str:
