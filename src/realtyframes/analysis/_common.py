@@ -15,7 +15,8 @@ Exception tree::
     ValueError
      └── AnalysisInputError            bad input to an analysis function (argument or frame)
           ├── MissingColumnsError      (also a KeyError) a needed column is absent
-          └── ColumnTypeError          a column's values cannot be read as numbers / timestamps
+          ├── ColumnTypeError          a column's values cannot be read as numbers / timestamps
+          └── FrameTypeError           (also a TypeError) a frame argument is not a frame
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ SEGMENTS: tuple[str, ...] = ("sale", "rent", "both")
 
 _TS_UNIT = "datetime64[us, UTC]"
 _DATE_ONLY = re.compile(r"^\s*\d{4}-\d{2}-\d{2}\s*$")
+
+
+class FrameTypeError(AnalysisInputError, TypeError):
+    """A frame argument is not a frame of a supported engine (also a ``TypeError``)."""
 
 
 def check_frame(obj: object, frame: str, func: str) -> pd.DataFrame:

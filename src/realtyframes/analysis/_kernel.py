@@ -1,14 +1,19 @@
-"""The market metrics, written once as narwhals expressions: the same definitions run on pandas,
-Polars, DuckDB and PySpark (docs/metrics.md, docs/scale.md).
+"""Frames of any engine, and the market metrics written once as narwhals expressions: the same
+definitions run on pandas, Polars, DuckDB and PySpark (docs/metrics.md, docs/scale.md).
 
-A metric is a per-row input (a flag to count, or a value where the row belongs to the metric's
-population and null elsewhere) aggregated per market by one sum, median or mean. The engine does
-the row work and the aggregation; what comes back is one small pandas row per market, from which
-:mod:`realtyframes.analysis.market` derives the ratios (months of supply, price-drop share).
+Input: :func:`frame_of` takes a pandas frame (numbers and timestamps read from loose types too,
+only where a column is not typed already) or an engine's frame (:func:`engine_frame`: columns
+checked by name and type, nothing computed) and gives a narwhals frame, lazy where the engine is.
 
-Columns the kernel reads (after :func:`typed`): ``StandardStatus`` and ``PropertyType`` (text),
-``ListPrice``, ``PreviousListPrice``, ``ClosePrice``, ``LivingArea``, ``DaysOnMarket`` (numbers),
-``OriginalEntryTimestamp``, ``MajorChangeTimestamp``, ``CloseDate`` (timestamps).
+The market metrics, in three steps that each compute a sub-expression once:
+
+1. :func:`base_columns`: per row, what does not depend on the window (the segment, the status
+   flags, the prices as floats);
+2. :func:`window_flags`: the population flags of the window (active, new, pending, sold,
+   dropped) and the sale-to-list ratio;
+3. :func:`aggregate`: the flags summed per market over every row (which also finds every market
+   of the segment), and the medians and means per market over the rows of an active listing or
+   a sale only. One small pandas row per market comes back; :mod:`.market` derives the ratios.
 
 >>> import narwhals as nw, pandas as pd
 >>> frame = nw.from_native(pd.DataFrame({"StandardStatus": ["Active", "Closed"]}))
@@ -27,8 +32,8 @@ import narwhals as nw
 import pandas as pd
 
 from realtyframes._spec import RENT_TYPES, SALE_SEGMENT
-from realtyframes.analysis._common import as_key
-from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
+from realtyframes.analysis._common import FrameTypeError, as_key, to_float, to_utc
+from realtyframes.errors import ColumnTypeError, MissingColumnsError
 
 __all__ = [
     "COUNTS",
@@ -36,17 +41,24 @@ __all__ = [
     "MEDIANS",
     "NUMBERS",
     "STAMPS",
+    "after",
     "aggregate",
     "as_text",
+    "base_frame",
+    "collect",
     "engine_frame",
+    "frame_of",
     "is_pandas",
-    "metric_inputs",
+    "markets_of",
     "newest",
     "segment_filter",
     "segment_label",
+    "value_inputs",
+    "window_rows",
+    "within",
 ]
 
-#: Number columns of the listings the metrics read.
+#: Number columns the analysis reads (listings and change records).
 NUMBERS: tuple[str, ...] = (
     "ListPrice",
     "PreviousListPrice",
@@ -54,12 +66,21 @@ NUMBERS: tuple[str, ...] = (
     "LivingArea",
     "DaysOnMarket",
 )
-#: Timestamp columns of the listings the metrics read.
-STAMPS: tuple[str, ...] = ("OriginalEntryTimestamp", "MajorChangeTimestamp", "CloseDate")
+#: Timestamp columns the analysis reads (listings and change records).
+STAMPS: tuple[str, ...] = (
+    "OriginalEntryTimestamp",
+    "ModificationTimestamp",
+    "MajorChangeTimestamp",
+    "CloseDate",
+    "ChangeTimestamp",
+)
 #: Per-row inputs summed (flags), taken the median of, and averaged, per market.
 COUNTS: tuple[str, ...] = ("active", "new", "pending", "sold", "dropped")
 MEDIANS: tuple[str, ...] = ("list_price", "list_ppsf", "sale_price", "sale_ppsf", "dom")
 MEANS: tuple[str, ...] = ("ratio", "above")
+_STAMP_TYPES = nw.Datetime | nw.Date | nw.Unknown
+_WINDOW_STAMPS = ("OriginalEntryTimestamp", "MajorChangeTimestamp", "CloseDate")
+_TICK = pd.Timedelta(microseconds=1)
 
 
 def is_pandas(obj: object) -> bool:
@@ -67,13 +88,16 @@ def is_pandas(obj: object) -> bool:
     return isinstance(obj, pd.DataFrame)
 
 
-def engine_frame(obj: object, needed: Sequence[str], frame: str, func: str) -> Any:
+def engine_frame(
+    obj: object, needed: Sequence[str], frame: str, func: str, optional: Sequence[str] = ()
+) -> Any:
     """``obj`` (a Polars DataFrame or LazyFrame, a DuckDB relation, a PySpark DataFrame ...) as a
-    narwhals frame, lazy where the engine is; its needed columns checked by name and type."""
+    narwhals frame, lazy where the engine is; its needed columns (and the ``optional`` ones it
+    has) checked by name and type, nothing computed."""
     try:
         native: Any = nw.from_native(obj)  # type: ignore[call-overload]
     except TypeError:
-        raise AnalysisInputError(
+        raise FrameTypeError(
             f"{func}(): `{frame}` must be a pandas or Polars DataFrame, a Polars LazyFrame, a "
             f"DuckDB relation or a PySpark DataFrame, got {type(obj).__name__}"
         ) from None
@@ -82,27 +106,66 @@ def engine_frame(obj: object, needed: Sequence[str], frame: str, func: str) -> A
     missing = [c for c in dict.fromkeys(needed) if c not in schema]
     if missing:
         raise MissingColumnsError(missing, frame=frame, func=func, available=list(schema))
+    checked = [*needed, *(c for c in optional if c in schema)]
     for column in NUMBERS:
-        if column in needed and not schema[column].is_numeric():
+        if column in checked and not schema[column].is_numeric():
             raise ColumnTypeError(
                 f"{func}(): column {column!r} must be numeric on this engine, got {schema[column]}"
             )
     # a type narwhals does not name (Unknown: DuckDB's TIMESTAMPTZ_NS) is left to the engine
-    stamp_types = nw.Datetime | nw.Date | nw.Unknown
     for column in STAMPS:
-        dtype = schema[column] if column in needed else None
-        if dtype is not None and not isinstance(dtype, stamp_types):
+        dtype = schema[column] if column in checked else None
+        if dtype is not None and not isinstance(dtype, _STAMP_TYPES):
             raise ColumnTypeError(
                 f"{func}(): column {column!r} must be a timestamp on this engine, got {dtype}"
             )
     return lazy
 
 
+def _typed(s: pd.Series, column: str, func: str) -> pd.Series:
+    """A pandas column as the expressions read it: numbers float64, timestamps as datetime64 of
+    any unit, aware or naive (kept as they are; text, dates and pyarrow types are read)."""
+    if column in NUMBERS:
+        return s if s.dtype == "float64" else to_float(s, column, func)
+    if column in STAMPS:
+        datetime64 = pd.api.types.is_datetime64_any_dtype(s.dtype)
+        return (
+            s if datetime64 and not isinstance(s.dtype, pd.ArrowDtype) else to_utc(s, column, func)
+        )
+    return s
+
+
+def frame_of(
+    obj: Any, needed: Sequence[str], frame: str, func: str, optional: Sequence[str] = ()
+) -> Any:
+    """The ``needed`` columns (and the ``optional`` ones present) of ``obj`` as a narwhals frame.
+
+    pandas: only these columns, numbers and timestamps read where they are not typed already
+    (CSV text, pyarrow types), no copy of a typed column. Other engines: :func:`engine_frame`,
+    with StandardStatus and PropertyType cast to text (:func:`as_text`) when present."""
+    if not is_pandas(obj):
+        lazy = engine_frame(obj, needed, frame, func, optional)
+        return lazy.with_columns(*as_text(lazy.collect_schema()))
+    missing = [c for c in dict.fromkeys(needed) if c not in obj.columns]
+    if missing:
+        raise MissingColumnsError(missing, frame=frame, func=func, available=obj.columns)
+    names = [*dict.fromkeys(needed), *(c for c in optional if c in obj.columns)]
+    columns = {c: _typed(obj[c], c, func) for c in dict.fromkeys(names)}
+    return nw.from_native(pd.DataFrame(columns, copy=False).reset_index(drop=True))
+
+
+def collect(frame: Any) -> pd.DataFrame:
+    """A narwhals frame (lazy or not) as pandas."""
+    if isinstance(frame, nw.LazyFrame):
+        frame = frame.collect()
+    return frame.to_pandas()
+
+
 def newest(frame: Any, columns: Sequence[str]) -> pd.Timestamp | None:
     """The newest value of the timestamp ``columns`` (UTC), or None when all are null."""
     if not columns:
         return None
-    row = frame.select(*(nw.col(c).max() for c in columns)).collect().to_pandas().iloc[0]
+    row = collect(frame.select(*(nw.col(c).max() for c in columns))).iloc[0]
     stamps = [pd.Timestamp(v) for v in row.tolist() if v is not None and not pd.isna(v)]
     if not stamps:
         return None
@@ -110,10 +173,17 @@ def newest(frame: Any, columns: Sequence[str]) -> pd.Timestamp | None:
     return max(utc).as_unit("us")
 
 
-def as_text() -> list[nw.Expr]:
-    """StandardStatus and PropertyType as text, once, for engines whose dictionary or enum types
-    do not compare with text (pandas categoricals do, and are left as they are)."""
-    return [nw.col(c).cast(nw.String) for c in ("StandardStatus", "PropertyType")]
+def stamp_columns(frame: Any, names: Sequence[str]) -> list[str]:
+    """Those of ``names`` that ``frame`` has as timestamps."""
+    schema = frame.collect_schema()
+    return [c for c in names if isinstance(schema.get(c), _STAMP_TYPES)]
+
+
+def as_text(schema: Any = None) -> list[nw.Expr]:
+    """StandardStatus and PropertyType as text (those of ``schema`` when given), for engines
+    whose dictionary or enum types do not compare with text."""
+    names = ("StandardStatus", "PropertyType")
+    return [nw.col(c).cast(nw.String) for c in names if schema is None or c in schema]
 
 
 def segment_filter(segment: str) -> nw.Expr:
@@ -132,45 +202,85 @@ def segment_label() -> nw.Expr:
     )
 
 
-def _bound(ts: pd.Timestamp, dtype: Any) -> datetime:
+def bound(ts: pd.Timestamp, dtype: Any) -> datetime:
     """A UTC bound in the form a timestamp column of ``dtype`` compares with."""
     if isinstance(dtype, nw.Datetime) and dtype.time_zone is None:
         return ts.tz_convert(None).to_pydatetime()
     return ts.to_pydatetime()
 
 
-def metric_inputs(
+def after(column: str, ts: pd.Timestamp, dtype: Any) -> nw.Expr:
+    """``column > ts`` with the column read to the microsecond, as every bound is (a nanosecond
+    time counts as its microsecond, as :func:`~._common.to_utc` cuts it); null stays null."""
+    return nw.col(column) >= bound(ts + _TICK, dtype)
+
+
+def within(
+    column: str, start: pd.Timestamp | None, stop: pd.Timestamp | None, schema: Any
+) -> nw.Expr:
+    """``start < column <= stop`` to the microsecond (:func:`after`), False where null or
+    without a window."""
+    if start is None or stop is None:
+        return nw.lit(False)
+    dtype = schema[column]
+    return (after(column, start, dtype) & ~after(column, stop, dtype)).fill_null(False)
+
+
+def base_frame(frame: Any, keys: Sequence[str], segment: str) -> Any:
+    """Step 1, per row and whatever the window: the ``keys`` (with 'both' the ``segment`` label
+    first), ``_in`` (the row is in ``segment``), the status flags, the timestamps and numbers."""
+    status = nw.col("StandardStatus")
+    label = [segment_label().alias("segment")] if segment == "both" else []
+    return frame.select(
+        *label,
+        *keys,
+        segment_filter(segment).alias("_in"),
+        (status == "Active").fill_null(False).alias("_is_active"),
+        (status == "Pending").fill_null(False).alias("_is_pending"),
+        (status == "Closed").fill_null(False).alias("_is_closed"),
+        *(c for c in _WINDOW_STAMPS),
+        *NUMBERS,
+    )
+
+
+def window_rows(
+    frame: Any,
+    names: Sequence[str],
     schema: Any,
     start: pd.Timestamp | None,
     stop: pd.Timestamp | None,
-    ratio_range: tuple[float, float],
-) -> list[nw.Expr]:
-    """Each metric's per-row input over the window (start, stop]: a 0/1 flag for the counts, the
-    value or null for medians and means. ``schema``: the frame's, for the timestamps' form."""
+) -> Any:
+    """Step 2, over the window (start, stop]: the rows of :func:`base_frame` in a population
+    (the others add nothing to any metric) with the ``names`` columns, the population flags and
+    the numbers. ``schema``: the input's, for the timestamps' form."""
 
-    def within(column: str) -> nw.Expr:
-        if start is None or stop is None:
-            return nw.lit(False)
-        col = nw.col(column)
-        dtype = schema[column]
-        return (col > _bound(start, dtype)) & (col <= _bound(stop, dtype))
+    def inside(column: str) -> nw.Expr:
+        return within(column, start, stop, schema)
 
-    status = nw.col("StandardStatus")
+    segment = nw.col("_in")
+    flags = {
+        "active": segment & nw.col("_is_active"),
+        "new": segment & inside("OriginalEntryTimestamp"),
+        "pending": segment & nw.col("_is_pending") & inside("MajorChangeTimestamp"),
+        "sold": segment & nw.col("_is_closed") & inside("CloseDate"),
+    }
+    rows = frame.select(*names, *(flag.alias(name) for name, flag in flags.items()), *NUMBERS)
+    return rows.filter(nw.col("active") | nw.col("new") | nw.col("pending") | nw.col("sold"))
+
+
+def value_inputs(ratio_range: tuple[float, float]) -> list[nw.Expr]:
+    """Step 3's inputs, from :func:`window_rows`: the flags as 0/1 (``dropped``: an active
+    listing whose last price change was a cut), and each median's and mean's value where the
+    row is in its population, else null (sale-to-list ratios outside ``ratio_range`` too)."""
+    active, sold = nw.col("active"), nw.col("sold")
     price, close = nw.col("ListPrice").cast(nw.Float64), nw.col("ClosePrice").cast(nw.Float64)
     area = nw.col("LivingArea").cast(nw.Float64)
-    active = (status == "Active").fill_null(False)
-    sold = ((status == "Closed") & within("CloseDate")).fill_null(False)
-    pending = ((status == "Pending") & within("MajorChangeTimestamp")).fill_null(False)
-    new = within("OriginalEntryTimestamp").fill_null(False)
     ratio = nw.when(price != 0).then(close / price)
     low, high = ratio_range
     ratio_ok = (sold & (ratio >= low) & (ratio <= high)).fill_null(False)
     dropped = (active & (nw.col("PreviousListPrice").cast(nw.Float64) > price)).fill_null(False)
     return [
-        active.cast(nw.Int64).alias("active"),
-        new.cast(nw.Int64).alias("new"),
-        pending.cast(nw.Int64).alias("pending"),
-        sold.cast(nw.Int64).alias("sold"),
+        *(nw.col(c).cast(nw.Int64) for c in ("active", "new", "pending", "sold")),
         dropped.cast(nw.Int64).alias("dropped"),
         nw.when(active).then(price).alias("list_price"),
         nw.when(active & (area > 0)).then(price / area).alias("list_ppsf"),
@@ -182,23 +292,39 @@ def metric_inputs(
     ]
 
 
-def aggregate(inputs: Any, keys: Sequence[str]) -> pd.DataFrame:
-    """Per market (``keys``): the sums of the flags, the medians and the means of
-    :func:`metric_inputs`, as a pandas frame indexed by the keys (sorted, missing keys last)."""
+def markets_of(frame: Any, names: Sequence[str]) -> pd.DataFrame:
+    """The markets (distinct ``names`` values, plain and sorted, missing last) that have a row of
+    the segment (``_in``); with no names, one row when any row is in the segment, else none."""
+    if not names:
+        seen = collect(frame.select(nw.col("_in").cast(nw.Int64).sum())).iloc[0, 0]
+        return pd.DataFrame(index=range(min(1, int(seen or 0))))
+    out = collect(frame.select(*names, "_in").filter(nw.col("_in")).select(*names).unique())
+    for key in names:  # categoricals and pyarrow strings as plain values, sorted as such
+        out[key] = as_key(out[key])
+    out = out.sort_values(list(names), na_position="last", kind="stable")
+    return out.reset_index(drop=True)
+
+
+def aggregate(rows: Any, markets: pd.DataFrame, ratio_range: tuple[float, float]) -> pd.DataFrame:
+    """Step 3, per market (the columns of ``markets``, from :func:`markets_of`; none: the whole
+    frame) over :func:`window_rows`: the flags of :func:`value_inputs` summed, its medians and
+    means. A pandas frame indexed by the markets' keys, in their order."""
+    names = list(markets.columns)
+    rows = rows.select(*names, *value_inputs(ratio_range))
     aggs = [
         *(nw.col(c).sum() for c in COUNTS),
         *(nw.col(c).median() for c in MEDIANS),
         *(nw.col(c).mean() for c in MEANS),
     ]
-    out = inputs.group_by(*keys, drop_null_keys=False).agg(*aggs)
-    if isinstance(out, nw.LazyFrame):
-        out = out.collect()
-    table = out.to_pandas()
-    for key in keys:  # categoricals and pyarrow strings as plain values, sorted as such
-        table[key] = as_key(table[key])
+    if names:
+        measured = collect(rows.group_by(*names, drop_null_keys=False).agg(*aggs))
+        for key in names:
+            measured[key] = as_key(measured[key])
+        table = markets.merge(measured, on=names, how="left", sort=False)
+    else:
+        table = collect(rows.select(*aggs)).iloc[: len(markets)].reset_index(drop=True)
     for column in COUNTS:
         table[column] = table[column].fillna(0).astype("int64")
     for column in (*MEDIANS, *MEANS):
         table[column] = table[column].astype("float64")
-    table = table.sort_values(list(keys), na_position="last", kind="stable")
-    return table.set_index(list(keys) if len(keys) > 1 else keys[0])
+    return table.set_index(names if len(names) > 1 else names[0]) if names else table

@@ -16,27 +16,22 @@ import pandas as pd
 from realtyframes.analysis._common import (
     AnalysisInputError,
     as_key,
-    check_columns,
-    check_frame,
     check_number,
     check_segment,
     normalize_by,
     safe_div,
-    to_float,
     to_timestamp,
-    to_utc,
 )
 from realtyframes.analysis._kernel import (
-    NUMBERS,
-    STAMPS,
     aggregate,
-    as_text,
-    engine_frame,
-    is_pandas,
-    metric_inputs,
+    base_frame,
+    collect,
+    frame_of,
+    markets_of,
     newest,
-    segment_filter,
-    segment_label,
+    stamp_columns,
+    value_inputs,
+    window_rows,
 )
 
 #: The metrics of :func:`market_summary`, in column order.
@@ -223,54 +218,23 @@ def compare_markets(
     return result
 
 
-def _window(
-    listings: pd.DataFrame, as_of: Any, days: float, func: str
-) -> tuple[dict[str, pd.Series], pd.Timestamp | None, pd.Timestamp | None]:
-    """The listings' timestamps as UTC, and the window (start, end]; as_of defaults to the newest."""
-    stamps = {c: to_utc(listings[c], c, func) for c in _TIMESTAMPS if c in listings.columns}
+def _frame(
+    listings: Any, keys: list[str], as_of: Any, days: float, segment: str, func: str
+) -> tuple[Any, Any, pd.Timestamp | None, pd.Timestamp | None]:
+    """The listings as a narwhals frame with the window-independent per-row columns
+    (:func:`base_frame`), the input's schema (for the timestamps' form), and the window
+    (start, end]; ``as_of`` defaults to the newest timestamp (one small query on an engine).
+
+    pandas: only the needed columns, numbers and timestamps read from loose types too (CSV text,
+    pyarrow dtypes). Other engines: the columns must already be typed; nothing is collected but
+    the newest timestamp when ``as_of`` is not given."""
+    frame = frame_of(listings, [*keys, *NEEDED_COLUMNS], "listings", func, _TIMESTAMPS)
     end = to_timestamp(as_of, "as_of", func, end_of_day=True)
     if end is None:
-        newest_ = [s.max() for s in stamps.values() if s.notna().any()]
-        end = pd.Timestamp(max(newest_)).as_unit("us") if newest_ else None
+        end = newest(frame, stamp_columns(frame, _TIMESTAMPS))
     start = None if end is None else end - pd.Timedelta(days=days)
-    return stamps, start, end
-
-
-def _frame(
-    listings: Any, keys: list[str], as_of: Any, days: float, func: str
-) -> tuple[Any, pd.Timestamp | None, pd.Timestamp | None]:
-    """The listings as a narwhals frame with typed metric columns, and the window (start, end].
-
-    pandas: numbers and timestamps read from loose types too (CSV text, pyarrow dtypes), keys as
-    plain values. Other engines: the columns must already be typed; nothing is collected but the
-    newest timestamp when ``as_of`` is not given."""
-    if not is_pandas(listings):
-        frame = engine_frame(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
-        frame = frame.with_columns(*as_text())
-        end = to_timestamp(as_of, "as_of", func, end_of_day=True)
-        if end is None:
-            schema = frame.collect_schema()
-            stamp_types = nw.Datetime | nw.Date | nw.Unknown
-            present = [c for c in _TIMESTAMPS if isinstance(schema.get(c), stamp_types)]
-            end = newest(frame, present)
-        return frame, None if end is None else end - pd.Timedelta(days=days), end
-    check_columns(listings, [*keys, *NEEDED_COLUMNS], "listings", func)
-    stamps, start, end = _window(listings, as_of, days, func)
-    columns: dict[str, Any] = {k: listings[k] for k in keys}  # plain values after aggregating
-    for name in ("StandardStatus", "PropertyType"):
-        columns.setdefault(name, listings[name])
-    columns.update({c: to_float(listings[c], c, func) for c in NUMBERS})
-    columns.update({c: stamps[c] for c in STAMPS})
-    typed = pd.DataFrame(columns, index=listings.index).reset_index(drop=True)
-    return nw.from_native(typed), start, end
-
-
-def _segmented(frame: Any, keys: list[str], segment: str) -> tuple[Any, list[str]]:
-    """The rows of ``segment`` and the grouping names (``segment`` first with 'both')."""
-    frame = frame.filter(segment_filter(segment))
-    if segment != "both":
-        return frame, keys
-    return frame.with_columns(segment_label().alias("segment")), ["segment", *keys]
+    schema = frame.collect_schema()
+    return base_frame(frame, keys, segment), schema, start, end
 
 
 def _summaries(
@@ -284,8 +248,6 @@ def _summaries(
     with_total: bool,
     func: str,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    if is_pandas(listings):
-        check_frame(listings, "listings", func)
     keys = normalize_by(by, func)
     segment = check_segment(segment, func)
     days = check_number(window_days, "window_days", func, low=0.0, low_inclusive=False)
@@ -298,20 +260,19 @@ def _summaries(
             f"{func}(): with segment='both' the result has a `segment` index level; "
             "rename the `segment` column before grouping by it"
         )
-    frame, start, end = _frame(listings, keys, as_of, days, func)
-    frame, names = _segmented(frame, keys, segment)
-    schema = frame.collect_schema()
+    frame, schema, start, end = _frame(listings, keys, as_of, days, segment, func)
+    names = ["segment", *keys] if segment == "both" else keys
     window = pd.Timedelta(days=days)
 
+    markets = markets_of(frame, names)
+    whole = markets_of(frame, names[:1] if segment == "both" else []) if with_total else None
+
     def run(start: pd.Timestamp | None, stop: pd.Timestamp | None) -> tuple[pd.DataFrame, Any]:
-        inputs = frame.select(*names, *metric_inputs(schema, start, stop, SALE_TO_LIST_RANGE))
-        per = _metrics(aggregate(inputs, names), days)
-        if not with_total:
+        rows = window_rows(frame, names, schema, start, stop)
+        per = _metrics(aggregate(rows, markets, SALE_TO_LIST_RANGE), days)
+        if whole is None:
             return per, None
-        if segment == "both":
-            return per, _metrics(aggregate(inputs.drop(*keys), ["segment"]), days)
-        whole = inputs.drop(*keys).with_columns(nw.lit("all").alias("_all"))
-        return per, _metrics(aggregate(whole, ["_all"]), days)
+        return per, _metrics(aggregate(rows, whole, SALE_TO_LIST_RANGE), days)
 
     per, tot = run(start, end)
     if compare_previous:
@@ -391,7 +352,7 @@ def _count_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def ppsf_values(
-    listings: pd.DataFrame,
+    listings: Any,
     by: str | Sequence[str] = "City",
     price: str = "list",
     *,
@@ -410,20 +371,16 @@ def ppsf_values(
     func = "ppsf_values"
     if price not in ("list", "sale"):
         raise AnalysisInputError(f"{func}(): `price` must be 'list' or 'sale', got {price!r}")
-    if is_pandas(listings):
-        check_frame(listings, "listings", func)
     keys = normalize_by(by, func)
     segment = check_segment(segment, func)
     days = check_number(window_days, "window_days", func, low=0.0, low_inclusive=False)
-    frame, start, end = _frame(listings, keys, as_of, days, func)
-    frame, names = _segmented(frame, keys, segment)
-    inputs = metric_inputs(frame.collect_schema(), start, end, SALE_TO_LIST_RANGE)
+    frame, schema, start, end = _frame(listings, keys, as_of, days, segment, func)
+    names = ["segment", *keys] if segment == "both" else keys
+    rows = window_rows(frame, names, schema, start, end)
     column = "list_ppsf" if price == "list" else "sale_ppsf"
-    values = frame.select(*names, *inputs).select(*names, nw.col(column).alias("ppsf"))
-    values = values.filter(~nw.col("ppsf").is_null())
-    if isinstance(values, nw.LazyFrame):
-        values = values.collect()
-    out = values.to_pandas()
+    population = nw.col("active") if price == "list" else nw.col("sold")
+    values = rows.filter(population).select(*names, *value_inputs(SALE_TO_LIST_RANGE))
+    out = collect(values.select(*names, nw.col(column).alias("ppsf")))
     for key in keys:
         out[key] = as_key(out[key])
     return out[out["ppsf"].notna().to_numpy()].reset_index(drop=True)
