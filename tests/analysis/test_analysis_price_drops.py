@@ -205,7 +205,7 @@ def test_errors_name_the_problem(listings: pd.DataFrame) -> None:
         price_drops(pd.concat([listings, listings.iloc[:1]]))
     with pytest.raises(AnalysisInputError, match="`since`"):
         price_drops(listings, since="not a date")
-    with pytest.raises(TypeError, match="`listings` must be a pandas DataFrame"):
+    with pytest.raises(TypeError, match="`listings` must be a pandas or Polars DataFrame"):
         price_drops([1, 2])  # type: ignore[arg-type]
 
 

@@ -1,6 +1,6 @@
-"""The market metrics on other engines: the same numbers from a pandas frame, a Polars DataFrame
-and LazyFrame, a DuckDB relation and a PySpark DataFrame (local mode), all read from one Parquet
-file of the sandbox's listings. pandas is the reference.
+"""The analysis on other engines: the same numbers from a pandas frame, a Polars DataFrame and
+LazyFrame, a DuckDB relation and a PySpark DataFrame (local mode), all read from the same Parquet
+files: the sandbox's listings, and a synced market with its history. pandas is the reference.
 
 PySpark needs a Java runtime: ``.ci/run`` installs Java 17 from the OS packages (marker ``spark``);
 without one these tests fail under CI and are skipped, saying why, elsewhere (as the browser tests).
@@ -41,6 +41,18 @@ def reference(listings_file: Path) -> pd.DataFrame:
     return pd.read_parquet(listings_file)
 
 
+@pytest.fixture(scope="module")
+def synced_files(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A synced Residential market and its history (backfilled by the sync), as Parquet."""
+    folder = tmp_path_factory.mktemp("synced")
+    with rf.Client(sandbox_url, cache_dir=folder / "cache", progress=False) as client:
+        scope = {"PropertyType": "Residential"}
+        market, history = client.sync_listings(**scope), client.listing_history(**scope)
+    market.to_parquet(folder / "market.parquet")
+    history.to_parquet(folder / "history.parquet")
+    return folder / "market.parquet", folder / "history.parquet"
+
+
 def _duckdb(path: Path) -> Any:
     return duckdb.connect().read_parquet(str(path))
 
@@ -48,7 +60,7 @@ def _duckdb(path: Path) -> Any:
 def _duckdb_ns(path: Path) -> Any:
     """The same listings with nanosecond timestamps (DuckDB TIMESTAMPTZ_NS, a type narwhals
     reports as Unknown)."""
-    ns = path.with_name("listings-ns.parquet")
+    ns = path.with_name(f"{path.stem}-ns.parquet")
     if not ns.exists():
         frame = pd.read_parquet(path)
         stamps = frame.select_dtypes(include=["datetimetz"]).columns
@@ -74,6 +86,19 @@ CALLS: dict[str, Callable[[Any], pd.DataFrame]] = {
     "ppsf_values": lambda f: ppsf_values(f, by="City", price="sale", as_of=AS_OF).sort_values(
         ["City", "ppsf"], ignore_index=True
     ),
+    "price_drops": lambda f: rf.price_drops(f),
+    "price_drops-since": lambda f: rf.price_drops(f, since="2026-05-01", min_drop_pct=0.03),
+    "price_drop_summary": lambda f: rf.price_drop_summary(f, by="PostalCode", segment="both"),
+}
+#: Calls on a market and its history (either may be on any engine).
+HISTORY_CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
+    "price_drops-changes": lambda m, h: rf.price_drops(m, h),
+    "price_drops-changes-since": lambda m, h: rf.price_drops(
+        m, h, since="2026-03-01", min_drop_pct=0.02
+    ),
+    "price_drop_summary-listings": lambda m, h: rf.price_drop_summary(
+        rf.price_drops(m, h), listings=m, segment="both"
+    ),
 }
 
 
@@ -93,6 +118,16 @@ def test_every_engine_gives_the_pandas_numbers(listings_file, reference, engine,
     _same(got, want)
 
 
+@pytest.mark.parametrize("call", HISTORY_CALLS)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_engine_gives_the_pandas_numbers_with_a_history(synced_files, engine, call):
+    market, history = synced_files
+    want = HISTORY_CALLS[call](pd.read_parquet(market), pd.read_parquet(history))
+    got = HISTORY_CALLS[call](ENGINES[engine](market), ENGINES[engine](history))
+    assert len(want) > 0
+    _same(got, want)
+
+
 def test_an_engine_frame_is_checked_before_it_is_computed(listings_file):
     lazy = pl.scan_parquet(listings_file)
     with pytest.raises(MissingColumnsError, match="ClosePrice"):
@@ -103,6 +138,14 @@ def test_an_engine_frame_is_checked_before_it_is_computed(listings_file):
         rf.market_summary(lazy.with_columns(pl.col("CloseDate").cast(pl.String)))
     with pytest.raises(AnalysisInputError, match="pandas or Polars DataFrame"):
         rf.market_summary([1, 2, 3])  # type: ignore[arg-type]
+    with pytest.raises(MissingColumnsError, match="`listings` lacks required column 'ListPrice'"):
+        rf.price_drops(lazy.drop("ListPrice"))
+    with pytest.raises(MissingColumnsError, match="`changes` lacks required columns 'ChangeType'"):
+        rf.price_drops(lazy, lazy.select("ListingId"))
+    with pytest.raises(ColumnTypeError, match="'MajorChangeTimestamp' must be a timestamp"):
+        rf.price_drops(lazy.with_columns(pl.col("MajorChangeTimestamp").cast(pl.String)))
+    with pytest.raises(TypeError, match="`changes` must be a pandas or Polars DataFrame"):
+        rf.price_drops(lazy, {"ListingId": []})
 
 
 # -- PySpark, local mode ------------------------------------------------------------------------------
@@ -137,4 +180,13 @@ def spark() -> Iterator[Any]:
 def test_pyspark_gives_the_pandas_numbers(spark, listings_file, reference, call):
     want = CALLS[call](reference)
     got = CALLS[call](spark.read.parquet(str(listings_file)))
+    _same(got, want)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("call", HISTORY_CALLS)
+def test_pyspark_gives_the_pandas_numbers_with_a_history(spark, synced_files, call):
+    market, history = synced_files
+    want = HISTORY_CALLS[call](pd.read_parquet(market), pd.read_parquet(history))
+    got = HISTORY_CALLS[call](spark.read.parquet(str(market)), spark.read.parquet(str(history)))
     _same(got, want)

@@ -155,10 +155,10 @@ def frame_of(
 
 
 def collect(frame: Any) -> pd.DataFrame:
-    """A narwhals frame (lazy or not) as pandas."""
+    """A narwhals frame (lazy or not) as pandas, with a fresh index."""
     if isinstance(frame, nw.LazyFrame):
         frame = frame.collect()
-    return frame.to_pandas()
+    return frame.to_pandas().reset_index(drop=True)
 
 
 def newest(frame: Any, columns: Sequence[str]) -> pd.Timestamp | None:

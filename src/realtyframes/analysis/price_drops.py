@@ -1,6 +1,8 @@
 """Price-drop reports: which listings cut their price, by how much, where, how long on market.
 
-Definitions (and their windows) are in docs/metrics.md.
+Definitions (and their windows) are in docs/metrics.md. ``listings`` and ``changes`` may be pandas,
+Polars, DuckDB or PySpark frames: the engine reduces them (:mod:`._drops_kernel`), the result is
+the same pandas frame.
 """
 
 from __future__ import annotations
@@ -9,38 +11,54 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import narwhals as nw
 import numpy as np
 import pandas as pd
 
 from realtyframes.analysis._common import (
-    AnalysisInputError,
     as_key,
     check_columns,
-    check_frame,
     check_number,
     check_segment,
-    isin,
-    naive_bound,
-    naive_utc,
     normalize_by,
     safe_div,
     segment_labels,
     segment_mask,
     to_float,
     to_timestamp,
-    to_utc,
 )
+from realtyframes.analysis._drops_kernel import (
+    CHANGE_COLUMNS,
+    DESCRIPTIVE_COLUMNS,
+    align,
+    check_ids,
+    cuts_from_changes,
+    cuts_from_rows,
+    drop_order,
+    finish,
+    is_empty,
+    listing_rows,
+    price_changes,
+    snapshot_pct,
+    snapshot_rows,
+)
+from realtyframes.analysis._kernel import (
+    collect,
+    engine_frame,
+    frame_of,
+    is_pandas,
+    segment_filter,
+)
+from realtyframes.analysis._kernel import segment_label as segment_label_expr
 from realtyframes.errors import DataQualityWarning
 
-#: Columns copied from the listings frame into each price-drop row (null when the frame lacks one).
-DESCRIPTIVE_COLUMNS: tuple[str, ...] = (
-    "UnparsedAddress",
-    "City",
-    "PostalCode",
-    "PropertyType",
-    "PropertySubType",
-    "StandardStatus",
-)
+__all__ = [
+    "DESCRIPTIVE_COLUMNS",
+    "PRICE_DROP_COLUMNS",
+    "PRICE_DROP_SUMMARY_COLUMNS",
+    "price_drop_summary",
+    "price_drops",
+]
 
 #: Columns of :func:`price_drops`' result, in order.
 PRICE_DROP_COLUMNS: tuple[str, ...] = (
@@ -67,13 +85,13 @@ PRICE_DROP_SUMMARY_COLUMNS: tuple[str, ...] = (
     "median_drop_pct",
     "median_drop_amount",
 )
-
-_CHANGE_COLUMNS = ("ListingId", "ChangeType", "ChangeTimestamp", "PreviousListPrice", "ListPrice")
+_CARRIED = (*DESCRIPTIVE_COLUMNS, "DaysOnMarket")
+_SNAPSHOT = ("ListingId", "ListPrice", "PreviousListPrice")
 
 
 def price_drops(
-    listings: pd.DataFrame,
-    changes: pd.DataFrame | None = None,
+    listings: Any,
+    changes: Any = None,
     since: Any = None,
     min_drop_pct: float = 0.0,
 ) -> pd.DataFrame:
@@ -91,22 +109,31 @@ def price_drops(
     ``since`` keeps cuts after it (naive = UTC); ``min_drop_pct`` (a fraction, 0.05 = 5%) keeps
     cuts at or above it. Both filter individual cuts before they are counted.
 
+    ``listings`` and ``changes`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
+    DuckDB relation or a PySpark DataFrame (typed columns): the engine keeps the rows and columns
+    the result needs, the result is the same pandas frame (docs/scale.md).
+
     Columns: ``ListingId``, ``UnparsedAddress``, ``City``, ``PostalCode``, ``PropertyType``,
-    ``PropertySubType``, ``StandardStatus`` (copied from ``listings``), ``previous_price``,
+    ``PropertySubType``, ``StandardStatus`` (copied from ``listings``, as text), ``previous_price``,
     ``current_price``, ``drop_amount`` (previous - current), ``drop_pct`` (drop_amount / previous),
     ``drop_count``, ``first_price``, ``total_drop_amount`` (first - latest price),
     ``total_drop_pct`` (total_drop_amount / first_price), ``last_drop_at`` (UTC), ``DaysOnMarket``.
 
     >>> drops = rf.price_drops(listings, changes, since="2024-05-01", min_drop_pct=0.05)  # doctest: +SKIP
     >>> drops[["UnparsedAddress", "drop_pct", "drop_count"]].head()  # doctest: +SKIP
+    >>> rf.price_drops(duckdb.read_parquet("listings.parquet"))  # doctest: +SKIP
     """
     func = "price_drops"
-    check_frame(listings, "listings", func)
     min_pct = check_number(
         min_drop_pct, "min_drop_pct", func, low=0.0, high=1.0, hint=" (a fraction: 0.05 = 5%)"
     )
     since_ts = to_timestamp(since, "since", func)
-    if changes is not None and check_frame(changes, "changes", func).empty:
+    snapshot = [*_SNAPSHOT, *(["MajorChangeTimestamp"] if since_ts is not None else [])]
+    optional = (*_CARRIED, "MajorChangeTimestamp", "ListPrice", "PreviousListPrice")
+    feed = None if changes is None else frame_of(changes, CHANGE_COLUMNS, "changes", func)
+    needed = snapshot if feed is None else ["ListingId"]
+    frame = frame_of(listings, needed, "listings", func, optional)
+    if feed is not None and is_empty(feed):
         warnings.warn(
             "price_drops(): `changes` is empty, so the cuts come from the listing fields "
             "(PreviousListPrice > ListPrice: the last price change of each listing). A first "
@@ -114,160 +141,28 @@ def price_drops(
             DataQualityWarning,
             stacklevel=2,
         )
-        changes = None
-    source = "listing fields" if changes is None else "changes"
-    if changes is None:
-        needed = ["ListingId", "ListPrice", "PreviousListPrice"]
-        if since_ts is not None:
-            needed.append("MajorChangeTimestamp")
-        check_columns(listings, needed, "listings", func)
+        feed = None
+        frame = frame_of(listings, snapshot, "listings", func, optional)
+    if feed is None:
+        rows = snapshot_rows(frame, since_ts, min_pct)
+        order = drop_order(snapshot_pct(rows), check_ids(rows["ListingId"], func, "price cuts"))
+        cuts = cuts_from_rows(rows, order)
     else:
-        check_frame(changes, "changes", func)
-        check_columns(listings, ["ListingId"], "listings", func)
-        check_columns(changes, _CHANGE_COLUMNS, "changes", func)
-
-    if listings["ListingId"].isna().any():
-        raise AnalysisInputError(f"{func}(): `listings` has rows without a ListingId")
-    keys = pd.Index(listings["ListingId"].astype("str").to_numpy(dtype=object), dtype=object)
-    if not keys.is_unique:
-        shown = ", ".join(repr(k) for k in keys[keys.duplicated()].unique()[:5])
-        raise AnalysisInputError(
-            f"{func}(): `listings` must hold one row per ListingId; duplicated: {shown}"
-        )
-
-    if changes is None:
-        cuts = _cuts_from_listings(listings, since_ts, min_pct, func)
-    else:
-        cuts = _cuts_from_changes(changes, keys, since_ts, min_pct, func)
-    out = _with_listing_columns(cuts, listings, keys, func)
-    out.attrs["source"] = source
+        cuts = cuts_from_changes(price_changes(feed, since_ts), min_pct)
+        rows = listing_rows(frame, cuts["ListingId"].astype("str").unique().tolist())
+        rows, cuts, by_id = align(rows, cuts, check_ids(rows["ListingId"], func, "price cuts"))
+        order = drop_order(cuts["drop_pct"].to_numpy(), by_id)
+        cuts = cuts.take(order).reset_index(drop=True)
+    out = finish(rows, cuts, order, PRICE_DROP_COLUMNS)
+    out.attrs["source"] = "listing fields" if feed is None else "changes"
     return out
 
 
-def _cuts_from_listings(
-    listings: pd.DataFrame,
-    since: pd.Timestamp | None,
-    min_pct: float,
-    func: str,
-) -> pd.DataFrame:
-    prev = to_float(listings["PreviousListPrice"], "PreviousListPrice", func).to_numpy()
-    cur = to_float(listings["ListPrice"], "ListPrice", func).to_numpy()
-    if "MajorChangeTimestamp" in listings.columns:
-        at = to_utc(listings["MajorChangeTimestamp"], "MajorChangeTimestamp", func)
-    else:
-        at = pd.Series(pd.NaT, index=listings.index, dtype="datetime64[us, UTC]")
-    with np.errstate(invalid="ignore"):
-        is_cut = (prev > cur) & (prev > 0)
-    pct = safe_div(prev - cur, prev)
-    keep = is_cut & (pct >= min_pct)
-    at_values = naive_utc(at)
-    if since is not None:
-        keep &= at_values > naive_bound(since)
-    return pd.DataFrame(
-        {
-            "_pos": np.flatnonzero(keep),
-            "previous_price": prev[keep],
-            "current_price": cur[keep],
-            "drop_amount": (prev - cur)[keep],
-            "drop_pct": pct[keep],
-            "drop_count": np.ones(int(keep.sum()), dtype="int64"),
-            "first_price": prev[keep],
-            "total_drop_amount": (prev - cur)[keep],
-            "total_drop_pct": pct[keep],
-            "last_drop_at": at_values[keep],
-        }
-    )
-
-
-def _cuts_from_changes(
-    changes: pd.DataFrame,
-    known: pd.Index,
-    since: pd.Timestamp | None,
-    min_pct: float,
-    func: str,
-) -> pd.DataFrame:
-    is_price = isin(changes["ChangeType"], ["price_change"])
-    ch = changes.loc[is_price, list(_CHANGE_COLUMNS)]
-    ch = pd.DataFrame(
-        {
-            "_pos": known.get_indexer(ch["ListingId"].astype("str").to_numpy(dtype=object)),
-            "at": naive_utc(to_utc(ch["ChangeTimestamp"], "ChangeTimestamp", func)),
-            "old": to_float(ch["PreviousListPrice"], "PreviousListPrice", func).to_numpy(),
-            "new": to_float(ch["ListPrice"], "ListPrice", func).to_numpy(),
-        }
-    )
-    ch = ch[ch["_pos"].to_numpy() >= 0]  # changes of listings not in `listings` are ignored
-    if since is not None:
-        ch = ch[ch["at"].to_numpy() > naive_bound(since)]
-    ch = ch.drop_duplicates().sort_values(["_pos", "at"], kind="stable")
-    with np.errstate(invalid="ignore"):
-        is_cut = ((ch["old"] > ch["new"]) & (ch["old"] > 0)).to_numpy()
-    ch["pct"] = safe_div(ch["old"] - ch["new"], ch["old"])
-    qualifying = ch[is_cut & (ch["pct"] >= min_pct).to_numpy()]
-
-    g = ch.groupby("_pos", sort=False)
-    first_price = g["old"].first()  # first price seen (first non-null PreviousListPrice)
-    latest_price = g["new"].last()  # latest price seen
-    last = qualifying.groupby("_pos", sort=False).tail(1).set_index("_pos")
-    counts = qualifying.groupby("_pos", sort=False).size()
-
-    first = first_price.reindex(last.index).to_numpy()
-    total = first - latest_price.reindex(last.index).to_numpy()
-    return pd.DataFrame(
-        {
-            "_pos": last.index.to_numpy(),
-            "previous_price": last["old"].to_numpy(),
-            "current_price": last["new"].to_numpy(),
-            "drop_amount": (last["old"] - last["new"]).to_numpy(),
-            "drop_pct": last["pct"].to_numpy(),
-            "drop_count": counts.reindex(last.index).to_numpy(dtype="int64"),
-            "first_price": first,
-            "total_drop_amount": total,
-            "total_drop_pct": safe_div(total, first),
-            "last_drop_at": last["at"].to_numpy(),
-        }
-    )
-
-
-def _whole_days(days: pd.Series) -> pd.Series:
-    """DaysOnMarket as the loaders type it (nullable Int64) when every value is whole."""
-    known = days.dropna()
-    if len(known) and not (known == known.round()).all():
-        return days
-    return days.astype("Int64")
-
-
-def _with_listing_columns(
-    cuts: pd.DataFrame, listings: pd.DataFrame, keys: pd.Index, func: str
-) -> pd.DataFrame:
-    pos = cuts["_pos"].to_numpy()
-    n = len(cuts)
-    out: dict[str, Any] = {"ListingId": listings["ListingId"].iloc[pos].reset_index(drop=True)}
-    for col in DESCRIPTIVE_COLUMNS:
-        if col in listings.columns:
-            out[col] = listings[col].iloc[pos].reset_index(drop=True)
-        else:
-            out[col] = pd.Series(np.nan, index=range(n), dtype="str")
-    for col in PRICE_DROP_COLUMNS:
-        if col in cuts.columns:
-            out[col] = cuts[col].reset_index(drop=True)
-    out["last_drop_at"] = out["last_drop_at"].astype("datetime64[us]").dt.tz_localize("UTC")
-    if "DaysOnMarket" in listings.columns:
-        dom = to_float(listings["DaysOnMarket"], "DaysOnMarket", func)
-        out["DaysOnMarket"] = _whole_days(dom.iloc[pos].reset_index(drop=True))
-    else:
-        out["DaysOnMarket"] = pd.Series(pd.NA, index=range(n), dtype="Int64")
-    result = pd.DataFrame(out, index=range(n))
-    # biggest cut first; ties in ListingId order so the result is deterministic
-    order = np.lexsort((keys.to_numpy()[pos], -cuts["drop_pct"].to_numpy()))
-    return result.iloc[order].reset_index(drop=True)[list(PRICE_DROP_COLUMNS)]
-
-
 def price_drop_summary(
-    drops_or_listings: pd.DataFrame,
+    drops_or_listings: Any,
     by: str | Sequence[str] = "City",
     *,
-    listings: pd.DataFrame | None = None,
+    listings: Any = None,
     segment: str = "sale",
 ) -> pd.DataFrame:
     """Per market: the count of listings with a cut, the share of active listings with one, and
@@ -276,7 +171,8 @@ def price_drop_summary(
     Give either a listings frame (cuts are ``PreviousListPrice > ListPrice``, as in
     :func:`price_drops` without changes) or the result of :func:`price_drops`; with a drops frame,
     pass ``listings=`` too for the active-listing share (else those columns are NA). ``segment``
-    ('sale', 'rent' or 'both') keeps sale and rent apart, as in ``market_summary``.
+    ('sale', 'rent' or 'both') keeps sale and rent apart, as in ``market_summary``. A listings
+    frame (either argument) may be a pandas, Polars, DuckDB or PySpark frame (docs/scale.md).
 
     Columns: ``price_drops`` (listings with a cut, any status), ``active_listings``,
     ``active_with_price_drop``, ``pct_active_with_price_drop`` (a fraction), ``median_drop_pct``,
@@ -286,43 +182,64 @@ def price_drop_summary(
     >>> rf.price_drop_summary(rf.price_drops(listings, changes), listings=listings)  # doctest: +SKIP
     """
     func = "price_drop_summary"
-    frame = check_frame(drops_or_listings, "drops_or_listings", func)
     keys = normalize_by(by, func)
     segment = check_segment(segment, func)
-    is_drops = "drop_pct" in frame.columns
-
-    if is_drops:
-        drops, cut_pct, cut_amount, base, base_cut = _from_drops(frame, keys, listings, segment)
+    given = drops_or_listings
+    if is_pandas(given):
+        is_drops = "drop_pct" in given.columns
     else:
-        drops, cut_pct, cut_amount, base, base_cut = _from_listings(frame, keys, segment)
+        engine = engine_frame(given, [], "drops_or_listings", func)
+        is_drops = "drop_pct" in engine.collect_schema()
+        given = collect(engine) if is_drops else given
+    if is_drops:
+        out = _from_drops(given, keys, listings, segment)
+    else:
+        out = _from_listings(given, keys, segment)
+    out.attrs = {"segment": segment}
+    return out
 
-    seg_col = ["segment"] if segment == "both" else []
 
-    def keyed(df: pd.DataFrame, values: dict[str, Any]) -> pd.DataFrame:
-        cols: dict[str, Any] = {}
-        if seg_col:
-            cols["segment"] = segment_labels(df["PropertyType"])
-        cols.update({k: as_key(df[k]) for k in keys})
-        work = pd.DataFrame(cols, index=df.index)
-        for name, v in values.items():
-            work[name] = np.asarray(v)
-        return work
+def _names(keys: list[str], segment: str) -> tuple[list[nw.Expr], list[str]]:
+    """The grouping columns of a listings frame: ``segment`` first with 'both', then the keys."""
+    label = [segment_label_expr().alias("segment")] if segment == "both" else []
+    return [*label, *(nw.col(k) for k in keys)], (["segment"] if label else []) + keys
 
-    names = seg_col + keys
-    work = keyed(drops, {"__pct": cut_pct, "__amount": cut_amount})
-    out = work.groupby(names, dropna=False, sort=True).agg(
-        price_drops=("__pct", "size"),
-        median_drop_pct=("__pct", "median"),
-        median_drop_amount=("__amount", "median"),
+
+def _per_market(rows: Any, names: list[str], aggs: list[nw.Expr]) -> pd.DataFrame:
+    """``rows`` grouped by ``names`` (missing keys kept), as pandas indexed by plain sorted keys."""
+    out = collect(rows.group_by(*names, drop_null_keys=False).agg(*aggs))
+    for name in names:
+        out[name] = as_key(out[name])
+    return out.sort_values(names, na_position="last", kind="stable").set_index(names)
+
+
+def _from_listings(frame: Any, keys: list[str], segment: str) -> pd.DataFrame:
+    """The summary of a listings frame (any engine): cuts are PreviousListPrice above ListPrice."""
+    func = "price_drop_summary"
+    need = [*keys, "ListPrice", "PreviousListPrice", "StandardStatus", "PropertyType"]
+    listing = frame_of(frame, need, "drops_or_listings", func)
+    columns, names = _names(keys, segment)
+    prev = nw.col("PreviousListPrice").cast(nw.Float64)
+    cur = nw.col("ListPrice").cast(nw.Float64)
+    cut = ((prev > cur) & (prev > 0)).fill_null(False)
+    active = (nw.col("StandardStatus") == "Active").fill_null(False)
+    rows = listing.filter(segment_filter(segment)).select(
+        *columns,
+        cut.cast(nw.Int64).alias("price_drops"),
+        active.cast(nw.Int64).alias("active_listings"),
+        (active & cut).cast(nw.Int64).alias("active_with_price_drop"),
+        nw.when(cut).then((prev - cur) / prev).alias("median_drop_pct"),
+        nw.when(cut).then(prev - cur).alias("median_drop_amount"),
     )
-    if base is not None:
-        active = isin(base["StandardStatus"], ["Active"])
-        work = keyed(base, {"__active": active, "__active_cut": active & base_cut})
-        actives = work.groupby(names, dropna=False, sort=True).agg(
-            active_listings=("__active", "sum"), active_with_price_drop=("__active_cut", "sum")
-        )
-        out = out.join(actives, how="outer")
-        out["price_drops"] = out["price_drops"].fillna(0)
+    sums = [nw.col(c).sum() for c in ("price_drops", "active_listings", "active_with_price_drop")]
+    medians = [nw.col(c).median() for c in ("median_drop_pct", "median_drop_amount")]
+    out = _per_market(rows, names, [*sums, *medians])
+    return _typed_summary(out, with_active=True)
+
+
+def _typed_summary(out: pd.DataFrame, *, with_active: bool) -> pd.DataFrame:
+    """The summary's dtypes and columns; the share from the counts (NA without listings)."""
+    if with_active:
         out = out.astype({"active_listings": "Int64", "active_with_price_drop": "Int64"})
         out["pct_active_with_price_drop"] = safe_div(
             out["active_with_price_drop"].astype("float64"),
@@ -332,48 +249,44 @@ def price_drop_summary(
         out["active_listings"] = pd.array([pd.NA] * len(out), dtype="Int64")
         out["active_with_price_drop"] = pd.array([pd.NA] * len(out), dtype="Int64")
         out["pct_active_with_price_drop"] = np.nan
-    out = out.astype(
-        {"price_drops": "int64", "median_drop_pct": "float64", "median_drop_amount": "float64"}
-    )[list(PRICE_DROP_SUMMARY_COLUMNS)]
-    out.attrs = {"segment": segment}
-    return out
+    out["price_drops"] = out["price_drops"].fillna(0)
+    types = {"price_drops": "int64", "median_drop_pct": "float64", "median_drop_amount": "float64"}
+    return out.astype(types)[list(PRICE_DROP_SUMMARY_COLUMNS)]
 
 
-_Cuts = tuple[pd.DataFrame, pd.Series, pd.Series, "pd.DataFrame | None", Any]
-
-
-def _from_drops(
-    frame: pd.DataFrame, keys: list[str], listings: pd.DataFrame | None, segment: str
-) -> _Cuts:
-    """The cuts of a ``price_drops`` result, and the listings (``listings=``) for the shares."""
+def _from_drops(frame: pd.DataFrame, keys: list[str], listings: Any, segment: str) -> pd.DataFrame:
+    """The summary of a ``price_drops`` result; the active-listing columns from ``listings=``
+    (any engine; NA without it)."""
     func = "price_drop_summary"
     check_columns(frame, [*keys, "PropertyType", "drop_pct", "drop_amount"], "drops", func)
-    drops = frame[segment_mask(frame["PropertyType"], segment)]
-    cut_pct = to_float(drops["drop_pct"], "drop_pct", func)
-    cut_amount = to_float(drops["drop_amount"], "drop_amount", func)
-    base, base_cut = listings, None
-    if base is not None:
-        check_frame(base, "listings", func)
-        check_columns(
-            base, [*keys, "ListingId", "StandardStatus", "PropertyType"], "listings", func
-        )
+    base = None
+    if listings is not None:
+        need = [*keys, "ListingId", "StandardStatus", "PropertyType"]
+        base = frame_of(listings, need, "listings", func)
         check_columns(frame, ["ListingId"], "drops", func)
-        base = base[segment_mask(base["PropertyType"], segment)]
-        cut_ids = pd.Index(drops["ListingId"].astype("str").unique())
-        base_cut = cut_ids.get_indexer(base["ListingId"].astype("str")) >= 0
-    return drops, cut_pct, cut_amount, base, base_cut
-
-
-def _from_listings(frame: pd.DataFrame, keys: list[str], segment: str) -> _Cuts:
-    """The cuts of a listings frame: PreviousListPrice above ListPrice."""
-    func = "price_drop_summary"
-    need = [*keys, "ListPrice", "PreviousListPrice", "StandardStatus", "PropertyType"]
-    check_columns(frame, need, "drops_or_listings", func)
-    base = frame[segment_mask(frame["PropertyType"], segment)]
-    prev = to_float(base["PreviousListPrice"], "PreviousListPrice", func)
-    cur = to_float(base["ListPrice"], "ListPrice", func)
-    with np.errstate(invalid="ignore"):
-        base_cut = ((prev > cur) & (prev > 0)).to_numpy()
-    drops = base[base_cut]
-    cut_pct = pd.Series(safe_div(prev - cur, prev)[base_cut], index=drops.index)
-    return drops, cut_pct, (prev - cur)[base_cut], base, base_cut
+    drops = frame[segment_mask(frame["PropertyType"], segment)]
+    names = (["segment"] if segment == "both" else []) + keys
+    work = pd.DataFrame({k: as_key(drops[k]) for k in keys}, index=drops.index)
+    if segment == "both":
+        work.insert(0, "segment", segment_labels(drops["PropertyType"]))
+    work["__pct"] = to_float(drops["drop_pct"], "drop_pct", func).to_numpy()
+    work["__amount"] = to_float(drops["drop_amount"], "drop_amount", func).to_numpy()
+    out = work.groupby(names, dropna=False, sort=True).agg(
+        price_drops=("__pct", "size"),
+        median_drop_pct=("__pct", "median"),
+        median_drop_amount=("__amount", "median"),
+    )
+    if base is None:
+        return _typed_summary(out, with_active=False)
+    cut_ids = drops["ListingId"].astype("str").unique().tolist()
+    columns, _ = _names(keys, segment)
+    active = (nw.col("StandardStatus") == "Active").fill_null(False)
+    was_cut = nw.col("ListingId").cast(nw.String).is_in(cut_ids).fill_null(False)
+    rows = base.filter(segment_filter(segment)).select(
+        *columns,
+        active.cast(nw.Int64).alias("active_listings"),
+        (active & was_cut).cast(nw.Int64).alias("active_with_price_drop"),
+    )
+    sums = [nw.col(c).sum() for c in ("active_listings", "active_with_price_drop")]
+    actives = _per_market(rows, names, sums)
+    return _typed_summary(out.join(actives, how="outer"), with_active=True)
