@@ -99,6 +99,13 @@ HISTORY_CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
     "price_drop_summary-listings": lambda m, h: rf.price_drop_summary(
         rf.price_drops(m, h), listings=m, segment="both"
     ),
+    "market_trends": lambda m, h: rf.market_trends(m, h, by="City"),
+    "market_trends-weeks": lambda m, h: rf.market_trends(
+        m, h, freq="W", start="2026-01-01", end=AS_OF, min_sample=2
+    ),
+    "market_trends-no-history": lambda m, h: rf.market_trends(
+        m, None, freq="Q", by=["City", "PropertySubType"]
+    ),
 }
 
 
@@ -146,6 +153,17 @@ def test_an_engine_frame_is_checked_before_it_is_computed(listings_file):
         rf.price_drops(lazy.with_columns(pl.col("MajorChangeTimestamp").cast(pl.String)))
     with pytest.raises(TypeError, match="`changes` must be a pandas or Polars DataFrame"):
         rf.price_drops(lazy, {"ListingId": []})
+    with pytest.raises(MissingColumnsError, match="`market` lacks required column 'CloseDate'"):
+        rf.market_trends(lazy.drop("CloseDate"))
+    with pytest.raises(MissingColumnsError, match="`history` lacks required columns 'ChangeType'"):
+        rf.market_trends(lazy, lazy.select("ListingId"))
+    with pytest.raises(TypeError, match="`history` must be a pandas or Polars DataFrame"):
+        rf.market_trends(lazy, [1])
+    history = pl.LazyFrame(
+        {"ListingId": ["a"], "ChangeType": ["price_change"], "ChangeTimestamp": ["2026-01-01"]}
+    )
+    with pytest.raises(ColumnTypeError, match="'ChangeTimestamp' must be a timestamp"):
+        rf.market_trends(lazy, history)
 
 
 # -- PySpark, local mode ------------------------------------------------------------------------------

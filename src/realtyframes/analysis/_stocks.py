@@ -7,136 +7,192 @@ that instant is Active (Pending): it entered before, and had not gone Pending or
 Without a history the timeline is estimated: Active from entry, the current status from
 ``MajorChangeTimestamp`` (``CloseDate`` for Closed listings).
 
-Listings are numbered by their row in the listing table (``pos``) and times are naive UTC
-``datetime64[us]`` arrays, so nothing compares strings or timezone-aware objects per row. Stocks
-are counted with a difference array per market over the period ends (``searchsorted`` +
+Listings are numbered by their row in :class:`~._trends_kernel.Listings` (``pos``) and times are
+naive UTC microseconds (int64), so nothing compares strings or timezone-aware objects per row.
+Events are put in order per listing by one sort of a single integer key (:func:`event_order`);
+stocks are counted with a difference array per market over the period ends (``searchsorted`` +
 ``cumsum``): the cost grows with the number of status intervals, not listings × periods.
+
+>>> import numpy as np
+>>> event_order(np.array([1, 0, 1]), np.array([5, 9, 2])).tolist()  # by listing, then time
+[1, 2, 0]
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
-import pandas as pd
 
-__all__ = ["History", "cuts_in_periods", "history_of", "status_intervals", "stocks_at"]
+from realtyframes.analysis._trends_kernel import (
+    ACTIVE,
+    CLOSED,
+    NAT,
+    PENDING,
+    History,
+    Listings,
+)
 
-_NEVER = np.datetime64("9999-12-31T00:00:00", "us")
-_STATUS = {"Active": 0, "Pending": 1, "Closed": 2}
-_OTHER = 3  # Active Under Contract and any other status: neither active nor pending
+__all__ = [
+    "Intervals",
+    "cuts_in_periods",
+    "distinct",
+    "event_order",
+    "status_intervals",
+    "stocks_at",
+]
 
-
-def _codes(status: pd.Series) -> np.ndarray:
-    return status.astype("string").map(_STATUS).fillna(_OTHER).to_numpy(dtype="int8")
-
-
-def _times(values: pd.Series) -> np.ndarray:
-    return pd.to_datetime(values, utc=True).dt.tz_convert(None).to_numpy(dtype="datetime64[us]")
-
-
-class History:
-    """A history's records as arrays: listing position, time, and for status changes the new
-    status code, for price changes the old and new prices."""
-
-    def __init__(self, history: pd.DataFrame, ids: np.ndarray) -> None:
-        # one hash pass over both id columns: each history record's listing row (-1: none)
-        codes, uniques = pd.factorize(
-            np.concatenate([ids, history["ListingId"].to_numpy(dtype=object)])
-        )
-        row_of = np.full(len(uniques), -1)
-        row_of[codes[: len(ids)]] = np.arange(len(ids))
-        pos = row_of[codes[len(ids) :]]
-        known = pos >= 0
-        kind = history["ChangeType"].astype("string").to_numpy()
-        self.pos = pos[known]
-        self.at = _times(history["ChangeTimestamp"])[known]
-        self.is_status = (kind == "status_change")[known]
-        self.status = _codes(history["StandardStatus"])[known]
-        old = pd.to_numeric(history["PreviousListPrice"], errors="coerce").to_numpy(dtype="float64")
-        new = pd.to_numeric(history["ListPrice"], errors="coerce").to_numpy(dtype="float64")
-        with np.errstate(invalid="ignore"):
-            self.is_cut = ((kind == "price_change") & (new < old))[known]
-        self.old_price = old[known]
-        self.is_price = (kind == "price_change")[known]
+#: The end of an interval that has not ended (microseconds of 9999-12-31).
+NEVER = np.datetime64("9999-12-31T00:00:00", "us").view("int64")
+_LIMIT = 2**62
 
 
-def history_of(history: pd.DataFrame | None, ids: np.ndarray) -> History | None:
-    """The history as arrays, or None when there is none to use (absent or empty)."""
-    if history is None or len(history) == 0:
-        return None
-    for column in ("PreviousListPrice", "ListPrice", "StandardStatus"):
-        if column not in history.columns:
-            history = history.assign(**{column: pd.NA})
-    return History(history, ids)
+def _by_small_int(values: np.ndarray) -> np.ndarray:
+    """A stable order of non-negative integers, 16 bits at a time (numpy's radix sort)."""
+    order = np.arange(len(values))
+    top = int(values.max(initial=0))
+    shift = 0
+    while shift == 0 or top >> shift:
+        digit = ((values[order] >> shift) & 0xFFFF).astype("uint16")
+        order = order[np.argsort(digit, kind="stable")]
+        shift += 16
+    return order
 
 
-def status_intervals(listing: pd.DataFrame, history: History | None) -> pd.DataFrame:
-    """Each listing's status intervals ``[start, stop)`` with its market code:
-    columns pos, market, status (code), start, stop (naive UTC)."""
-    n = len(listing)
-    entered = listing["entered"].to_numpy()
-    status = listing["status_code"].to_numpy()
-    closed_at = listing["closed_at"].to_numpy()
-    has_close = (status == _STATUS["Closed"]) & ~np.isnat(closed_at)
+def distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (one sort; numpy's hash-based ``unique`` is slower here)."""
+    ordered = np.sort(values)
+    keep = np.ones(len(ordered), dtype=bool)
+    keep[1:] = ordered[1:] != ordered[:-1]
+    return ordered[keep]
+
+
+def event_order(pos: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The stable order of events by listing, then time (as ``np.lexsort((at, pos))``).
+
+    A history sorted by time (as the sync keeps it) needs only a stable sort by listing; else
+    listing and time are one integer key (in microseconds, or a coarser unit when the product
+    would not fit, checked afterwards: an order a coarser unit cannot tell falls back to
+    ``lexsort``)."""
+    if len(pos) < 2:
+        return np.arange(len(pos))
+    if bool(np.all(at[1:] >= at[:-1])):
+        return _by_small_int(pos)
+    low = int(at.min())
+    span, rows = int(at.max()) - low, int(pos.max()) + 1
+    unit = next((u for u in (1, 1_000, 1_000_000) if rows * (span // u + 1) < _LIMIT), 0)
+    if not unit:
+        return np.lexsort((at, pos))
+    order = np.argsort(pos * (span // unit + 1) + (at - low) // unit, kind="stable")
+    if unit > 1:
+        p, a = pos[order], at[order]
+        if bool(np.any((p[1:] == p[:-1]) & (a[1:] < a[:-1]))):
+            return np.lexsort((at, pos))
+    return order
+
+
+class Intervals(NamedTuple):
+    """Status intervals ``[start, stop)``, sorted by listing then start: the listing's row
+    ``pos``, its ``market`` code, the ``status`` code, ``start`` and ``stop`` (microseconds)."""
+
+    pos: np.ndarray
+    market: np.ndarray
+    status: np.ndarray
+    start: np.ndarray
+    stop: np.ndarray
+
+
+def _events(listings: Listings, history: History | None) -> tuple[np.ndarray, ...]:
+    """The status events after entry (listing row, time, new status), not yet in order."""
+    status, closed_at = listings.status, listings.closed_at
+    has_close = (status == CLOSED) & (closed_at != NAT)
     if history is None:  # estimated: the current status since its last major change
-        moved = status != _STATUS["Active"]
-        at = np.where(has_close, closed_at, listing["major"].to_numpy())
+        moved = status != ACTIVE
+        at = np.where(has_close, closed_at, listings.major)
         pos, times, codes = np.flatnonzero(moved), at[moved], status[moved]
     else:
         s = history.is_status
-        closing_seen = np.zeros(n, dtype=bool)
-        closing_seen[history.pos[s & (history.status == _STATUS["Closed"])]] = True
+        closing_seen = np.zeros(len(listings), dtype=bool)
+        closing_seen[history.pos[s & (history.status == CLOSED)]] = True
         extra = has_close & ~closing_seen  # a closing the history does not show
         pos = np.concatenate([history.pos[s], np.flatnonzero(extra)])
         times = np.concatenate([history.at[s], closed_at[extra]])
-        codes = np.concatenate([history.status[s], np.full(int(extra.sum()), _STATUS["Closed"])])
-    all_pos = np.concatenate([np.arange(n), pos])
-    all_at = np.concatenate([entered, times])
-    all_code = np.concatenate([np.zeros(n, dtype="int8"), codes.astype("int8")])
-    order_key = np.concatenate([np.zeros(n, dtype="int8"), np.ones(len(pos), dtype="int8")])
-    ok = ~np.isnat(all_at) & ~np.isnat(entered[all_pos])
-    ok &= all_at >= entered[all_pos]  # nothing before the listing's entry
-    all_pos, all_at, all_code, order_key = all_pos[ok], all_at[ok], all_code[ok], order_key[ok]
-    order = np.lexsort((order_key, all_at, all_pos))
-    all_pos, all_at, all_code = all_pos[order], all_at[order], all_code[order]
+        codes = np.concatenate([history.status[s], np.full(int(extra.sum()), CLOSED, "int8")])
+    entered = listings.entered[pos]
+    ok = (times != NAT) & (entered != NAT) & (times >= entered)  # nothing before the entry
+    return pos[ok], times[ok], codes[ok].astype("int8")
+
+
+def status_intervals(listings: Listings, history: History | None) -> Intervals:
+    """Each listing's status intervals: Active from entry, then each event in time order (at
+    the same instant the entry first, then the events in the history's order)."""
+    pos, times, codes = _events(listings, history)
+    order = event_order(pos, times)
+    pos, times, codes = pos[order], times[order], codes[order]
+    has_entry = listings.entered != NAT
+    first = np.flatnonzero(has_entry)  # entries, by listing
+    # merge the entries (first of their listing) into the events, both ordered by listing:
+    # an entry goes after the events of earlier listings, an event after the entries up to its own
+    events_before = np.cumsum(np.bincount(pos, minlength=len(listings))) - np.bincount(
+        pos, minlength=len(listings)
+    )
+    at_entry = np.arange(len(first)) + events_before[first]
+    at_event = np.arange(len(pos)) + np.cumsum(has_entry)[pos]
+    total = len(first) + len(pos)
+    all_pos = np.empty(total, dtype="int64")
+    all_at = np.empty(total, dtype="int64")
+    all_code = np.empty(total, dtype="int8")
+    all_pos[at_entry], all_at[at_entry], all_code[at_entry] = first, listings.entered[first], ACTIVE
+    all_pos[at_event], all_at[at_event], all_code[at_event] = pos, times, codes
     stop = np.empty_like(all_at)
     stop[:-1] = all_at[1:]
-    last = np.ones(len(all_pos), dtype=bool)
+    last = np.ones(total, dtype=bool)
     last[:-1] = all_pos[1:] != all_pos[:-1]
-    stop[last] = _NEVER
+    stop[last] = NEVER
     keep = stop > all_at
-    return pd.DataFrame(
-        {
-            "pos": all_pos[keep],
-            "market": listing["market_code"].to_numpy()[all_pos[keep]],
-            "status": all_code[keep],
-            "start": all_at[keep],
-            "stop": stop[keep],
-        }
-    )
+    kept = all_pos[keep]
+    return Intervals(kept, listings.market[kept], all_code[keep], all_at[keep], stop[keep])
 
 
-def stocks_at(intervals: pd.DataFrame, ends: np.ndarray, n_markets: int) -> dict[str, np.ndarray]:
+def _per_cell(market: np.ndarray, period: np.ndarray, n_markets: int, n_periods: int) -> np.ndarray:
+    """How many of the (market, period) pairs fall in each cell, as (markets × periods)."""
+    size = n_markets * n_periods
+    return np.bincount(market * n_periods + period, minlength=size).reshape(n_markets, n_periods)
+
+
+def stocks_at(intervals: Intervals, ends: np.ndarray, n_markets: int) -> dict[str, np.ndarray]:
     """Active and Pending listings at each period end: (markets × periods) count arrays."""
     out = {}
-    for code, name in (
-        (_STATUS["Active"], "active_listings"),
-        (_STATUS["Pending"], "pending_listings"),
-    ):
-        part = intervals[(intervals["status"] == code).to_numpy()]
-        lo = np.searchsorted(ends, part["start"].to_numpy(), side="left")
-        hi = np.searchsorted(ends, part["stop"].to_numpy(), side="left")
-        market = part["market"].to_numpy()
-        diff = np.zeros((n_markets, len(ends) + 1), dtype="int64")
-        np.add.at(diff, (market, lo), 1)
-        np.add.at(diff, (market, hi), -1)
+    width = len(ends) + 1
+    for code, name in ((ACTIVE, "active_listings"), (PENDING, "pending_listings")):
+        part = intervals.status == code
+        lo = np.searchsorted(ends, intervals.start[part], side="left")
+        hi = np.searchsorted(ends, intervals.stop[part], side="left")
+        market = intervals.market[part]
+        diff = _per_cell(market, lo, n_markets, width) - _per_cell(market, hi, n_markets, width)
         out[name] = np.cumsum(diff, axis=1)[:, : len(ends)]
     return out
 
 
+def _active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:
+    """Whether each listing ``pos`` is Active at the instant ``when`` (its few Active intervals
+    looked up by listing)."""
+    active = intervals.status == ACTIVE
+    a_pos, a_start, a_stop = intervals.pos[active], intervals.start[active], intervals.stop[active]
+    first = np.searchsorted(a_pos, pos, side="left")
+    last = np.searchsorted(a_pos, pos, side="right")
+    still = np.zeros(len(pos), dtype=bool)
+    for k in range(int((last - first).max(initial=0))):
+        j = np.minimum(first + k, len(a_start) - 1)
+        has = first + k < last
+        still |= has & (a_start[j] <= when) & (when < a_stop[j])
+    return still
+
+
 def cuts_in_periods(
-    listing: pd.DataFrame,
+    listings: Listings,
     history: History | None,
-    intervals: pd.DataFrame,
+    intervals: Intervals,
     starts: np.ndarray,
     ends: np.ndarray,
     n_markets: int,
@@ -145,28 +201,20 @@ def cuts_in_periods(
     that were cut in it, as (markets × periods) arrays. A cut is a price change down in the
     history; without one (estimated), PreviousListPrice above ListPrice at MajorChangeTimestamp."""
     if history is None:
-        cut = (listing["prev_list"] > listing["list"]).to_numpy()
-        pos, at = np.flatnonzero(cut), listing["major"].to_numpy()[cut]
+        with np.errstate(invalid="ignore"):
+            cut = listings.prev_list > listings.list
+        pos, at = np.flatnonzero(cut), listings.major[cut]
     else:
         pos, at = history.pos[history.is_cut], history.at[history.is_cut]
+    n_periods = len(ends)
     period = np.searchsorted(ends, at, side="left")  # the period whose end is at or after
-    inside = ~np.isnat(at) & (period < len(ends))
+    inside = (at != NAT) & (period < n_periods)
     inside[inside] &= at[inside] >= starts[period[inside]]
-    pairs = np.unique(np.stack([pos[inside], period[inside]]), axis=1)
-    market = listing["market_code"].to_numpy()[pairs[0]]
-    drops = np.zeros((n_markets, len(ends)), dtype="int64")
-    np.add.at(drops, (market, pairs[1]), 1)
-    # of those, the listings whose status at the period's end is Active
-    active = intervals[(intervals["status"] == _STATUS["Active"]).to_numpy()]
-    first = np.searchsorted(active["pos"].to_numpy(), pairs[0], side="left")
-    last = np.searchsorted(active["pos"].to_numpy(), pairs[0], side="right")
-    end_at = ends[pairs[1]]
-    a_start, a_stop = active["start"].to_numpy(), active["stop"].to_numpy()
-    still = np.zeros(pairs.shape[1], dtype=bool)
-    for k in range(int((last - first).max(initial=0))):  # a listing's few Active intervals
-        j = np.minimum(first + k, len(a_start) - 1)
-        has = first + k < last
-        still |= has & (a_start[j] <= end_at) & (end_at < a_stop[j])
-    active_cut = np.zeros((n_markets, len(ends)), dtype="int64")
-    np.add.at(active_cut, (market[still], pairs[1][still]), 1)
-    return {"price_drops": drops, "_active_cut": active_cut}
+    pairs = distinct(pos[inside] * n_periods + period[inside])  # each listing once per period
+    cut_pos, cut_period = pairs // n_periods, pairs % n_periods
+    market = listings.market[cut_pos]
+    still = _active_at(intervals, cut_pos, ends[cut_period])
+    return {
+        "price_drops": _per_cell(market, cut_period, n_markets, n_periods),
+        "_active_cut": _per_cell(market[still], cut_period[still], n_markets, n_periods),
+    }

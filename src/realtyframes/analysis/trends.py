@@ -6,8 +6,9 @@ property type), built from a market frame (``client.sync_listings``) and its his
 medians of a period are ``rf.market_summary``'s over the same dates. Everything is vectorised:
 group-bys and cumulative sums over periods, no loop over listings or markets.
 
-Modules: this one (periods, flows, medians, changes, small samples); :mod:`._stocks` (the
-point-in-time stocks rebuilt from each listing's status timeline).
+Modules: this one (periods, flows, medians, changes, small samples); :mod:`._trends_kernel` (what
+the engine reduces, the listings and history as arrays); :mod:`._stocks` (the point-in-time stocks
+rebuilt from each listing's status timeline).
 """
 
 from __future__ import annotations
@@ -20,24 +21,22 @@ import pandas as pd
 
 from realtyframes.analysis._common import (
     AnalysisInputError,
-    as_key,
-    check_columns,
-    check_frame,
     check_segment,
-    naive_utc,
     normalize_by,
     safe_div,
-    segment_mask,
-    to_float,
     to_timestamp,
-    to_utc,
 )
-from realtyframes.analysis._stocks import (
+from realtyframes.analysis._drops_kernel import is_empty
+from realtyframes.analysis._kernel import frame_of
+from realtyframes.analysis._stocks import cuts_in_periods, event_order, status_intervals, stocks_at
+from realtyframes.analysis._trends_kernel import (
+    CLOSED,
+    NAT,
+    PENDING,
     History,
-    cuts_in_periods,
-    history_of,
-    status_intervals,
-    stocks_at,
+    Listings,
+    history_rows,
+    listing_rows,
 )
 from realtyframes.analysis.market import NEEDED_COLUMNS, SALE_TO_LIST_RANGE
 
@@ -71,6 +70,7 @@ TREND_METRICS: tuple[str, ...] = _COUNTS + SAMPLED
 _RATIOS = ("pct_active_with_price_drop", "avg_sale_to_list", "pct_sold_above_list")
 _NEEDED = ("ListingId", *NEEDED_COLUMNS)
 _HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp")
+_HISTORY_OPTIONAL = ("PreviousListPrice", "ListPrice", "StandardStatus")
 
 
 def _check(freq: object, min_sample: object, func: str) -> None:
@@ -83,8 +83,8 @@ def _check(freq: object, min_sample: object, func: str) -> None:
 
 
 def market_trends(
-    market: pd.DataFrame,
-    history: pd.DataFrame | None = None,
+    market: Any,
+    history: Any = None,
     *,
     freq: str = "M",
     by: str | Sequence[str] | None = None,
@@ -106,11 +106,16 @@ def market_trends(
     ``complete``, the ``by`` columns, :data:`TREND_METRICS`, ``<metric>_n`` for each median and
     ratio, ``<metric>_mom`` and ``<metric>_yoy``.
 
+    ``market`` and ``history`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
+    DuckDB relation or a PySpark DataFrame (typed columns): the engine keeps the segment's
+    listings and the status and price changes, with the columns the metrics read; the periods are
+    computed locally and the result is the same pandas frame (docs/scale.md).
+
     >>> trends = rf.market_trends(market, history, freq="M", by="City")  # doctest: +SKIP
+    >>> rf.market_trends(pl.scan_parquet("market.parquet"), pl.scan_parquet("history.parquet"))  # doctest: +SKIP
     >>> trends[["period_begin", "City", "median_sale_price", "median_sale_price_n"]]  # doctest: +SKIP
     """
     func = "market_trends"
-    check_frame(market, "market", func)
     _check(freq, min_sample, func)
     keys = [] if by is None else normalize_by(by, func)
     segment = check_segment(segment, func)
@@ -119,25 +124,25 @@ def market_trends(
             f"{func}(): `segment` must be 'sale' or 'rent' (a series mixes no segments: call it "
             "once per segment)"
         )
-    check_columns(market, [*keys, *_NEEDED], "market", func)
+    frame = frame_of(market, [*keys, *_NEEDED], "market", func)
+    changes = None
     if history is not None:
-        check_frame(history, "history", func)
-        check_columns(history, _HISTORY, "history", func)
-    rows = segment_mask(market["PropertyType"], segment)
-    listing, markets = _listing_table(market[rows], keys, func)
-    first, last = _span(listing, start, end, func)
+        changes = frame_of(history, _HISTORY, "history", func, _HISTORY_OPTIONAL)
+    listings = Listings(listing_rows(frame, keys, segment), keys)
+    markets = listings.markets
+    first, last = _span(listings, start, end, func)
     periods = pd.period_range(first.tz_localize(None), last.tz_localize(None), freq=FREQS[freq])
-    starts = periods.start_time.as_unit("us").to_numpy()
-    ends = periods.end_time.floor("us").as_unit("us").to_numpy()
-    past = history_of(history, listing["ListingId"].to_numpy(dtype=object))
-    intervals = status_intervals(listing, past)
+    starts = periods.start_time.as_unit("us").to_numpy().view("int64")
+    ends = periods.end_time.floor("us").as_unit("us").to_numpy().view("int64")
+    past = _history(changes, listings)
+    intervals = status_intervals(listings, past)
     grid = Grid(len(markets), starts, ends)
     counts = {
         **stocks_at(intervals, ends, len(markets)),
-        **_flows(listing, intervals, grid),
-        **cuts_in_periods(listing, past, intervals, starts, ends, len(markets)),
+        **_flows(listings, intervals, grid),
+        **cuts_in_periods(listings, past, intervals, starts, ends, len(markets)),
     }
-    stats = _medians(listing, _entry_prices(listing, past), grid)
+    stats = _medians(listings, _entry_prices(listings, past), grid)
     out = _assemble(counts, stats, grid, markets, periods, keys)
     blanked = _finish(out, grid, min_sample)
     out = _changes(out, len(periods), freq)
@@ -166,9 +171,10 @@ class Grid:
         self.n_periods = len(ends)
 
     def cell(self, market: np.ndarray, at: np.ndarray) -> np.ndarray:
-        """Flat cell (market * periods + period) of each time, -1 when outside every period."""
+        """Flat cell (market * periods + period) of each time (microseconds), -1 when outside
+        every period."""
         period = np.searchsorted(self.ends, at, side="left")
-        inside = ~np.isnat(at) & (period < self.n_periods)
+        inside = (at != NAT) & (period < self.n_periods)
         inside[inside] &= at[inside] >= self.starts[period[inside]]
         return np.where(
             inside, market * self.n_periods + np.minimum(period, self.n_periods - 1), -1
@@ -180,59 +186,25 @@ class Grid:
         return np.bincount(cells, minlength=size).reshape(self.n_markets, self.n_periods)
 
 
-def _listing_table(
-    frame: pd.DataFrame, keys: list[str], func: str
-) -> tuple[pd.DataFrame, pd.Index]:
-    """One row per listing with what the metrics need (naive UTC times, floats, market code),
-    and the markets in order."""
-    num = {
-        c: to_float(frame[c], c, func).to_numpy()
-        for c in ("ListPrice", "PreviousListPrice", "ClosePrice", "LivingArea", "DaysOnMarket")
-    }
-    if keys:
-        parts = [as_key(frame[k]) for k in keys]
-        key = parts[0] if len(parts) == 1 else pd.Series(
-            list(zip(*[p.to_numpy() for p in parts], strict=True)), index=frame.index
-        )  # fmt: skip
-    else:
-        key = pd.Series("All", index=frame.index)
-    codes, markets = pd.factorize(key, sort=True, use_na_sentinel=True)
-    area = num["LivingArea"]
-    listing = pd.DataFrame(
-        {
-            "ListingId": frame["ListingId"].to_numpy(dtype=object),
-            "market_code": codes,
-            "status": frame["StandardStatus"].astype("string").to_numpy(),
-            "status_code": _status_codes(frame["StandardStatus"]),
-            "list": num["ListPrice"],
-            "prev_list": num["PreviousListPrice"],
-            "close": num["ClosePrice"],
-            "area": np.where(area > 0, area, np.nan),
-            "dom": num["DaysOnMarket"],
-            "entered": naive_utc(to_utc(frame["OriginalEntryTimestamp"], "OriginalEntryTimestamp", func)),
-            "major": naive_utc(to_utc(frame["MajorChangeTimestamp"], "MajorChangeTimestamp", func)),
-            "closed_at": naive_utc(to_utc(frame["CloseDate"], "CloseDate", func)),
-        }
-    )  # fmt: skip
-    listing = listing[codes >= 0].reset_index(drop=True)  # a missing market key: in no market
-    return listing, pd.Index(markets, tupleize_cols=False)
+def _history(changes: Any, listings: Listings) -> History | None:
+    """The history's status and price changes as arrays, or None when there is none to use
+    (absent or empty)."""
+    if changes is None:
+        return None
+    rows = history_rows(changes)
+    if len(rows) == 0 and is_empty(changes):
+        return None
+    return History(rows, listings)
 
 
-def _status_codes(status: pd.Series) -> np.ndarray:
-    codes = {"Active": 0, "Pending": 1, "Closed": 2}
-    return status.astype("string").map(codes).fillna(3).to_numpy(dtype="int8")
-
-
-def _span(
-    listing: pd.DataFrame, start: Any, end: Any, func: str
-) -> tuple[pd.Timestamp, pd.Timestamp]:
+def _span(listings: Listings, start: Any, end: Any, func: str) -> tuple[pd.Timestamp, pd.Timestamp]:
     last = to_timestamp(end, "end", func, end_of_day=True)
     if last is None:
-        newest = [listing[c].max() for c in ("entered", "major", "closed_at")]
-        known = [t for t in newest if not pd.isna(t)]
+        times = (listings.entered, listings.major, listings.closed_at)
+        known = [int(t.max()) for t in times if len(t) and t.max() != NAT]
         if not known:
             raise AnalysisInputError(f"{func}(): `market` has no timestamps to place in periods")
-        last = pd.Timestamp(max(known)).tz_localize("UTC")
+        last = pd.Timestamp(max(known), unit="us").tz_localize("UTC")
     first = to_timestamp(start, "start", func)
     if first is None:
         first = last - pd.DateOffset(months=24) + pd.Timedelta(days=1)
@@ -241,39 +213,33 @@ def _span(
     return pd.Timestamp(first), pd.Timestamp(last)
 
 
-def _flows(listing: pd.DataFrame, intervals: pd.DataFrame, grid: Grid) -> dict[str, np.ndarray]:
+def _flows(listings: Listings, intervals: Any, grid: Grid) -> dict[str, np.ndarray]:
     """new_listings and homes_sold per cell (market_summary's definitions with the period as the
     window), and pending_sales: listings whose status became Pending in the period (from the
     history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it)."""
-    market = listing["market_code"].to_numpy()
-    closed = listing["status_code"].to_numpy() == 2
-    went = intervals[(intervals["status"] == 1).to_numpy()]
-    pending_cells = np.unique(
-        np.stack([went["pos"].to_numpy(), grid.cell(went["market"].to_numpy(), went["start"].to_numpy())]),
-        axis=1,
-    )[1]  # fmt: skip
+    market = listings.market
+    closed = listings.status == CLOSED
+    went = intervals.status == PENDING
+    cells = grid.cell(intervals.market[went], intervals.start[went])
+    pos = intervals.pos[went]  # by listing, then time: a listing's cells in order
+    again = np.zeros(len(pos), dtype=bool)
+    again[1:] = (pos[1:] == pos[:-1]) & (cells[1:] == cells[:-1])  # each listing once per cell
     return {
-        "new_listings": grid.tally(grid.cell(market, listing["entered"].to_numpy())),
-        "pending_sales": grid.tally(pending_cells),
-        "homes_sold": grid.tally(
-            grid.cell(market[closed], listing["closed_at"].to_numpy()[closed])
-        ),
+        "new_listings": grid.tally(grid.cell(market, listings.entered)),
+        "pending_sales": grid.tally(cells[~again]),
+        "homes_sold": grid.tally(grid.cell(market[closed], listings.closed_at[closed])),
     }
 
 
-def _entry_prices(listing: pd.DataFrame, history: History | None) -> np.ndarray:
+def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
     """Each listing's list price when it entered: the old price of its first price change in the
     history, else its ListPrice (no change seen, or no history)."""
-    price = listing["list"].to_numpy().copy()
+    price = listings.list.copy()
     if history is None or not history.is_price.any():
         return price
-    pos, at, old = (
-        history.pos[history.is_price],
-        history.at[history.is_price],
-        history.old_price[history.is_price],
-    )
-    order = np.lexsort((at, pos))
-    pos, old = pos[order], old[order]
+    pos, at = history.pos[history.is_price], history.at[history.is_price]
+    order = event_order(pos, at)
+    pos, old = pos[order], history.old_price[history.is_price][order]
     first = np.ones(len(pos), dtype=bool)
     first[1:] = pos[1:] != pos[:-1]
     at_entry = np.full(len(price), np.nan)
@@ -281,22 +247,21 @@ def _entry_prices(listing: pd.DataFrame, history: History | None) -> np.ndarray:
     return np.where(np.isnan(at_entry), price, at_entry)
 
 
-def _medians(listing: pd.DataFrame, entry_price: np.ndarray, grid: Grid) -> pd.DataFrame:
+def _medians(listings: Listings, entry_price: np.ndarray, grid: Grid) -> pd.DataFrame:
     """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
     their sample sizes, indexed by flat cell."""
-    market = listing["market_code"].to_numpy()
-    sold = listing["status_code"].to_numpy() == 2
-    close, price = listing["close"].to_numpy()[sold], listing["list"].to_numpy()[sold]
+    sold = listings.status == CLOSED
+    close, price = listings.close[sold], listings.list[sold]
     ratio = safe_div(close, price)
     lo, hi = SALE_TO_LIST_RANGE
     with np.errstate(invalid="ignore"):
         in_range = (ratio >= lo) & (ratio <= hi)
     sales = pd.DataFrame(
         {
-            "cell": grid.cell(market[sold], listing["closed_at"].to_numpy()[sold]),
+            "cell": grid.cell(listings.market[sold], listings.closed_at[sold]),
             "median_sale_price": close,
-            "median_sale_ppsf": safe_div(close, listing["area"].to_numpy()[sold]),
-            "median_dom": listing["dom"].to_numpy()[sold],
+            "median_sale_ppsf": safe_div(close, listings.area[sold]),
+            "median_dom": listings.dom[sold],
             "avg_sale_to_list": np.where(in_range, ratio, np.nan),
             "pct_sold_above_list": np.where(in_range, (ratio > 1.0).astype("float64"), np.nan),
         }
@@ -306,7 +271,7 @@ def _medians(listing: pd.DataFrame, entry_price: np.ndarray, grid: Grid) -> pd.D
     means = grouped[["avg_sale_to_list", "pct_sold_above_list"]].mean()
     counts = grouped.count().add_suffix("_n")
     new = pd.DataFrame(
-        {"cell": grid.cell(market, listing["entered"].to_numpy()), "median_list_price": entry_price}
+        {"cell": grid.cell(listings.market, listings.entered), "median_list_price": entry_price}
     )
     listed = new[new["cell"] >= 0].groupby("cell", sort=False)["median_list_price"]
     stats = pd.DataFrame(
@@ -351,7 +316,7 @@ def _finish(out: pd.DataFrame, grid: Grid, min_sample: int) -> int:
     out[counts] = out[counts].astype("int64")
     active = out["active_listings"].to_numpy()
     out["pct_active_with_price_drop"] = safe_div(out.pop("_active_cut").to_numpy(), active)
-    days = ((grid.ends - grid.starts) / np.timedelta64(1, "D")).round()
+    days = ((grid.ends - grid.starts) / 86_400_000_000).round()  # microseconds to days
     out["months_of_supply"] = safe_div(
         active, out["homes_sold"].to_numpy() * 30.0 / np.tile(days, grid.n_markets)
     )

@@ -1,0 +1,199 @@
+"""Market trends on any engine (:func:`realtyframes.analysis.market_trends`): what the engine
+reduces, and the arrays the local computation (:mod:`._stocks`, :mod:`.trends`) works on.
+
+On the engine (narwhals expressions, the same for pandas, Polars, DuckDB and PySpark):
+
+- the market: the rows of the segment with a market key, the columns the metrics read, the
+  status as three flags (:func:`listing_rows`);
+- the history: the ``status_change`` and ``price_change`` records, their listing, time, new
+  status (as flags) and prices (:func:`history_rows`).
+
+Locally: :class:`Listings` (one row per listing as numpy arrays: market code, status code,
+prices, naive UTC times in microseconds) and :class:`History` (each record's listing row,
+matched by ListingId in one hash pass).
+
+>>> import numpy as np
+>>> int(status_codes(np.array([True]), np.array([False]), np.array([False]))[0])  # Active
+0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from realtyframes.analysis._common import as_key, to_utc
+from realtyframes.analysis._kernel import collect, segment_filter
+
+__all__ = [
+    "ACTIVE",
+    "CLOSED",
+    "OTHER",
+    "PENDING",
+    "History",
+    "Listings",
+    "history_rows",
+    "listing_rows",
+    "status_codes",
+]
+
+#: Status codes of the timelines (Active Under Contract and any other status: OTHER).
+ACTIVE, PENDING, CLOSED, OTHER = 0, 1, 2, 3
+_NUMBERS = ("ListPrice", "PreviousListPrice", "ClosePrice", "LivingArea", "DaysOnMarket")
+_TIMES = {
+    "entered": "OriginalEntryTimestamp",
+    "major": "MajorChangeTimestamp",
+    "closed_at": "CloseDate",
+}
+
+
+def _status_flags(column: str) -> list[nw.Expr]:
+    status = nw.col(column).cast(nw.String)
+    return [(status == s).fill_null(False).alias(f"_{s}") for s in ("Active", "Pending", "Closed")]
+
+
+def _text(column: str, schema: Any) -> nw.Expr:
+    """A text column as text (cast only when the engine's type is another)."""
+    col = nw.col(column)
+    return col if schema[column] == nw.String else col.cast(nw.String)
+
+
+def listing_rows(frame: Any, keys: Sequence[str], segment: str) -> pd.DataFrame:
+    """The listings of ``segment`` (PropertyType) as pandas: ListingId (text), the ``keys``, the
+    status flags ``_Active``, ``_Pending``, ``_Closed``, the numbers and the three timestamps."""
+    schema = frame.collect_schema()
+    rows = frame.filter(segment_filter(segment)).select(
+        _text("ListingId", schema),
+        *keys,
+        *_status_flags("StandardStatus"),
+        *(nw.col(c).cast(nw.Float64) for c in _NUMBERS),
+        *_TIMES.values(),
+    )
+    return collect(rows)
+
+
+def history_rows(frame: Any) -> pd.DataFrame:
+    """The status and price changes of a history as pandas: ListingId (text), ``_status``
+    (a status change, else a price change), ChangeTimestamp, the new status as flags, and the
+    old and new prices (null where the history lacks the column)."""
+    schema = frame.collect_schema()
+    kind = nw.col("ChangeType").cast(nw.String)
+    is_status = (kind == "status_change").fill_null(False)
+    keep = is_status | (kind == "price_change").fill_null(False)
+
+    def price(column: str) -> nw.Expr:
+        value = nw.col(column) if column in schema else nw.lit(None)
+        return value.cast(nw.Float64).alias(column)
+
+    status = _status_flags("StandardStatus") if "StandardStatus" in schema else []
+    rows = frame.filter(keep).select(
+        _text("ListingId", schema),
+        is_status.alias("_status"),
+        "ChangeTimestamp",
+        *status,
+        price("PreviousListPrice"),
+        price("ListPrice"),
+    )
+    out = collect(rows)
+    for flag in ("_Active", "_Pending", "_Closed"):
+        if flag not in out.columns:  # no StandardStatus column: no status is known
+            out[flag] = False
+    return out
+
+
+def status_codes(active: np.ndarray, pending: np.ndarray, closed: np.ndarray) -> np.ndarray:
+    """ACTIVE, PENDING, CLOSED or OTHER per row from the three status flags."""
+    code = np.full(len(active), OTHER, dtype="int8")
+    code[closed] = CLOSED
+    code[pending] = PENDING
+    code[active] = ACTIVE
+    return code
+
+
+def _micros(values: pd.Series, column: str) -> np.ndarray:
+    """Timestamps as naive UTC microseconds (int64; NaT as numpy's NaT value)."""
+    utc = to_utc(values, column, "market_trends")
+    return utc.dt.tz_convert(None).to_numpy(dtype="datetime64[us]").view("int64")
+
+
+def _market_codes(rows: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.Index]:
+    """Each row's market (code into the markets, sorted by their plain values; -1: a missing
+    key, in no market) and the markets. One key of categorical type is coded from its
+    categories (no pass over the values' text)."""
+    if not keys:
+        markets = pd.Index(["All"] if len(rows) else [], dtype=object)
+        return np.zeros(len(rows), dtype="int64"), markets
+    first = rows[keys[0]]
+    if len(keys) == 1 and isinstance(first.dtype, pd.CategoricalDtype):
+        seen = np.zeros(len(first.cat.categories) + 1, dtype=bool)
+        seen[first.cat.codes.to_numpy() + 1] = True
+        names = as_key(pd.Series(first.cat.categories))
+        order, uniques = pd.factorize(names[seen[1:]], sort=True)  # observed ones only
+        remap = np.full(len(seen), -1)
+        remap[1:][seen[1:]] = order
+        return remap[first.cat.codes.to_numpy() + 1], pd.Index(uniques, tupleize_cols=False)
+    parts = [as_key(rows[k]) for k in keys]
+    key = parts[0] if len(parts) == 1 else pd.Series(
+        list(zip(*[p.to_numpy() for p in parts], strict=True)), index=rows.index
+    )  # fmt: skip
+    codes, markets = pd.factorize(key, sort=True, use_na_sentinel=True)
+    return np.asarray(codes, dtype="int64"), pd.Index(markets, tupleize_cols=False)
+
+
+class Listings:
+    """One row per listing of the segment with a market: ``ids`` (pyarrow text), ``market``
+    (code), ``status`` (code), the prices, ``area`` (NaN unless positive), ``dom``, and the
+    times ``entered``, ``major``, ``closed_at`` (naive UTC microseconds, int64)."""
+
+    def __init__(self, rows: pd.DataFrame, keys: Sequence[str]) -> None:
+        codes, self.markets = _market_codes(rows, keys)
+        kept = codes >= 0  # a missing market key: in no market
+        rows = rows[kept] if not kept.all() else rows
+        self.market = codes[kept]
+        self.ids = pa.array(rows["ListingId"].astype("str"))
+        flags = [rows[f"_{s}"].to_numpy(dtype=bool) for s in ("Active", "Pending", "Closed")]
+        self.status = status_codes(*flags)
+        self.list, self.prev_list, self.close, area, self.dom = (
+            rows[c].to_numpy(dtype="float64") for c in _NUMBERS
+        )
+        self.area = np.where(area > 0, area, np.nan)
+        self.entered, self.major, self.closed_at = (_micros(rows[c], c) for c in _TIMES.values())
+
+    def __len__(self) -> int:
+        return len(self.market)
+
+
+#: numpy's NaT as an int64 microsecond value (the smallest int64).
+NAT = np.datetime64("NaT", "us").view("int64")
+
+
+class History:
+    """The status and price changes of the listings as arrays: ``pos`` (the listing's row in
+    :class:`Listings`), ``at`` (naive UTC microseconds), ``is_status``, ``status`` (code of the
+    new status), ``is_price``, ``is_cut`` (a price change down) and ``old_price``. Records of
+    listings not in the table are left out."""
+
+    def __init__(self, rows: pd.DataFrame, listings: Listings) -> None:
+        ids = listings.ids
+        n = len(ids)
+        # one hash pass; a ListingId repeated in the market matches its last row
+        found = pc.index_in(pa.array(rows["ListingId"].astype("str")), value_set=ids[::-1])
+        rev = found.to_numpy(zero_copy_only=False)
+        known = ~np.isnan(rev) if rev.dtype.kind == "f" else np.ones(len(rev), dtype=bool)
+        self.pos = (n - 1 - rev[known]).astype("int64")
+        self.at = _micros(rows["ChangeTimestamp"], "ChangeTimestamp")[known]
+        self.is_status = rows["_status"].to_numpy(dtype=bool)[known]
+        flags = [rows[f"_{s}"].to_numpy(dtype=bool)[known] for s in ("Active", "Pending", "Closed")]
+        self.status = status_codes(*flags)
+        old = rows["PreviousListPrice"].to_numpy(dtype="float64")[known]
+        new = rows["ListPrice"].to_numpy(dtype="float64")[known]
+        self.is_price = ~self.is_status
+        with np.errstate(invalid="ignore"):
+            self.is_cut = self.is_price & (new < old)
+        self.old_price = old
