@@ -249,10 +249,11 @@ def window_rows(
     schema: Any,
     start: pd.Timestamp | None,
     stop: pd.Timestamp | None,
+    ratio_range: tuple[float, float],
 ) -> Any:
     """Step 2, over the window (start, stop]: the rows of :func:`base_frame` in a population
-    (the others add nothing to any metric) with the ``names`` columns, the population flags and
-    the numbers. ``schema``: the input's, for the timestamps' form."""
+    (the others add nothing to any metric) with the ``names`` columns and the metric inputs of
+    :func:`value_inputs`. ``schema``: the input's, for the timestamps' form."""
 
     def inside(column: str) -> nw.Expr:
         return within(column, start, stop, schema)
@@ -265,7 +266,8 @@ def window_rows(
         "sold": segment & nw.col("_is_closed") & inside("CloseDate"),
     }
     rows = frame.select(*names, *(flag.alias(name) for name, flag in flags.items()), *NUMBERS)
-    return rows.filter(nw.col("active") | nw.col("new") | nw.col("pending") | nw.col("sold"))
+    rows = rows.filter(nw.col("active") | nw.col("new") | nw.col("pending") | nw.col("sold"))
+    return rows.select(*names, *value_inputs(ratio_range))
 
 
 def value_inputs(ratio_range: tuple[float, float]) -> list[nw.Expr]:
@@ -305,12 +307,11 @@ def markets_of(frame: Any, names: Sequence[str]) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def aggregate(rows: Any, markets: pd.DataFrame, ratio_range: tuple[float, float]) -> pd.DataFrame:
+def aggregate(rows: Any, markets: pd.DataFrame) -> pd.DataFrame:
     """Step 3, per market (the columns of ``markets``, from :func:`markets_of`; none: the whole
-    frame) over :func:`window_rows`: the flags of :func:`value_inputs` summed, its medians and
-    means. A pandas frame indexed by the markets' keys, in their order."""
+    frame) over :func:`window_rows`: the flags summed, the medians and means. A pandas frame
+    indexed by the markets' keys, in their order."""
     names = list(markets.columns)
-    rows = rows.select(*names, *value_inputs(ratio_range))
     aggs = [
         *(nw.col(c).sum() for c in COUNTS),
         *(nw.col(c).median() for c in MEDIANS),

@@ -30,7 +30,6 @@ from realtyframes.analysis._kernel import (
     markets_of,
     newest,
     stamp_columns,
-    value_inputs,
     window_rows,
 )
 
@@ -268,11 +267,11 @@ def _summaries(
     whole = markets_of(frame, names[:1] if segment == "both" else []) if with_total else None
 
     def run(start: pd.Timestamp | None, stop: pd.Timestamp | None) -> tuple[pd.DataFrame, Any]:
-        rows = window_rows(frame, names, schema, start, stop)
-        per = _metrics(aggregate(rows, markets, SALE_TO_LIST_RANGE), days)
+        rows = window_rows(frame, names, schema, start, stop, SALE_TO_LIST_RANGE)
+        per = _metrics(aggregate(rows, markets), days)
         if whole is None:
             return per, None
-        return per, _metrics(aggregate(rows, whole, SALE_TO_LIST_RANGE), days)
+        return per, _metrics(aggregate(rows, whole), days)
 
     per, tot = run(start, end)
     if compare_previous:
@@ -343,12 +342,13 @@ def _with_previous(cur: pd.DataFrame, prev: pd.DataFrame) -> pd.DataFrame:
 def _count_rows(table: pd.DataFrame) -> pd.DataFrame:
     """A metrics-as-rows table whose count rows hold whole numbers (object columns: a column
     mixes counts, prices and ratios); other rows stay floats, missing values NaN."""
-    out = table.astype("float64").astype(object)
+    numbers = table.astype("float64").to_numpy()
+    values = numbers.astype(object)
     counts = {*COUNT_METRICS, *(f"{m}_{s}" for m in COUNT_METRICS for s in ("prev", "change"))}
-    for row in out.index:
+    for i, row in enumerate(table.index):
         if row in counts:
-            out.loc[row] = [v if pd.isna(v) else round(v) for v in out.loc[row]]
-    return out
+            values[i] = [v if np.isnan(v) else round(v) for v in numbers[i]]
+    return pd.DataFrame(values, index=table.index, columns=table.columns, dtype=object)
 
 
 def ppsf_values(
@@ -376,11 +376,10 @@ def ppsf_values(
     days = check_number(window_days, "window_days", func, low=0.0, low_inclusive=False)
     frame, schema, start, end = _frame(listings, keys, as_of, days, segment, func)
     names = ["segment", *keys] if segment == "both" else keys
-    rows = window_rows(frame, names, schema, start, end)
+    rows = window_rows(frame, names, schema, start, end, SALE_TO_LIST_RANGE)
     column = "list_ppsf" if price == "list" else "sale_ppsf"
-    population = nw.col("active") if price == "list" else nw.col("sold")
-    values = rows.filter(population).select(*names, *value_inputs(SALE_TO_LIST_RANGE))
-    out = collect(values.select(*names, nw.col(column).alias("ppsf")))
+    values = rows.filter(~nw.col(column).is_null()).select(*names, nw.col(column).alias("ppsf"))
+    out = collect(values)
     for key in keys:
         out[key] = as_key(out[key])
     return out[out["ppsf"].notna().to_numpy()].reset_index(drop=True)
