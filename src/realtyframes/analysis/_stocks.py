@@ -161,17 +161,18 @@ def _per_cell(market: np.ndarray, period: np.ndarray, n_markets: int, n_periods:
 
 
 def stocks_at(intervals: Intervals, ends: np.ndarray, n_markets: int) -> dict[str, np.ndarray]:
-    """Active and Pending listings at each period end: (markets × periods) count arrays."""
-    out = {}
+    """Active and Pending listings at each period end: (markets × periods) count arrays, from one
+    difference array over (status, market, period end)."""
     width = len(ends) + 1
-    for code, name in ((ACTIVE, "active_listings"), (PENDING, "pending_listings")):
-        part = intervals.status == code
-        lo = np.searchsorted(ends, intervals.start[part], side="left")
-        hi = np.searchsorted(ends, intervals.stop[part], side="left")
-        market = intervals.market[part]
-        diff = _per_cell(market, lo, n_markets, width) - _per_cell(market, hi, n_markets, width)
-        out[name] = np.cumsum(diff, axis=1)[:, : len(ends)]
-    return out
+    part = (intervals.status == ACTIVE) | (intervals.status == PENDING)
+    layer = (intervals.status[part] == PENDING).astype("int64") * n_markets
+    row = (layer + intervals.market[part]) * width
+    lo = np.searchsorted(ends, intervals.start[part], side="left")
+    hi = np.searchsorted(ends, intervals.stop[part], side="left")
+    size = 2 * n_markets * width
+    diff = np.bincount(row + lo, minlength=size) - np.bincount(row + hi, minlength=size)
+    counts = np.cumsum(diff.reshape(2, n_markets, width), axis=2)[:, :, : len(ends)]
+    return {"active_listings": counts[0], "pending_listings": counts[1]}
 
 
 def _active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:
@@ -208,8 +209,7 @@ def cuts_in_periods(
         pos, at = history.pos[history.is_cut], history.at[history.is_cut]
     n_periods = len(ends)
     period = np.searchsorted(ends, at, side="left")  # the period whose end is at or after
-    inside = (at != NAT) & (period < n_periods)
-    inside[inside] &= at[inside] >= starts[period[inside]]
+    inside = (period < n_periods) & (at >= starts[0])  # periods without gaps; NaT is smallest
     pairs = distinct(pos[inside] * n_periods + period[inside])  # each listing once per period
     cut_pos, cut_period = pairs // n_periods, pairs % n_periods
     market = listings.market[cut_pos]

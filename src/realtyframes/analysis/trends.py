@@ -172,13 +172,11 @@ class Grid:
 
     def cell(self, market: np.ndarray, at: np.ndarray) -> np.ndarray:
         """Flat cell (market * periods + period) of each time (microseconds), -1 when outside
-        every period."""
+        every period (the periods follow each other without gaps: only the first start and the
+        last end bound them)."""
         period = np.searchsorted(self.ends, at, side="left")
-        inside = (at != NAT) & (period < self.n_periods)
-        inside[inside] &= at[inside] >= self.starts[period[inside]]
-        return np.where(
-            inside, market * self.n_periods + np.minimum(period, self.n_periods - 1), -1
-        )
+        inside = (period < self.n_periods) & (at >= self.starts[0])  # NaT: the smallest int64
+        return np.where(inside, market * self.n_periods + period, -1)
 
     def tally(self, cells: np.ndarray) -> np.ndarray:
         cells = cells[cells >= 0]
@@ -250,7 +248,9 @@ def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
 def _medians(listings: Listings, entry_price: np.ndarray, grid: Grid) -> pd.DataFrame:
     """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
     their sample sizes, indexed by flat cell."""
-    sold = listings.status == CLOSED
+    sold = np.flatnonzero(listings.status == CLOSED)
+    cell = grid.cell(listings.market[sold], listings.closed_at[sold])
+    sold, cell = sold[cell >= 0], cell[cell >= 0]
     close, price = listings.close[sold], listings.list[sold]
     ratio = safe_div(close, price)
     lo, hi = SALE_TO_LIST_RANGE
@@ -258,22 +258,20 @@ def _medians(listings: Listings, entry_price: np.ndarray, grid: Grid) -> pd.Data
         in_range = (ratio >= lo) & (ratio <= hi)
     sales = pd.DataFrame(
         {
-            "cell": grid.cell(listings.market[sold], listings.closed_at[sold]),
             "median_sale_price": close,
             "median_sale_ppsf": safe_div(close, listings.area[sold]),
             "median_dom": listings.dom[sold],
             "avg_sale_to_list": np.where(in_range, ratio, np.nan),
             "pct_sold_above_list": np.where(in_range, (ratio > 1.0).astype("float64"), np.nan),
-        }
+        },
+        copy=False,
     )
-    grouped = sales[sales["cell"] >= 0].groupby("cell", sort=False)
+    grouped = sales.groupby(cell, sort=False)
     medians = grouped[["median_sale_price", "median_sale_ppsf", "median_dom"]].median()
     means = grouped[["avg_sale_to_list", "pct_sold_above_list"]].mean()
     counts = grouped.count().add_suffix("_n")
-    new = pd.DataFrame(
-        {"cell": grid.cell(listings.market, listings.entered), "median_list_price": entry_price}
-    )
-    listed = new[new["cell"] >= 0].groupby("cell", sort=False)["median_list_price"]
+    entered = grid.cell(listings.market, listings.entered)
+    listed = pd.Series(entry_price[entered >= 0]).groupby(entered[entered >= 0], sort=False)
     stats = pd.DataFrame(
         {"median_list_price": listed.median(), "median_list_price_n": listed.count()}
     )
