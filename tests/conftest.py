@@ -9,10 +9,13 @@
 - ``start_sandbox``: a factory for a fresh server with custom options, stopped after the test:
   ``sb = start_sandbox(protected=True, faults=Faults(error_rate=1.0))``; defaults are seed 7,
   clock :data:`AS_OF` and a small data set (:data:`SMALL`); use it for clock changes and faults.
+- ``spark``: a local PySpark session (marker ``spark``; needs Java, which ``.ci/run`` installs).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from datetime import UTC, datetime
@@ -80,3 +83,29 @@ def start_sandbox() -> Iterator[Callable[..., RunningSandbox]]:
             return stack.enter_context(start(**merged))
 
         yield _start
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    """A local PySpark session (2 threads). Without Java: a failure under CI (``.ci/run``
+    installs openjdk-17-jre-headless), a skip that says why elsewhere."""
+    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
+        if os.environ.get("CI"):
+            pytest.fail(
+                "CI needs Java 17 for PySpark (openjdk-17-jre-headless; .ci/run installs it)"
+            )
+        pytest.skip("no Java runtime for PySpark (Debian package openjdk-17-jre-headless)")
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("realtyframes-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        # not UTC on purpose: the metrics compare instants, whatever the session's zone
+        .config("spark.sql.session.timeZone", "America/New_York")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -150,7 +150,7 @@ def test_command_line_runs(line: str, tmp_path: Path) -> None:
 
 def test_sql_snippet_runs_on_the_cache_path_it_names(tmp_path: Path) -> None:
     sql = blocks("sql")[0]
-    named = re.search(r"read_parquet\('([^']+)/listings/\*\.parquet'", sql)
+    named = re.search(r"read_parquet\('([^']+)/listings/\*\*/\*\.parquet'", sql)
     assert named and named.group(1) == "~/.cache/realtyframes"
     cache = tmp_path / "cache"
     with rf.Client.sandbox(cache_dir=cache, progress=False) as client:

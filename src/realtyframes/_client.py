@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -430,6 +431,25 @@ class Client:
         from realtyframes.loaders.mcp import McpSession
 
         return McpSession(self._api, host, self._mode(None))
+
+    def dataset_path(self, resource: str) -> Path:
+        """The root of ``resource``'s cache (``"listings"``, ``"market"`` ..., or a companion such
+        as ``"listings.media"``): a hive-partitioned Parquet dataset, partition columns ``account``
+        and ``scope``, that DuckDB, Polars, pyarrow and Spark read as one table (docs/cache.md).
+        Nothing is fetched; the folder exists once something was cached.
+
+        >>> root = client.dataset_path("listings")  # doctest: +SKIP
+        >>> duckdb.sql(f"FROM read_parquet('{root}/**/*.parquet', hive_partitioning=true)")  # doctest: +SKIP
+        """
+        from realtyframes.loaders.endpoints import TTLS
+
+        if not isinstance(resource, str) or resource.partition(".")[0] not in TTLS:
+            raise QueryError("resource", f"unknown resource {resource!r}", sorted(TTLS))
+        if self._cache is None:
+            raise ValueError(
+                "dataset_path: this client keeps no cache (it was made with cache=False)"
+            )
+        return self._cache.dataset_path(resource)
 
     # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> Client:

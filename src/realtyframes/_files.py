@@ -70,21 +70,27 @@ def _create_private(path: Path, mode: int) -> None:
 
 @contextmanager
 def atomic_path(
-    path: str | os.PathLike[str], *, mode: int | None = None, fsync: bool = True
+    path: str | os.PathLike[str],
+    *,
+    mode: int | None = None,
+    fsync: bool = True,
+    staging: Path | None = None,
 ) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; when the block succeeds, rename it onto ``path``.
 
     The block writes the temporary file (by path or by opening it). ``mode``: the temporary file
     is created first with exactly this mode (e.g. ``0o600`` for a secret), so the content is
     never readable by others, even for a moment. ``fsync``: the file's data and then the folder
-    are flushed, so the new content survives a power cut. On any failure the temporary file is
-    removed and ``path`` is left as it was. The folder must exist.
+    are flushed, so the new content survives a power cut. ``staging``: the temporary file is
+    named after this path instead (another folder on the same file system, so the folder of
+    ``path`` never holds a partial file). On any failure the temporary file is removed and
+    ``path`` is left as it was. The folders must exist.
 
     >>> with atomic_path("~/.config/realtyframes/token.json", mode=0o600) as tmp:  # doctest: +SKIP
     ...     tmp.write_text(text)
     """
     target = Path(path).expanduser()
-    tmp = temp_path(target)
+    tmp = temp_path(target if staging is None else staging)
     try:
         if mode is not None:
             _create_private(tmp, mode)

@@ -30,6 +30,14 @@ def frame(n: int, tag: int) -> pd.DataFrame:
     )
 
 
+def files(root: Path) -> list[str]:
+    """Every file under ``root``, relative, sorted."""
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+ENTRY = "account=unset/scope=key-{}/part-0.parquet"
+
+
 def _writer(root: str, tag: int, rounds: int) -> None:
     cache = ParquetCache(root)
     for r in range(rounds):
@@ -60,9 +68,9 @@ def test_two_processes_writing_one_key_leave_one_valid_file(tmp_path: Path):
     assert entry is not None
     tag = entry.meta["writer"]
     pd.testing.assert_frame_equal(entry.frame, frame(20_003, tag))
-    assert sorted(p.name for p in (tmp_path / "listings").iterdir()) == [
-        ".shared.lock",
-        "shared.parquet",
+    assert files(tmp_path) == [
+        ".rf/locks/listings/shared.lock",
+        "listings/" + ENTRY.format("shared"),
     ]
 
 
@@ -123,14 +131,14 @@ def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path: Path
     cache = ParquetCache(tmp_path)
     previous = frame(1000, 7)
     cache.write("listings", "k", previous, {"host": "h"})
-    folder = tmp_path / "listings"
+    folder = tmp_path / ".rf" / "staging"  # where a write is made; the dataset never sees it
     child = subprocess.Popen(
         [sys.executable, "-c", KILLED_WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         deadline = time.monotonic() + 60
-        while not any(".tmp-" in p.name for p in folder.iterdir()):
+        while not folder.is_dir() or not any(".tmp-" in p.name for p in folder.iterdir()):
             assert child.poll() is None, "the writer finished before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.001)
@@ -142,8 +150,9 @@ def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path: Path
     entry = cache.read("listings", "k")
     assert entry is not None
     pd.testing.assert_frame_equal(entry.frame, previous)
+    assert files(tmp_path / "listings") == [ENTRY.format("k")]  # only the whole, previous file
     ParquetCache(tmp_path)  # the next open of the cache removes a dead writer's leftovers
-    assert sorted(p.name for p in folder.iterdir()) == [".k.lock", "k.parquet"]
+    assert files(tmp_path) == [".rf/locks/listings/k.lock", "listings/" + ENTRY.format("k")]
 
 
 def test_other_tools_read_the_cache_folder(tmp_path: Path):
@@ -151,22 +160,27 @@ def test_other_tools_read_the_cache_folder(tmp_path: Path):
     cache.write("listings", "k1", frame(30, 1), {"host": "h"}, extra_frames={"media": frame(5, 1)})
     cache.write("listings", "k2", frame(12, 2), {"host": "h"})
     # things that must not confuse readers: a lock, a moved-aside file, a killed writer's temp file
-    (tmp_path / "listings" / "k3.parquet").write_bytes(b"broken")
+    broken = tmp_path / "listings" / ENTRY.format("k3")
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"broken")
     with pytest.warns(CacheWarning):
         assert cache.read("listings", "k3") is None
-    (tmp_path / "listings" / ".k4.parquet.tmp-1-abcd").write_bytes(b"half")
+    (tmp_path / ".rf" / "staging" / ".listings.k4.parquet.tmp-1-abcd").write_bytes(b"half")
     folder = tmp_path / "listings"
     rows = duckdb.sql(
-        f"SELECT Writer, count(*) AS n FROM read_parquet('{folder}/*.parquet') GROUP BY Writer ORDER BY Writer"
+        f"SELECT Writer, count(*) AS n FROM read_parquet('{folder}/**/*.parquet') "
+        "GROUP BY Writer ORDER BY Writer"
     ).fetchall()
     assert rows == [(1, 30), (2, 12)]
     media = duckdb.sql(
-        f"SELECT count(*) FROM read_parquet('{tmp_path}/listings.media/*.parquet')"
+        f"SELECT count(*) FROM read_parquet('{tmp_path}/listings.media/**/*.parquet')"
     ).fetchall()
     assert media == [(5,)]
-    table = ds.dataset(folder, format="parquet").to_table()
-    assert table.num_rows == 42 and set(table.column_names) == {"ListingId", "ListPrice", "Writer"}
+    table = ds.dataset(folder, format="parquet", partitioning="hive").to_table()
+    assert table.num_rows == 42
+    assert set(table.column_names) == {"ListingId", "ListPrice", "Writer", "account", "scope"}
     meta = duckdb.sql(
-        f"SELECT count(*) FROM parquet_kv_metadata('{folder}/*.parquet') WHERE key = 'realtyframes'"
+        f"SELECT count(*) FROM parquet_kv_metadata('{folder}/**/*.parquet') "
+        "WHERE key = 'realtyframes'"
     ).fetchall()
     assert meta == [(2,)]

@@ -228,15 +228,15 @@ def test_files_are_private_to_their_owner(tmp_path: Path):
 def test_opening_the_cache_removes_only_dead_writers_temporary_files(tmp_path: Path):
     cache = ParquetCache(tmp_path)
     cache.write("listings", "k", listings_frame(3), {"host": HOST})
-    folder = tmp_path / "listings"
+    folder = tmp_path / ".rf" / "staging"
     done = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
         text=True,
         check=True,
     )
-    dead = folder / f".other.parquet.tmp-{int(done.stdout)}-abcd"
-    live = folder / f".other.parquet.tmp-{os.getpid()}-beef"
+    dead = folder / f".listings.other.parquet.tmp-{int(done.stdout)}-abcd"
+    live = folder / f".listings.other.parquet.tmp-{os.getpid()}-beef"
     dead.write_bytes(b"half")
     live.write_bytes(b"half")  # a write in progress in a live process: left alone
     ParquetCache(tmp_path)
@@ -276,8 +276,13 @@ def test_overwrite_is_atomic_and_leaves_no_temporary_files(cache: ParquetCache):
     cache.write("listings", "k1", listings_frame(20, start=100), {"host": HOST})
     entry = cache.read("listings", "k1")
     assert entry is not None and len(entry.frame) == 20
-    names = sorted(p.name for p in (cache.root / "listings").iterdir())
-    assert names == [".k1.lock", "k1.parquet"]
+    files = sorted(
+        p.relative_to(cache.root).as_posix() for p in cache.root.rglob("*") if p.is_file()
+    )
+    assert files == [
+        ".rf/locks/listings/k1.lock",
+        "listings/account=unset/scope=key-k1/part-0.parquet",
+    ]
 
 
 def test_a_failed_write_keeps_the_previous_file(cache: ParquetCache):
@@ -289,7 +294,7 @@ def test_a_failed_write_keeps_the_previous_file(cache: ParquetCache):
     entry = cache.read("listings", "k1")
     assert entry is not None
     pd.testing.assert_frame_equal(entry.frame, good)
-    assert not [p for p in (cache.root / "listings").iterdir() if ".tmp-" in p.name]
+    assert not [p for p in cache.root.rglob("*") if ".tmp-" in p.name]
 
 
 def test_companion_from_another_write_is_a_miss_and_stale_ones_are_removed(cache: ParquetCache):
@@ -325,9 +330,9 @@ def test_corrupt_file_is_a_miss_moved_aside(cache: ParquetCache, damage: str):
         path.write_bytes(data[:pos] + bytes([data[pos] ^ 0xFF]) + data[pos + 1 :])
     with pytest.warns(CacheWarning, match="unreadable.*treated as a miss, moved aside"):
         assert cache.read("listings", "k1") is None
-    assert not path.exists()
-    aside = [p for p in path.parent.iterdir() if ".corrupt-" in p.name]
-    assert len(aside) == 1 and aside[0].name.startswith(".k1.parquet.corrupt-")
+    assert not path.exists() and not path.parent.exists()  # the dataset holds no broken file
+    aside = list((cache.root / ".rf" / "corrupt").iterdir())
+    assert len(aside) == 1 and aside[0].name.startswith("listings.k1.")
     cache.write("listings", "k1", listings_frame(5), {"host": HOST})  # refetched
     entry = cache.read("listings", "k1")
     assert entry is not None and len(entry.frame) == 5
@@ -366,7 +371,8 @@ def test_list_and_clear(cache: ParquetCache):
                 extra_frames={"quarantine": listings_frame(2)})  # fmt: skip
     cache.write("listings", "k2", listings_frame(20), {"host": HOST})
     cache.write("contacts", "k3", listings_frame(3), {"host": HOST})
-    (cache.root / "listings" / ".k9.parquet.corrupt-20250101T000000Z").write_bytes(b"x")
+    (cache.root / ".rf" / "corrupt").mkdir()
+    (cache.root / ".rf" / "corrupt" / "listings.k9.20250101T000000Z.parquet").write_bytes(b"x")
     inventory = cache.list()
     assert inventory["resource"].tolist() == ["contacts", "listings", "listings"]
     assert inventory["rows"].tolist() == [3, 10, 20]
@@ -378,6 +384,7 @@ def test_list_and_clear(cache: ParquetCache):
     assert cache.list()["resource"].tolist() == ["contacts"]
     assert not any((cache.root / "listings").iterdir())
     assert not any((cache.root / "listings.quarantine").iterdir())
+    assert not any((cache.root / ".rf" / "corrupt").iterdir())
     assert cache.clear() == 1 and cache.list().empty
 
 

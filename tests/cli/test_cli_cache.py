@@ -29,8 +29,8 @@ def test_cache_list_and_clear(
 
     assert main(["cache", "clear", "--resource", "listings", "--cache-dir", str(root)]) == 0
     assert "removed 1 cache entries" in capsys.readouterr().out  # stdin is not a terminal here
-    assert not list((root / "listings").glob("*.parquet"))
-    assert list((root / "contacts").glob("*.parquet"))
+    assert not list((root / "listings").glob("**/*.parquet"))
+    assert list((root / "contacts").glob("**/*.parquet"))
 
     assert main(["cache", "clear", "--resource", "No Such", "--cache-dir", str(root)]) == 2
     err = capsys.readouterr().err
@@ -68,7 +68,7 @@ def test_cache_clear_asks_first_and_clears_one_scope(
     assert main(args) == 1
     assert terminal.prompts == [f"remove 3 cache entries from {root}? [y/N] "]
     assert "nothing removed" in capsys.readouterr().err
-    assert len(list((root / "listings").glob("*.parquet"))) == 2
+    assert len(list((root / "listings").glob("**/*.parquet"))) == 2
 
     terminal = _Terminal(monkeypatch, "y")  # one scope only, after saying yes
     assert main([*args, "--resource", "listings", "--where", "City=Miami"]) == 0

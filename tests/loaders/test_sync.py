@@ -495,7 +495,7 @@ def test_a_corrupt_cache_file_falls_back_to_a_full_load(
     first = sync_listings(client, scope)
     assert len(first) > 0
     assert set(first["City"]) == {"Miami Beach"}
-    files = list((tmp_path / "cache" / RESOURCE).glob("*.parquet"))
+    files = list((tmp_path / "cache" / RESOURCE).glob("**/*.parquet"))
     assert len(files) == 1
     files[0].write_bytes(files[0].read_bytes()[: files[0].stat().st_size // 2])
     advance(http_client, sandbox.url, 5)

@@ -19,8 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realtyframes._files import TEMP_MARKER
-
 #: How long an entry stays fresh when the caller gave no lifetime for its resource.
 _DEFAULT_TTL = timedelta(hours=1)
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -168,28 +166,6 @@ def _private_dirs(folder: Path) -> None:
     for path in reversed(missing):
         path.mkdir(mode=DIR_MODE, exist_ok=True)  # another writer may have made it meanwhile
         os.chmod(path, DIR_MODE)
-
-
-def _writer_alive(temp_name: str) -> bool:
-    """Whether the process that named a temporary file ``.<name>.tmp-<pid>-<hex>`` still runs."""
-    try:
-        pid = int(temp_name.rsplit(TEMP_MARKER, 1)[1].split("-", 1)[0])
-        os.kill(pid, 0)
-    except (IndexError, ValueError, ProcessLookupError):
-        return False
-    except (PermissionError, OSError):  # exists, owned by another user; or cannot tell
-        return True
-    return True
-
-
-def _remove_dead_writers_files(root: Path) -> int:
-    """Remove temporary files left by killed writers anywhere in the cache; return how many."""
-    removed = 0
-    for stale in root.glob(f"*/.*{TEMP_MARKER}*"):
-        if not _writer_alive(stale.name):
-            stale.unlink(missing_ok=True)
-            removed += 1
-    return removed
 
 
 def _categories(frame: pd.DataFrame) -> dict[str, Any]:

@@ -1,15 +1,16 @@
-"""The Parquet cache: one folder per resource, one file per key, metadata in the file itself.
+"""The Parquet cache: one hive-partitioned dataset per resource, one file per key, metadata in
+the file itself.
 
-Layout (see ``docs/cache.md``)::
+Layout (see ``docs/cache.md`` and :mod:`._layout`)::
 
-    <root>/<resource>/<key>.parquet            the frame (e.g. listings/3f9c....parquet)
-    <root>/<resource>.<extra>/<key>.parquet    its companion frames (listings.media, .quarantine)
-    <root>/<resource>/.<key>.lock              writer lock (hidden: readers and tools skip it)
+    <root>/<resource>/account=<account>/scope=key-<key>/part-0.parquet          the frame
+    <root>/<resource>.<extra>/account=<account>/scope=key-<key>/part-0.parquet  its companions
+    <root>/.rf/                                       locks, files being written, moved aside
 
 Every file carries Parquet key-value metadata ``realtyframes`` (JSON: host, operation, params with
 secrets redacted, account fingerprint, fetched_at, schema_version, rows, extras' rows). Writes are
-atomic (temporary file in the same folder, fsync, ``os.replace``, fsync of the folder) under an
-exclusive lock; a file that cannot be read is a miss, moved aside as ``.<key>.parquet.corrupt-<ts>``.
+atomic (temporary file in ``.rf/staging``, fsync, ``os.replace`` into the partition, fsync of the
+folder) under an exclusive lock; a file that cannot be read is a miss, moved to ``.rf/corrupt``.
 No pickles.
 
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
@@ -45,14 +46,18 @@ from realtyframes.cache._entries import (
     _check_name,
     _private_dirs,
     _redact,
-    _remove_dead_writers_files,
     _ResourceTtl,
     _restore_categories,
-    _stamp,
     account_fingerprint,
     cache_key,
     is_fresh,
     normalise_params,
+)
+from realtyframes.cache._layout import (
+    Layout,
+    account_label,
+    migrate_flat_layout,
+    remove_dead_writers_files,
 )
 from realtyframes.cache._lock import CacheLockTimeout, file_lock
 from realtyframes.errors import CacheWarning
@@ -73,11 +78,13 @@ META_KEY = b"realtyframes"
 
 
 class ParquetCache:
-    """Parquet files under ``root``, one folder per resource, readable by DuckDB, Polars, pyarrow.
+    """Parquet files under ``root``: each resource a hive-partitioned dataset (partitions
+    ``account`` and ``scope``) that DuckDB, Polars, pyarrow and Spark read as one table.
 
     ``ttl``: per-resource freshness (the loaders pass their endpoints' lifetimes; a resource
-    not in it: one hour; ``None``: never expires). Reading never creates files or
-    folders; writing creates the resource folder. See ``docs/cache.md`` for the layout.
+    not in it: one hour; ``None``: never expires). Reading never creates files or folders;
+    writing creates the partition. A cache of realtyframes 0.1 (flat files) is moved into this
+    layout when opened, with one log line. See ``docs/cache.md`` for the layout.
 
     >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
     >>> cache.read("listings", "0" * 32) is None  # doctest: +SKIP
@@ -94,7 +101,9 @@ class ParquetCache:
         self.root = Path(root).expanduser()
         self._ttl: dict[str, timedelta | float | None] = dict(ttl or {})
         self.lock_timeout = lock_timeout
-        _remove_dead_writers_files(self.root)  # a crashed write's leftovers, whatever its key
+        self._layout = Layout(self.root)
+        remove_dead_writers_files(self._layout)  # a crashed write's leftovers, whatever its key
+        migrate_flat_layout(self.root)
 
     def __repr__(self) -> str:
         return f"ParquetCache({str(self.root)!r})"
@@ -104,14 +113,36 @@ class ParquetCache:
     key = staticmethod(cache_key)
 
     def path(self, resource: str, key: str, extra: str | None = None) -> Path:
-        """Where an entry's file (or its ``extra`` companion's) lives."""
+        """Where an entry's file (or its ``extra`` companion's) lives: the existing file, else
+        the partition of the entry's account (``account=unset`` when there is no entry)."""
+        found = self._layout.find(self._folder(resource, key, extra), key)
+        if found is not None:
+            return found
+        main = self._layout.find(resource, key)
+        account = main.parent.parent.name.removeprefix("account=") if main else account_label(None)
+        return self._layout.entry(self._folder(resource, key, extra), account, key)
+
+    @staticmethod
+    def _folder(resource: str, key: str, extra: str | None = None) -> str:
         _check_name(resource, "resource", _NAME)
         _check_name(key, "key", _KEY)
-        folder = resource if extra is None else f"{resource}.{_check_name(extra, 'extra', _NAME)}"
-        return self.root / folder / f"{key}.parquet"
+        return resource if extra is None else f"{resource}.{_check_name(extra, 'extra', _NAME)}"
+
+    def dataset_path(self, resource: str) -> Path:
+        """The root of ``resource``'s dataset (``"listings"``, or a companion such as
+        ``"listings.media"``), whether or not anything is cached yet.
+
+        >>> cache.dataset_path("listings")  # doctest: +SKIP
+        PosixPath('data/cache/listings')
+        """
+        main, dot, extra = resource.partition(".")
+        self._folder(main, "k", extra if dot else None)  # validates both names
+        return self.root / resource
 
     def _lock_path(self, resource: str, key: str) -> Path:
-        return self.root / resource / f".{key}.lock"
+        lock = self._layout.lock(resource, key)
+        _private_dirs(lock.parent)
+        return lock
 
     def ttl_for(self, resource: str) -> timedelta | float | None:
         """The freshness window of ``resource`` (``None``: never expires)."""
@@ -138,13 +169,13 @@ class ParquetCache:
         except FileNotFoundError:
             return None
         except (OSError, pa.ArrowException) as exc:
-            self._move_aside(path, exc)
+            self._move_aside(path, resource, key, exc)
             return None
         try:
             meta = self._meta(table.schema)
             frame = _restore_categories(table.to_pandas(), meta)
         except (ValueError, TypeError, KeyError, pa.ArrowException) as exc:
-            self._move_aside(path, exc)
+            self._move_aside(path, resource, key, exc)
             return None
         extra: dict[str, pd.DataFrame] = {}
         for name, info in (meta.get("extras") or {}).items():
@@ -155,7 +186,7 @@ class ParquetCache:
             except FileNotFoundError:
                 return None  # a write in progress or interrupted: a miss, not corruption
             except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
-                self._move_aside(extra_path, exc)
+                self._move_aside(extra_path, f"{resource}.{name}", key, exc)
                 return None
             if extra_meta.get("generation") != info.get("generation"):
                 return None
@@ -172,11 +203,13 @@ class ParquetCache:
             raise ValueError("realtyframes metadata without fetched_at")
         return meta
 
-    def _move_aside(self, path: Path, exc: BaseException) -> None:
-        target = path.with_name(f".{path.name}.corrupt-{_stamp()}")
+    def _move_aside(self, path: Path, folder: str, key: str, exc: BaseException) -> None:
+        target = self._layout.corrupt(folder, key)
         try:
+            _private_dirs(target.parent)
             os.replace(path, target)
             where = f"moved aside to {target}"
+            self._layout.remove_empty_partition(path)
         except OSError as move_exc:
             where = f"could not be moved aside ({move_exc.strerror})"
         warnings.warn(
@@ -210,25 +243,24 @@ class ParquetCache:
         >>> cache.write("listings", key, listings, {"host": host, "params": params},
         ...             extra_frames={"media": media, "quarantine": quarantined})  # doctest: +SKIP
         """
-        path = self.path(resource, key)
         extras = dict(extra_frames or {})
-        for name in extras:
-            self.path(resource, key, name)  # validates the name
+        folders = {name: self._folder(resource, key, name) for name in extras}  # checks names
         doc = self._meta_doc(resource, key, frame, meta, extras)
-        folder = path.parent
-        _private_dirs(folder)
+        account = account_label(doc["account"])
+        path = self._layout.entry(self._folder(resource, key), account, key)
         with file_lock(self._lock_path(resource, key), timeout=self.lock_timeout):
-            self._remove_temp_files(folder, key)
-            previous = self._previous_extras(path)
+            self._remove_temp_files(key)
+            old = self._layout.find(resource, key)
+            previous = self._previous_extras(old) if old is not None else set()
             for name, extra in extras.items():
                 extra_doc = {**doc, "role": name, "rows": len(extra), **_categories(extra)}
-                extra_path = self.path(resource, key, name)
-                _private_dirs(extra_path.parent)
-                self._remove_temp_files(extra_path.parent, key)
-                self._atomic_write(extra_path, extra, extra_doc)
-            self._atomic_write(path, frame, doc)
+                target = self._layout.entry(folders[name], account, key)
+                self._atomic_write(target, folders[name], key, extra, extra_doc)
+                self._drop(folders[name], key, keep=target)
+            self._atomic_write(path, resource, key, frame, doc)
+            self._drop(resource, key, keep=path)  # the key once stored for another account
             for name in previous - set(extras):
-                self.path(resource, key, name).unlink(missing_ok=True)
+                self._drop(f"{resource}.{name}", key)
         return Entry(resource, key, path, frame, doc, extras)
 
     def _meta_doc(
@@ -281,20 +313,32 @@ class ParquetCache:
         except (OSError, ValueError, KeyError, pa.ArrowException):
             return set()
 
-    @staticmethod
-    def _remove_temp_files(folder: Path, key: str) -> None:
+    def _drop(self, folder: str, key: str, keep: Path | None = None) -> None:
+        """Remove ``key``'s files in ``folder`` (but ``keep``) and their emptied partitions."""
+        for path in self._layout.files(folder, key):
+            if path != keep:
+                path.unlink(missing_ok=True)
+                self._layout.remove_empty_partition(path)
+
+    def _remove_temp_files(self, key: str) -> None:
         """Temporary files of this key left by a killed writer (we hold the key's lock)."""
-        for stale in folder.glob(f".{key}.parquet{TEMP_MARKER}*"):
+        for stale in self._layout.internal.glob(f"staging/.*.{key}.parquet{TEMP_MARKER}*"):
             stale.unlink(missing_ok=True)
 
-    @staticmethod
-    def _atomic_write(path: Path, frame: pd.DataFrame, doc: Mapping[str, Any]) -> None:
+    def _atomic_write(
+        self, path: Path, folder: str, key: str, frame: pd.DataFrame, doc: Mapping[str, Any]
+    ) -> None:
+        """Write in ``.rf/staging``, then rename into the partition: a dataset reader never sees
+        a partial file."""
         named = isinstance(frame.index, pd.MultiIndex) or frame.index.name is not None
         table = pa.Table.from_pandas(frame, preserve_index=named)
         metadata = dict(table.schema.metadata or {})
         metadata[META_KEY] = json.dumps(doc, separators=(",", ":")).encode()
         table = table.replace_schema_metadata(metadata)
-        with atomic_path(path, mode=FILE_MODE) as tmp, open(tmp, "wb") as fh:
+        staging = self._layout.staging(folder, key)
+        _private_dirs(staging.parent)
+        _private_dirs(path.parent)
+        with atomic_path(path, mode=FILE_MODE, staging=staging) as tmp, open(tmp, "wb") as fh:
             pq.write_table(table, fh, write_page_checksum=True)
 
     # -- inventory -------------------------------------------------------------------------------
@@ -312,10 +356,7 @@ class ParquetCache:
         """
         rows = []
         for resource in self._resources():
-            for path in sorted((self.root / resource).glob("*.parquet")):
-                key = path.stem
-                if not _KEY.match(key):
-                    continue
+            for key, path in self._layout.entries(resource):
                 try:
                     meta = self._meta(pq.read_schema(path))
                     size = path.stat().st_size
@@ -383,37 +424,30 @@ class ParquetCache:
         resources = [_check_name(resource, "resource", _NAME)] if resource else self._resources()
         removed = 0
         for res in resources:
-            folder = self.root / res
-            if not folder.is_dir():
-                continue
-            companions = [
-                p
-                for p in self.root.iterdir()
-                if p.is_dir()
-                and p.name.startswith(f"{res}.")
-                and _NAME.match(p.name[len(res) + 1 :])
-            ]
-            for path in sorted(folder.glob("*.parquet")):
-                key = path.stem
-                if not _KEY.match(key) or (keys is not None and key not in keys):
+            companions = [f for f in self._layout.folders() if f.startswith(f"{res}.")]
+            for key, _path in list(self._layout.entries(res)):
+                if keys is not None and key not in keys:
                     continue
                 lock = self._lock_path(res, key)
                 with file_lock(lock, timeout=self.lock_timeout):
-                    for comp in companions:
-                        (comp / path.name).unlink(missing_ok=True)
-                    path.unlink(missing_ok=True)
+                    for folder in [*companions, res]:
+                        self._drop(folder, key)
                     lock.unlink(missing_ok=True)
                 removed += 1
-            if keys is not None:
-                continue  # chosen entries only: the folder's leftovers stay
-            for folder_ in [folder, *companions]:
-                for leftover in folder_.glob(".*"):
-                    if ".corrupt-" in leftover.name or ".tmp-" in leftover.name:
-                        leftover.unlink(missing_ok=True)
-            for lock in folder.glob(".*.lock"):  # keys with no data (e.g. an interrupted write)
-                try:
-                    with file_lock(lock, timeout=0):
-                        lock.unlink(missing_ok=True)
-                except CacheLockTimeout:
-                    continue  # a writer is at work on it
+            if keys is None:  # the whole resource: its leftovers too
+                self._clear_leftovers(res)
         return removed
+
+    def _clear_leftovers(self, resource: str) -> None:
+        """Moved-aside files, dead writers' temporary files and idle locks of ``resource``."""
+        internal = self._layout.internal
+        for name in (resource, f"{resource}.*"):
+            for leftover in internal.glob(f"corrupt/{name}.*"):
+                leftover.unlink(missing_ok=True)
+        remove_dead_writers_files(self._layout)
+        for lock in internal.glob(f"locks/{resource}/*.lock"):  # keys with no data (interrupted)
+            try:
+                with file_lock(lock, timeout=0):
+                    lock.unlink(missing_ok=True)
+            except CacheLockTimeout:
+                continue  # a writer is at work on it

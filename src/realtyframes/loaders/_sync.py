@@ -92,7 +92,7 @@ __all__ = [
 
 logger = logging.getLogger("realtyframes.sync")
 
-#: Cache resource of the synced markets (``<cache_dir>/market/<key>.parquet``).
+#: Cache resource of the synced markets (the dataset ``<cache_dir>/market``, one scope per market).
 RESOURCE = MARKET
 #: Operation name in the cache key and metadata.
 OPERATION = "sync_listings"
