@@ -8,9 +8,7 @@ without one these tests fail under CI and are skipped, saying why, elsewhere (as
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,30 +165,6 @@ def test_an_engine_frame_is_checked_before_it_is_computed(listings_file):
 
 
 # -- PySpark, local mode ------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
-        if os.environ.get("CI"):
-            pytest.fail(
-                "CI needs Java 17 for PySpark (openjdk-17-jre-headless; .ci/run installs it)"
-            )
-        pytest.skip("no Java runtime for PySpark (Debian package openjdk-17-jre-headless)")
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("realtyframes-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        # not UTC on purpose: the metrics compare instants, whatever the session's zone
-        .config("spark.sql.session.timeZone", "America/New_York")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 @pytest.mark.spark
