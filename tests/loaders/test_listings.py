@@ -18,7 +18,7 @@ import pytest
 from realtyframes._client import Client
 from realtyframes.api import RetryPolicy
 from realtyframes.errors import DataQualityWarning, QueryError, SchemaValidationError
-from realtyframes.loaders import DriftWarning, LoadInfo
+from realtyframes.loaders import PAGE_SIZE, DriftWarning, LoadInfo
 from realtyframes.sandbox import Faults, RunningSandbox
 from realtyframes.schemas import DETAIL_FIELDS, SUMMARY_FIELDS, Listing, target_dtypes
 
@@ -283,3 +283,42 @@ def test_truncated_bodies_leave_details_and_sync_equal_to_a_clean_run(
     pdt.assert_frame_equal(runs["faulty"][0], runs["clean"][0])
     pdt.assert_frame_equal(runs["faulty"][1], runs["clean"][1])
     assert faulty_sb.admin.faults.truncated > 0
+
+
+def test_details_fetched_in_batches_equal_one_batch(
+    sandbox_url: str, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Detail bodies are fetched and parsed DETAIL_BATCH at a time (memory): the frames, photos
+    and quarantine do not depend on where the batches are cut."""
+    from realtyframes.loaders import _fetch
+
+    whole, _ = make_client(sandbox_url, cache=False)
+    expected = whole.listings(max_results=45, details=True)
+    expected_info = whole.last_load
+    monkeypatch.setattr(_fetch, "DETAIL_BATCH", 7)  # 45 = 6 batches of 7 and one of 3
+    cut, _ = make_client(sandbox_url, cache=False)
+    got = cut.listings(max_results=45, details=True)
+    assert cut.last_load.requests == expected_info.requests == 1 + 45
+    pdt.assert_frame_equal(got, expected)
+    pdt.assert_frame_equal(cut.last_load.media, expected_info.media)
+    pdt.assert_frame_equal(cut.last_load.quarantine, expected_info.quarantine)
+
+
+def test_details_keep_search_rows_without_an_id_for_the_quarantine(
+    start_sandbox: Callable[..., RunningSandbox], make_client: MakeClient
+) -> None:
+    """A search row without a ListingId cannot be looked up: it reaches the quarantine with its
+    reason, next to the listings whose details were fetched (none lost)."""
+    sb = start_sandbox(listings=400, faults=Faults(bad_records=0.15))
+    client, _ = make_client(sb.url, cache=False)
+    with pytest.warns(DataQualityWarning, match="quarantined"):
+        frame = client.listings(details=True)
+    info = client.last_load
+    kinds = sb.admin.faults.bad_record_kinds
+    assert kinds.get("null_listing_id", 0) > 0
+    no_id = info.quarantine["ListingId"].isna()
+    assert no_id.sum() == kinds["null_listing_id"]
+    assert info.quarantine.loc[no_id, "_quarantine_reason"].str.contains("ListingId").all()
+    assert len(frame) + info.quarantined == info.total
+    pages = math.ceil(info.total / PAGE_SIZE)  # one detail request per listing with an id
+    assert info.requests == pages + info.total - kinds["null_listing_id"]

@@ -123,6 +123,22 @@ def test_detail_bodies_one_listing_each(rec):
     assert len(media) == sum(len(rec.listing(i)["Media"]) for i in range(5))
 
 
+def test_detail_bodies_in_batches_equal_one_call(rec):
+    """Batches parsed one after the other give one call's frames: a listing repeated across
+    batches keeps its last body, no batch at all gives the typed empty frames."""
+    bodies = [json.dumps(rec.listing(i, detail=True)).encode() for i in range(9)]
+    bodies.append(bodies[2])  # the same listing again, in the last batch
+    whole = rs.listings_from_records(bodies)
+    batched = rs.listings_from_record_batches(bodies[i : i + 4] for i in range(0, 10, 4))
+    for got, want in zip(batched, whole, strict=True):
+        pd.testing.assert_frame_equal(got, want)
+    assert len(whole[0]) == 9
+    empty = rs.listings_from_record_batches(iter([]))
+    for got, want in zip(empty, rs.listings_from_records([]), strict=True):
+        pd.testing.assert_frame_equal(got, want)
+        assert got.empty
+
+
 def test_categories_are_the_full_list_and_frames_concatenate(rec):
     active = [r for r in (rec.listing(i) for i in range(60)) if r["StandardStatus"] == "Active"]
     closed = [r for r in (rec.listing(i) for i in range(60)) if r["StandardStatus"] == "Closed"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,7 @@ from realtyframes.schemas import (
     analytics_from_json,
     changes_from_pages,
     contacts_from_pages,
+    listings_from_record_batches,
     listings_from_records,
     shape_pages,
 )
@@ -181,24 +182,31 @@ def fetch_paged(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
     )
 
 
+#: Details fetched and shaped per batch: only one batch of raw bodies is held at a time.
+DETAIL_BATCH = 2_000
+
+
 def fetch_details(
     ctx: LoadContext, ids: list[str], *, desc: str = "details"
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Each listing's detail, fetched concurrently within the rate budget -> (listings, media)."""
+    """Each listing's detail, fetched concurrently within the rate budget -> (listings, media).
+    Fetched and parsed :data:`DETAIL_BATCH` at a time (a whole load's bodies would take several
+    times the memory of its frames)."""
     from realtyframes.loaders.endpoints import ENDPOINTS
 
-    if not ids:
-        return listings_from_records([], detail=True)
-    paths = [ENDPOINTS["listing"].at(i) for i in ids]
+    paths = [(ENDPOINTS["listing"].at(i), None) for i in ids]
     bar = _Bar(progress_enabled(ctx.progress), desc)
     bar.plan(len(paths))
+
+    def batches() -> Iterator[list[Any]]:
+        for start in range(0, len(paths), DETAIL_BATCH):
+            chunk = paths[start : start + DETAIL_BATCH]
+            yield ctx.api.get_many(chunk, raw=True, on_result=lambda _i, _r: bar.update())
+
     try:
-        bodies = ctx.api.get_many(
-            [(p, None) for p in paths], raw=True, on_result=lambda _i, _r: bar.update()
-        )
+        return listings_from_record_batches(batches(), detail=True)
     finally:
         bar.close()
-    return listings_from_records(bodies, detail=True)
 
 
 def fetch_listings(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
@@ -206,12 +214,13 @@ def fetch_listings(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
     loaded = fetch_paged(ctx, endpoint, call)
     if not call.options.get("details"):
         return loaded
-    frame = loaded.frame
-    known = frame["ListingId"].notna()
-    ids = list(dict.fromkeys(frame.loc[known, "ListingId"].astype(str)))
+    known = loaded.frame["ListingId"].notna()
+    ids = list(dict.fromkeys(loaded.frame.loc[known, "ListingId"].astype(str)))
+    no_id = loaded.frame.loc[~known]  # cannot be looked up: validation reports them
+    loaded = replace(loaded, frame=no_id.iloc[:0])  # the search frame is not held meanwhile
     detail, media = fetch_details(ctx, ids)
-    if (~known).any():  # rows without an id cannot be looked up: validation reports them
-        detail = pd.concat([detail, frame.loc[~known]], ignore_index=True)
+    if len(no_id):
+        detail = pd.concat([detail, no_id], ignore_index=True)
     return replace(loaded, frame=detail, media=media, requests=loaded.requests + len(ids))
 
 

@@ -45,6 +45,7 @@ from realtyframes.schemas._shape import (
     contacts_from_pages,
     latest_per_listing,
     listings_from_pages,
+    listings_from_record_batches,
     listings_from_records,
     shape_pages,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "empty_frame",
     "latest_per_listing",
     "listings_from_pages",
+    "listings_from_record_batches",
     "listings_from_records",
     "shape_pages",
     "target_dtypes",

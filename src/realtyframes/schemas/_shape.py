@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +61,7 @@ __all__ = [
     "contacts_from_pages",
     "latest_per_listing",
     "listings_from_pages",
+    "listings_from_record_batches",
     "listings_from_records",
     "shape_pages",
 ]
@@ -288,6 +289,26 @@ def listings_from_records(
     shaped = shape_pages(bodies, "listings", detail=detail, records=True)
     assert shaped.media is not None
     return shaped.frame, shaped.media
+
+
+def listings_from_record_batches(
+    batches: Iterable[Sequence[bytes]], *, detail: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`listings_from_records` for bodies that arrive in batches (e.g. a generator that
+    fetches them): each batch is parsed into typed columns before the next is asked for, so the
+    raw bodies of one batch only are held at a time. Same result as one call on all the bodies.
+
+    >>> listings, media = listings_from_record_batches(fetch(ids[i : i + 2000]) for i in starts)  # doctest: +SKIP
+    """
+    spec = _listing_spec(detail)
+    units: list[_Unit] = []
+    for batch in batches:
+        units.extend(_parse_bodies(_split_bodies(batch), spec, None)[0])
+        del batch  # before the next batch is fetched
+    frame, media, parents = _concat(units, spec)
+    frame, media = latest_per_listing(frame, media, parents=parents)
+    assert media is not None
+    return frame, media
 
 
 def changes_from_pages(pages: Sequence[bytes]) -> pd.DataFrame:
