@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import statistics
+import subprocess
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -44,3 +48,21 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
+
+
+@contextmanager
+def sandbox_process(*options: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``realtyframes sandbox --port 0 *options`` in its own process (its CPU and memory not
+    counted with ours) -> (its base URL, the process); stopped on exit."""
+    command = [sys.executable, "-m", "realtyframes.cli", "sandbox", "--port", "0", *options]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        found = re.search(r"serving (\S+)", line)
+        if found is None:
+            raise RuntimeError(f"the sandbox did not start: {line!r}")
+        yield found.group(1), process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

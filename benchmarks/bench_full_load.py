@@ -20,9 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-import re
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -32,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from _util import median, table
+from _util import median, sandbox_process, table
 
 import realtyframes.loaders._base as loaders_base
 import realtyframes.loaders._fetch as loaders_fetch
@@ -76,22 +74,9 @@ class _Sandbox:
 
 @contextmanager
 def _sandbox(latency_ms: float) -> Iterator[_Sandbox]:
-    command = [
-        sys.executable, "-m", "realtyframes.cli", "sandbox", "--port", "0",
-        "--listings", str(LISTINGS), "--seed", "7", "--as-of", AS_OF,
-        "--latency-ms", f"{latency_ms:g}",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        found = re.search(r"serving (\S+)", line)
-        if found is None:
-            raise RuntimeError(f"the sandbox did not start: {line!r}")
-        yield _Sandbox(found.group(1), process)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    options = ("--listings", str(LISTINGS), "--seed", "7", "--as-of", AS_OF)
+    with sandbox_process(*options, "--latency-ms", f"{latency_ms:g}") as (url, process):
+        yield _Sandbox(url, process)
 
 
 @dataclass

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from _util import table
+from _util import sandbox_process, table
 
 LISTINGS = int(os.environ.get("RF_BENCH_LISTINGS", "540000"))
 QUERY = {"Status": "Closed"}
@@ -75,22 +74,9 @@ PROBE = textwrap.dedent(
 
 @contextmanager
 def _sandbox() -> Iterator[str]:
-    command = [
-        sys.executable, "-m", "realtyframes.cli", "sandbox", "--port", "0",
-        "--listings", str(LISTINGS), "--seed", "7", "--as-of", AS_OF,
-        "--rate-limit", "100000000/60s",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        found = re.search(r"serving (\S+)", line)
-        if found is None:
-            raise RuntimeError(f"the sandbox did not start: {line!r}")
-        yield found.group(1)
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+    options = ("--listings", str(LISTINGS), "--seed", "7", "--as-of", AS_OF)
+    with sandbox_process(*options, "--rate-limit", "100000000/60s") as (url, _):
+        yield url
 
 
 def _probe(url: str, cache_dir: str, mode: str) -> dict[str, Any]:

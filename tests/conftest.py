@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -87,14 +88,20 @@ def start_sandbox() -> Iterator[Callable[..., RunningSandbox]]:
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    """A local PySpark session (2 threads). Without Java: a failure under CI (``.ci/run``
-    installs openjdk-17-jre-headless), a skip that says why elsewhere."""
+    """A local PySpark session (2 threads). Without Java or PySpark: a failure under CI
+    (``.ci/run`` installs openjdk-17-jre-headless, ``make test-spark`` the spark extra), a skip
+    that says why elsewhere."""
     if not (shutil.which("java") or os.environ.get("JAVA_HOME")):
         if os.environ.get("CI"):
             pytest.fail(
                 "CI needs Java 17 for PySpark (openjdk-17-jre-headless; .ci/run installs it)"
             )
         pytest.skip("no Java runtime for PySpark (Debian package openjdk-17-jre-headless)")
+    if importlib.util.find_spec("pyspark") is None:
+        why = "PySpark is in the spark extra: `make test-spark` runs these in .venv-spark"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
     from pyspark.sql import SparkSession
 
     session = (

@@ -37,6 +37,7 @@ from realtyframes.analysis._kernel import after, collect
 
 __all__ = [
     "CHANGE_COLUMNS",
+    "CUT_COLUMNS",
     "DESCRIPTIVE_COLUMNS",
     "align",
     "check_ids",

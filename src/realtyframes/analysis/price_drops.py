@@ -29,6 +29,7 @@ from realtyframes.analysis._common import (
 )
 from realtyframes.analysis._drops_kernel import (
     CHANGE_COLUMNS,
+    CUT_COLUMNS,
     DESCRIPTIVE_COLUMNS,
     align,
     check_ids,
@@ -64,15 +65,7 @@ __all__ = [
 PRICE_DROP_COLUMNS: tuple[str, ...] = (
     "ListingId",
     *DESCRIPTIVE_COLUMNS,
-    "previous_price",
-    "current_price",
-    "drop_amount",
-    "drop_pct",
-    "drop_count",
-    "first_price",
-    "total_drop_amount",
-    "total_drop_pct",
-    "last_drop_at",
+    *CUT_COLUMNS,
     "DaysOnMarket",
 )
 
