@@ -49,7 +49,6 @@ def _runs(call: Callable[[], Any]) -> list[float]:
 
 def run() -> str:
     market, history = synthetic()
-    market["City"] = market["City"].astype("category")  # as the loaders type it
 
     def baseline_call() -> Any:
         return market.groupby("City", observed=True)["ListPrice"].median()
@@ -90,7 +89,7 @@ def run() -> str:
         "## Analysis at 1,000,000 listings: pandas, Polars and DuckDB\n\n"
         "Command: `.venv/bin/python benchmarks/run_all.py engines`. "
         f"{N:,} synthetic listings ({len(history):,} history records; bench_trends' market, "
-        "City categorical as the loaders type it). Baseline, same run, same frame: "
+        "typed as `client.listings(...)` types them). Baseline, same run, same frame: "
         f"`groupby('City')['ListPrice'].median()` = {baseline:.3f} s (median of "
         f"{len(baseline_runs)} runs, {REPEAT} before each call's row; fastest "
         f"{min(baseline_runs):.3f} s, slowest {max(baseline_runs):.3f} s). Calls: median of "

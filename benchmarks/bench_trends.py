@@ -2,7 +2,8 @@
 
 The market and its history are synthetic, drawn with numpy in the shape the sync gives (every
 status, entry / pending / close times over 30 months, price cuts on 40 % of listings; about
-2.4 million history records). Baseline measured in the same run on the same frame: a plain pandas
+2.4 million history records), typed as ``client.listings(...)`` types them (StandardStatus and
+PropertyType categorical, City text). Baseline measured in the same run on the same frame: a plain pandas
 ``groupby("City")["ListPrice"].median()``; for scale, a plain pandas merge of the history with the
 market and a monthly median (the same two inputs). Median of 3 runs each.
 Command: ``.venv/bin/python benchmarks/run_all.py trends``
@@ -18,6 +19,7 @@ import pandas as pd
 from _util import table
 
 import realtyframes as rf
+from realtyframes.schemas import Listing, target_dtypes
 
 N = 1_000_000
 CITIES = 50
@@ -58,6 +60,8 @@ def synthetic(n: int = N, seed: int = 7) -> tuple[pd.DataFrame, pd.DataFrame]:
             "CloseDate": pd.Series(closed_at).where(closed),
         }
     )  # fmt: skip
+    loaded = target_dtypes(Listing)  # the dtypes client.listings(...) gives
+    market = market.astype({c: loaded[c] for c in market.columns})
     went = status != "Active"
     history = pd.concat(
         [

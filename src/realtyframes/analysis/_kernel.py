@@ -51,6 +51,7 @@ __all__ = [
     "is_pandas",
     "markets_of",
     "newest",
+    "sale_to_list",
     "segment_filter",
     "segment_label",
     "value_inputs",
@@ -267,19 +268,27 @@ def window_rows(
     }
     rows = frame.select(*names, *(flag.alias(name) for name, flag in flags.items()), *NUMBERS)
     rows = rows.filter(nw.col("active") | nw.col("new") | nw.col("pending") | nw.col("sold"))
-    return rows.select(*names, *value_inputs(ratio_range))
+    rows = rows.with_columns(sale_to_list(ratio_range).alias("_ratio"))  # once, read twice
+    return rows.select(*names, *value_inputs())
 
 
-def value_inputs(ratio_range: tuple[float, float]) -> list[nw.Expr]:
-    """Step 3's inputs, from :func:`window_rows`: the flags as 0/1 (``dropped``: an active
-    listing whose last price change was a cut), and each median's and mean's value where the
-    row is in its population, else null (sale-to-list ratios outside ``ratio_range`` too)."""
+def sale_to_list(ratio_range: tuple[float, float]) -> nw.Expr:
+    """A sold row's ClosePrice / ListPrice within ``ratio_range`` (inclusive), else null."""
+    sold = nw.col("sold")
+    price, close = nw.col("ListPrice").cast(nw.Float64), nw.col("ClosePrice").cast(nw.Float64)
+    ratio = nw.when(price != 0).then(close / price)
+    low, high = ratio_range
+    return nw.when((sold & (ratio >= low) & (ratio <= high)).fill_null(False)).then(ratio)
+
+
+def value_inputs() -> list[nw.Expr]:
+    """Step 3's inputs, from :func:`window_rows` (with ``_ratio``, :func:`sale_to_list`): the
+    flags as 0/1 (``dropped``: an active listing whose last price change was a cut), and each
+    median's and mean's value where the row is in its population, else null."""
     active, sold = nw.col("active"), nw.col("sold")
     price, close = nw.col("ListPrice").cast(nw.Float64), nw.col("ClosePrice").cast(nw.Float64)
     area = nw.col("LivingArea").cast(nw.Float64)
-    ratio = nw.when(price != 0).then(close / price)
-    low, high = ratio_range
-    ratio_ok = (sold & (ratio >= low) & (ratio <= high)).fill_null(False)
+    ratio = nw.col("_ratio")
     dropped = (active & (nw.col("PreviousListPrice").cast(nw.Float64) > price)).fill_null(False)
     return [
         *(nw.col(c).cast(nw.Int64) for c in ("active", "new", "pending", "sold")),
@@ -289,8 +298,8 @@ def value_inputs(ratio_range: tuple[float, float]) -> list[nw.Expr]:
         nw.when(sold).then(close).alias("sale_price"),
         nw.when(sold & (area > 0)).then(close / area).alias("sale_ppsf"),
         nw.when(sold).then(nw.col("DaysOnMarket").cast(nw.Float64)).alias("dom"),
-        nw.when(ratio_ok).then(ratio).alias("ratio"),
-        nw.when(ratio_ok).then((ratio > 1).cast(nw.Float64)).alias("above"),
+        ratio.alias("ratio"),
+        nw.when(~ratio.is_null()).then((ratio > 1).cast(nw.Float64)).alias("above"),
     ]
 
 
@@ -300,7 +309,11 @@ def markets_of(frame: Any, names: Sequence[str]) -> pd.DataFrame:
     if not names:
         seen = collect(frame.select(nw.col("_in").cast(nw.Int64).sum())).iloc[0, 0]
         return pd.DataFrame(index=range(min(1, int(seen or 0))))
-    out = collect(frame.select(*names, "_in").filter(nw.col("_in")).select(*names).unique())
+    inside = frame.select(*names, "_in").filter(nw.col("_in"))
+    if len(names) == 1 and isinstance(inside, nw.DataFrame):  # eager: a column's unique, 2x faster
+        out = collect(inside.select(nw.col(names[0]).unique()))
+    else:
+        out = collect(inside.select(*names).unique())
     for key in names:  # categoricals and pyarrow strings as plain values, sorted as such
         out[key] = as_key(out[key])
     out = out.sort_values(list(names), na_position="last", kind="stable")

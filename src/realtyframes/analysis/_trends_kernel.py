@@ -54,7 +54,9 @@ _TIMES = {
 
 
 def _status_flags(column: str) -> list[nw.Expr]:
-    status = nw.col(column).cast(nw.String)
+    """The three flags from a status column: text, or a pandas categorical compared as it is
+    (engines' dictionary types are text already: :func:`~._kernel.frame_of`)."""
+    status = nw.col(column)
     return [(status == s).fill_null(False).alias(f"_{s}") for s in ("Active", "Pending", "Closed")]
 
 
