@@ -16,6 +16,7 @@ from realtyframes.analysis import (
     price_drops,
     traffic_summary,
 )
+from realtyframes.analysis._order import descending_order, radix_order
 
 AS_OF = pd.Timestamp("2024-06-30T00:00:00Z")
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -176,3 +177,23 @@ def test_traffic_shares(visitors: list[int], top_n: int) -> None:
     assert in_unit_interval_or_nan(top["share"]) and in_unit_interval_or_nan(top["conversion_rate"])
     assert top["share"].sum() <= 1 + 1e-9
     assert top["visitors"].is_monotonic_decreasing
+
+
+floats = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 0.05, 0.1, 1.0]),  # ties, as cuts of round percentages make
+)
+
+
+@SETTINGS
+@given(st.lists(floats, max_size=60))
+def test_descending_order_is_a_stable_argsort_of_the_negated_values(values: list[float]) -> None:
+    v = np.array(values, dtype="float64")
+    assert descending_order(v).tolist() == np.argsort(-v, kind="stable").tolist()
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 2**40), max_size=60))
+def test_radix_order_is_a_stable_argsort(values: list[int]) -> None:
+    v = np.array(values, dtype="int64")
+    assert radix_order(v).tolist() == np.argsort(v, kind="stable").tolist()

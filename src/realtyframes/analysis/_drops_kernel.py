@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from realtyframes.analysis._common import AnalysisInputError, safe_div, to_float, to_utc
 from realtyframes.analysis._kernel import after, collect
+from realtyframes.analysis._order import descending_order
 
 __all__ = [
     "CHANGE_COLUMNS",
@@ -271,7 +272,7 @@ def align(
 def drop_order(pct: np.ndarray, by_id: np.ndarray) -> np.ndarray:
     """Biggest cut first, ties in ListingId order: a stable sort of the rows taken by ListingId
     (``by_id``, from :func:`check_ids`)."""
-    return by_id[np.argsort(-pct[by_id], kind="stable")]
+    return by_id[descending_order(pct[by_id])]
 
 
 def finish(
@@ -290,9 +291,9 @@ def finish(
             out[col] = _whole_days(to_float(rows[col], col, func)).array
         elif col == "DaysOnMarket":
             out[col] = pd.Series(pd.NA, index=range(n), dtype="Int64").array
+        elif col in rows.columns:
+            out[col] = plain_text(rows[col]).array
         else:
-            known = col in rows.columns
-            blank = pd.Series(np.nan, index=range(n), dtype="str")
-            out[col] = plain_text(rows[col]).array if known else blank.array
+            out[col] = pd.array(pa.nulls(n, pa.large_string()), dtype="str")
     out["last_drop_at"] = out["last_drop_at"].astype("datetime64[us, UTC]")
     return pd.DataFrame(out, index=range(n), copy=False)

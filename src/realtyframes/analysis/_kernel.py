@@ -229,7 +229,8 @@ def within(
 
 def base_frame(frame: Any, keys: Sequence[str], segment: str) -> Any:
     """Step 1, per row and whatever the window: the ``keys`` (with 'both' the ``segment`` label
-    first), ``_in`` (the row is in ``segment``), the status flags, the timestamps and numbers."""
+    first), ``_in`` (the row is in ``segment``), the status flags, the timestamps and the numbers
+    as floats (cast once here: the later steps read them as they are)."""
     status = nw.col("StandardStatus")
     label = [segment_label().alias("segment")] if segment == "both" else []
     return frame.select(
@@ -240,7 +241,7 @@ def base_frame(frame: Any, keys: Sequence[str], segment: str) -> Any:
         (status == "Pending").fill_null(False).alias("_is_pending"),
         (status == "Closed").fill_null(False).alias("_is_closed"),
         *(c for c in _WINDOW_STAMPS),
-        *NUMBERS,
+        *(nw.col(c).cast(nw.Float64) for c in NUMBERS),
     )
 
 
@@ -273,9 +274,10 @@ def window_rows(
 
 
 def sale_to_list(ratio_range: tuple[float, float]) -> nw.Expr:
-    """A sold row's ClosePrice / ListPrice within ``ratio_range`` (inclusive), else null."""
+    """A sold row's ClosePrice / ListPrice within ``ratio_range`` (inclusive), else null (the
+    prices as floats: :func:`base_frame`)."""
     sold = nw.col("sold")
-    price, close = nw.col("ListPrice").cast(nw.Float64), nw.col("ClosePrice").cast(nw.Float64)
+    price, close = nw.col("ListPrice"), nw.col("ClosePrice")
     ratio = nw.when(price != 0).then(close / price)
     low, high = ratio_range
     return nw.when((sold & (ratio >= low) & (ratio <= high)).fill_null(False)).then(ratio)
@@ -286,10 +288,9 @@ def value_inputs() -> list[nw.Expr]:
     flags as 0/1 (``dropped``: an active listing whose last price change was a cut), and each
     median's and mean's value where the row is in its population, else null."""
     active, sold = nw.col("active"), nw.col("sold")
-    price, close = nw.col("ListPrice").cast(nw.Float64), nw.col("ClosePrice").cast(nw.Float64)
-    area = nw.col("LivingArea").cast(nw.Float64)
+    price, close, area = nw.col("ListPrice"), nw.col("ClosePrice"), nw.col("LivingArea")
     ratio = nw.col("_ratio")
-    dropped = (active & (nw.col("PreviousListPrice").cast(nw.Float64) > price)).fill_null(False)
+    dropped = (active & (nw.col("PreviousListPrice") > price)).fill_null(False)
     return [
         *(nw.col(c).cast(nw.Int64) for c in ("active", "new", "pending", "sold")),
         dropped.cast(nw.Int64).alias("dropped"),
@@ -297,7 +298,7 @@ def value_inputs() -> list[nw.Expr]:
         nw.when(active & (area > 0)).then(price / area).alias("list_ppsf"),
         nw.when(sold).then(close).alias("sale_price"),
         nw.when(sold & (area > 0)).then(close / area).alias("sale_ppsf"),
-        nw.when(sold).then(nw.col("DaysOnMarket").cast(nw.Float64)).alias("dom"),
+        nw.when(sold).then(nw.col("DaysOnMarket")).alias("dom"),
         ratio.alias("ratio"),
         nw.when(~ratio.is_null()).then((ratio > 1).cast(nw.Float64)).alias("above"),
     ]

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from realtyframes.analysis._order import radix_order
 from realtyframes.analysis._trends_kernel import (
     ACTIVE,
     CLOSED,
@@ -47,18 +48,6 @@ NEVER = np.datetime64("9999-12-31T00:00:00", "us").view("int64")
 _LIMIT = 2**62
 
 
-def _by_small_int(values: np.ndarray) -> np.ndarray:
-    """A stable order of non-negative integers, 16 bits at a time (numpy's radix sort)."""
-    order = np.arange(len(values))
-    top = int(values.max(initial=0))
-    shift = 0
-    while shift == 0 or top >> shift:
-        digit = ((values[order] >> shift) & 0xFFFF).astype("uint16")
-        order = order[np.argsort(digit, kind="stable")]
-        shift += 16
-    return order
-
-
 def distinct(values: np.ndarray) -> np.ndarray:
     """The distinct values, sorted (one sort; numpy's hash-based ``unique`` is slower here)."""
     ordered = np.sort(values)
@@ -77,7 +66,7 @@ def event_order(pos: np.ndarray, at: np.ndarray) -> np.ndarray:
     if len(pos) < 2:
         return np.arange(len(pos))
     if bool(np.all(at[1:] >= at[:-1])):
-        return _by_small_int(pos)
+        return radix_order(pos)
     low = int(at.min())
     span, rows = int(at.max()) - low, int(pos.max()) + 1
     unit = next((u for u in (1, 1_000, 1_000_000) if rows * (span // u + 1) < _LIMIT), 0)

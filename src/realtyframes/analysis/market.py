@@ -264,7 +264,7 @@ def _summaries(
     window = pd.Timedelta(days=days)
 
     markets = markets_of(frame, names)
-    whole = markets_of(frame, names[:1] if segment == "both" else []) if with_total else None
+    whole = _whole(markets, segment) if with_total else None
 
     def run(start: pd.Timestamp | None, stop: pd.Timestamp | None) -> tuple[pd.DataFrame, Any]:
         rows = window_rows(frame, names, schema, start, stop, SALE_TO_LIST_RANGE)
@@ -290,6 +290,14 @@ def _summaries(
     }
     per.attrs = dict(attrs)
     return per, tot if tot is not None else pd.DataFrame()
+
+
+def _whole(markets: pd.DataFrame, segment: str) -> pd.DataFrame:
+    """The whole data set's "markets" (:func:`~._kernel.markets_of` with fewer names), from the
+    markets found already: each segment with 'both', else one row when there is any market."""
+    if segment == "both":
+        return markets[["segment"]].drop_duplicates(ignore_index=True)
+    return pd.DataFrame(index=range(min(1, len(markets))))
 
 
 def _metrics(agg: pd.DataFrame, days: float) -> pd.DataFrame:
