@@ -17,6 +17,8 @@ from realtyframes.analysis import (
     traffic_summary,
 )
 from realtyframes.analysis._order import descending_order, radix_order
+from realtyframes.analysis._stocks import NEVER, period_of
+from realtyframes.analysis._trends_kernel import NAT
 
 AS_OF = pd.Timestamp("2024-06-30T00:00:00Z")
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -197,3 +199,19 @@ def test_descending_order_is_a_stable_argsort_of_the_negated_values(values: list
 def test_radix_order_is_a_stable_argsort(values: list[int]) -> None:
     v = np.array(values, dtype="int64")
     assert radix_order(v).tolist() == np.argsort(v, kind="stable").tolist()
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["W-SUN", "M", "Q-DEC", "D", "h"]),
+    st.integers(1, 30),
+    st.lists(st.integers(-(2**40), 2**40), max_size=60),
+)
+def test_period_of_is_a_search_of_the_period_ends(freq: str, n: int, offsets: list[int]) -> None:
+    periods = pd.period_range("2023-11-05", periods=n, freq=freq)
+    starts = periods.start_time.as_unit("us").to_numpy().view("int64")
+    ends = periods.end_time.floor("us").as_unit("us").to_numpy().view("int64")
+    at = np.array([int(starts[0]) + k * 3_600 for k in offsets], dtype="int64")
+    at = np.concatenate([at, [NAT, NEVER, ends[-1], ends[-1] + 1, starts[0], starts[0] - 1]])
+    expected = np.searchsorted(ends, at, side="left")
+    assert period_of(at, starts, ends).tolist() == expected.tolist()

@@ -28,7 +28,13 @@ from realtyframes.analysis._common import (
 )
 from realtyframes.analysis._drops_kernel import is_empty
 from realtyframes.analysis._kernel import frame_of
-from realtyframes.analysis._stocks import cuts_in_periods, event_order, status_intervals, stocks_at
+from realtyframes.analysis._stocks import (
+    cuts_in_periods,
+    event_order,
+    period_of,
+    status_intervals,
+    stocks_at,
+)
 from realtyframes.analysis._trends_kernel import (
     CLOSED,
     NAT,
@@ -138,7 +144,7 @@ def market_trends(
     intervals = status_intervals(listings, past)
     grid = Grid(len(markets), starts, ends)
     counts = {
-        **stocks_at(intervals, ends, len(markets)),
+        **stocks_at(intervals, starts, ends, len(markets)),
         **_flows(listings, intervals, grid),
         **cuts_in_periods(listings, past, intervals, starts, ends, len(markets)),
     }
@@ -174,7 +180,7 @@ class Grid:
         """Flat cell (market * periods + period) of each time (microseconds), -1 when outside
         every period (the periods follow each other without gaps: only the first start and the
         last end bound them)."""
-        period = np.searchsorted(self.ends, at, side="left")
+        period = period_of(at, self.starts, self.ends)
         inside = (period < self.n_periods) & (at >= self.starts[0])  # NaT: the smallest int64
         return np.where(inside, market * self.n_periods + period, -1)
 
