@@ -96,7 +96,9 @@ def snapshot_rows(frame: Any, since: pd.Timestamp | None, min_pct: float) -> pd.
     ``since``; the listing's columns, ``_prev``, ``_cur`` and ``_at`` (MajorChangeTimestamp)."""
     prev = nw.col("PreviousListPrice").cast(nw.Float64)
     cur = nw.col("ListPrice").cast(nw.Float64)
-    keep = (prev > cur) & (prev > 0) & ((prev - cur) / prev >= min_pct)
+    keep = (prev > cur) & (prev > 0)  # a cut: above 0 % of the previous price
+    if min_pct > 0:
+        keep = keep & ((prev - cur) / prev >= min_pct)
     has_at = bool(_present(frame, ["MajorChangeTimestamp"]))
     if since is not None:
         schema = frame.collect_schema()
