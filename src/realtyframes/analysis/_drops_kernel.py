@@ -24,6 +24,7 @@ result's columns and order (:func:`finish`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import narwhals as nw
@@ -33,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realtyframes.analysis._common import AnalysisInputError, safe_div, to_float, to_utc
-from realtyframes.analysis._kernel import after, collect
+from realtyframes.analysis._kernel import after, collect, concurrently
 from realtyframes.analysis._order import descending_order
 
 __all__ = [
@@ -281,21 +282,25 @@ def finish(
     rows: pd.DataFrame, cuts: pd.DataFrame, order: np.ndarray, columns: Sequence[str]
 ) -> pd.DataFrame:
     """The result, in ``order`` (:func:`drop_order`) of the ``rows``: each listing's columns
-    (text as plain ``str``) and its cut (``cuts``, already in that order), in ``columns``."""
+    (text as plain ``str``) and its cut (``cuts``, already in that order), in ``columns``. The
+    listing's columns are taken on two threads when there are many rows."""
     func = "price_drops"
-    rows = rows[[c for c in rows.columns if not c.startswith("_")]].take(order)
     n = len(order)
-    out: dict[str, Any] = {}
+
+    def taken(col: str) -> Any:
+        if col == "DaysOnMarket":
+            return _whole_days(to_float(rows[col].take(order), col, func)).array
+        return plain_text(rows[col].take(order)).array
+
+    listing = [c for c in columns if c not in CUT_COLUMNS and c in rows.columns]
+    values = concurrently([partial(taken, c) for c in listing], n)
+    out: dict[str, Any] = dict(zip(listing, values, strict=True))
     for col in columns:
         if col in CUT_COLUMNS:
             out[col] = cuts[col].array
-        elif col == "DaysOnMarket" and col in rows.columns:
-            out[col] = _whole_days(to_float(rows[col], col, func)).array
-        elif col == "DaysOnMarket":
+        elif col == "DaysOnMarket" and col not in out:
             out[col] = pd.Series(pd.NA, index=range(n), dtype="Int64").array
-        elif col in rows.columns:
-            out[col] = plain_text(rows[col]).array
-        else:
+        elif col not in out:
             out[col] = pd.array(pa.nulls(n, pa.large_string()), dtype="str")
     out["last_drop_at"] = out["last_drop_at"].astype("datetime64[us, UTC]")
-    return pd.DataFrame(out, index=range(n), copy=False)
+    return pd.DataFrame({col: out[col] for col in columns}, index=range(n), copy=False)

@@ -7,13 +7,15 @@ checked by name and type, nothing computed) and gives a narwhals frame, lazy whe
 
 The market metrics, in three steps that each compute a sub-expression once:
 
-1. :func:`base_columns`: per row, what does not depend on the window (the segment, the status
+1. :func:`base_frame`: per row, what does not depend on the window (the segment, the status
    flags, the prices as floats);
-2. :func:`window_flags`: the population flags of the window (active, new, pending, sold,
-   dropped) and the sale-to-list ratio;
-3. :func:`aggregate`: the flags summed per market over every row (which also finds every market
-   of the segment), and the medians and means per market over the rows of an active listing or
-   a sale only. One small pandas row per market comes back; :mod:`.market` derives the ratios.
+2. :func:`window_rows`: the rows in a population of the window (active, new, pending, sold),
+   with the flags and the values each median and mean reads;
+3. :func:`aggregate`: the flags summed and the medians and means per market (:func:`markets_of`
+   finds every market of the segment, with or without rows in the window). One small pandas
+   row per market comes back; :mod:`.market` derives the ratios.
+
+On an eager frame, independent steps may run on a second thread (:func:`in_background`).
 
 >>> import narwhals as nw, pandas as pd
 >>> frame = nw.from_native(pd.DataFrame({"StandardStatus": ["Active", "Closed"]}))
@@ -24,9 +26,10 @@ The market metrics, in three steps that each compute a sub-expression once:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import narwhals as nw
 import pandas as pd
@@ -46,8 +49,10 @@ __all__ = [
     "as_text",
     "base_frame",
     "collect",
+    "concurrently",
     "engine_frame",
     "frame_of",
+    "in_background",
     "is_pandas",
     "markets_of",
     "newest",
@@ -82,11 +87,44 @@ MEANS: tuple[str, ...] = ("ratio", "above")
 _STAMP_TYPES = nw.Datetime | nw.Date | nw.Unknown
 _WINDOW_STAMPS = ("OriginalEntryTimestamp", "MajorChangeTimestamp", "CloseDate")
 _TICK = pd.Timedelta(microseconds=1)
+_T = TypeVar("_T")
 
 
 def is_pandas(obj: object) -> bool:
     """Whether ``obj`` is a pandas DataFrame (the default path, which also reads loose types)."""
     return isinstance(obj, pd.DataFrame)
+
+
+def in_background(frame: Any, step: Callable[..., _T], *args: Any) -> Future[_T]:
+    """``step(*args)`` on a second thread when ``frame`` is eager (pandas, numpy and pyarrow
+    release the GIL in their loops, so two steps share two cores), else now: a lazy engine runs
+    its own threads, and a DuckDB connection one query at a time. ``.result()`` gives the value
+    or raises the step's error."""
+    if isinstance(frame, nw.DataFrame):
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="realtyframes")
+        try:
+            return pool.submit(step, *args)
+        finally:
+            pool.shutdown(wait=False)  # the step runs on; the thread ends with it
+    done: Future[_T] = Future()
+    try:
+        done.set_result(step(*args))
+    except Exception as exc:  # raised again by .result(), as from the thread
+        done.set_exception(exc)
+    return done
+
+
+#: Rows below which :func:`concurrently` stays on one thread (a thread costs more than it saves).
+_THREADED_ROWS = 50_000
+
+
+def concurrently(steps: Sequence[Callable[[], _T]], rows: int) -> list[_T]:
+    """The results of independent ``steps``, in order, on two threads when they each handle
+    ``rows`` rows or more (numpy, pandas and pyarrow loops release the GIL), else one by one."""
+    if rows < _THREADED_ROWS or len(steps) < 2:
+        return [step() for step in steps]
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="realtyframes") as pool:
+        return list(pool.map(lambda step: step(), steps))
 
 
 def engine_frame(

@@ -27,6 +27,7 @@ from realtyframes.analysis._kernel import (
     base_frame,
     collect,
     frame_of,
+    in_background,
     markets_of,
     newest,
     stamp_columns,
@@ -229,11 +230,13 @@ def _frame(
     the newest timestamp when ``as_of`` is not given."""
     frame = frame_of(listings, [*keys, *NEEDED_COLUMNS], "listings", func, _TIMESTAMPS)
     end = to_timestamp(as_of, "as_of", func, end_of_day=True)
-    if end is None:
-        end = newest(frame, stamp_columns(frame, _TIMESTAMPS))
+    stamps = stamp_columns(frame, _TIMESTAMPS)
+    found = None if end is not None else in_background(frame, newest, frame, stamps)
+    base = base_frame(frame, keys, segment)  # while the newest timestamp is found
+    if found is not None:
+        end = found.result()
     start = None if end is None else end - pd.Timedelta(days=days)
-    schema = frame.collect_schema()
-    return base_frame(frame, keys, segment), schema, start, end
+    return base, frame.collect_schema(), start, end
 
 
 def _summaries(
@@ -263,15 +266,16 @@ def _summaries(
     names = ["segment", *keys] if segment == "both" else keys
     window = pd.Timedelta(days=days)
 
-    markets = markets_of(frame, names)
-    whole = _whole(markets, segment) if with_total else None
+    markets_job = in_background(frame, markets_of, frame, names)  # while the window is cut
 
     def run(start: pd.Timestamp | None, stop: pd.Timestamp | None) -> tuple[pd.DataFrame, Any]:
         rows = window_rows(frame, names, schema, start, stop, SALE_TO_LIST_RANGE)
+        markets = markets_job.result()
+        if not with_total:
+            return _metrics(aggregate(rows, markets), days), None
+        whole = in_background(rows, aggregate, rows, _whole(markets, segment))
         per = _metrics(aggregate(rows, markets), days)
-        if whole is None:
-            return per, None
-        return per, _metrics(aggregate(rows, whole), days)
+        return per, _metrics(whole.result(), days)
 
     per, tot = run(start, end)
     if compare_previous:

@@ -1,0 +1,100 @@
+"""Steps on a second thread: the same results as one by one, errors raised, lazy engines untouched."""
+
+from __future__ import annotations
+
+import threading
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+import pytest
+
+from realtyframes.analysis import _kernel, compare_markets, market_summary, price_drops
+from realtyframes.analysis._kernel import concurrently, in_background
+
+
+def _thread_name() -> str:
+    return threading.current_thread().name
+
+
+def test_in_background_runs_an_eager_frames_step_on_another_thread() -> None:
+    frame = nw.from_native(pd.DataFrame({"x": [1, 2]}))
+    assert in_background(frame, _thread_name).result().startswith("realtyframes")
+
+
+def test_in_background_runs_a_lazy_frames_step_now_in_the_caller() -> None:
+    lazy = nw.from_native(pd.DataFrame({"x": [1, 2]})).lazy()
+    future = in_background(lazy, _thread_name)
+    assert future.done()
+    assert future.result() == threading.current_thread().name
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_in_background_raises_the_steps_error_at_result(lazy: bool) -> None:
+    frame = nw.from_native(pd.DataFrame({"x": [1]}))
+    future = in_background(frame.lazy() if lazy else frame, lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        future.result()
+
+
+def test_concurrently_keeps_the_order_and_uses_two_threads_on_many_rows() -> None:
+    steps = [lambda k=k: (k, _thread_name()) for k in range(6)]
+    small = concurrently(steps, rows=10)
+    assert [k for k, _ in small] == list(range(6))
+    assert {name for _, name in small} == {threading.current_thread().name}
+    big = concurrently(steps, rows=1_000_000)
+    assert [k for k, _ in big] == list(range(6))
+    assert all(name.startswith("realtyframes") for _, name in big)
+
+
+def test_concurrently_raises_a_steps_error() -> None:
+    with pytest.raises(ZeroDivisionError):
+        concurrently([lambda: 1, lambda: 1 / 0], rows=1_000_000)
+
+
+@pytest.fixture(scope="module")
+def big_market() -> pd.DataFrame:
+    """60,000 listings (above the threaded size), a third of them cut, every status."""
+    n = 60_000
+    rng = np.random.default_rng(3)
+    price = np.round(rng.lognormal(13, 0.4, n), -3)
+    cut = rng.random(n) < 0.35
+    entered = pd.Timestamp("2024-01-01", tz="UTC") + pd.to_timedelta(rng.uniform(0, 170, n), "D")
+    status = rng.choice(["Active", "Pending", "Closed"], n)
+    return pd.DataFrame(
+        {
+            "ListingId": np.char.add("M", rng.permutation(n).astype(str)),
+            "City": pd.Categorical(rng.choice(["Ames", "Boone", "Cedar"], n)),
+            "PostalCode": rng.choice(["50010", "50011"], n),
+            "PropertyType": "Residential",
+            "StandardStatus": status,
+            "ListPrice": np.where(cut, np.round(price * 0.96, -3), price),
+            "PreviousListPrice": np.where(cut, price, np.nan),
+            "ClosePrice": np.where(status == "Closed", price, np.nan),
+            "LivingArea": rng.uniform(600, 3000, n).round(),
+            "DaysOnMarket": rng.integers(0, 200, n).astype(float),
+            "OriginalEntryTimestamp": entered,
+            "MajorChangeTimestamp": entered + pd.Timedelta(days=5),
+            "CloseDate": (entered + pd.Timedelta(days=9)).where(status == "Closed"),
+        }
+    )
+
+
+def test_big_results_equal_the_one_thread_results(
+    big_market: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = {
+        "price_drops": lambda m: price_drops(m),
+        "market_summary": lambda m: market_summary(m, by="City"),
+        "compare_markets": lambda m: compare_markets(m, by="City"),
+    }
+    threaded = {name: call(big_market) for name, call in calls.items()}
+    assert len(threaded["price_drops"]) > 20_000
+
+    def now(frame: object, step: object, *args: object) -> object:
+        return in_background(nw.from_native(pd.DataFrame()).lazy(), step, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_kernel, "_THREADED_ROWS", 10**12)
+    monkeypatch.setattr("realtyframes.analysis.market.in_background", now)
+    for name, call in calls.items():
+        pd.testing.assert_frame_equal(call(big_market), threaded[name], check_exact=True)
