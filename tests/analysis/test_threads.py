@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from realtyframes.analysis import _kernel, compare_markets, market_summary, price_drops
-from realtyframes.analysis._kernel import concurrently, in_background
+from realtyframes.analysis import compare_markets, market_summary, price_drops
+from realtyframes.analysis._kernel import THREADS_VARIABLE, concurrently, in_background
+from realtyframes.errors import AnalysisInputError
 
 
 def _thread_name() -> str:
@@ -90,11 +91,39 @@ def test_big_results_equal_the_one_thread_results(
     }
     threaded = {name: call(big_market) for name, call in calls.items()}
     assert len(threaded["price_drops"]) > 20_000
-
-    def now(frame: object, step: object, *args: object) -> object:
-        return in_background(nw.from_native(pd.DataFrame()).lazy(), step, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(_kernel, "_THREADED_ROWS", 10**12)
-    monkeypatch.setattr("realtyframes.analysis.market.in_background", now)
+    monkeypatch.setenv(THREADS_VARIABLE, "1")
     for name, call in calls.items():
         pd.testing.assert_frame_equal(call(big_market), threaded[name], check_exact=True)
+
+
+def test_one_thread_keeps_every_step_in_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(THREADS_VARIABLE, "1")
+    frame = nw.from_native(pd.DataFrame({"x": [1, 2]}))
+    caller = threading.current_thread().name
+    assert in_background(frame, _thread_name).result() == caller
+    assert concurrently([_thread_name, _thread_name], rows=1_000_000) == [caller, caller]
+
+
+@pytest.mark.parametrize("value", ["0", "two", "-1", "1.5"])
+def test_a_bad_thread_count_is_named(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(THREADS_VARIABLE, value)
+    listings = pd.DataFrame({"ListingId": ["a"], "City": ["Ames"]})
+    with pytest.raises(AnalysisInputError, match=f"REALTYFRAMES_THREADS .*1 or more.*{value!r}"):
+        market_summary(listings.assign(**_minimal()), by="City")
+
+
+def _minimal() -> dict[str, object]:
+    """The other columns market_summary reads, one listing's worth."""
+    stamp = pd.Timestamp("2024-05-01", tz="UTC")
+    return {
+        "PropertyType": "Residential",
+        "StandardStatus": "Active",
+        "ListPrice": 100_000.0,
+        "PreviousListPrice": np.nan,
+        "ClosePrice": np.nan,
+        "LivingArea": 1000.0,
+        "DaysOnMarket": 3.0,
+        "OriginalEntryTimestamp": stamp,
+        "MajorChangeTimestamp": stamp,
+        "CloseDate": pd.NaT,
+    }

@@ -23,7 +23,7 @@ result's columns and order (:func:`finish`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -279,11 +279,15 @@ def drop_order(pct: np.ndarray, by_id: np.ndarray) -> np.ndarray:
 
 
 def finish(
-    rows: pd.DataFrame, cuts: pd.DataFrame, order: np.ndarray, columns: Sequence[str]
+    rows: pd.DataFrame,
+    cuts: Callable[[], pd.DataFrame],
+    order: np.ndarray,
+    columns: Sequence[str],
 ) -> pd.DataFrame:
     """The result, in ``order`` (:func:`drop_order`) of the ``rows``: each listing's columns
-    (text as plain ``str``) and its cut (``cuts``, already in that order), in ``columns``. The
-    listing's columns are taken on two threads when there are many rows."""
+    (text as plain ``str``) and its cut (from the step ``cuts``, in that order), in ``columns``.
+    The listing's columns are taken and the cuts computed on two threads when there are many
+    rows."""
     func = "price_drops"
     n = len(order)
 
@@ -293,11 +297,12 @@ def finish(
         return plain_text(rows[col].take(order)).array
 
     listing = [c for c in columns if c not in CUT_COLUMNS and c in rows.columns]
-    values = concurrently([partial(taken, c) for c in listing], n)
+    steps: list[Callable[[], Any]] = [cuts, *(partial(taken, c) for c in listing)]
+    cut, *values = concurrently(steps, n)
     out: dict[str, Any] = dict(zip(listing, values, strict=True))
     for col in columns:
         if col in CUT_COLUMNS:
-            out[col] = cuts[col].array
+            out[col] = cut[col].array
         elif col == "DaysOnMarket" and col not in out:
             out[col] = pd.Series(pd.NA, index=range(n), dtype="Int64").array
         elif col not in out:

@@ -26,6 +26,7 @@ On an eager frame, independent steps may run on a second thread (:func:`in_backg
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
@@ -36,7 +37,7 @@ import pandas as pd
 
 from realtyframes._spec import RENT_TYPES, SALE_SEGMENT
 from realtyframes.analysis._common import FrameTypeError, as_key, to_float, to_utc
-from realtyframes.errors import ColumnTypeError, MissingColumnsError
+from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
 
 __all__ = [
     "COUNTS",
@@ -44,6 +45,7 @@ __all__ = [
     "MEDIANS",
     "NUMBERS",
     "STAMPS",
+    "THREADS_VARIABLE",
     "after",
     "aggregate",
     "as_text",
@@ -57,6 +59,7 @@ __all__ = [
     "markets_of",
     "newest",
     "sale_to_list",
+    "second_thread",
     "segment_filter",
     "segment_label",
     "value_inputs",
@@ -95,12 +98,31 @@ def is_pandas(obj: object) -> bool:
     return isinstance(obj, pd.DataFrame)
 
 
+#: The environment variable that caps the analysis' threads (1: only the calling thread).
+THREADS_VARIABLE = "REALTYFRAMES_THREADS"
+#: Rows below which :func:`concurrently` stays on one thread (a thread costs more than it saves).
+_THREADED_ROWS = 50_000
+
+
+def second_thread() -> bool:
+    """Whether the analysis may use a second thread: unless ``REALTYFRAMES_THREADS`` is 1."""
+    raw = os.environ.get(THREADS_VARIABLE, "").strip()
+    if not raw:
+        return True
+    if not raw.isdigit() or int(raw) < 1:
+        raise AnalysisInputError(
+            f"{THREADS_VARIABLE} must be a whole number of threads, 1 or more (1: the calling "
+            f"thread only; the analysis uses at most 2), got {raw!r}"
+        )
+    return int(raw) > 1
+
+
 def in_background(frame: Any, step: Callable[..., _T], *args: Any) -> Future[_T]:
     """``step(*args)`` on a second thread when ``frame`` is eager (pandas, numpy and pyarrow
     release the GIL in their loops, so two steps share two cores), else now: a lazy engine runs
     its own threads, and a DuckDB connection one query at a time. ``.result()`` gives the value
     or raises the step's error."""
-    if isinstance(frame, nw.DataFrame):
+    if isinstance(frame, nw.DataFrame) and second_thread():
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="realtyframes")
         try:
             return pool.submit(step, *args)
@@ -114,14 +136,10 @@ def in_background(frame: Any, step: Callable[..., _T], *args: Any) -> Future[_T]
     return done
 
 
-#: Rows below which :func:`concurrently` stays on one thread (a thread costs more than it saves).
-_THREADED_ROWS = 50_000
-
-
 def concurrently(steps: Sequence[Callable[[], _T]], rows: int) -> list[_T]:
     """The results of independent ``steps``, in order, on two threads when they each handle
     ``rows`` rows or more (numpy, pandas and pyarrow loops release the GIL), else one by one."""
-    if rows < _THREADED_ROWS or len(steps) < 2:
+    if rows < _THREADED_ROWS or len(steps) < 2 or not second_thread():
         return [step() for step in steps]
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="realtyframes") as pool:
         return list(pool.map(lambda step: step(), steps))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import narwhals as nw
@@ -139,16 +140,20 @@ def price_drops(
     if feed is None:
         rows = snapshot_rows(frame, since_ts, min_pct)
         order = drop_order(snapshot_pct(rows), check_ids(rows["ListingId"], func, "price cuts"))
-        cuts = cuts_from_rows(rows, order)
+        cuts_in_order = partial(cuts_from_rows, rows, order)
     else:
         cuts = cuts_from_changes(price_changes(feed, since_ts), min_pct)
         rows = listing_rows(frame, cuts["ListingId"].astype("str").unique().tolist())
         rows, cuts, by_id = align(rows, cuts, check_ids(rows["ListingId"], func, "price cuts"))
         order = drop_order(cuts["drop_pct"].to_numpy(), by_id)
-        cuts = cuts.take(order).reset_index(drop=True)
-    out = finish(rows, cuts, order, PRICE_DROP_COLUMNS)
+        cuts_in_order = partial(_taken, cuts, order)
+    out = finish(rows, cuts_in_order, order, PRICE_DROP_COLUMNS)
     out.attrs["source"] = "listing fields" if feed is None else "changes"
     return out
+
+
+def _taken(cuts: pd.DataFrame, order: np.ndarray) -> pd.DataFrame:
+    return cuts.take(order).reset_index(drop=True)
 
 
 def price_drop_summary(
