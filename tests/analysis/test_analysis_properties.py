@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +18,7 @@ from realtyframes.analysis import (
     price_drops,
     traffic_summary,
 )
-from realtyframes.analysis._order import descending_order, radix_order
+from realtyframes.analysis._order import descending_order, radix_order, text_keys
 from realtyframes.analysis._stocks import NEVER, period_of
 from realtyframes.analysis._trends_kernel import NAT
 
@@ -121,6 +123,36 @@ def test_price_drop_invariants(df: pd.DataFrame, min_pct: float) -> None:
     assert (
         summary["active_with_price_drop"].fillna(0) <= summary["active_listings"].fillna(0)
     ).all()
+
+
+#: Text up to 8 bytes (ASCII, or 2-byte UTF-8 for 4 characters), ids alike, and empty text.
+short_text = st.one_of(
+    st.text("abcL0129 -", max_size=8),
+    st.text("éüz0", max_size=4),
+    st.sampled_from(["", "L1", "L10", "L2", "L1 "]),
+)
+
+
+@SETTINGS
+@given(st.lists(short_text, max_size=60), st.integers(0, 3))
+def test_text_keys_order_and_compare_as_the_text(values: list[str], start: int) -> None:
+    text = pa.array(["lead", *values], pa.string()).slice(min(start, len(values) + 1))
+    keys = text_keys(text)
+    assert keys is not None
+    assert radix_order(keys).tolist() == pc.sort_indices(text).to_numpy().tolist()
+    same = keys[:, None] == keys[None, :]
+    assert (same == (np.array(text.to_pylist())[:, None] == np.array(text.to_pylist()))).all()
+
+
+def test_text_keys_leave_long_nul_and_null_text_to_the_text_sort() -> None:
+    assert text_keys(pa.array(["123456789"])) is None
+    assert text_keys(pa.array(["a\x00", "a"])) is None
+    assert text_keys(pa.array(["a", None])) is None
+    assert text_keys(pa.chunked_array([["b"], ["a", ""]])).tolist() == [
+        ord("b") << 56,
+        ord("a") << 56,
+        0,
+    ]
 
 
 @SETTINGS

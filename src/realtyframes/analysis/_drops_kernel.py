@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 
 from realtyframes.analysis._common import AnalysisInputError, safe_div, to_float, to_utc
 from realtyframes.analysis._kernel import after, collect, concurrently
-from realtyframes.analysis._order import descending_order
+from realtyframes.analysis._order import descending_order, radix_order, text_keys
 
 __all__ = [
     "CHANGE_COLUMNS",
@@ -233,20 +233,26 @@ def plain_text(s: pd.Series) -> pd.Series:
 
 def check_ids(ids: pd.Series, func: str, what: str) -> np.ndarray:
     """ListingId present and unique over the rows that make the result (``what`` says which);
-    returns the rows' order by ListingId (text order)."""
+    returns the rows' order by ListingId (text order; short ids by :func:`~._order.text_keys`)."""
     if ids.isna().any():
         raise AnalysisInputError(f"{func}(): `listings` has {what} without a ListingId")
     text = pa.array(ids.astype("str"))
-    by_id = pc.sort_indices(text)
-    ordered = text.take(by_id)
-    same = pc.equal(ordered[1:], ordered[:-1]) if len(ordered) > 1 else pa.array([], pa.bool_())
-    if pc.any(same).as_py():
-        repeated = pc.unique(ordered[1:].filter(same)).to_pylist()[:5]
+    keys = text_keys(text)
+    if keys is not None:
+        by_id = radix_order(keys)
+        ordered = keys[by_id]
+        same = ordered[1:] == ordered[:-1]
+    else:
+        by_id = pc.sort_indices(text).to_numpy()
+        ordered_text = text.take(by_id)
+        same = pc.equal(ordered_text[1:], ordered_text[:-1]).to_numpy(zero_copy_only=False)
+    if same.any():
+        repeated = pc.unique(text.take(by_id[1:][same])).to_pylist()[:5]
         shown = ", ".join(repr(k) for k in repeated)
         raise AnalysisInputError(
             f"{func}(): `listings` must hold one row per ListingId; duplicated: {shown}"
         )
-    return by_id.to_numpy()
+    return by_id
 
 
 def _whole_days(days: pd.Series) -> pd.Series:
