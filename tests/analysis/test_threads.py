@@ -110,6 +110,8 @@ def test_a_bad_thread_count_is_named(monkeypatch: pytest.MonkeyPatch, value: str
     listings = pd.DataFrame({"ListingId": ["a"], "City": ["Ames"]})
     with pytest.raises(AnalysisInputError, match=f"REALTYFRAMES_THREADS .*1 or more.*{value!r}"):
         market_summary(listings.assign(**_minimal()), by="City")
+    with pytest.raises(AnalysisInputError, match="REALTYFRAMES_THREADS"):
+        price_drops(listings.assign(**{**_minimal(), "PreviousListPrice": 120_000.0}))
 
 
 def _minimal() -> dict[str, object]:

@@ -139,7 +139,7 @@ def in_background(frame: Any, step: Callable[..., _T], *args: Any) -> Future[_T]
 def concurrently(steps: Sequence[Callable[[], _T]], rows: int) -> list[_T]:
     """The results of independent ``steps``, in order, on two threads when they each handle
     ``rows`` rows or more (numpy, pandas and pyarrow loops release the GIL), else one by one."""
-    if rows < _THREADED_ROWS or len(steps) < 2 or not second_thread():
+    if not second_thread() or rows < _THREADED_ROWS or len(steps) < 2:
         return [step() for step in steps]
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="realtyframes") as pool:
         return list(pool.map(lambda step: step(), steps))
