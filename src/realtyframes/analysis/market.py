@@ -230,8 +230,9 @@ def _frame(
     the newest timestamp when ``as_of`` is not given."""
     frame = frame_of(listings, [*keys, *NEEDED_COLUMNS], "listings", func, _TIMESTAMPS)
     end = to_timestamp(as_of, "as_of", func, end_of_day=True)
-    stamps = stamp_columns(frame, _TIMESTAMPS)
-    found = None if end is not None else in_background(frame, newest, frame, stamps)
+    found = None
+    if end is None:
+        found = in_background(frame, newest, frame, stamp_columns(frame, _TIMESTAMPS))
     base = base_frame(frame, keys, segment)  # while the newest timestamp is found
     if found is not None:
         end = found.result()
