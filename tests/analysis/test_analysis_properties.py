@@ -18,7 +18,13 @@ from realtyframes.analysis import (
     price_drops,
     traffic_summary,
 )
-from realtyframes.analysis._order import descending_order, radix_order, text_keys
+from realtyframes.analysis._order import (
+    descending_order,
+    match_last,
+    radix_order,
+    stable_order,
+    text_keys,
+)
 from realtyframes.analysis._stocks import NEVER, period_of
 from realtyframes.analysis._trends_kernel import NAT
 
@@ -231,6 +237,40 @@ def test_descending_order_is_a_stable_argsort_of_the_negated_values(values: list
 def test_radix_order_is_a_stable_argsort(values: list[int]) -> None:
     v = np.array(values, dtype="int64")
     assert radix_order(v).tolist() == np.argsort(v, kind="stable").tolist()
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 2**63), max_size=60), st.booleans())
+def test_stable_order_is_a_stable_argsort(values: list[int], ordered: bool) -> None:
+    v = np.array(sorted(values) if ordered else values, dtype="uint64")  # both ways of sorting
+    assert stable_order(v).tolist() == np.argsort(v, kind="stable").tolist()
+
+
+#: Ids as a market holds them: short text, and sometimes a null or an id over 8 bytes (hashed).
+some_ids = st.one_of(short_text, st.none(), st.just("L123456789"))
+
+
+@SETTINGS
+@given(
+    st.lists(st.one_of(short_text, st.sampled_from(["L1", "L2"])), max_size=40),
+    st.lists(st.one_of(short_text, st.sampled_from(["L1", "L2"])), max_size=40),
+    st.lists(some_ids, max_size=6),
+)
+def test_match_last_is_each_values_last_row(table: list, values: list, odd: list) -> None:
+    for extra in ([], odd):  # keyed (short text only), then hashed (a null or a long id)
+        rows = [*table, *extra]
+        last = {v: i for i, v in enumerate(rows) if v is not None}
+        needles = [*values, *extra]
+        expected = [last.get(v, -1) if v is not None else -1 for v in needles]
+        got = match_last(pa.array(needles, pa.string()), pa.array(rows, pa.string()))
+        assert got.tolist() == expected
+
+
+def test_match_last_hashes_long_or_null_ids_and_never_matches_a_null() -> None:
+    table = pa.array(["a", None, "L123456789", "a"])
+    got = match_last(pa.array(["L123456789", None, "a", "b"]), table)
+    assert got.tolist() == [2, -1, 3, -1]
+    assert match_last(pa.array(["a"]), pa.array([], pa.string())).tolist() == [-1]
 
 
 @SETTINGS

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from realtyframes.analysis import compare_markets, market_summary, price_drops
+from realtyframes.analysis import compare_markets, market_summary, market_trends, price_drops
 from realtyframes.analysis._kernel import THREADS_VARIABLE, concurrently, in_background
 from realtyframes.errors import AnalysisInputError
 
@@ -81,16 +81,40 @@ def big_market() -> pd.DataFrame:
     )
 
 
+def _history(market: pd.DataFrame) -> pd.DataFrame:
+    """The market's price cuts and status changes, shuffled, with records of unknown listings."""
+    cut = market[market["PreviousListPrice"].notna()]
+    moved = market[market["StandardStatus"] != "Active"]
+    records = pd.concat(
+        [
+            pd.DataFrame({"ListingId": cut["ListingId"], "ChangeType": "price_change",
+                          "ChangeTimestamp": cut["OriginalEntryTimestamp"] + pd.Timedelta(days=2),
+                          "PreviousListPrice": cut["PreviousListPrice"],
+                          "ListPrice": cut["ListPrice"]}),
+            pd.DataFrame({"ListingId": moved["ListingId"], "ChangeType": "status_change",
+                          "ChangeTimestamp": moved["MajorChangeTimestamp"],
+                          "StandardStatus": moved["StandardStatus"]}),
+            pd.DataFrame({"ListingId": ["gone-1", "gone-2"], "ChangeType": "price_change",
+                          "ChangeTimestamp": pd.Timestamp("2024-03-01", tz="UTC")}),
+        ],
+        ignore_index=True,
+    )  # fmt: skip
+    return records.sample(frac=1.0, random_state=5).reset_index(drop=True)
+
+
 def test_big_results_equal_the_one_thread_results(
     big_market: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    history = _history(big_market)
     calls = {
         "price_drops": lambda m: price_drops(m),
         "market_summary": lambda m: market_summary(m, by="City"),
         "compare_markets": lambda m: compare_markets(m, by="City"),
+        "market_trends": lambda m: market_trends(m, history, by="City"),
     }
     threaded = {name: call(big_market) for name, call in calls.items()}
     assert len(threaded["price_drops"]) > 20_000
+    assert threaded["market_trends"]["price_drops"].sum() > 15_000
     monkeypatch.setenv(THREADS_VARIABLE, "1")
     for name, call in calls.items():
         pd.testing.assert_frame_equal(call(big_market), threaded[name], check_exact=True)

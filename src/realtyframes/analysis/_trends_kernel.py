@@ -10,7 +10,7 @@ On the engine (narwhals expressions, the same for pandas, Polars, DuckDB and PyS
 
 Locally: :class:`Listings` (one row per listing as numpy arrays: market code, status code,
 prices, naive UTC times in microseconds) and :class:`History` (each record's listing row,
-matched by ListingId in one hash pass).
+matched by ListingId: :func:`~._order.match_last`).
 
 >>> import numpy as np
 >>> int(status_codes(np.array([True]), np.array([False]), np.array([False]))[0])  # Active
@@ -26,10 +26,10 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from realtyframes.analysis._common import as_key, to_utc
 from realtyframes.analysis._kernel import collect, segment_filter
+from realtyframes.analysis._order import match_last
 
 __all__ = [
     "ACTIVE",
@@ -182,13 +182,10 @@ class History:
     listings not in the table are left out."""
 
     def __init__(self, rows: pd.DataFrame, listings: Listings) -> None:
-        ids = listings.ids
-        n = len(ids)
-        # one hash pass; a ListingId repeated in the market matches its last row
-        found = pc.index_in(pa.array(rows["ListingId"].astype("str")), value_set=ids[::-1])
-        rev = found.to_numpy(zero_copy_only=False)
-        known = ~np.isnan(rev) if rev.dtype.kind == "f" else np.ones(len(rev), dtype=bool)
-        self.pos = (n - 1 - rev[known]).astype("int64")
+        # a ListingId repeated in the market matches its last row
+        pos = match_last(pa.array(rows["ListingId"].astype("str")), listings.ids)
+        known = pos >= 0
+        self.pos = pos[known]
         self.at = _micros(rows["ChangeTimestamp"], "ChangeTimestamp")[known]
         self.is_status = rows["_status"].to_numpy(dtype=bool)[known]
         flags = [rows[f"_{s}"].to_numpy(dtype=bool)[known] for s in ("Active", "Pending", "Closed")]

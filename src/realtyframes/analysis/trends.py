@@ -27,7 +27,7 @@ from realtyframes.analysis._common import (
     to_timestamp,
 )
 from realtyframes.analysis._drops_kernel import is_empty
-from realtyframes.analysis._kernel import frame_of
+from realtyframes.analysis._kernel import concurrently, frame_of, in_background
 from realtyframes.analysis._stocks import (
     cuts_in_periods,
     event_order,
@@ -134,21 +134,21 @@ def market_trends(
     changes = None
     if history is not None:
         changes = frame_of(history, _HISTORY, "history", func, _HISTORY_OPTIONAL)
-    listings = Listings(listing_rows(frame, keys, segment), keys)
+    listings_job = in_background(
+        frame, _listings, frame, keys, segment
+    )  # while the history is read
+    rows = None if changes is None else history_rows(changes)
+    listings = listings_job.result()
     markets = listings.markets
     first, last = _span(listings, start, end, func)
     periods = pd.period_range(first.tz_localize(None), last.tz_localize(None), freq=FREQS[freq])
     starts = periods.start_time.as_unit("us").to_numpy().view("int64")
     ends = periods.end_time.floor("us").as_unit("us").to_numpy().view("int64")
-    past = _history(changes, listings)
-    intervals = status_intervals(listings, past)
+    past = _history(changes, rows, listings)
     grid = Grid(len(markets), starts, ends)
-    counts = {
-        **stocks_at(intervals, starts, ends, len(markets)),
-        **_flows(listings, intervals, grid),
-        **cuts_in_periods(listings, past, intervals, starts, ends, len(markets)),
-    }
-    stats = _medians(listings, _entry_prices(listings, past), grid)
+    counts, stats = concurrently(
+        [lambda: _counts(listings, past, grid), lambda: _stats(listings, past, grid)], len(listings)
+    )
     out = _assemble(counts, stats, grid, markets, periods, keys)
     blanked = _finish(out, grid, min_sample)
     out = _changes(out, len(periods), freq)
@@ -190,15 +190,31 @@ class Grid:
         return np.bincount(cells, minlength=size).reshape(self.n_markets, self.n_periods)
 
 
-def _history(changes: Any, listings: Listings) -> History | None:
-    """The history's status and price changes as arrays, or None when there is none to use
-    (absent or empty)."""
-    if changes is None:
-        return None
-    rows = history_rows(changes)
-    if len(rows) == 0 and is_empty(changes):
+def _listings(frame: Any, keys: list[str], segment: str) -> Listings:
+    return Listings(listing_rows(frame, keys, segment), keys)
+
+
+def _history(changes: Any, rows: pd.DataFrame | None, listings: Listings) -> History | None:
+    """The history's status and price changes (``rows``: :func:`history_rows`) as arrays, or
+    None when there is none to use (absent or empty)."""
+    if changes is None or rows is None or (len(rows) == 0 and is_empty(changes)):
         return None
     return History(rows, listings)
+
+
+def _counts(listings: Listings, past: History | None, grid: Grid) -> dict[str, np.ndarray]:
+    """The stocks, flows and cuts per cell (markets × periods arrays)."""
+    intervals = status_intervals(listings, past)
+    starts, ends, n_markets = grid.starts, grid.ends, grid.n_markets
+    return {
+        **stocks_at(intervals, starts, ends, n_markets),
+        **_flows(listings, intervals, grid),
+        **cuts_in_periods(listings, past, intervals, starts, ends, n_markets),
+    }
+
+
+def _stats(listings: Listings, past: History | None, grid: Grid) -> pd.DataFrame:
+    return _medians(listings, _entry_prices(listings, past), grid)
 
 
 def _span(listings: Listings, start: Any, end: Any, func: str) -> tuple[pd.Timestamp, pd.Timestamp]:
