@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["descending_order", "match_last", "radix_order", "stable_order", "text_keys"]
+__all__ = ["Ids", "descending_order", "match_last", "radix_order", "stable_order", "text_keys"]
 
 _SIGN = np.uint64(1 << 63)
 _WORD = 8  # bytes of text that fit one uint64 key
@@ -96,7 +96,27 @@ def text_keys(text: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     return (words & kept).byteswap()
 
 
-def match_last(values: pa.Array | pa.ChunkedArray, table: pa.Array | pa.ChunkedArray) -> np.ndarray:
+class Ids:
+    """Text ids prepared for :func:`match_last`: the ``text``, its :func:`text_keys` (``keys``,
+    None unless every id is short) and, once :meth:`ordered` is called, the keys in order."""
+
+    def __init__(self, text: pa.Array | pa.ChunkedArray) -> None:
+        self.text = text.combine_chunks() if isinstance(text, pa.ChunkedArray) else text
+        self.keys = text_keys(self.text)
+        self._ordered: tuple[np.ndarray, np.ndarray] | None = None
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def ordered(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The keys' stable order and the keys in that order (None without keys); computed once."""
+        if self.keys is not None and self._ordered is None:
+            order = stable_order(self.keys)
+            self._ordered = order, self.keys[order]
+        return self._ordered
+
+
+def match_last(values: Ids | pa.Array, table: Ids | pa.Array) -> np.ndarray:
     """Each text value's row in ``table`` (the last one when it repeats there), -1 when it is not
     there or is null (as ``pyarrow.compute.index_in`` against the reversed table). Short text
     (:func:`text_keys`) is matched by a sort of the table's keys and a binary search, about 4x
@@ -105,17 +125,18 @@ def match_last(values: pa.Array | pa.ChunkedArray, table: pa.Array | pa.ChunkedA
     >>> match_last(pa.array(["b", "z", "a"]), pa.array(["a", "b", "a"])).tolist()
     [1, -1, 2]
     """
-    keys, needles = text_keys(table), text_keys(values)
-    if keys is None or needles is None:
-        found = pc.index_in(values, value_set=table[::-1], skip_nulls=True)
+    values = values if isinstance(values, Ids) else Ids(values)
+    table = table if isinstance(table, Ids) else Ids(table)
+    needles, ordered = values.keys, table.ordered()
+    if needles is None or ordered is None:
+        found = pc.index_in(values.text, value_set=table.text[::-1], skip_nulls=True)
         rev = found.to_numpy(zero_copy_only=False)  # float with NaN where not found
         rows = len(table) - 1 - np.nan_to_num(rev, nan=len(table)).astype("int64")
         return np.where(rows >= 0, rows, -1)
-    if not len(keys):
-        return np.full(len(needles), -1)
-    order = stable_order(keys)
-    ordered = keys[order]
-    at = np.searchsorted(ordered, needles, side="right") - 1  # the last equal key, stable order
+    if not len(table):
+        return np.full(len(values), -1)
+    order, keys = ordered
+    at = np.searchsorted(keys, needles, side="right") - 1  # the last equal key, stable order
     hit = at >= 0
-    hit[hit] = ordered[at[hit]] == needles[hit]
+    hit[hit] = keys[at[hit]] == needles[hit]
     return np.where(hit, order[np.maximum(at, 0)], -1)

@@ -9,8 +9,9 @@ On the engine (narwhals expressions, the same for pandas, Polars, DuckDB and PyS
   status (as flags) and prices (:func:`history_rows`).
 
 Locally: :class:`Listings` (one row per listing as numpy arrays: market code, status code,
-prices, naive UTC times in microseconds) and :class:`History` (each record's listing row,
-matched by ListingId: :func:`~._order.match_last`).
+prices, naive UTC times in microseconds), :class:`Changes` (the history's records as arrays)
+and :class:`History` (the records of those listings, each with its listing's row, matched by
+ListingId: :func:`~._order.match_last`).
 
 >>> import numpy as np
 >>> int(status_codes(np.array([True]), np.array([False]), np.array([False]))[0])  # Active
@@ -29,13 +30,14 @@ import pyarrow as pa
 
 from realtyframes.analysis._common import as_key, to_utc
 from realtyframes.analysis._kernel import collect, segment_filter
-from realtyframes.analysis._order import match_last
+from realtyframes.analysis._order import Ids, match_last
 
 __all__ = [
     "ACTIVE",
     "CLOSED",
     "OTHER",
     "PENDING",
+    "Changes",
     "History",
     "Listings",
     "history_rows",
@@ -149,7 +151,7 @@ def _market_codes(rows: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, 
 
 
 class Listings:
-    """One row per listing of the segment with a market: ``ids`` (pyarrow text), ``market``
+    """One row per listing of the segment with a market: ``ids`` (:class:`~._order.Ids`), ``market``
     (code), ``status`` (code), the prices, ``area`` (NaN unless positive), ``dom``, and the
     times ``entered``, ``major``, ``closed_at`` (naive UTC microseconds, int64)."""
 
@@ -158,7 +160,7 @@ class Listings:
         kept = codes >= 0  # a missing market key: in no market
         rows = rows[kept] if not kept.all() else rows
         self.market = codes[kept]
-        self.ids = pa.array(rows["ListingId"].astype("str"))
+        self.ids = Ids(pa.array(rows["ListingId"].astype("str")))
         flags = [rows[f"_{s}"].to_numpy(dtype=bool) for s in ("Active", "Pending", "Closed")]
         self.status = status_codes(*flags)
         self.list, self.prev_list, self.close, area, self.dom = (
@@ -175,24 +177,38 @@ class Listings:
 NAT = np.datetime64("NaT", "us").view("int64")
 
 
+class Changes:
+    """A history's status and price changes as arrays, before they meet the listings: ``ids``
+    (:class:`~._order.Ids`), ``at`` (naive UTC microseconds), ``is_status``, ``status`` (code of
+    the new status), ``old_price`` and ``new_price``."""
+
+    def __init__(self, rows: pd.DataFrame) -> None:
+        self.ids = Ids(pa.array(rows["ListingId"].astype("str")))
+        self.at = _micros(rows["ChangeTimestamp"], "ChangeTimestamp")
+        self.is_status = rows["_status"].to_numpy(dtype=bool)
+        flags = [rows[f"_{s}"].to_numpy(dtype=bool) for s in ("Active", "Pending", "Closed")]
+        self.status = status_codes(*flags)
+        self.old_price = rows["PreviousListPrice"].to_numpy(dtype="float64")
+        self.new_price = rows["ListPrice"].to_numpy(dtype="float64")
+
+
 class History:
     """The status and price changes of the listings as arrays: ``pos`` (the listing's row in
-    :class:`Listings`), ``at`` (naive UTC microseconds), ``is_status``, ``status`` (code of the
-    new status), ``is_price``, ``is_cut`` (a price change down) and ``old_price``. Records of
-    listings not in the table are left out."""
+    :class:`Listings`; a ListingId repeated in the market matches its last row), ``at`` (naive
+    UTC microseconds), ``is_status``, ``status`` (code of the new status), ``is_price``,
+    ``is_cut`` (a price change down) and ``old_price``. Records of listings not in the table are
+    left out."""
 
-    def __init__(self, rows: pd.DataFrame, listings: Listings) -> None:
-        # a ListingId repeated in the market matches its last row
-        pos = match_last(pa.array(rows["ListingId"].astype("str")), listings.ids)
+    def __init__(self, changes: Changes, listings: Listings) -> None:
+        pos = match_last(changes.ids, listings.ids)
         known = pos >= 0
-        self.pos = pos[known]
-        self.at = _micros(rows["ChangeTimestamp"], "ChangeTimestamp")[known]
-        self.is_status = rows["_status"].to_numpy(dtype=bool)[known]
-        flags = [rows[f"_{s}"].to_numpy(dtype=bool)[known] for s in ("Active", "Pending", "Closed")]
-        self.status = status_codes(*flags)
-        old = rows["PreviousListPrice"].to_numpy(dtype="float64")[known]
-        new = rows["ListPrice"].to_numpy(dtype="float64")[known]
+        everyone = bool(known.all())
+
+        def mine(values: np.ndarray) -> np.ndarray:
+            return values if everyone else values[known]
+
+        self.pos, self.at, self.is_status = mine(pos), mine(changes.at), mine(changes.is_status)
+        self.status, self.old_price = mine(changes.status), mine(changes.old_price)
         self.is_price = ~self.is_status
         with np.errstate(invalid="ignore"):
-            self.is_cut = self.is_price & (new < old)
-        self.old_price = old
+            self.is_cut = self.is_price & (mine(changes.new_price) < self.old_price)

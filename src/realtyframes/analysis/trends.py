@@ -39,6 +39,7 @@ from realtyframes.analysis._trends_kernel import (
     CLOSED,
     NAT,
     PENDING,
+    Changes,
     History,
     Listings,
     history_rows,
@@ -134,17 +135,15 @@ def market_trends(
     changes = None
     if history is not None:
         changes = frame_of(history, _HISTORY, "history", func, _HISTORY_OPTIONAL)
-    listings_job = in_background(
-        frame, _listings, frame, keys, segment
-    )  # while the history is read
-    rows = None if changes is None else history_rows(changes)
+    listings_job = in_background(frame, _listings, frame, keys, segment, changes is not None)
+    records = _records(changes)  # while the listings are read
     listings = listings_job.result()
     markets = listings.markets
     first, last = _span(listings, start, end, func)
     periods = pd.period_range(first.tz_localize(None), last.tz_localize(None), freq=FREQS[freq])
     starts = periods.start_time.as_unit("us").to_numpy().view("int64")
     ends = periods.end_time.floor("us").as_unit("us").to_numpy().view("int64")
-    past = _history(changes, rows, listings)
+    past = None if records is None else History(records, listings)
     grid = Grid(len(markets), starts, ends)
     counts, stats = concurrently(
         [lambda: _counts(listings, past, grid), lambda: _stats(listings, past, grid)], len(listings)
@@ -190,16 +189,24 @@ class Grid:
         return np.bincount(cells, minlength=size).reshape(self.n_markets, self.n_periods)
 
 
-def _listings(frame: Any, keys: list[str], segment: str) -> Listings:
-    return Listings(listing_rows(frame, keys, segment), keys)
+def _listings(frame: Any, keys: list[str], segment: str, matched: bool) -> Listings:
+    """The market's listings as arrays; their ids ordered for the history's match if
+    ``matched``."""
+    listings = Listings(listing_rows(frame, keys, segment), keys)
+    if matched:
+        listings.ids.ordered()
+    return listings
 
 
-def _history(changes: Any, rows: pd.DataFrame | None, listings: Listings) -> History | None:
-    """The history's status and price changes (``rows``: :func:`history_rows`) as arrays, or
-    None when there is none to use (absent or empty)."""
-    if changes is None or rows is None or (len(rows) == 0 and is_empty(changes)):
+def _records(changes: Any) -> Changes | None:
+    """The history's status and price changes as arrays, or None when there is none to use
+    (absent or empty)."""
+    if changes is None:
         return None
-    return History(rows, listings)
+    rows = history_rows(changes)
+    if len(rows) == 0 and is_empty(changes):
+        return None
+    return Changes(rows)
 
 
 def _counts(listings: Listings, past: History | None, grid: Grid) -> dict[str, np.ndarray]:
