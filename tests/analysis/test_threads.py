@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from realtyframes.analysis import compare_markets, market_summary, market_trends, price_drops
+from realtyframes.analysis import trends as trends_module
 from realtyframes.analysis._kernel import THREADS_VARIABLE, concurrently, in_background
 from realtyframes.errors import AnalysisInputError
 
@@ -118,6 +119,21 @@ def test_big_results_equal_the_one_thread_results(
     monkeypatch.setenv(THREADS_VARIABLE, "1")
     for name, call in calls.items():
         pd.testing.assert_frame_equal(call(big_market), threaded[name], check_exact=True)
+
+
+@pytest.mark.parametrize("threads", ["2", "1"])
+def test_market_trends_raises_a_failed_step_instead_of_waiting_for_it(
+    big_market: pd.DataFrame, monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    """The cuts wait for the status intervals on the other thread: when those fail, both raise."""
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("no intervals")
+
+    monkeypatch.setenv(THREADS_VARIABLE, threads)
+    monkeypatch.setattr(trends_module, "status_intervals", broken)
+    with pytest.raises(RuntimeError, match="no intervals"):
+        market_trends(big_market, _history(big_market), by="City")
 
 
 def test_one_thread_keeps_every_step_in_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,8 @@ rebuilt from each listing's status timeline).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from realtyframes.analysis._common import (
 from realtyframes.analysis._drops_kernel import is_empty
 from realtyframes.analysis._kernel import concurrently, frame_of, in_background
 from realtyframes.analysis._stocks import (
+    Intervals,
     cuts_in_periods,
     event_order,
     period_of,
@@ -145,9 +147,7 @@ def market_trends(
     ends = periods.end_time.floor("us").as_unit("us").to_numpy().view("int64")
     past = None if records is None else History(records, listings)
     grid = Grid(len(markets), starts, ends)
-    counts, stats = concurrently(
-        [lambda: _counts(listings, past, grid), lambda: _stats(listings, past, grid)], len(listings)
-    )
+    counts, stats = _cells(listings, past, grid)
     out = _assemble(counts, stats, grid, markets, periods, keys)
     blanked = _finish(out, grid, min_sample)
     out = _changes(out, len(periods), freq)
@@ -209,19 +209,34 @@ def _records(changes: Any) -> Changes | None:
     return Changes(rows)
 
 
-def _counts(listings: Listings, past: History | None, grid: Grid) -> dict[str, np.ndarray]:
-    """The stocks, flows and cuts per cell (markets × periods arrays)."""
-    intervals = status_intervals(listings, past)
+def _cells(
+    listings: Listings, past: History | None, grid: Grid
+) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+    """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
+    big market: the status intervals, then the stocks and flows on one; the medians, then the
+    cuts (which wait for the intervals) on the other."""
     starts, ends, n_markets = grid.starts, grid.ends, grid.n_markets
-    return {
-        **stocks_at(intervals, starts, ends, n_markets),
-        **_flows(listings, intervals, grid),
-        **cuts_in_periods(listings, past, intervals, starts, ends, n_markets),
-    }
+    shared: Future[Intervals] = Future()
 
+    def timelines() -> dict[str, np.ndarray]:
+        try:
+            intervals = status_intervals(listings, past)
+        except BaseException as exc:  # the other step waits for them: it raises it too
+            shared.set_exception(exc)
+            raise
+        shared.set_result(intervals)
+        return {
+            **stocks_at(intervals, starts, ends, n_markets),
+            **_flows(listings, intervals, grid),
+        }
 
-def _stats(listings: Listings, past: History | None, grid: Grid) -> pd.DataFrame:
-    return _medians(listings, _entry_prices(listings, past), grid)
+    def sales() -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+        stats = _medians(listings, _entry_prices(listings, past), grid)
+        return stats, cuts_in_periods(listings, past, shared.result(), starts, ends, n_markets)
+
+    steps: list[Callable[[], Any]] = [timelines, sales]  # in this order when on one thread
+    counts, (stats, cuts) = concurrently(steps, len(listings))
+    return {**counts, **cuts}, stats
 
 
 def _span(listings: Listings, start: Any, end: Any, func: str) -> tuple[pd.Timestamp, pd.Timestamp]:
