@@ -5,7 +5,8 @@ status, entry / pending / close times over 30 months, price cuts on 40 % of list
 2.4 million history records), typed as ``client.listings(...)`` types them (StandardStatus and
 PropertyType categorical, City text). Baseline measured in the same run on the same frame: a plain pandas
 ``groupby("City")["ListPrice"].median()``; for scale, a plain pandas merge of the history with the
-market and a monthly median (the same two inputs). Median of 3 runs each.
+market and a monthly median (the same two inputs), and the id match ``market_trends`` makes on its
+own. Median of 3 runs each.
 Command: ``.venv/bin/python benchmarks/run_all.py trends``
 """
 
@@ -16,9 +17,11 @@ import time
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from _util import table
 
 import realtyframes as rf
+from realtyframes.analysis._order import match_last
 from realtyframes.schemas import Listing, target_dtypes
 
 N = 1_000_000
@@ -100,12 +103,18 @@ def _joined_median(market: pd.DataFrame, history: pd.DataFrame) -> pd.Series:
     return joined.groupby(["City", month])["ListPrice"].median()
 
 
+def _verdict(ratio: float) -> str:
+    return "met" if ratio <= 3 else "missed"
+
+
 def run() -> str:
     market, history = synthetic()
     baseline = _median_seconds(lambda: market.groupby("City")["ListPrice"].median())
     joined = _median_seconds(lambda: _joined_median(market, history))
     ids = market[["ListingId", "City"]]
     merge = _median_seconds(lambda: history[["ListingId"]].merge(ids, on="ListingId"))
+    texts = pa.array(market["ListingId"]), pa.array(history["ListingId"])
+    match = _median_seconds(lambda: match_last(texts[1], texts[0]))
     trends = _median_seconds(
         lambda: rf.market_trends(market, history, freq="M", by="City", end=END)
     )
@@ -117,6 +126,9 @@ def run() -> str:
          f"{joined / baseline:.1f}×"],
         ["of which the merge alone (`history[['ListingId']].merge(...)`)", f"{merge:.2f} s",
          f"{merge / baseline:.1f}×"],
+        ["the same match as `market_trends` makes (`analysis._order.match_last`: the ids as "
+         "integer keys, one sort and a binary search)", f"{match:.2f} s",
+         f"{match / baseline:.1f}×"],
         ["`rf.market_trends(freq='M', by='City')`", f"{trends:.2f} s", f"{trends / baseline:.1f}×"],
     ]  # fmt: skip
     return "\n".join(
@@ -136,9 +148,12 @@ def run() -> str:
             "stocks, and computes 14 metrics, their sample sizes and MoM / YoY changes. Against "
             "the plainest pandas work that reads the same two inputs (a merge of the history "
             f"with the market and one monthly median), it takes **{trends / joined:.1f}×**. "
-            "Issue 12's goal (3× the groupby median) is missed: matching the "
-            f"{len(history):,} history records to their listings by ListingId, which any "
-            f"computation of these metrics needs, takes {merge / baseline:.0f}× the baseline "
-            "in pandas itself.",
+            f"Issue 12's goal (3× the groupby median) is {_verdict(trends / baseline)}: "
+            f"matching the {len(history):,} history records to their listings by ListingId, "
+            "which any computation of these metrics needs, takes "
+            f"{merge / baseline:.0f}× the baseline in pandas itself and "
+            f"{match / baseline:.1f}× with the match `market_trends` makes; the status "
+            "timelines, stocks, flows, cuts and medians are each a pass or a few over the "
+            "3.3 million listings and records.",
         ]
     )
