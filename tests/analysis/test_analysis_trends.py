@@ -268,3 +268,17 @@ def test_market_at_winds_the_market_back() -> None:
     )  # fmt: skip
     out = trends()
     assert summary.loc["Coral Gables", "active_listings"] == out.loc[MAR, "active_listings"]
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_an_unreadable_market_is_named_before_an_unreadable_history(
+    monkeypatch: pytest.MonkeyPatch, threads: str
+) -> None:
+    """The listings and the history are read side by side; the market's error still comes first."""
+    monkeypatch.setenv("REALTYFRAMES_THREADS", threads)
+    bad_market = market().assign(OriginalEntryTimestamp="soon")
+    bad_history = history().assign(ChangeTimestamp="later")
+    with pytest.raises(rf.ColumnTypeError, match=r"'OriginalEntryTimestamp'.*'soon'"):
+        rf.market_trends(bad_market, bad_history)
+    with pytest.raises(rf.ColumnTypeError, match=r"'ChangeTimestamp'.*'later'"):
+        rf.market_trends(market(), bad_history)

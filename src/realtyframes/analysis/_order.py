@@ -127,7 +127,8 @@ def match_last(values: Ids | pa.Array, table: Ids | pa.Array) -> np.ndarray:
     """
     values = values if isinstance(values, Ids) else Ids(values)
     table = table if isinstance(table, Ids) else Ids(table)
-    needles, ordered = values.keys, table.ordered()
+    needles = values.keys
+    ordered = None if needles is None else table.ordered()
     if needles is None or ordered is None:
         found = pc.index_in(values.text, value_set=table.text[::-1], skip_nulls=True)
         rev = found.to_numpy(zero_copy_only=False)  # float with NaN where not found

@@ -138,8 +138,10 @@ def market_trends(
     if history is not None:
         changes = frame_of(history, _HISTORY, "history", func, _HISTORY_OPTIONAL)
     listings_job = in_background(frame, _listings, frame, keys, segment, changes is not None)
-    records = _records(changes)  # while the listings are read
-    listings = listings_job.result()
+    try:
+        records = _records(changes)  # while the listings are read
+    finally:
+        listings = listings_job.result()  # the market's error first, as on one thread
     markets = listings.markets
     first, last = _span(listings, start, end, func)
     periods = pd.period_range(first.tz_localize(None), last.tz_localize(None), freq=FREQS[freq])
