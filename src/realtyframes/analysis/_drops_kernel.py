@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 
 from realtyframes.analysis._common import AnalysisInputError, safe_div, to_float, to_utc
 from realtyframes.analysis._kernel import after, collect, concurrently
-from realtyframes.analysis._order import descending_order, radix_order, text_keys
+from realtyframes.analysis._order import Ids, descending_order
 
 __all__ = [
     "CHANGE_COLUMNS",
@@ -233,15 +233,14 @@ def plain_text(s: pd.Series) -> pd.Series:
 
 def check_ids(ids: pd.Series, func: str, what: str) -> np.ndarray:
     """ListingId present and unique over the rows that make the result (``what`` says which);
-    returns the rows' order by ListingId (text order; short ids by :func:`~._order.text_keys`)."""
+    returns the rows' order by ListingId (text order; short ids by their integer keys: :class:`~._order.Ids`)."""
     if ids.isna().any():
         raise AnalysisInputError(f"{func}(): `listings` has {what} without a ListingId")
     text = pa.array(ids.astype("str"))
-    keys = text_keys(text)
-    if keys is not None:
-        by_id = radix_order(keys)
-        ordered = keys[by_id]
-        same = ordered[1:] == ordered[:-1]
+    keyed = Ids(text).ordered()
+    if keyed is not None:
+        by_id, keys = keyed
+        same = keys[1:] == keys[:-1]
     else:
         by_id = pc.sort_indices(text).to_numpy()
         ordered_text = text.take(by_id)

@@ -131,9 +131,8 @@ def match_last(values: Ids | pa.Array, table: Ids | pa.Array) -> np.ndarray:
     ordered = None if needles is None else table.ordered()
     if needles is None or ordered is None:
         found = pc.index_in(values.text, value_set=table.text[::-1], skip_nulls=True)
-        rev = found.to_numpy(zero_copy_only=False)  # float with NaN where not found
-        rows = len(table) - 1 - np.nan_to_num(rev, nan=len(table)).astype("int64")
-        return np.where(rows >= 0, rows, -1)
+        rev = found.to_numpy(zero_copy_only=False)  # float with NaN where not found: -1
+        return len(table) - 1 - np.nan_to_num(rev, nan=len(table)).astype("int64")
     if not len(table):
         return np.full(len(values), -1)
     order, keys = ordered
