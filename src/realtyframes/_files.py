@@ -19,11 +19,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["TEMP_MARKER", "atomic_path", "atomic_write_text", "fsync_dir", "temp_path"]
+__all__ = [
+    "PRIVATE_MODE",
+    "TEMP_MARKER",
+    "atomic_path",
+    "atomic_write_text",
+    "fsync_dir",
+    "temp_path",
+]
 
 #: Temporary files are named ``.<name><TEMP_MARKER><pid>-<random>`` next to the target, so a
 #: writer holding a lock can remove those left by a killed one (``glob(f".{name}.tmp-*")``).
 TEMP_MARKER = ".tmp-"
+#: The mode of files holding secrets or personal data: readable and writable by their owner only.
+PRIVATE_MODE = 0o600
 
 
 def temp_path(path: Path) -> Path:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import io
+import stat
 from typing import Any
 
 import duckdb
@@ -64,6 +65,8 @@ def test_files_are_dated_and_next_to_the_html(written: dict[str, Any]) -> None:
             assert path.parent == files.html.parent
             assert path.name == f"market-report-{AS_OF}.{name}.{fmt}"
             assert path.stat().st_size > 0
+            if name == "contacts":  # about people: private whatever the umask
+                assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 @pytest.mark.slow

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from realtyframes._files import PRIVATE_MODE
+
 #: How long an entry stays fresh when the caller gave no lifetime for its resource.
 _DEFAULT_TTL = timedelta(hours=1)
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -153,7 +155,7 @@ def _check_name(value: str, what: str, pattern: re.Pattern[str]) -> str:
 
 
 #: Cache files can hold personal data (contacts): readable by their owner only, like the token file.
-FILE_MODE = 0o600
+FILE_MODE = PRIVATE_MODE
 DIR_MODE = 0o700
 
 

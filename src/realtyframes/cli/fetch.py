@@ -142,7 +142,9 @@ def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="fetch listings, changes, contacts, activity or analytics into a file",
         description="Fetch one resource into a Parquet, CSV or JSON file (for shell pipelines "
         "and other data tools). Options use the spec's parameter names; see "
-        "`realtyframes fetch RESOURCE --help` for each one's allowed values.",
+        "`realtyframes fetch RESOURCE --help` for each one's allowed values. Files holding "
+        "personal data (contacts, activity, legacy-contacts) are created readable by their "
+        "owner only (mode 0600).",
     )
     sub = fetch.add_subparsers(dest="resource", metavar="RESOURCE", required=True)
     for resource in RESOURCES.values():
@@ -159,7 +161,8 @@ def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
             "--out",
             required=True,
             metavar="FILE",
-            help="output file: .parquet, .csv, .json (records) or .xlsx (Excel); parent folders are created",
+            help="output file: .parquet, .csv, .json (records) or .xlsx (Excel); parent folders "
+            "are created; personal data (contacts) is written mode 0600, owner only",
         )
         _add_spec_options(parser, resource)
         _add_resource_options(parser, resource.name)

@@ -125,7 +125,9 @@ def run_mcp_tools(args: argparse.Namespace) -> int:
 def _write(result: pd.DataFrame | dict[str, Any], out: str | None) -> str:
     import pandas as pd
 
+    from realtyframes._files import PRIVATE_MODE, atomic_write_text
     from realtyframes.report.files import output_format, write_output
+    from realtyframes.schemas import holds_personal_data
 
     if out is None:
         if isinstance(result, pd.DataFrame):
@@ -137,8 +139,9 @@ def _write(result: pd.DataFrame | dict[str, Any], out: str | None) -> str:
     elif fmt != "json":
         raise QueryError("--out", "this tool's result is one object: use a .json output", [".json"])
     else:
-        with open(out, "w", encoding="utf-8") as handle:
-            json.dump(result, handle, indent=2, default=str)
+        private = holds_personal_data(result)  # a contact's details: owner only, like the cache
+        text = json.dumps(result, indent=2, default=str)
+        atomic_write_text(out, text, mode=PRIVATE_MODE if private else None)
     return os.fspath(out)
 
 

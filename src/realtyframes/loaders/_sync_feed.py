@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from realtyframes._files import atomic_write_text
+from realtyframes._files import PRIVATE_MODE, atomic_write_text
 from realtyframes.api import ApiClient
 from realtyframes.errors import ApiError
 from realtyframes.loaders._paging import PAGE_SIZE, fetch_pages, progress_enabled
@@ -145,7 +145,7 @@ def write_host_chunk(root: Path | None, host: str, chunk: ChunkSize) -> None:
         known = {}
     known[host] = chunk.as_state()
     root.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True))
+    atomic_write_text(path, json.dumps(known, indent=1, sort_keys=True), mode=PRIVATE_MODE)
 
 
 def in_threads(

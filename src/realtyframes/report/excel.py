@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from realtyframes._files import atomic_path
+from realtyframes._files import PRIVATE_MODE, atomic_path
 from realtyframes.report.files import csv_ready
 from realtyframes.report.load import plain_frame
 
@@ -93,8 +93,10 @@ def write_workbook(
     path: str | os.PathLike[str],
     *,
     definitions: pd.DataFrame | None = None,
+    private: bool = False,
 ) -> Path:
-    """Write ``frames`` as one workbook (a sheet per frame, in order; then "Definitions").
+    """Write ``frames`` as one workbook (a sheet per frame, in order; then "Definitions");
+    ``private``: the file is created ``0600`` (a sheet of personal data).
 
     >>> write_workbook({"listings": client.listings(City="Miami")}, "miami.xlsx")  # doctest: +SKIP
     PosixPath('miami.xlsx')
@@ -124,7 +126,7 @@ def write_workbook(
                     cell.number_format = fmt
             width = max([len(str(column)), *(len(str(v)) for v in data[column].head(200))])
             sheet.column_dimensions[letter].width = min(60, max(8, width + 2))
-    with atomic_path(target) as tmp:
+    with atomic_path(target, mode=PRIVATE_MODE if private else None) as tmp:
         book.save(tmp)
     return target
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realtyframes._files import atomic_path, atomic_write_text
+from realtyframes._files import PRIVATE_MODE, atomic_path, atomic_write_text
 from realtyframes.errors import QueryError
 from realtyframes.report.compute import MarketReport, compute_market_report
 from realtyframes.report.load import ReportClient, load_market_frames, plain_frame
@@ -35,12 +35,14 @@ from realtyframes.report.options import (
     describe_host,
 )
 from realtyframes.report.render import render_market_report
+from realtyframes.schemas import holds_personal_data
 
 __all__ = [
     "FORMATS",
     "ReportFiles",
     "csv_ready",
     "data_paths",
+    "is_private",
     "market_report",
     "output_format",
     "read_report_data",
@@ -55,6 +57,9 @@ logger = logging.getLogger("realtyframes.report")
 FORMATS: dict[str, str] = {".parquet": "parquet", ".csv": "csv", ".json": "json", ".xlsx": "xlsx"}
 #: Formats that hold several frames in one file (JSON members, workbook sheets).
 MULTI_FRAME: frozenset[str] = frozenset({"json", "xlsx"})
+#: The report's frames about people (CRM contacts): their files are private (``0600``) although
+#: the report keeps no names, e-mails or phones in them.
+PERSONAL_FRAMES: frozenset[str] = frozenset({"contacts"})
 
 
 @dataclass(frozen=True)
@@ -118,29 +123,50 @@ def csv_ready(frame: pd.DataFrame) -> pd.DataFrame:
     return text
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path, compression: str | None = None) -> None:
+def _mode(private: bool) -> int | None:
+    """The mode a new file is created with: owner-only for personal data, else the umask's."""
+    return PRIVATE_MODE if private else None
+
+
+def is_private(data: pd.DataFrame | Mapping[str, pd.DataFrame]) -> bool:
+    """Whether a file holding ``data`` must be private (``0600``): a frame with personal columns
+    (:data:`realtyframes.schemas.PERSONAL_COLUMNS`), or one of the report's :data:`PERSONAL_FRAMES`.
+
+    >>> is_private(pd.DataFrame(columns=["id", "email"])), is_private({"listings": pd.DataFrame()})
+    (True, False)
+    """
+    if isinstance(data, pd.DataFrame):
+        return holds_personal_data(data.columns)
+    return any(name in PERSONAL_FRAMES or is_private(f) for name, f in data.items())
+
+
+def _write_parquet(
+    frame: pd.DataFrame, path: Path, compression: str | None = None, *, private: bool = False
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, mode=_mode(private)) as tmp:
         if compression is None:
             pq.write_table(table, tmp)
         else:
             pq.write_table(table, tmp, compression=compression)
 
 
-def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+def _write_csv(frame: pd.DataFrame, path: Path, *, private: bool = False) -> None:
     text = csv_ready(frame)
-    with atomic_path(path) as tmp:
+    with atomic_path(path, mode=_mode(private)) as tmp:
         text.to_csv(tmp, index=False, lineterminator="\n")
 
 
-def write_frame(frame: pd.DataFrame, parquet: Path, csv: Path) -> None:
-    """Write one frame as Parquet and CSV (atomically; no index; deterministic bytes)."""
+def write_frame(frame: pd.DataFrame, parquet: Path, csv: Path, *, private: bool = False) -> None:
+    """Write one frame as Parquet and CSV (atomically; no index; deterministic bytes);
+    ``private`` (or personal columns in the frame): both files ``0600``."""
+    private = private or is_private(frame)
     frame = plain_frame(frame)
-    _write_parquet(frame, parquet, compression="zstd")
-    _write_csv(frame, csv)
+    _write_parquet(frame, parquet, compression="zstd", private=private)
+    _write_csv(frame, csv, private=private)
 
 
 def output_format(path: str | os.PathLike[str], member: str | None = None) -> str:
@@ -174,36 +200,39 @@ def write_output(
     fmt: str,
     *,
     name: str = "data",
+    private: bool = False,
 ) -> int:
     """Write a frame (or, for JSON and Excel, several by name) to ``path``; returns the rows.
 
     ``fmt``: parquet, csv, json (records) or xlsx (a sheet per frame; a single frame's sheet is
-    ``name``); parent folders are created.
+    ``name``); parent folders are created. The file is created ``0600`` (its owner only) when
+    ``private`` or when the data hold personal columns (:func:`is_private`).
 
     >>> write_output(client.listings(City="Miami"), "out/miami.csv", "csv")  # doctest: +SKIP
     412
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    private = private or is_private(data)
     if fmt == "xlsx":
         from realtyframes.report.excel import write_workbook
 
         frames = dict(data) if isinstance(data, Mapping) else {name: data}
-        write_workbook(frames, target)
+        write_workbook(frames, target, private=private)
         return sum(len(f) for f in frames.values())
     if isinstance(data, Mapping):
         if fmt != "json":
             raise QueryError("--out", "several frames need a .json or .xlsx output", [".json"])
         payload = {name: _jsonable(plain_frame(f)) for name, f in data.items()}
-        atomic_write_text(target, _json_text(payload))
+        atomic_write_text(target, _json_text(payload), mode=_mode(private))
         return sum(len(f) for f in data.values())
     frame = plain_frame(data)
     if fmt == "parquet":
-        _write_parquet(frame, target)
+        _write_parquet(frame, target, private=private)
     elif fmt == "csv":
-        _write_csv(frame, target)
+        _write_csv(frame, target, private=private)
     else:
-        atomic_write_text(target, _json_text(_jsonable(frame)))
+        atomic_write_text(target, _json_text(_jsonable(frame)), mode=_mode(private))
     return len(frame)
 
 
@@ -225,7 +254,9 @@ def write_market_report(
     frames = report.frames.data_frames()
     paths = {k: v for k, v in data_paths(html_path).items() if k in frames}
     for name, frame in frames.items():
-        write_frame(frame, paths[name]["parquet"], paths[name]["csv"])
+        write_frame(
+            frame, paths[name]["parquet"], paths[name]["csv"], private=is_private({name: frame})
+        )
     atomic_write_text(html_path, render_market_report(report, stem=stem))
     from realtyframes.report.manifest import write_manifest
 
@@ -234,7 +265,12 @@ def write_market_report(
         from realtyframes.report.definitions import metric_definitions
         from realtyframes.report.excel import write_workbook
 
-        workbook = write_workbook(frames, out / f"{stem}.xlsx", definitions=metric_definitions())
+        workbook = write_workbook(
+            frames,
+            out / f"{stem}.xlsx",
+            definitions=metric_definitions(),
+            private=is_private(frames),
+        )
     return ReportFiles(
         html=html_path,
         data=paths,

@@ -16,7 +16,13 @@ from realtyframes.schemas._analytics import (
 )
 from realtyframes.schemas._analytics_result import BREAKDOWNS, Analytics
 from realtyframes.schemas._changes import CHANGE_TYPES, ListingChange
-from realtyframes.schemas._contacts import LINK_MEMBERS, Contact, ContactActivity
+from realtyframes.schemas._contacts import (
+    LINK_MEMBERS,
+    PERSONAL_COLUMNS,
+    Contact,
+    ContactActivity,
+    holds_personal_data,
+)
 from realtyframes.schemas._listing import (
     DETAIL_FIELDS,
     PROPERTY_TYPES,
@@ -61,6 +67,7 @@ __all__ = [
     "LINK_MEMBERS",
     "ON_INVALID",
     "OVERVIEW_METRICS",
+    "PERSONAL_COLUMNS",
     "PROPERTY_TYPES",
     "QUARANTINE_REASON",
     "SCHEMA_VERSION",
@@ -88,6 +95,7 @@ __all__ = [
     "conform",
     "contacts_from_pages",
     "empty_frame",
+    "holds_personal_data",
     "latest_per_listing",
     "listings_from_pages",
     "listings_from_record_batches",

@@ -13,12 +13,14 @@ DataType(string[pyarrow])
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandera.pandas as pa
 from pandera.typing import Series
 
 from realtyframes.schemas._listing import Stamp, Str, Text, UtcStamp
 
-__all__ = ["LINK_MEMBERS", "Contact", "ContactActivity"]
+__all__ = ["LINK_MEMBERS", "PERSONAL_COLUMNS", "Contact", "ContactActivity", "holds_personal_data"]
 
 #: Members of a contact's ``links`` object (spec order; ``service`` = the platform's own page).
 LINK_MEMBERS: tuple[str, ...] = (
@@ -31,6 +33,24 @@ LINK_MEMBERS: tuple[str, ...] = (
     "whatsapp",
     "service",
 )
+
+#: Columns that identify or describe a person (a contact's details, or an event's ``contactId``):
+#: a file holding any of them is written readable by its owner only (``0600``), like the cache.
+#: ``name`` alone is not among them (analytics breakdowns have a ``name`` too); a contact frame
+#: always has its ``email`` and ``phones`` beside it.
+PERSONAL_COLUMNS: frozenset[str] = frozenset(
+    {"email", "phones", "image", "address", "streetAddress", "notes", "contactId"}
+    | {f"links_{member}" for member in LINK_MEMBERS}
+)
+
+
+def holds_personal_data(columns: Iterable[object]) -> bool:
+    """Whether a frame with these columns (or an object with these keys) holds personal data.
+
+    >>> holds_personal_data(["id", "name", "email"]), holds_personal_data(["ListingId", "City"])
+    (True, False)
+    """
+    return any(str(column) in PERSONAL_COLUMNS for column in columns)
 
 
 class Contact(pa.DataFrameModel):
