@@ -602,3 +602,23 @@ def test_fetch_changes_scope_errors_come_before_any_request(
     err = capsys.readouterr().err
     assert code == 1 and message in err, err
     assert "Connect" not in err and not (tmp_path / "x.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("1e30", 1e30), ("-2.5E2", -250.0), ("1e400", float("inf")), ("1.2E11", 1.2e11)],
+)
+def test_cli_number_messages_match_the_python_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, number: float
+) -> None:
+    """A number typed on the command line is judged as the same number given in Python: '1e30'
+    is too large, not "not a number" (the value is shown as it was typed)."""
+    for name in ("MinListPrice", "MinYearBuilt"):
+        code = main(["fetch", "listings", f"--{name}={text}", "--out", str(tmp_path / "x.csv")])
+        line = one_error_line(capsys.readouterr().err, "fetch", "QueryError")
+        assert code == 1
+        with pytest.raises(QueryError) as expected:
+            _params.prepare("listings", {name: number})
+        python = str(expected.value).replace(repr(number), repr(text), 1)
+        python = python.replace(f"{number!r} ", f"{text!r} ", 1)  # a float's repr, unquoted
+        assert line == f"realtyframes fetch: error: QueryError: {python}"

@@ -22,7 +22,9 @@ from realtyframes.errors import QueryError
 
 _MAX_TEXT = 500
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_NUMBER_TEXT = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)$")
+#: Number text, as Python's float() reads it less the names (``nan``, ``inf``) and ``_``: a value
+#: from the command line is judged like the same value given in Python (``"1e30"`` too large).
+_NUMBER_TEXT = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -98,7 +100,7 @@ def _number_value(name: str, value: Any, what: str) -> float | int:
     if isinstance(value, str):
         if not _NUMBER_TEXT.match(value.strip()) or value != value.strip():
             raise QueryError(name, f"{value!r} is not a number", what)
-        number: float | int = float(value) if any(c in value for c in ".") else int(value)
+        number: float | int = float(value) if any(c in value for c in ".eE") else int(value)
     elif isinstance(value, numbers.Integral):
         number = int(value)
     else:
