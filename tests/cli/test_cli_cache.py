@@ -27,8 +27,13 @@ def test_cache_list_and_clear(
     assert "listings" in out and "contacts" in out and str(len(listings)) in out
     assert "City" in out and "Miami" in out
 
-    assert main(["cache", "clear", "--resource", "listings", "--cache-dir", str(root)]) == 0
-    assert "removed 1 cache entries" in capsys.readouterr().out  # stdin is not a terminal here
+    clear = ["cache", "clear", "--resource", "listings", "--cache-dir", str(root)]
+    assert main(clear) == 2  # stdin is not a terminal here: nobody to confirm, nothing removed
+    err = capsys.readouterr().err
+    assert "would remove 1 cache entries" in err and "pass --yes" in err
+    assert list((root / "listings").glob("**/*.parquet"))
+    assert main([*clear, "--yes"]) == 0
+    assert "removed 1 cache entries" in capsys.readouterr().out
     assert not list((root / "listings").glob("**/*.parquet"))
     assert list((root / "contacts").glob("**/*.parquet"))
 
@@ -96,3 +101,22 @@ def test_cache_dir_from_the_environment(
     with pytest.raises(SystemExit) as exited:
         main(["cache"])  # an action is required
     assert exited.value.code == 2
+
+
+def test_cache_clear_through_a_pipe_removes_nothing_without_yes(
+    sandbox_url: str, tmp_path: Path
+) -> None:
+    """``echo n | realtyframes cache clear``: no terminal, so no answer is guessed (a real process,
+    stdin a pipe)."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "cache"
+    with Client(sandbox_url, cache_dir=root, progress=False) as client:
+        client.listings(City="Doral")
+    command = [sys.executable, "-m", "realtyframes.cli", "cache", "clear", "--cache-dir", str(root)]
+    # even a "y" on a pipe is not a person's answer (so neither is the issue's "n")
+    done = subprocess.run(command, input="y\n", capture_output=True, text=True, check=False)
+    assert done.returncode == 2, done.stderr
+    assert "nothing removed (pass --yes)" in done.stderr
+    assert list((root / "listings").glob("**/*.parquet"))

@@ -2,7 +2,8 @@
 
 ``clear`` removes every entry, one resource's (``--resource``) or one scope's (``--where
 City=Miami``, matched against each entry's request parameters). It says what it is about to remove
-and asks first, unless ``--yes`` is given or stdin is not a terminal (a scheduled job).
+and asks first, unless ``--yes`` is given. With no terminal to ask (a scheduled job, a pipe such as
+``echo n | realtyframes cache clear``) it removes nothing and exits 2 unless ``--yes`` is given.
 
 >>> main(["cache", "clear", "--resource", "market", "--where", "City=Miami", "--yes"])  # doctest: +SKIP
 """
@@ -51,7 +52,11 @@ def add_cache(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         )
         if name == "clear":
             action.add_argument(
-                "--yes", "-y", action="store_true", help="do not ask before removing"
+                "--yes",
+                "-y",
+                action="store_true",
+                help="do not ask before removing; needed when stdin is not a terminal (cron, "
+                "CI, a pipe), where nothing is removed without it",
             )
     parser.set_defaults(func=run_cache)
 
@@ -94,8 +99,6 @@ def matching(
 
 
 def _confirm(count: int, root: Path) -> bool:
-    if not sys.stdin.isatty():
-        return True  # a scheduled job: nobody to ask
     answer = input(f"remove {count} cache entries from {root}? [y/N] ")
     return answer.strip().lower() in ("y", "yes")
 
@@ -134,6 +137,13 @@ def _clear(cache: ParquetCache, root: Path, entries: pd.DataFrame, args: argpars
     if entries.empty:
         print(f"no matching cache entries in {root}")
         return 0
+    if not args.yes and not sys.stdin.isatty():  # nobody to ask: never remove on a guess
+        print(
+            f"{PROG} cache clear: would remove {len(entries)} cache entries from {root}, but "
+            "stdin is not a terminal to confirm; nothing removed (pass --yes)",
+            file=sys.stderr,
+        )
+        return 2
     if not args.yes and not _confirm(len(entries), root):
         print("nothing removed", file=sys.stderr)
         return 1
