@@ -9,7 +9,7 @@ loaders                 endpoint -> paged JSON -> validated DataFrame; sync
 cache, oauth            Parquet store (may read the schemas); the OAuth flow
 schemas, config         pandera models and shaping; _config (config file, REALTYFRAMES_*)
 api                     httpx client
-bottom                  _spec, errors, _version, _files
+bottom                  _spec, _environment, errors, _version, _files
 sandbox                 the embedded service: imports nothing from realtyframes outside itself
 ```
 
@@ -31,6 +31,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "realtyframes"
 RANKS: dict[str, float] = {
     "_version": 0,
     "_spec": 0,
+    "_environment": 0,
     "_lazy": 0,
     "_client_settings": 6.5,  # between the loaders it checks with and the Client
     "_changes": 2,

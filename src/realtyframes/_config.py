@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realtyframes._environment import CONFIG_VARIABLE, SETTING_VARIABLES
 from realtyframes.api._auth import mask_text
 from realtyframes.errors import ConfigError, QueryError
 
@@ -48,20 +49,13 @@ __all__ = [
 logger = logging.getLogger("realtyframes.config")
 
 #: Environment variables read by :meth:`Client.from_env`.
-ENV_VARS: dict[str, str] = {
-    "base_url": "REALTYFRAMES_BASE_URL",
-    "token": "REALTYFRAMES_TOKEN",
-    "api_key": "REALTYFRAMES_API_KEY",
-    "legacy_url": "REALTYFRAMES_LEGACY_URL",
-    "auth_url": "REALTYFRAMES_AUTH_URL",
-    "cache_dir": "REALTYFRAMES_CACHE_DIR",
-}
+ENV_VARS: dict[str, str] = SETTING_VARIABLES
 #: Names of the settings, in the order of :data:`ENV_VARS`.
 SETTING_NAMES: tuple[str, ...] = tuple(ENV_VARS)
 #: Settings that hold secrets (never printed, logged or written).
 SECRET_NAMES: tuple[str, ...] = ("token", "api_key")
 #: Environment variable naming the config file.
-CONFIG_ENV = "REALTYFRAMES_CONFIG"
+CONFIG_ENV = CONFIG_VARIABLE
 #: The config file's path below the user config directory.
 CONFIG_RELATIVE = Path("realtyframes") / "config.toml"
 

@@ -31,6 +31,7 @@ from realtyframes._config import (
 )
 from realtyframes.api import _params
 from realtyframes.cli import main
+from realtyframes.cli.config import SYNTHETIC_NOTICE
 from realtyframes.cli.report import open_report_client
 from realtyframes.errors import QueryError
 from realtyframes.sandbox import DEMO, Faults, RunningSandbox, _embedded
@@ -401,7 +402,8 @@ def test_report_from_a_fresh_start_is_quiet_and_idempotent(tmp_path: Path) -> No
     fresh cache is measured in benchmarks/bench_report.py)."""
     first = run_cli(["report", "market"], tmp_path)
     assert first.returncode == 0, first.stderr
-    assert first.stderr == ""  # a scheduled run that goes well says nothing on stderr
+    # a run that goes well says nothing on stderr but where its data come from (synthetic)
+    assert first.stderr == f"realtyframes report: WARNING: {SYNTHETIC_NOTICE}\n"
     html = Path(first.stdout.strip())
     assert first.stdout.count("\n") == 1 and html.parent == Path("reports")
     day = html.name.removeprefix("market-report-").removesuffix(".html")
@@ -622,3 +624,40 @@ def test_cli_number_messages_match_the_python_api(
         python = str(expected.value).replace(repr(number), repr(text), 1)
         python = python.replace(f"{number!r} ", f"{text!r} ", 1)  # a float's repr, unquoted
         assert line == f"realtyframes fetch: error: QueryError: {python}"
+
+
+def test_fetch_on_the_sandbox_says_so_and_the_file_carries_its_source(tmp_path: Path) -> None:
+    """Nothing configured (and a misspelt variable): stderr says the data are synthetic, once,
+    names what the variable most likely meant, and the file's metadata names the source."""
+    import openpyxl
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "x.parquet"
+    misspelt = {"REALTYFRAMES_URL": "https://api.example.com", "REALTYFRAMES_APIKEY": "k-123"}
+    args = ["fetch", "listings", "--City", "Doral", "--max-results", "5", "--out", str(out)]
+    done = run_cli(args, tmp_path, **misspelt)
+    assert done.returncode == 0, done.stderr
+    notices = [line for line in done.stderr.splitlines() if "synthetic data" in line]
+    assert len(notices) == 1, done.stderr
+    assert "embedded sandbox" in notices[0]
+    assert "REALTYFRAMES_URL is not a setting (did you mean REALTYFRAMES_BASE_URL?)" in notices[0]
+    assert "REALTYFRAMES_APIKEY is not a setting (did you mean REALTYFRAMES_API_KEY?)" in notices[0]
+    assert "k-123" not in done.stderr  # names only, never values
+    meta = pq.read_schema(out).metadata
+    assert meta[b"realtyframes.source"] == b"embedded sandbox (synthetic data)"
+    assert b"pandas" in meta  # the pandas metadata is kept beside it
+
+    book = tmp_path / "x.xlsx"
+    done = run_cli([*args[:-1], str(book), "--quiet"], tmp_path)
+    assert done.returncode == 0 and done.stderr == ""  # --quiet: no warning lines
+    assert "synthetic data" in openpyxl.load_workbook(book).properties.description
+
+
+def test_fetch_from_a_configured_service_names_its_host(
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "x.parquet"
+    _fetch(capsys, sandbox_url, tmp_path / "cache", out, "listings", "--City", "Doral")
+    assert pq.read_schema(out).metadata[b"realtyframes.source"] == sandbox_url.encode()

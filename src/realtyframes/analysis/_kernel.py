@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 import narwhals as nw
 import pandas as pd
 
+from realtyframes._environment import THREADS_VARIABLE
 from realtyframes._spec import RENT_TYPES, SALE_SEGMENT
 from realtyframes.analysis._common import FrameTypeError, as_key, to_float, to_utc
 from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
@@ -98,8 +99,6 @@ def is_pandas(obj: object) -> bool:
     return isinstance(obj, pd.DataFrame)
 
 
-#: The environment variable that caps the analysis' threads (1: only the calling thread).
-THREADS_VARIABLE = "REALTYFRAMES_THREADS"
 #: Rows below which :func:`concurrently` stays on one thread (a thread costs more than it saves).
 _THREADED_ROWS = 50_000
 

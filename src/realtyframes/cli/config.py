@@ -28,6 +28,7 @@ from realtyframes._config import (
     default_config_path,
     load_settings,
 )
+from realtyframes._environment import unknown_variables
 from realtyframes.api._auth import SecretMaskingFilter, mask_text
 from realtyframes.errors import (
     ApiDeprecationWarning,
@@ -45,6 +46,14 @@ if TYPE_CHECKING:
     from realtyframes._client import Client
 
 PROG = "realtyframes"
+
+logger = logging.getLogger("realtyframes.cli")
+
+#: What a command says (once, on stderr) when nothing is configured and it runs on the sandbox.
+SYNTHETIC_NOTICE = (
+    "no REALTYFRAMES_BASE_URL, credentials or config file: using the embedded sandbox "
+    "(synthetic data, not a real market)"
+)
 
 _T = TypeVar("_T", int, float)
 
@@ -149,9 +158,27 @@ def make_client(settings: Settings, **options: Any) -> Client:
     """
     from realtyframes._client import Client
 
-    if settings.embedded:  # the CLI says where its data comes from in the report, not stderr
+    announce_source(settings)
+    if settings.embedded:
         return Client.sandbox(**settings.client_kwargs(), **options)
     return Client(**settings.client_kwargs(), **options)
+
+
+def announce_source(settings: Settings, env: Mapping[str, str] | None = None) -> None:
+    """Say on stderr (a warning line) that the command runs on the embedded sandbox's synthetic
+    data when nothing is configured, and name ``REALTYFRAMES_*`` variables that are set but never
+    read, with what each most likely meant (``REALTYFRAMES_URL``: ``REALTYFRAMES_BASE_URL``).
+
+    >>> announce_source(load_settings(config_path=None, env={}), env={})  # doctest: +SKIP
+    """
+    hints = [
+        f"{name} is not a setting" + (f" (did you mean {near}?)" if near else "")
+        for name, near in unknown_variables(env)
+    ]
+    if settings.embedded:
+        logger.warning("; ".join([SYNTHETIC_NOTICE, *hints]))
+    elif hints:
+        logger.warning("; ".join(hints))
 
 
 class _Formatter(logging.Formatter):

@@ -328,6 +328,7 @@ def fetch_frames(
 def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     """The ``fetch`` command: validate, fetch through the client, write, print the path."""
     from realtyframes.report.files import output_format, write_output
+    from realtyframes.report.options import data_source
 
     resource = RESOURCES[args.resource]
     params = collect_params(args)
@@ -341,6 +342,7 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     quiet = bool(getattr(args, "quiet", False))
     options = client_options(args)
     with make_client(settings, progress=False if quiet else None, **options) as client:
+        source = data_source(client)
         data = fetch_frames(
             client,
             resource.name,
@@ -354,7 +356,7 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
         )
     if isinstance(data, dict) and member != "all":
         data = data[member or "overview"]
-    rows = write_output(data, args.out, fmt, name=resource.name)
+    rows = write_output(data, args.out, fmt, name=resource.name, source=source)
     logger.info("%s: %d rows written to %s", resource.name, rows, args.out)
     if rows == 0:  # exit 0 (a valid answer), but a scheduled job must not mistake it for data
         shown = ", ".join(f"{k}={v}" for k, v in {**scope, **params}.items()) or "no filters"

@@ -122,7 +122,7 @@ def run_mcp_tools(args: argparse.Namespace) -> int:
     return run_guarded(f"{PROG} mcp tools", args, body)
 
 
-def _write(result: pd.DataFrame | dict[str, Any], out: str | None) -> str:
+def _write(result: pd.DataFrame | dict[str, Any], out: str | None, source: str) -> str:
     import pandas as pd
 
     from realtyframes._files import PRIVATE_MODE, atomic_write_text
@@ -135,7 +135,7 @@ def _write(result: pd.DataFrame | dict[str, Any], out: str | None) -> str:
         return json.dumps(result, indent=2, default=str)
     fmt = output_format(out)
     if isinstance(result, pd.DataFrame):
-        write_output(result, out, fmt)
+        write_output(result, out, fmt, source=source)
     elif fmt != "json":
         raise QueryError("--out", "this tool's result is one object: use a .json output", [".json"])
     else:
@@ -149,6 +149,8 @@ def run_mcp_call(args: argparse.Namespace) -> int:
     """The ``mcp call`` command."""
 
     def body(settings: Settings) -> int:
+        from realtyframes.report.options import data_source
+
         if args.out is not None:
             from realtyframes.report.files import output_format
 
@@ -158,7 +160,8 @@ def run_mcp_call(args: argparse.Namespace) -> int:
         ) as session:  # fmt: skip
             arguments = parse_arguments(args.arguments, session.input_schema(args.name))
             result = session.call(args.name, **arguments)
-        print(_write(result, args.out), flush=True)
+            source = data_source(client)
+        print(_write(result, args.out, source), flush=True)
         return 0
 
     return run_guarded(f"{PROG} mcp call", args, body)

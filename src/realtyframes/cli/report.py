@@ -22,6 +22,7 @@ from realtyframes._config import Settings
 from realtyframes.cli.config import (
     PROG,
     add_arguments,
+    announce_source,
     checked,
     client_options,
     make_client,
@@ -156,10 +157,12 @@ def open_report_client(
     for, a sandbox whose clock is that date (so a report of any day is reproducible).
     """
     from realtyframes._client import Client
-    from realtyframes.report.options import EMBEDDED_SOURCE, describe_host
+    from realtyframes.report.options import EMBEDDED_SOURCE, data_source
 
     if settings.embedded and explicit_date and day != dt.datetime.now(dt.UTC).date():
         from realtyframes.sandbox import serve
+
+        announce_source(settings)
 
         with (
             serve(as_of=_utc_midnight(day)) as url,
@@ -171,8 +174,7 @@ def open_report_client(
             yield client, EMBEDDED_SOURCE
         return
     with make_client(settings, progress=progress, **options) as client:
-        source = EMBEDDED_SOURCE if client.embedded else describe_host(client.base_url)
-        yield client, source
+        yield client, data_source(client)
 
 
 def run_report(args: argparse.Namespace, settings: Settings) -> int:

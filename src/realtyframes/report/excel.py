@@ -94,9 +94,11 @@ def write_workbook(
     *,
     definitions: pd.DataFrame | None = None,
     private: bool = False,
+    source: str | None = None,
 ) -> Path:
     """Write ``frames`` as one workbook (a sheet per frame, in order; then "Definitions");
-    ``private``: the file is created ``0600`` (a sheet of personal data).
+    ``private``: the file is created ``0600`` (a sheet of personal data); ``source``: where the
+    data came from, in the workbook's properties (title and description).
 
     >>> write_workbook({"listings": client.listings(City="Miami")}, "miami.xlsx")  # doctest: +SKIP
     PosixPath('miami.xlsx')
@@ -108,6 +110,10 @@ def write_workbook(
     target.parent.mkdir(parents=True, exist_ok=True)
     book = Workbook()
     book.remove(book.active)
+    book.properties.creator = "realtyframes"
+    if source is not None:
+        book.properties.title = f"realtyframes data from {source}"
+        book.properties.description = f"realtyframes.source: {source}"
     items = list(frames.items())
     if definitions is not None:
         items.append(("Definitions", definitions))

@@ -28,17 +28,13 @@ from realtyframes._files import PRIVATE_MODE, atomic_path, atomic_write_text
 from realtyframes.errors import QueryError
 from realtyframes.report.compute import MarketReport, compute_market_report
 from realtyframes.report.load import ReportClient, load_market_frames, plain_frame
-from realtyframes.report.options import (
-    DATA_FILES,
-    EMBEDDED_SOURCE,
-    MarketReportOptions,
-    describe_host,
-)
+from realtyframes.report.options import DATA_FILES, MarketReportOptions, data_source
 from realtyframes.report.render import render_market_report
 from realtyframes.schemas import holds_personal_data
 
 __all__ = [
     "FORMATS",
+    "SOURCE_KEY",
     "ReportFiles",
     "csv_ready",
     "data_paths",
@@ -60,6 +56,8 @@ MULTI_FRAME: frozenset[str] = frozenset({"json", "xlsx"})
 #: The report's frames about people (CRM contacts): their files are private (``0600``) although
 #: the report keeps no names, e-mails or phones in them.
 PERSONAL_FRAMES: frozenset[str] = frozenset({"contacts"})
+#: The Parquet key-value metadata (and workbook property) naming where the data came from.
+SOURCE_KEY = "realtyframes.source"
 
 
 @dataclass(frozen=True)
@@ -141,12 +139,20 @@ def is_private(data: pd.DataFrame | Mapping[str, pd.DataFrame]) -> bool:
 
 
 def _write_parquet(
-    frame: pd.DataFrame, path: Path, compression: str | None = None, *, private: bool = False
+    frame: pd.DataFrame,
+    path: Path,
+    compression: str | None = None,
+    *,
+    private: bool = False,
+    source: str | None = None,
 ) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
+    if source is not None:
+        meta = {**(table.schema.metadata or {}), SOURCE_KEY.encode(): source.encode()}
+        table = table.replace_schema_metadata(meta)
     with atomic_path(path, mode=_mode(private)) as tmp:
         if compression is None:
             pq.write_table(table, tmp)
@@ -160,12 +166,20 @@ def _write_csv(frame: pd.DataFrame, path: Path, *, private: bool = False) -> Non
         text.to_csv(tmp, index=False, lineterminator="\n")
 
 
-def write_frame(frame: pd.DataFrame, parquet: Path, csv: Path, *, private: bool = False) -> None:
+def write_frame(
+    frame: pd.DataFrame,
+    parquet: Path,
+    csv: Path,
+    *,
+    private: bool = False,
+    source: str | None = None,
+) -> None:
     """Write one frame as Parquet and CSV (atomically; no index; deterministic bytes);
-    ``private`` (or personal columns in the frame): both files ``0600``."""
+    ``private`` (or personal columns in the frame): both files ``0600``; ``source``: where the
+    data came from, in the Parquet file's key-value metadata (:data:`SOURCE_KEY`)."""
     private = private or is_private(frame)
     frame = plain_frame(frame)
-    _write_parquet(frame, parquet, compression="zstd", private=private)
+    _write_parquet(frame, parquet, compression="zstd", private=private, source=source)
     _write_csv(frame, csv, private=private)
 
 
@@ -201,12 +215,16 @@ def write_output(
     *,
     name: str = "data",
     private: bool = False,
+    source: str | None = None,
 ) -> int:
     """Write a frame (or, for JSON and Excel, several by name) to ``path``; returns the rows.
 
     ``fmt``: parquet, csv, json (records) or xlsx (a sheet per frame; a single frame's sheet is
     ``name``); parent folders are created. The file is created ``0600`` (its owner only) when
-    ``private`` or when the data hold personal columns (:func:`is_private`).
+    ``private`` or when the data hold personal columns (:func:`is_private`). ``source`` (where
+    the data came from, e.g. "embedded sandbox (synthetic data)") goes in the Parquet file's
+    key-value metadata under :data:`SOURCE_KEY` and in a workbook's properties (CSV and JSON
+    records have no place for it).
 
     >>> write_output(client.listings(City="Miami"), "out/miami.csv", "csv")  # doctest: +SKIP
     412
@@ -218,7 +236,7 @@ def write_output(
         from realtyframes.report.excel import write_workbook
 
         frames = dict(data) if isinstance(data, Mapping) else {name: data}
-        write_workbook(frames, target, private=private)
+        write_workbook(frames, target, private=private, source=source)
         return sum(len(f) for f in frames.values())
     if isinstance(data, Mapping):
         if fmt != "json":
@@ -228,7 +246,7 @@ def write_output(
         return sum(len(f) for f in data.values())
     frame = plain_frame(data)
     if fmt == "parquet":
-        _write_parquet(frame, target, private=private)
+        _write_parquet(frame, target, private=private, source=source)
     elif fmt == "csv":
         _write_csv(frame, target, private=private)
     else:
@@ -254,9 +272,10 @@ def write_market_report(
     frames = report.frames.data_frames()
     paths = {k: v for k, v in data_paths(html_path).items() if k in frames}
     for name, frame in frames.items():
-        write_frame(
-            frame, paths[name]["parquet"], paths[name]["csv"], private=is_private({name: frame})
-        )
+        private = is_private({name: frame})
+        source = report.options.source
+        parquet, csv = paths[name]["parquet"], paths[name]["csv"]
+        write_frame(frame, parquet, csv, private=private, source=source)
     atomic_write_text(html_path, render_market_report(report, stem=stem))
     from realtyframes.report.manifest import write_manifest
 
@@ -270,6 +289,7 @@ def write_market_report(
             out / f"{stem}.xlsx",
             definitions=metric_definitions(),
             private=is_private(frames),
+            source=report.options.source,
         )
     return ReportFiles(
         html=html_path,
@@ -313,7 +333,7 @@ def market_report(
                 source=source,
             )
     if source is None:
-        source = EMBEDDED_SOURCE if client.embedded else describe_host(client.base_url)
+        source = data_source(client)
     options = MarketReportOptions(
         as_of=as_of,
         window_days=window_days,

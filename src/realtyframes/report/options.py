@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from realtyframes._spec import PERIOD_DAYS
 from realtyframes._spec import SALE_SEGMENT as SALE_TYPES
@@ -24,6 +24,7 @@ __all__ = [
     "DATA_FILES",
     "EMBEDDED_SOURCE",
     "MarketReportOptions",
+    "data_source",
     "describe_host",
     "period_for",
 ]
@@ -188,6 +189,16 @@ class MarketReportOptions:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def data_source(client: Any) -> str:
+    """Where a client's data comes from, for people and file metadata: the embedded sandbox
+    (synthetic data), or the service's scheme://host[:port] (no path, user info or query).
+
+    >>> data_source(rf.Client.sandbox())  # doctest: +SKIP
+    'embedded sandbox (synthetic data)'
+    """
+    return EMBEDDED_SOURCE if client.embedded else describe_host(client.base_url)
 
 
 def describe_host(url: str) -> str:
