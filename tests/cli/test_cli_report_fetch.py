@@ -661,3 +661,53 @@ def test_fetch_from_a_configured_service_names_its_host(
     out = tmp_path / "x.parquet"
     _fetch(capsys, sandbox_url, tmp_path / "cache", out, "listings", "--City", "Doral")
     assert pq.read_schema(out).metadata[b"realtyframes.source"] == sandbox_url.encode()
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--city", "Miami Bch"],
+            "QueryError: --city: no Residential listings in 'Miami Bch'; did you mean "
+            "'Miami Beach'?; allowed: a city with listings (seen: ",
+        ),
+        (
+            ["--city", "Doral", "--city", "Dorall", "--city", "Hialeahh"],
+            "QueryError: --city: no Residential listings in 'Dorall'; did you mean 'Doral'? "
+            "(none in 'Hialeahh' either)",
+        ),
+        (
+            ["--city", "Doral", "--comps", "NOPE123"],
+            "QueryError: --comps: no listing 'NOPE123' in this market on 2026-06-30; allowed: ",
+        ),
+    ],
+)
+def test_report_exits_1_on_a_market_without_listings_or_an_unknown_comps_id(
+    sandbox_url: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    expected: str,
+) -> None:
+    """A scheduler must not mistake a report of nothing for a report: exit 1, one line with a
+    did-you-mean against the market's values, and no report written."""
+    out = tmp_path / "reports"
+    base = ["--base-url", sandbox_url, "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]
+    code = main(["report", "market", *args, "--as-of", "2026-06-30", *base])
+    captured = capsys.readouterr()
+    assert code == 1
+    line = one_error_line(captured.err, "report", "QueryError")
+    assert line.startswith(f"realtyframes report: error: {expected}"), line
+    assert captured.out == "" and not out.exists()
+
+
+def test_a_comps_id_close_to_a_market_id_gets_a_did_you_mean(sandbox_url: str) -> None:
+    with rf.Client(base_url=sandbox_url, cache=False, progress=False) as client:
+        doral = client.listings(City="Doral", Status="Closed")
+    real = next(i for i in doral["ListingId"].astype(str) if i[-1] != i[-2])
+    typo = real[:-2] + real[-1] + real[-2]  # two characters swapped
+    from realtyframes.report.compute import check_comps
+
+    with pytest.raises(QueryError, match=rf"did you mean {real!r}\?"):
+        check_comps(doral, [typo], dt.date(2026, 6, 30))
+    check_comps(doral, [real], dt.date(2026, 6, 30))  # a known id passes

@@ -9,7 +9,10 @@ options give the same report.
 
 from __future__ import annotations
 
+import datetime as dt
+import difflib
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,11 +35,11 @@ from realtyframes.analysis import (
     price_drops,
     traffic_summary,
 )
-from realtyframes.errors import DataQualityWarning
+from realtyframes.errors import DataQualityWarning, QueryError
 from realtyframes.report.load import MarketFrames
 from realtyframes.report.options import MarketReportOptions
 
-__all__ = ["MarketReport", "compute_market_report", "pick_markets"]
+__all__ = ["MarketReport", "check_comps", "compute_market_report", "pick_markets"]
 
 
 @dataclass(frozen=True)
@@ -167,14 +170,30 @@ def _subtypes(listings: pd.DataFrame, options: MarketReportOptions) -> pd.DataFr
                            window_days=float(options.window_days))  # fmt: skip
 
 
+def check_comps(listings: pd.DataFrame, asked: Sequence[str], as_of: dt.date) -> None:
+    """Raise a :class:`QueryError` for a ``--comps`` id that is not in the market (as of the
+    report's date), with a did-you-mean against the market's ListingIds.
+
+    >>> check_comps(pd.DataFrame({"ListingId": ["A12345"]}), ["A12354"], dt.date(2026, 6, 30))
+    Traceback (most recent call last):
+    ...
+    realtyframes.errors.QueryError: --comps: no listing 'A12354' in this market on 2026-06-30; did you mean 'A12345'?; allowed: a ListingId of the market's listings
+    """
+    known = set(listings["ListingId"].astype("str")) if "ListingId" in listings.columns else set()
+    for listing_id in asked:
+        if listing_id in known:
+            continue
+        near = difflib.get_close_matches(listing_id, sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        problem = f"no listing {listing_id!r} in this market on {as_of.isoformat()}{hint}"
+        raise QueryError("--comps", problem, "a ListingId of the market's listings")
+
+
 def _comps(
     listings: pd.DataFrame, options: MarketReportOptions
 ) -> tuple[dict[str, Any], list[str]]:
     out, notes = {}, []
     for listing_id in options.comps:
-        if listing_id not in set(listings["ListingId"].astype("str")):
-            notes.append(f"Comps: no listing {listing_id!r} in this market.")
-            continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", DataQualityWarning)
             found = comps(listings, listing_id, radius_km=3, months=12)
@@ -192,6 +211,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     as_of = options.day
     days = float(options.window_days)
     listings = _as_of_market(frames, options)
+    check_comps(listings, options.comps, as_of)
     summary = market_summary(
         listings, by=options.by, as_of=as_of, window_days=days, compare_previous=True
     )

@@ -13,6 +13,7 @@ methods of :class:`ReportClient` (``rf.Client`` has them); the caller provides i
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pandas as pd
 
-from realtyframes.errors import InsufficientScopeError, NotFoundError
+from realtyframes.errors import InsufficientScopeError, NotFoundError, QueryError
 from realtyframes.report.options import CONTACT_COLUMNS, MarketReportOptions
 from realtyframes.schemas import BREAKDOWNS
 
@@ -39,6 +40,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger("realtyframes.report")
+
+#: Listings read (four pages) to find the cities a misspelt ``--city`` most likely meant.
+SAMPLE_ROWS = 200
 
 
 class _HasAuthKind(Protocol):
@@ -62,6 +66,7 @@ class ReportClient(Protocol):
     def last_load(self) -> LoadInfo | None: ...
 
     def sync_listings(self, *, refresh: bool = False, **scope: Any) -> pd.DataFrame: ...
+    def listings(self, *, max_results: int | None = None, **filters: Any) -> pd.DataFrame: ...
     def listing_history(self, **scope: Any) -> pd.DataFrame: ...
 
     def listing_changes(
@@ -213,7 +218,7 @@ def _concat_unique(parts: Sequence[pd.DataFrame], key: list[str]) -> pd.DataFram
 def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: bool) -> _Market:
     places: list[dict[str, Any]] = [{"City": c} for c in options.cities] or [{}]
     scopes = [{**p, "PropertyType": t} for p in places for t in options.property_types]
-    parts, histories, changed, notes = [], [], [], []
+    parts, histories, changed, notes, empty = [], [], [], [], []
     first, quarantined = False, 0
     for scope in scopes:
         # refresh: reload the market in full (the sync keeps its history)
@@ -225,13 +230,14 @@ def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: 
             changed.append(since)
         histories.append(client.listing_history(**scope))
         if frame.empty and "City" in scope:
-            logger.warning("no %s listings in %r", scope["PropertyType"], scope["City"])
-            notes.append(f"No {scope['PropertyType']} listings found in {scope['City']!r}.")
+            empty.append(scope)
         quarantined += len(load.quarantine) if load is not None else 0
         note = _quarantine_note(client, "listing records")
         if note:
             notes.append(note)
         parts.append(frame)
+    if empty:
+        raise _no_listings(client, empty, parts)
     return _Market(
         listings=_concat_unique(parts, ["ListingId"]),
         history=_concat_unique(histories, ["ListingId", "ChangeTimestamp", "ChangeType"]),
@@ -239,6 +245,29 @@ def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: 
         notes=notes,
         quarantined=quarantined,
     )
+
+
+def _no_listings(
+    client: ReportClient, empty: Sequence[Mapping[str, Any]], loaded: Sequence[pd.DataFrame]
+) -> QueryError:
+    """The error for asked-for cities without listings (a misspelt city must not make a report
+    of nothing that exits 0): a did-you-mean against the cities seen in the market, from the
+    other scopes and one page of each property type's search."""
+    seen = {str(c) for frame in loaded if "City" in frame.columns for c in frame["City"].dropna()}
+    for kind in dict.fromkeys(str(scope["PropertyType"]) for scope in empty):
+        sample = client.listings(PropertyType=kind, max_results=SAMPLE_ROWS)
+        seen.update(str(c) for c in sample.get("City", pd.Series(dtype="str")).dropna())
+    scope = empty[0]
+    city = str(scope["City"])
+    by_lower = {c.lower(): c for c in seen}
+    near = difflib.get_close_matches(city.lower(), list(by_lower), n=1, cutoff=0.6)
+    hint = f"; did you mean {by_lower[near[0]]!r}?" if near else ""
+    problem = f"no {scope['PropertyType']} listings in {city!r}{hint}"
+    if len(empty) > 1:
+        others = ", ".join(repr(str(s["City"])) for s in empty[1:])
+        problem += f" (none in {others} either)"
+    allowed = f"a city with listings (seen: {', '.join(sorted(seen))})" if seen else "a city"
+    return QueryError("--city", problem, allowed)
 
 
 def _load_contacts(client: ReportClient, refresh: bool) -> tuple[pd.DataFrame | None, str | None]:
