@@ -149,11 +149,20 @@ def test_command_line_runs(line: str, tmp_path: Path) -> None:
 
 
 def test_sql_snippet_runs_on_the_cache_path_it_names(tmp_path: Path) -> None:
+    """The query reads one scope of overlapping ones: the same count and median as pandas on
+    the synced market (reading every scope counted Miami's listings twice)."""
     sql = blocks("sql")[0]
-    named = re.search(r"read_parquet\('([^']+)/listings/\*\*/\*\.parquet'", sql)
-    assert named and named.group(1) == "~/.cache/realtyframes"
+    named = re.findall(r"\('([^']+)/market/\*\*/\*\.parquet'", sql)
+    assert named and set(named) == {"~/.cache/realtyframes"}
     cache = tmp_path / "cache"
-    with rf.Client.sandbox(cache_dir=cache, progress=False) as client:
-        expected = client.listings(City="Miami Beach")
-    rows = duckdb.sql(sql.replace(named.group(1), str(cache))).fetchall()
-    assert dict(rows) == {"Miami Beach": pytest.approx(float(expected["ListPrice"].median()))}
+    with (
+        rf.sandbox.serve(listings=800) as url,
+        rf.Client(base_url=url, cache_dir=cache, progress=False) as client,
+    ):
+        market = client.sync_listings(PropertyType="Residential", City="Miami")
+        whole = client.sync_listings(PropertyType="Residential")  # overlaps the Miami scope
+    assert set(market["ListingId"]) < set(whole["ListingId"])
+    active = market[market["StandardStatus"] == "Active"]
+    rows = duckdb.sql(sql.replace(named[0], str(cache))).fetchall()
+    expected = float(active["ListPrice"].median())
+    assert rows == [("Miami", len(active), pytest.approx(expected))]
