@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import matplotlib
+import matplotlib.dates as mdates
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +14,7 @@ from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
 import realtyframes as rf
+from chart_checks import overlapping_ticks
 from realtyframes import plot
 
 rng = np.random.default_rng(7)
@@ -53,14 +55,70 @@ def test_market_trend_draws_a_line_per_market_with_yoy(trends: pd.DataFrame) -> 
         plot.market_trend(trends, "bogus")
 
 
-def test_inventory_trend_adds_markets_up(trends: pd.DataFrame) -> None:
-    fig = plot.inventory_trend(trends)
+def _with_partial(trends: pd.DataFrame) -> pd.DataFrame:
+    """The same series with their last month not over yet (``complete`` False)."""
+    frame = trends.copy()
+    last = frame["period_begin"] == frame["period_begin"].max()
+    frame.loc[last, "complete"] = False
+    frame.attrs = dict(trends.attrs)
+    return frame
+
+
+def test_each_point_sits_at_its_own_period_label_and_the_partial_one_is_hollow(
+    trends: pd.DataFrame,
+) -> None:
+    """A month's point is drawn at the month's start, where its tick label is (not at its end,
+    under the next month's label); the month not over yet is a hollow marker on a dotted line
+    reached from the last whole month, and the legend says so."""
+    partial = _with_partial(trends)
+    fig = plot.market_trend(partial, "median_sale_price")
     ax = fig.axes[0]
-    active = next(ln for ln in ax.lines if "Active" in ln.get_label())
-    assert active.get_ydata()[0] == 100  # 50 in each city
-    bars = [c for c in ax.containers]
-    assert len(bars) == 2 and bars[0].datavalues[0] == 40
-    assert ax.get_ylabel() == "Listings (count)"
+    render(fig)
+    doral = partial[partial["City"] == "Doral"].sort_values("period_begin")
+    solid, dotted = ax.lines[0], ax.lines[1]
+    assert list(solid.get_xdata()) == list(doral["period_begin"].iloc[:-1])
+    assert solid.get_linestyle() == "-" and solid.get_markerfacecolor() != "white"
+    assert list(dotted.get_xdata()) == list(doral["period_begin"].iloc[-2:])
+    assert dotted.get_linestyle() == ":" and dotted.get_markerfacecolor() == "white"
+    # every month's tick is at the start of a month, and each point is on a month start
+    ticks = [mdates.num2date(t) for t in ax.get_xticks()]
+    assert all(t.day == 1 for t in ticks)
+    assert all(t.day == 1 for t in doral["period_begin"])
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[-1] == plot.PARTIAL_LABEL
+    # the YoY in the legend is the last complete month's, not the partial one's
+    expected = doral["median_sale_price"].iloc[-2] / doral["median_sale_price"].iloc[-14] - 1
+    assert labels[0] == f"Doral (YoY {expected:+.1%})"
+
+    fig = plot.inventory_trend(partial)
+    ax = fig.axes[0]
+    active = [ln for ln in ax.lines if ln.get_color() == rf.plot.PALETTE[0]]
+    assert [ln.get_markerfacecolor() == "white" for ln in active] == [False, True]
+    assert list(active[0].get_xdata()) == sorted(set(doral["period_begin"].iloc[:-1]))
+    pale = [b for b in ax.patches if b.get_alpha() == 0.35]
+    assert len(pale) == 2  # the partial month's two bars
+    render(fig)
+
+
+def test_many_markets_highlight_the_largest_few(trends: pd.DataFrame) -> None:
+    """Eight markets are never eight lines in six colours: the largest four in colour (with their
+    YoY), the rest thin grey lines under one legend entry."""
+    frames = []
+    for i, city in enumerate("ABCDEFGH"):
+        one = trends[trends["City"] == "Miami"].assign(City=city)
+        one["median_sale_price_n"] = 10 * (i + 1)  # H is the largest market
+        frames.append(one)
+    many = pd.concat(frames, ignore_index=True)
+    many.attrs = dict(trends.attrs)
+    fig = plot.market_trend(many, "median_sale_price")
+    ax = fig.axes[0]
+    coloured = [ln for ln in ax.lines if ln.get_color() != "0.75" and len(ln.get_xdata())]
+    grey = [ln for ln in ax.lines if ln.get_color() == "0.75" and len(ln.get_xdata())]
+    assert len(coloured) == plot.HIGHLIGHTED == 4 and len(grey) == 4
+    assert len({ln.get_color() for ln in coloured}) == 4
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert [lab.split(" ")[0] for lab in labels[:4]] == ["E", "F", "G", "H"]
+    assert labels[4] == "4 other markets (grey)"
     render(fig)
 
 
@@ -98,8 +156,25 @@ def test_a_price_drop_map_takes_coordinates_from_the_market(market: pd.DataFrame
     drops = pd.DataFrame({"ListingId": ["L1", "L2", "L3"], "drop_pct": [0.05, 0.1, 0.2]})
     fig = plot.listing_map(drops, color="drop_pct", market=market)
     ax, bar = fig.axes
-    assert bar.get_ylabel() == "Latest price cut"
+    assert bar.get_ylabel() == "Latest price cut"  # two points: no clipping, nothing to say
     assert len(ax.collections[0].get_offsets()) == 2  # L3 has no coordinates
+    render(fig)
+
+
+def test_a_map_clips_its_colour_scale_says_so_and_names_its_places(market: pd.DataFrame) -> None:
+    """One outlier ($40,000/sq ft) must not paint every other point one colour: the scale runs
+    between the 2nd and 98th percentiles and the colour bar says so; cities are named."""
+    frame = market.assign(City=np.where(np.arange(len(market)) % 2, "Doral", "Miami"))
+    frame.loc[0, "ListPrice"] = 40_000 * float(frame.loc[0, "LivingArea"])
+    fig = plot.listing_map(frame, color="ppsf")
+    ax, bar = fig.axes
+    ppsf = (frame["ListPrice"] / frame["LivingArea"]).drop(index=3)  # row 3 has no coordinates
+    low, high = np.percentile(ppsf, [2, 98])
+    assert ax.collections[0].get_clim() == pytest.approx((low, high))
+    assert high < 2_000 < 40_000 == pytest.approx(ppsf.max())
+    assert "clipped to the 2nd–98th percentiles" in bar.get_ylabel()
+    names = sorted(t.get_text() for t in ax.texts)
+    assert names == ["Doral", "Miami"]
     render(fig)
 
 
@@ -127,3 +202,24 @@ def test_new_charts_leave_matplotlib_state_alone(
     render(plot.listing_map(market))
     assert dict(matplotlib.rcParams) == before
     assert rf.plot.listing_map is plot.listing_map
+
+
+def test_no_tick_labels_run_together(trends: pd.DataFrame, market: pd.DataFrame) -> None:
+    """The maps' longitude labels (-80.1925 ...) ran into each other; the check fails on a
+    crowded control axis."""
+    crowded = Figure(figsize=(3, 2))
+    crowded.add_subplot().set_xticks(range(12), [f"label {i:02d}" for i in range(12)])
+    assert overlapping_ticks(crowded)
+    comps = market.assign(ppsf=market["ListPrice"] / market["LivingArea"]).dropna(
+        subset=["Latitude"]
+    )
+    comps.attrs = {"subject": "L0", "subject_location": (25.76, -80.19),
+                   "estimate": {"value": 5e5, "low": 4e5, "high": 6e5, "n": 12}}  # fmt: skip
+    figures = {
+        "market_trend": plot.market_trend(_with_partial(trends), "median_sale_price"),
+        "inventory_trend": plot.inventory_trend(_with_partial(trends)),
+        "listing_map": plot.listing_map(market),
+        "comps": plot.comps(comps),
+    }
+    found = {name: overlapping_ticks(fig) for name, fig in figures.items()}
+    assert {name: pairs for name, pairs in found.items() if pairs} == {}

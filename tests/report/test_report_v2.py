@@ -14,6 +14,7 @@ import pytest
 from report_html import parse
 
 import realtyframes as rf
+from chart_checks import outside, overlapping_ticks
 from realtyframes.analysis import SAMPLE_SIZE_OF
 from realtyframes.report import (
     MarketReportOptions,
@@ -141,21 +142,6 @@ def test_as_of_reproduces_an_earlier_runs_headline(start_sandbox, tmp_path: Path
         assert reproduced[key] == shown[key], key
 
 
-def _outside(fig: Any) -> list[str]:
-    """What of a drawn Figure reaches past its edges (a cut title, a legend off the page): the
-    tight box of everything drawn, against the figure's own box (inches, 0.02 of slack)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    tight = fig.get_tightbbox(canvas.get_renderer())
-    width, height = fig.get_size_inches()
-    slack = 0.02
-    sides = {"left": tight.x0 < -slack, "bottom": tight.y0 < -slack,
-             "right": tight.x1 > width + slack, "top": tight.y1 > height + slack}  # fmt: skip
-    return [side for side, over in sides.items() if over]
-
-
 @pytest.mark.slow
 def test_no_chart_text_leaves_its_figure(written: tuple[Any, Any]) -> None:
     report, _ = written
@@ -182,9 +168,17 @@ def test_no_chart_text_leaves_its_figure(written: tuple[Any, Any]) -> None:
 
     control = Figure(figsize=(4, 3))
     control.text(1.05, 0.5, "a label past the right edge")
-    assert _outside(control) == ["right"]  # the check can fail
-    cut = {name: _outside(fig) for name, fig in figures.items()}
+    assert outside(control) == ["right"]  # the check can fail
+    cut = {name: outside(fig) for name, fig in figures.items()}
     assert {name: texts for name, texts in cut.items() if texts} == {}
+    crowded = Figure(figsize=(3, 2))
+    crowded.add_subplot().set_xticks(range(12), [f"label {i:02d}" for i in range(12)])
+    assert overlapping_ticks(crowded)  # the check can fail
+    closed = listings[listings["StandardStatus"].astype("str") == "Closed"]
+    subject = str(closed["ListingId"].iloc[0])
+    figures["comps"] = rf.plot.comps(rf.comps(listings, subject, radius_km=3, months=12))
+    run_together = {name: overlapping_ticks(fig) for name, fig in figures.items()}
+    assert {name: pairs for name, pairs in run_together.items() if pairs} == {}
 
 
 @pytest.mark.slow

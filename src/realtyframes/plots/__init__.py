@@ -19,7 +19,7 @@ from realtyframes.plots.market import (
     price_drop_distribution,
     top_price_drops,
 )
-from realtyframes.plots.trends import inventory_trend, market_trend
+from realtyframes.plots.trends import HIGHLIGHTED, PARTIAL_LABEL, inventory_trend, market_trend
 from realtyframes.plots.web import (
     countries,
     devices,
@@ -32,8 +32,10 @@ from realtyframes.plots.web import (
 
 __all__ = [
     "COLOR_CHOICES",
+    "HIGHLIGHTED",
     "METRIC_LABELS",
     "PALETTE",
+    "PARTIAL_LABEL",
     "comps",
     "countries",
     "devices",

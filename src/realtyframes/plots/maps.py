@@ -11,12 +11,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from realtyframes.plots._base import _axes, _done, _fmt, _need, _no_data, _style, _title, money
 
-__all__ = ["COLOR_CHOICES", "comps", "listing_map"]
+__all__ = ["CLIP_PERCENTILES", "COLOR_CHOICES", "colour_range", "comps", "listing_map"]
+
+#: The colour scale of a map runs between these percentiles of its values (a few $3,871/sq ft
+#: outliers would otherwise paint every other point one colour); the colour bar says so.
+CLIP_PERCENTILES = (2.0, 98.0)
+#: Fewer values than this are never clipped.
+MIN_TO_CLIP = 20
+#: Cities named on a map (at the median of their points), the largest first.
+MAX_PLACE_NAMES = 12
 
 #: What ``listing_map`` can colour by, besides any numeric column: name -> (label, kind).
 COLOR_CHOICES: dict[str, tuple[str, str]] = {
@@ -37,11 +47,72 @@ def _ppsf(frame: pd.DataFrame) -> np.ndarray:
         return np.where(area > 0, price / area, np.nan)
 
 
+def colour_range(values: np.ndarray) -> tuple[float, float, bool, bool]:
+    """The colour scale's ends (:data:`CLIP_PERCENTILES` of the finite values) and whether
+    values lie below / above them.
+
+    >>> colour_range(np.array([*range(1, 100), 10_000.0]))[1] < 200
+    True
+    """
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return 0.0, 1.0, False, False
+    if len(finite) < MIN_TO_CLIP:  # a handful of points: every one of them is the scale
+        return float(finite.min()), float(finite.max()), False, False
+    low, high = (float(v) for v in np.percentile(finite, CLIP_PERCENTILES))
+    if high <= low:
+        low, high = float(finite.min()), float(finite.max())
+    return low, high, bool((finite < low).any()), bool((finite > high).any())
+
+
+def _ordinal(value: float) -> str:
+    """2 -> '2nd', 98 -> '98th', 11 -> '11th'."""
+    n = int(value)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{value:g}{suffix}"
+
+
+def _colour_bar(ax: Axes, points: Any, values: np.ndarray, label: str, kind: str) -> None:
+    """A colour bar clipped at robust percentiles, saying so (and where) in its label."""
+    low, high, below, above = colour_range(values)
+    points.set_clim(low, high)
+    extend = {(False, False): "neither", (True, False): "min", (False, True): "max"}.get(
+        (below, above), "both"
+    )
+    bar = ax.figure.colorbar(points, ax=ax, shrink=0.8, pad=0.02, format=_fmt(kind), extend=extend)
+    if below or above:
+        lo, hi = (_ordinal(v) for v in CLIP_PERCENTILES)
+        label += f"\n(scale clipped to the {lo}–{hi} percentiles: {_fmt(kind)(low)}–"
+        label += f"{_fmt(kind)(high)}; beyond them, the end colours)"
+    bar.set_label(label, fontsize=9)
+
+
+def _place_names(ax: Axes, frame: pd.DataFrame, lat: np.ndarray, lon: np.ndarray) -> None:
+    """Each city's name at the median of its points (the largest :data:`MAX_PLACE_NAMES`)."""
+    if "City" not in frame.columns:
+        return
+    places = pd.DataFrame({"City": frame["City"].astype("str").to_numpy(), "lat": lat, "lon": lon})
+    places = places.dropna()
+    centres = places.groupby("City").agg(lat=("lat", "median"), lon=("lon", "median"),
+                                         n=("lat", "size"))  # fmt: skip
+    halo = [patheffects.withStroke(linewidth=2.5, foreground="white")]
+    for city, row in centres.nlargest(MAX_PLACE_NAMES, "n").iterrows():
+        ax.annotate(str(city), (row["lon"], row["lat"]), ha="center", va="center", fontsize=8,
+                    fontweight="bold", color="0.15", path_effects=halo, zorder=5)  # fmt: skip
+
+
+def _degrees(value: float, _pos: object = None) -> str:
+    return f"{value:.2f}°"
+
+
 def _equal_distance(ax: Axes, lat: np.ndarray) -> None:
     middle = float(np.nanmean(lat)) if len(lat) else 0.0
     ax.set_aspect(1 / max(math.cos(math.radians(middle)), 0.01), adjustable="datalim")
-    ax.set_xlabel("Longitude (°)")
-    ax.set_ylabel("Latitude (°)")
+    ax.set_xlabel("Longitude")
+    ax.set_ylabel("Latitude")
+    for axis in (ax.xaxis, ax.yaxis):  # few, short labels: they never run together
+        axis.set_major_locator(MaxNLocator(nbins=4))
+        axis.set_major_formatter(FuncFormatter(_degrees))
     _style(ax, "y")
     ax.grid(axis="x", color="0.9", linewidth=0.6)
 
@@ -98,8 +169,8 @@ def listing_map(
     points = ax.scatter(lon[ok][order], lat[ok][order], c=values[ok][order], cmap="viridis",
                         s=40 if ok.sum() < 300 else 12, alpha=0.85, linewidths=0,
                         plotnonfinite=True)  # fmt: skip
-    bar = ax.figure.colorbar(points, ax=ax, shrink=0.8, pad=0.02, format=_fmt(kind))
-    bar.set_label(label)
+    _colour_bar(ax, points, values[ok], label, kind)
+    _place_names(ax, data[ok], lat[ok], lon[ok])
     if marked is not None and len(marked):
         where = _located(marked, market)
         ax.scatter(where["Longitude"], where["Latitude"], s=80, facecolors="none",
@@ -136,8 +207,8 @@ def comps(comps_frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes
         ax.scatter([where[1]], [where[0]], marker="*", s=220, color="#c44e52", edgecolors="0.2",
                    label=f"subject {subject}")  # fmt: skip
         ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1))
-    bar = ax.figure.colorbar(points, ax=ax, shrink=0.8, pad=0.02, format=_fmt("money"))
-    bar.set_label("Sale price per sq ft (USD)")
+    ppsf = pd.to_numeric(comps_frame["ppsf"], errors="coerce").to_numpy(dtype="float64")
+    _colour_bar(ax, points, ppsf, "Sale price per sq ft (USD)", "money")
     lats = [*comps_frame["Latitude"].astype("float64"), *([where[0]] if where else [])]
     _equal_distance(ax, np.asarray(lats))
     _title(ax, title)

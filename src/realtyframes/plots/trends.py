@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
@@ -22,7 +24,7 @@ from realtyframes.plots._base import (
     _title,
 )
 
-__all__ = ["inventory_trend", "market_trend"]
+__all__ = ["HIGHLIGHTED", "PARTIAL_LABEL", "PARTIAL_STYLE", "inventory_trend", "market_trend"]
 
 _LINES = ("-", "--", "-.", ":")  # with the colours, so lines read in black-and-white print
 
@@ -41,12 +43,38 @@ def _yoy_text(value: float | None, metric: str) -> str:
     return f"YoY {value:+.1%}"
 
 
+#: Markets drawn in colour (with their YoY in the legend); the others are thin grey lines.
+HIGHLIGHTED = 4
+#: How the partial (current) period is drawn: a hollow marker, reached by a dotted line.
+PARTIAL_STYLE: dict[str, Any] = {"markerfacecolor": "white", "linestyle": ":"}
+PARTIAL_LABEL = "period so far (not over: hollow, dotted)"
+
+
+def _split(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Complete periods, and the partial one(s) joined to the last complete period (so the
+    dotted line starts where the solid one ends)."""
+    if "complete" not in rows.columns or bool(rows["complete"].all()):
+        return rows, rows.iloc[0:0]
+    done = rows[rows["complete"].astype(bool)]
+    partial = rows[~rows["complete"].astype(bool)]
+    return done, pd.concat([done.tail(1), partial])
+
+
+def _size(rows: pd.DataFrame, metric: str) -> float:
+    """How much a market weighs when choosing which to highlight: its sample, else its points."""
+    n = f"{metric}_n"
+    values = rows[n] if n in rows.columns else rows[metric].notna()
+    return float(pd.to_numeric(values, errors="coerce").fillna(0).sum())
+
+
 def market_trend(
     trends: pd.DataFrame, metric: str = "median_sale_price", by: str | None = None, *,
-    ax: Axes | None = None,
+    ax: Axes | None = None, highlight: int = HIGHLIGHTED,
 ) -> Figure | Axes:  # fmt: skip
-    """One line per market over the periods, the latest complete period's year-over-year change
-    in the legend; blanked (thin-sample) periods are gaps.
+    """One line per market over the periods, each point at its period's start (its own tick
+    label), the latest complete period's year-over-year change in the legend; the period not
+    over yet is a hollow marker on a dotted line; thin-sample periods are gaps. The ``highlight``
+    largest markets are in colour, the others thin grey lines behind them.
 
     >>> rf.plot.market_trend(rf.market_trends(market, history, by="City"), "median_sale_price")  # doctest: +SKIP
     """
@@ -56,7 +84,7 @@ def market_trend(
             f"got {metric!r}"
         )
     keys = list(trends.attrs.get("by") or []) if by is None else [by]
-    _need(trends, ["period_end", metric, *keys], "trends", "market_trend")
+    _need(trends, ["period_begin", metric, *keys], "trends", "market_trend")
     title_text, unit, kind = METRIC_LABELS[metric]
     fig, ax = _axes(ax)
     freq = {"W": "week", "M": "month", "Q": "quarter"}.get(trends.attrs.get("freq", "M"), "period")
@@ -64,24 +92,31 @@ def market_trend(
     if trends.empty or trends[metric].notna().sum() == 0:
         _no_data(ax, title)
         return _done(fig, ax)
-    groups = trends.groupby(keys, sort=True) if keys else [("All", trends)]
+    groups = list(trends.groupby(keys, sort=True)) if keys else [("All", trends)]
+    ranked = sorted(range(len(groups)), key=lambda i: -_size(groups[i][1], metric))
+    colour = {g: rank for rank, g in enumerate(ranked[:highlight])}
+    partial_seen = False
     for i, (key, rows) in enumerate(groups):
-        rows = rows.sort_values("period_end")
-        complete = rows[rows["complete"]] if "complete" in rows.columns else rows
-        yoy = (
-            complete[f"{metric}_yoy"].iloc[-1]
-            if f"{metric}_yoy" in rows and len(complete)
-            else None
-        )
-        ax.plot(
-            rows["period_end"],
-            rows[metric].astype("float64"),
-            color=PALETTE[i % len(PALETTE)],
-            linestyle=_LINES[(i // len(PALETTE)) % len(_LINES)],
-            marker="o",
-            markersize=3,
-            label=f"{_market_label(key)} ({_yoy_text(yoy, metric)})",
-        )
+        rows = rows.sort_values("period_begin")
+        done, partial = _split(rows)
+        style: dict[str, Any]
+        if i in colour:
+            yoy = done[f"{metric}_yoy"].iloc[-1] if f"{metric}_yoy" in rows and len(done) else None
+            label = f"{_market_label(key)} ({_yoy_text(yoy, metric)})"
+            style = {"color": PALETTE[colour[i] % len(PALETTE)], "linewidth": 1.8, "zorder": 3}
+        else:
+            label, style = "_nolegend_", {"color": "0.75", "linewidth": 0.9, "zorder": 2}
+        ax.plot(done["period_begin"], done[metric].astype("float64"), marker="o",
+                markersize=3, label=label, **style)  # fmt: skip
+        if len(partial):
+            partial_seen = True
+            ax.plot(partial["period_begin"], partial[metric].astype("float64"), marker="o",
+                    markersize=4, label="_nolegend_", **{**style, **PARTIAL_STYLE})  # fmt: skip
+    others = len(groups) - len(colour)
+    if others:
+        ax.plot([], [], color="0.75", linewidth=0.9, label=f"{others} other markets (grey)")
+    if partial_seen:
+        ax.plot([], [], color="0.3", marker="o", label=PARTIAL_LABEL, **PARTIAL_STYLE)
     ax.yaxis.set_major_formatter(_fmt(kind))
     ax.set_ylabel(f"{title_text} ({unit})")
     _dates(ax)
@@ -93,33 +128,47 @@ def market_trend(
 
 def inventory_trend(trends: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes:
     """Active and pending listings at each period's end (lines) with new listings and homes
-    sold in the period (bars); several markets are added up.
+    sold in the period (bars), each period drawn at its start (its own tick label); several
+    markets are added up. The period not over yet has pale bars and hollow markers ("so far").
 
     >>> rf.plot.inventory_trend(rf.market_trends(market, history))  # doctest: +SKIP
     """
-    columns = ["period_end", "active_listings", "pending_listings", "new_listings", "homes_sold"]
+    columns = ["period_begin", "active_listings", "pending_listings", "new_listings", "homes_sold"]
     _need(trends, columns, "trends", "inventory_trend")
     fig, ax = _axes(ax)
     title = "Inventory: listings at each period's end, and the period's flows"
     if trends.empty:
         _no_data(ax, title)
         return _done(fig, ax)
-    total = trends.groupby("period_end", sort=True)[columns[1:]].sum()
+    total = trends.groupby("period_begin", sort=True)[columns[1:]].sum()
+    if "complete" in trends.columns:
+        total["complete"] = trends.groupby("period_begin", sort=True)["complete"].all()
     x = total.index
     width = (x[1] - x[0]) * 0.35 if len(x) > 1 else pd.Timedelta(days=10)
-    ax.bar(
-        x - width / 2,
-        total["new_listings"],
-        width=width,
-        color=PALETTE[2],
-        label="New listings (in the period)",
-    )
-    ax.bar(x + width / 2, total["homes_sold"], width=width, color=PALETTE[3], hatch="//",
-           label="Homes sold (in the period)")  # fmt: skip
-    ax.plot(x, total["active_listings"], color=PALETTE[0], marker="o", markersize=3,
-            label="Active listings (at the end)")  # fmt: skip
-    ax.plot(x, total["pending_listings"], color=PALETTE[1], linestyle="--", marker="s",
-            markersize=3, label="Pending listings (at the end)")  # fmt: skip
+    done, partial = _split(total.reset_index())
+    last = partial.iloc[1:]  # the partial periods alone (the bars)
+    for column, offset, colour, hatch, text in (
+        ("new_listings", -0.5, PALETTE[2], None, "New listings (in the period)"),
+        ("homes_sold", 0.5, PALETTE[3], "//", "Homes sold (in the period)"),
+    ):
+        ax.bar(done["period_begin"] + width * offset, done[column], width=width, color=colour,
+               hatch=hatch, label=text)  # fmt: skip
+        if len(last):
+            ax.bar(last["period_begin"] + width * offset, last[column], width=width, color=colour,
+                   hatch=hatch, alpha=0.35, label="_nolegend_")  # fmt: skip
+    for column, colour, line, marker, text in (
+        ("active_listings", PALETTE[0], "-", "o", "Active listings (at the end)"),
+        ("pending_listings", PALETTE[1], "--", "s", "Pending listings (at the end)"),
+    ):
+        ax.plot(done["period_begin"], done[column], color=colour, linestyle=line, marker=marker,
+                markersize=3, label=text)  # fmt: skip
+        if len(partial):
+            ax.plot(partial["period_begin"], partial[column], color=colour, marker=marker,
+                    markersize=4, label="_nolegend_", **PARTIAL_STYLE)  # fmt: skip
+    if len(partial):
+        ax.plot(
+            [], [], color="0.3", marker="o", label=PARTIAL_LABEL + "; pale bars", **PARTIAL_STYLE
+        )
     ax.yaxis.set_major_formatter(_fmt("count"))
     ax.set_ylabel("Listings (count)")
     _dates(ax)
