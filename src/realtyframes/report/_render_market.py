@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from realtyframes.analysis import MARKET_METRICS, REFERENCE_LABEL, SAMPLE_SIZE_OF
-from realtyframes.report._html import Cell, Section
+from realtyframes.report._html import Cell, Section, esc
 from realtyframes.report._html import render_figure as _figure
 from realtyframes.report._html import render_table as _table
 from realtyframes.report._render_common import label, metric_kind
@@ -214,6 +214,37 @@ _COMP_TABLE: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _estimate(listing_id: str, est: dict[str, float], min_sample: int) -> str:
+    """The comps estimate in words, rounded to what it can claim (three significant figures),
+    with its n; below ``min_sample`` comps a visible warning instead of a firm figure."""
+    from realtyframes.plots import money
+
+    n = int(est.get("n", 0) or 0)
+    value, low, high = (float(est.get(k, float("nan"))) for k in ("value", "low", "high"))
+    if n == 0 or pd.isna(value):
+        return f'<p class="notice">No estimate for {esc(listing_id)}: no comparable sale.</p>'
+    text = (
+        f"Estimate for {esc(listing_id)}: <strong>{esc(money(_round3(value)))}</strong> "
+        f"(range {esc(money(_round3(low)))}–{esc(money(_round3(high)))}, n={n} comps)"
+    )
+    if n < min_sample:
+        return (
+            f'<p class="notice">{text}. Only {n} comparable sale{"s" if n != 1 else ""}, '
+            f"fewer than {min_sample}: too few for a firm estimate; read it as a rough guide.</p>"
+        )
+    return f"<p>{text}.</p>"
+
+
+def _round3(value: float) -> float:
+    """Three significant figures: 901,241 -> 901,000; 2,564,901 -> 2,560,000."""
+    if pd.isna(value) or value == 0:
+        return value
+    from math import floor, log10
+
+    digits = 2 - floor(log10(abs(value)))
+    return float(round(value, digits))
+
+
 def comps_section(report: MarketReport) -> Section | None:
     """The comparable sales of the listings named by ``--comps`` (None when none were named)."""
     from realtyframes import plots
@@ -223,6 +254,7 @@ def comps_section(report: MarketReport) -> Section | None:
     parts = []
     for listing_id, comps in report.comps.items():
         est = comps.attrs.get("estimate", {})
+        parts.append(_estimate(listing_id, est, report.options.min_sample))
         rows: list[list[Cell | str]] = []
         for rank, row in enumerate(comps.itertuples(index=False), start=1):
             key = str(row.ListingId)
@@ -234,10 +266,8 @@ def comps_section(report: MarketReport) -> Section | None:
                 ["Comp", *[h for _, h, _ in _COMP_TABLE]],
                 rows,
                 caption=f"Closed sales most like {listing_id} (same type and subtype, within 3 km "
-                f"and 12 months, beds ±1, area ±25 %), closest first. Estimate: median $/sq ft × "
-                f"its area = {est.get('value', float('nan')):,.0f} USD, range "
-                f"{est.get('low', float('nan')):,.0f}–{est.get('high', float('nan')):,.0f} "
-                f"(interquartile $/sq ft), n={est.get('n', 0)}.",
+                "and 12 months, beds ±1, area ±25 %), closest first. Estimate: the comps' median "
+                "$/sq ft × its area; range: their interquartile $/sq ft × its area.",
             )
             + _figure(plots.comps(comps), f"Comps of {listing_id} on a map", f"comps_{listing_id}")
         )
