@@ -16,7 +16,17 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from realtyframes.plots._base import _axes, _done, _fmt, _need, _no_data, _style, _title, money
+from realtyframes.plots._base import (
+    _axes,
+    _done,
+    _fmt,
+    _label,
+    _need,
+    _no_data,
+    _style,
+    _title,
+    money,
+)
 
 __all__ = ["CLIP_PERCENTILES", "COLOR_CHOICES", "colour_range", "comps", "listing_map"]
 
@@ -82,8 +92,8 @@ def _colour_bar(ax: Axes, points: Any, values: np.ndarray, label: str, kind: str
     bar = ax.figure.colorbar(points, ax=ax, shrink=0.8, pad=0.02, format=_fmt(kind), extend=extend)
     if below or above:
         lo, hi = (_ordinal(v) for v in CLIP_PERCENTILES)
-        label += f"\n(scale clipped to the {lo}–{hi} percentiles: {_fmt(kind)(low)}–"
-        label += f"{_fmt(kind)(high)}; beyond them, the end colours)"
+        label += f"\n(scale clipped to the {lo}–{hi} percentiles: {_label(low, kind)}–"
+        label += f"{_label(high, kind)}; beyond them, the end colours)"
     bar.set_label(label, fontsize=9)
 
 
