@@ -47,6 +47,9 @@ OPERATIONS = {
     ("get", "/v1/me"),
     ("get", "/api/me"),
     ("get", "/api/getContacts"),
+    ("get", "/.well-known/oauth-authorization-server"),
+    ("get", "/.well-known/oauth-protected-resource"),
+    ("get", "/.well-known/oauth-protected-resource/mcp"),
 }
 RATE_HEADERS = {
     "RateLimit",
