@@ -19,7 +19,7 @@ EXTRA_CODES: dict[str, tuple[int, str]] = {
     "method_not_allowed": (405, "Method not allowed"),
     "invalid_request": (400, "Invalid or missing parameters of the token request"),
     "invalid_client": (401, "Client authentication failed"),
-    "invalid_grant": (400, "The authorization code is invalid, expired, used or not yours"),
+    "invalid_grant": (400, "Invalid authorization grant"),
     "unsupported_grant_type": (400, "The grant type is not supported"),
 }
 #: The token endpoint's codes (RFC 6749 5.2): a Problem body also carries them as ``error``.

@@ -4,10 +4,10 @@ The authorize step may send ``code_challenge`` with ``code_challenge_method=S256
 carries the challenge and the token request must send the matching ``code_verifier``. A verifier
 for a code issued without a challenge is refused too (the downgrade RFC 9700 2.1.1 warns of).
 
->>> challenge = s256("dBjftJeZ4CVP-mJ92K9qN4wq7lUh3XKSqsSlC4WgfTU")
+>>> challenge = s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk")  # RFC 7636 appendix B
 >>> challenge
-'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGgSaVB7CM'
->>> verify(challenge, "dBjftJeZ4CVP-mJ92K9qN4wq7lUh3XKSqsSlC4WgfTU") is None
+'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'
+>>> verify(challenge, "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk") is None
 True
 """
 
@@ -58,7 +58,7 @@ def verify(challenge: str | None, verifier: str | None) -> str | None:
 
     >>> verify(None, "v" * 43)
     'code_verifier: sent, but the authorize step had no code_challenge'
-    >>> verify("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGgSaVB7CM", None)
+    >>> verify("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", None)
     'code_verifier: missing; the authorize step sent a code_challenge'
     """
     if challenge is None:
