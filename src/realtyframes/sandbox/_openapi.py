@@ -12,7 +12,7 @@ legacy host's ``{error, message}``), the rate-limit headers on every answer, ``R
 >>> doc["openapi"], doc["servers"][0]["url"]
 ('3.1.0', 'http://127.0.0.1:8000')
 >>> sorted(doc["paths"])[:3]
-['/', '/api/getContacts', '/api/me']
+['/', '/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource']
 """
 
 from __future__ import annotations

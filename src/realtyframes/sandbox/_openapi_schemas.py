@@ -4,7 +4,7 @@ Enumerations come from :mod:`realtyframes.sandbox._spec`; the document itself is
 :mod:`realtyframes.sandbox._openapi`.
 
 >>> sorted(schemas())[:3]
-['AnalyticsResult', 'ApiError', 'BreakdownItem']
+['AnalyticsResult', 'ApiError', 'AuthorizationServerMetadata']
 """
 
 from __future__ import annotations
