@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import socket
 import stat
@@ -64,20 +66,29 @@ def _callback(location: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlsplit(location).query).items()}
 
 
+def _s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+
+
 def test_authorization_url_and_fresh_state(protected_sandbox_url: str) -> None:
-    url, state = oauth.authorization_url(
+    request = oauth.authorization_url(
         DEMO.client_id, DEMO.redirect_uri, ["listings", "analytics"], auth_url=protected_sandbox_url
     )
-    _, other = oauth.authorization_url(
+    url, state = request
+    other = oauth.authorization_url(
         DEMO.client_id, DEMO.redirect_uri, "listings", auth_url=protected_sandbox_url
     )
-    assert state != other and len(state) >= 40
+    assert state != other.state and len(state) >= 40
+    assert request.code_verifier != other.code_verifier and len(request.code_verifier) >= 43
     query = _callback(url)
     assert query == {
         "client_id": DEMO.client_id,
         "redirect_uri": DEMO.redirect_uri,
         "scope": "listings,analytics",
         "state": state,
+        "code_challenge": _s256(request.code_verifier),  # PKCE S256 (RFC 7636 4.2)
+        "code_challenge_method": "S256",
     }
     assert url.startswith(f"{protected_sandbox_url}/authorize?")
     with pytest.raises(QueryError, match="unknown scope 'admin'"):
@@ -94,9 +105,10 @@ def test_auth_url_required(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_flow_end_to_end_state_mismatch_and_code_reuse(protected_sandbox_url: str) -> None:
     auth = protected_sandbox_url
-    url, state = oauth.authorization_url(
+    request = oauth.authorization_url(
         DEMO.client_id, DEMO.redirect_uri, ["listings", "contacts"], auth_url=auth
     )
+    url, state = request
     callback = _callback(submit_consent(url))
     assert callback["state"] == state and callback["code"]
     exchange = {
@@ -104,6 +116,7 @@ def test_flow_end_to_end_state_mismatch_and_code_reuse(protected_sandbox_url: st
         "client_secret": DEMO.client_secret,
         "redirect_uri": DEMO.redirect_uri,
         "auth_url": auth,
+        "code_verifier": request.code_verifier,
     }
     with pytest.raises(OAuthError, match="state mismatch"):
         oauth.exchange_code(
@@ -137,6 +150,7 @@ def test_exchange_refusals(protected_sandbox_url: str) -> None:
             code, client_secret="wrong-secret-xyz", redirect_uri=DEMO.redirect_uri, **base
         )
     assert "wrong-secret-xyz" not in str(wrong_secret.value)
+    assert wrong_secret.value.code == "invalid_client"  # RFC 6749 5.2
     with pytest.raises(BadRequestError, match="redirect_uri"):
         oauth.exchange_code(
             code, client_secret=DEMO.client_secret, redirect_uri="http://127.0.0.1:9/other", **base

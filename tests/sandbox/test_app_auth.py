@@ -245,7 +245,7 @@ def test_oauth_flow_end_to_end(protected_sandbox_url: str) -> None:
         assert http.get("/v1/contacts", headers=headers).status_code == 403
         # the code is single-use; reuse fails and revokes the token issued on first use
         again = http.post("/api/oauth/token", data=exchange)
-        assert again.status_code == 400 and _code(again) == "bad_request"
+        assert again.status_code == 400 and _code(again) == "invalid_grant"  # RFC 6749 5.2
         assert "code" in again.json()["error"]["message"]
         assert http.get("/v1/listings", headers=headers).status_code == 401
 
@@ -330,16 +330,22 @@ def test_token_exchange_errors(protected_sandbox_url: str) -> None:
             "redirect_uri": DEMO.redirect_uri,
         }
         wrong_secret = http.post("/api/oauth/token", data={**base, "client_secret": "guess"})
-        assert wrong_secret.status_code == 401 and _code(wrong_secret) == "invalid_token"
+        assert wrong_secret.status_code == 401 and _code(wrong_secret) == "invalid_client"
+        assert wrong_secret.headers["WWW-Authenticate"] == 'Basic realm="realtyframes"'
         assert "guess" not in wrong_secret.text
         wrong_uri = http.post(
             "/api/oauth/token", data={**base, "redirect_uri": "http://127.0.0.1:9/callback"}
         )
         assert wrong_uri.status_code == 400 and "redirect_uri" in wrong_uri.text
+        assert _code(wrong_uri) == "invalid_grant"
         grant = http.post("/api/oauth/token", data={**base, "grant_type": "password"})
         assert grant.status_code == 400 and "grant_type" in grant.text
+        assert _code(grant) == "unsupported_grant_type"
         unknown = http.post("/api/oauth/token", data={**base, "code": "made-up"})
         assert unknown.status_code == 400 and "code" in unknown.text
+        assert _code(unknown) == "invalid_grant"
+        extra = http.post("/api/oauth/token", data={**base, "colour": "red"})
+        assert extra.status_code == 400 and _code(extra) == "invalid_request"
         # the failed attempts did not consume the code
         assert http.post("/api/oauth/token", data=base).status_code == 200
 
@@ -351,9 +357,15 @@ def test_code_expires_after_ten_minutes(start_sandbox) -> None:
         sb.admin.auth.clock = lambda: time.time() + 601
         response = http.post(
             "/api/oauth/token",
-            data={"code": code, "client_id": DEMO.client_id, "client_secret": DEMO.client_secret},
+            data={
+                "code": code,
+                "client_id": DEMO.client_id,
+                "client_secret": DEMO.client_secret,
+                "redirect_uri": DEMO.redirect_uri,
+            },
         )
     assert response.status_code == 400 and "expired" in response.json()["error"]["message"]
+    assert response.json()["error"]["code"] == "invalid_grant"
 
 
 # -- legacy host ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -137,3 +139,67 @@ def test_parser_defaults() -> None:
     )
     assert parsed.faults.drift == 2
     assert parsed.as_of.isoformat() == "2026-01-02T01:04:05+00:00"
+
+
+@contextlib.contextmanager
+def _protected_cli(env: dict[str, str], *args: str) -> Iterator[tuple[str, str]]:
+    """``realtyframes sandbox --protected`` as a subprocess: (its URL, what it printed)."""
+    command = [sys.executable, "-m", "realtyframes.cli", "sandbox", "--port", "0", "--protected"]
+    command += ["--listings", "200", "--contacts", "10", *args]
+    full_env = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env
+    ) as proc:
+        try:
+            lines = _read_until_ready(proc)
+            match = re.search(r"serving (http://127\.0\.0\.1:\d+)", lines[0])
+            assert match, lines
+            yield match.group(1), "\n".join(lines)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+            try:
+                proc.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+
+
+def _admin_post(url: str, secret: str) -> int:
+    with httpx.Client(base_url=url, timeout=30) as http:
+        minted = http.post(
+            "/_sandbox/tokens", json={"scopes": ["listings"]}, headers={"X-Sandbox-Admin": secret}
+        )
+    return minted.status_code
+
+
+def test_protected_cli_makes_a_random_admin_secret_per_run() -> None:
+    """Never the documented demo admin secret: a fresh one each run, printed (issue #24)."""
+    env = {"REALTYFRAMES_SANDBOX_ADMIN_SECRET": ""}
+    printed: list[str] = []
+    for _ in range(2):
+        with _protected_cli(env) as (url, text):
+            found = re.search(r"Admin secret:\s+(\S+)\s+\(random, this run only\)", text)
+            assert found, text
+            printed.append(found[1])
+            assert len(found[1]) >= 32 and DEMO.admin_secret not in text
+            assert _admin_post(url, found[1]) == 200
+            assert _admin_post(url, DEMO.admin_secret) == 401
+    assert printed[0] != printed[1]
+
+
+@pytest.mark.parametrize("how", ["option", "environment"])
+def test_protected_cli_uses_the_given_admin_secret(how: str) -> None:
+    given = "team-sandbox-admin-7f3a"
+    env = {"REALTYFRAMES_SANDBOX_ADMIN_SECRET": given if how == "environment" else ""}
+    args = ("--admin-secret", given) if how == "option" else ()
+    with _protected_cli(env, *args) as (url, text):
+        assert given not in text and "Admin secret:             (as given by" in text
+        assert _admin_post(url, given) == 200
+        assert _admin_post(url, DEMO.admin_secret) == 401
+
+
+def test_empty_admin_secret_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["sandbox", "--protected", "--admin-secret", " "])
+    assert exit_info.value.code == 2 and "--admin-secret" in capsys.readouterr().err

@@ -97,16 +97,19 @@ def test_401_403_404_both_shapes(
     url = protected_sandbox_url
     missing = http_client.get(f"{url}/v1/listings", headers=_headers(accept))
     assert_error(missing, 401, problem, url)
-    assert "invalid_token" in missing.headers["WWW-Authenticate"]
+    # RFC 6750 3.1: no credential sent, no error code in the challenge
+    assert missing.headers["WWW-Authenticate"].startswith('Bearer realm="realtyframes"')
+    assert "error=" not in missing.headers["WWW-Authenticate"]
     wrong = http_client.get(
         f"{url}/v1/listings", headers=_headers(accept, Authorization="Bearer nope")
     )
     assert_error(wrong, 401, problem, url)
+    assert 'error="invalid_token"' in wrong.headers["WWW-Authenticate"]
     scope = http_client.get(
         f"{url}/v1/contacts", headers=_headers(accept, **{"X-API-Key": DEMO.api_key})
     )
     assert_error(scope, 403, problem, url)
-    assert "insufficient_scope" in scope.headers["WWW-Authenticate"]
+    assert 'error="insufficient_scope", scope="contacts"' in scope.headers["WWW-Authenticate"]
     gone = http_client.get(f"{url}/no/such/path", headers=_headers(accept))
     assert_error(gone, 404, problem, url)
 

@@ -159,8 +159,9 @@ def test_service_api_version_header(http: httpx.Client) -> None:
 def test_unknown_path_and_unsupported_method(http: httpx.Client) -> None:
     missing = http.get("/v1/nothing-here")
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
-    wrong = http.post("/v1/listings")
-    assert wrong.status_code == 400
+    wrong = http.post("/v1/listings")  # RFC 9110 15.5.6: 405 with the path's methods in Allow
+    assert wrong.status_code == 405 and wrong.headers["Allow"] == "GET, HEAD"
+    assert wrong.json()["error"]["code"] == "method_not_allowed"
     assert "POST" in wrong.json()["error"]["message"]
 
 

@@ -119,7 +119,9 @@ def test_requests_without_session_or_with_bad_method(sandbox_url: str) -> None:
         )
         assert unknown.status_code == 404
         put = http.put(url, json=INITIALIZE)
-        assert put.status_code == 400 and put.json()["error"]["code"] == "bad_request"
+        assert put.status_code == 405 and put.json()["error"]["code"] == "method_not_allowed"
+        assert put.headers["Allow"] == "DELETE, GET, POST"
+        assert http.head(url).headers["Allow"] == "DELETE, GET, POST"
 
 
 def test_protected_mode_401_with_www_authenticate(protected_sandbox_url: str) -> None:

@@ -47,6 +47,9 @@ OPERATIONS = {
     ("get", "/v1/me"),
     ("get", "/api/me"),
     ("get", "/api/getContacts"),
+    ("get", "/.well-known/oauth-authorization-server"),
+    ("get", "/.well-known/oauth-protected-resource"),
+    ("get", "/.well-known/oauth-protected-resource/mcp"),
 }
 RATE_HEADERS = {
     "RateLimit",
@@ -350,6 +353,36 @@ def test_protected_mode_answers_conform(protected_sandbox_url: str) -> None:
     _validated(
         schema, "get", "/v1/contacts", 403, headers={**key, "Accept": "application/problem+json"}
     )
+    # discovery (RFC 9728, RFC 8414) and the token endpoint's RFC 6749 5.2 codes (issue #24)
+    for path in (
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server",
+    ):
+        _validated(schema, "get", path, 200)
+    form = {
+        "grant_type": "authorization_code",
+        "code": "made-up",
+        "client_id": DEMO.client_id,
+        "client_secret": "wrong",
+        "redirect_uri": DEMO.redirect_uri,
+    }
+    for accept in ("application/json", "application/problem+json"):
+        headers = {"Accept": accept}
+        bad_client = _validated(
+            schema, "post", "/api/oauth/token", 401, body=form, media_type=FORM, headers=headers
+        )
+        assert bad_client.headers["www-authenticate"] == ['Basic realm="realtyframes"']
+        good_client = {**form, "client_secret": DEMO.client_secret}
+        _validated(
+            schema,
+            "post",
+            "/api/oauth/token",
+            400,
+            body=good_client,
+            media_type=FORM,
+            headers=headers,
+        )  # invalid_grant: an unknown code
 
 
 def test_rate_limited_answers_conform(start_sandbox: Any) -> None:

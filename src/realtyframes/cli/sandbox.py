@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import secrets
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -16,7 +18,10 @@ from realtyframes.cli.config import PROG, checked
 if TYPE_CHECKING:
     from realtyframes.sandbox._options import Faults, SandboxOptions
 
-__all__ = ["add_sandbox", "run_sandbox"]
+__all__ = ["ADMIN_SECRET_ENV", "add_sandbox", "run_sandbox"]
+
+#: The environment variable that gives ``sandbox --protected`` its admin secret.
+ADMIN_SECRET_ENV = "REALTYFRAMES_SANDBOX_ADMIN_SECRET"
 
 
 def _as_of(text: str) -> datetime:
@@ -51,6 +56,12 @@ _milliseconds = checked(
     lambda v: 0 <= v < float("inf"),
     lambda t, v: f"{v} must be >= 0",
 )
+
+
+def _secret(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text
 
 
 def _rate_limit(text: str) -> tuple[int, float]:
@@ -90,6 +101,14 @@ def add_sandbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument(
         "--protected", action="store_true", help="require API keys / OAuth tokens and scopes"
+    )
+    parser.add_argument(
+        "--admin-secret",
+        type=_secret,
+        metavar="SECRET",
+        help="protected mode: the X-Sandbox-Admin secret of the /_sandbox/* admin routes "
+        f"(default: ${ADMIN_SECRET_ENV}, else a random one per run, printed at start; "
+        "prefer the variable: a command line is visible to other local users)",
     )
     parser.add_argument(
         "--rate-limit",
@@ -143,10 +162,22 @@ def _options(args: argparse.Namespace) -> SandboxOptions:
         fields["as_of"] = args.as_of
     if args.faults is not None:
         fields["faults"] = args.faults
+    given = args.admin_secret or os.environ.get(ADMIN_SECRET_ENV, "").strip()
+    if given or args.protected:  # never the documented demo secret: a fresh one per run
+        fields["admin_secret"] = given or secrets.token_urlsafe(24)
     return SandboxOptions(**fields)  # type: ignore[arg-type]
 
 
-def _announce(options: SandboxOptions, url: str) -> None:
+def _admin_secret_line(options: SandboxOptions, args: argparse.Namespace) -> str:
+    """The admin secret as announced: a generated one is printed, a given one is not echoed."""
+    if args.admin_secret:
+        return "(as given by --admin-secret)"
+    if os.environ.get(ADMIN_SECRET_ENV, "").strip():
+        return f"(as given by ${ADMIN_SECRET_ENV})"
+    return f"{options.admin_secret}   (random, this run only)"
+
+
+def _announce(options: SandboxOptions, url: str, admin_secret: str = "") -> None:
     """What is served, the demo credentials when protected, and a first request to try."""
     from realtyframes.sandbox._options import DEMO
 
@@ -163,7 +194,8 @@ def _announce(options: SandboxOptions, url: str) -> None:
         print(f"  OAuth client_id:          {DEMO.client_id}")
         print(f"  OAuth client_secret:      {DEMO.client_secret}")
         print(f"  OAuth redirect_uri:       {DEMO.redirect_uri}   (any loopback port)")
-        print(f"  Admin secret:             {options.admin_secret}   (header X-Sandbox-Admin)")
+        print("Admin routes /_sandbox/* (header X-Sandbox-Admin):")
+        print(f"  Admin secret:             {admin_secret}")
         sample = sample.replace("curl -s", f"curl -s -H 'X-API-Key: {DEMO.api_key}'")
     print(f"Try: {sample}")
     print("Press Ctrl-C to stop.", flush=True)
@@ -178,7 +210,10 @@ def run_sandbox(args: argparse.Namespace) -> int:
         print(f"{PROG} sandbox: warning: {EXPOSED % args.host}", file=sys.stderr)
     try:
         run_forever(
-            options, host=args.host, port=args.port, on_ready=lambda url: _announce(options, url)
+            options,
+            host=args.host,
+            port=args.port,
+            on_ready=lambda url: _announce(options, url, _admin_secret_line(options, args)),
         )
     except OSError as exc:
         print(f"{PROG} sandbox: cannot serve on {args.host}:{args.port}: {exc}", file=sys.stderr)

@@ -1,8 +1,15 @@
 """OAuth 2.0 authorization-code flow: authorization URL, code exchange, a loopback ``login()``.
 
->>> url, state = authorization_url("my-app", "http://127.0.0.1:8765/callback", ["listings"],
-...                                auth_url="https://auth.example")
+Every flow uses PKCE (RFC 7636, S256): :func:`authorization_url` makes a fresh ``code_verifier``
+(kept on its result, never in its repr) and sends its challenge; :func:`exchange_code` sends the
+verifier, so a stolen code is useless without it.
+
+>>> request = authorization_url("my-app", "http://127.0.0.1:8765/callback", ["listings"],
+...                             auth_url="https://auth.example")
+>>> url, state = request  # unpacks as before
 >>> url.startswith("https://auth.example/authorize?client_id=my-app&")
+True
+>>> "code_challenge_method=S256" in url and request.code_verifier not in repr(request)
 True
 
 Typical notebook use::
@@ -12,16 +19,19 @@ Typical notebook use::
     client = rf.Client(base_url=BASE_URL, token=token)
 
 The token exchange is never retried once sent (a code is single-use). Secrets (the client secret,
-the code, the access token) never appear in reprs, logs or exception text; a token file is
+the code, the PKCE verifier, the access token) never appear in reprs, logs or exception text; a token file is
 created with mode 0600 and :func:`load_token` refuses one that others can read.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import hmac
 import json
 import logging
 import os
+import re
 import secrets
 import webbrowser
 from collections.abc import Callable, Iterable
@@ -51,6 +61,7 @@ from realtyframes.oauth._listener import _callback_server, _listen_target, wait_
 
 __all__ = [
     "SCOPES",
+    "AuthorizationRequest",
     "Token",
     "authorization_url",
     "exchange_code",
@@ -66,6 +77,43 @@ SCOPES: tuple[str, ...] = ("listings", "contacts", "analytics")
 AUTHORIZE_PATH = "/authorize"
 TOKEN_PATH = "/api/oauth/token"
 DEFAULT_LOGIN_TIMEOUT = 300.0
+#: RFC 7636 4.1: a code_verifier is 43 to 128 unreserved characters.
+_VERIFIER = re.compile(r"[A-Za-z0-9\-._~]{43,128}")
+
+
+class AuthorizationRequest(tuple[str, str]):
+    """What :func:`authorization_url` returns: unpacks as ``(url, state)``; ``code_verifier`` is
+    the PKCE secret to give :func:`exchange_code` (left out of the repr).
+
+    >>> request = AuthorizationRequest("https://a.example/authorize?x=1", "st", "v" * 43)
+    >>> request
+    AuthorizationRequest(url='https://a.example/authorize?x=1', state='st')
+    >>> request.state, len(request.code_verifier)
+    ('st', 43)
+    """
+
+    code_verifier: str
+
+    def __new__(cls, url: str, state: str, code_verifier: str) -> AuthorizationRequest:
+        self = super().__new__(cls, (url, state))
+        self.code_verifier = code_verifier
+        return self
+
+    @property
+    def url(self) -> str:
+        """The consent page's URL."""
+        return self[0]
+
+    @property
+    def state(self) -> str:
+        """The ``state`` to expect back on the callback."""
+        return self[1]
+
+    def __repr__(self) -> str:
+        return f"AuthorizationRequest(url={self.url!r}, state={self.state!r})"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("an AuthorizationRequest holds a secret and is not pickled")
 
 
 @dataclass(frozen=True)
@@ -147,34 +195,59 @@ def _nonempty(name: str, value: object) -> str:
     return value
 
 
+def _verifier(value: object) -> str:
+    """A checked PKCE code_verifier (the value itself is never echoed in the error)."""
+    if not isinstance(value, str) or not _VERIFIER.fullmatch(value):
+        raise QueryError(
+            "code_verifier",
+            "not 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 4.1)",
+            "the code_verifier of authorization_url's result",
+        )
+    return value
+
+
+def _s256(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
 def authorization_url(
     client_id: str,
     redirect_uri: str,
     scopes: Iterable[str] | str,
     state: str | None = None,
     auth_url: str | None = None,
-) -> tuple[str, str]:
+    *,
+    code_verifier: str | None = None,
+) -> AuthorizationRequest:
     """The URL of the consent page and the ``state`` to expect back (fresh and unguessable).
 
-    ``auth_url`` defaults to ``REALTYFRAMES_AUTH_URL``.
+    The URL carries a PKCE S256 ``code_challenge``; its ``code_verifier`` (fresh from
+    ``secrets``, 86 characters, unless one is given) is on the result: pass it to
+    :func:`exchange_code`. The result unpacks as ``(url, state)``. ``auth_url`` defaults to
+    ``REALTYFRAMES_AUTH_URL``.
 
-    >>> _, state = authorization_url("app", "http://127.0.0.1:1/cb", "listings", auth_url="https://a.example")
-    >>> len(state) >= 32
+    >>> request = authorization_url("app", "http://127.0.0.1:1/cb", "listings", auth_url="https://a.example")
+    >>> url, state = request
+    >>> len(state) >= 32 and len(request.code_verifier) == 86
     True
     """
     base = _resolve_auth_url(auth_url)
     _nonempty("client_id", client_id)
     _nonempty("redirect_uri", redirect_uri)
     state = secrets.token_urlsafe(32) if state is None else _nonempty("state", state)
+    verifier = secrets.token_urlsafe(64) if code_verifier is None else _verifier(code_verifier)
     query = urlencode(
         {
             "client_id": client_id,
             "redirect_uri": redirect_uri,
             "scope": ",".join(_scopes(scopes)),
             "state": state,
+            "code_challenge": _s256(verifier),
+            "code_challenge_method": "S256",
         }
     )
-    return f"{base}{AUTHORIZE_PATH}?{query}", state
+    return AuthorizationRequest(f"{base}{AUTHORIZE_PATH}?{query}", state, verifier)
 
 
 def _token_from_response(data: object, requested: tuple[str, ...] = ()) -> Token:
@@ -212,12 +285,16 @@ def exchange_code(
     auth_url: str | None = None,
     timeout: float = 30.0,
     transport: httpx.BaseTransport | None = None,
+    code_verifier: str | None = None,
 ) -> Token:
     """Exchange an authorization code for a :class:`Token` (form-encoded POST, never retried).
 
     ``state`` (from the callback) is compared with ``expected_state`` (from
     :func:`authorization_url`) in constant time first: a mismatch raises :class:`OAuthError`
-    and nothing is sent. Error answers raise the typed :class:`~realtyframes.errors.ApiError`.
+    and nothing is sent. ``code_verifier``: the PKCE secret of :func:`authorization_url`'s
+    result (required by a server that got its challenge). Error answers raise the typed
+    :class:`~realtyframes.errors.ApiError` (a wrong client secret: ``code`` ``invalid_client``;
+    a wrong or missing verifier: ``invalid_grant``).
 
     >>> exchange_code("c", client_id="a", client_secret="s", redirect_uri="http://127.0.0.1:1/cb",
     ...               state="x", expected_state="y", auth_url="https://a.example")
@@ -244,8 +321,10 @@ def exchange_code(
         "client_secret": client_secret,
         "redirect_uri": redirect_uri,
     }
+    if code_verifier is not None:
+        form["code_verifier"] = _verifier(code_verifier)
     url = f"{base}{TOKEN_PATH}"
-    hidden = (client_secret, code)
+    hidden = (client_secret, code, code_verifier or "")
     headers = {"Accept": JSON, "Service-Api-Version": SERVICE_API_VERSION, "User-Agent": USER_AGENT}
     try:
         with httpx.Client(transport=transport, timeout=timeout, follow_redirects=False) as http:
@@ -292,7 +371,8 @@ def login(
     show_url: Callable[[str], Any] | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> Token:
-    """Run the whole flow: a one-shot loopback listener, the consent page, the exchange.
+    """Run the whole flow: a one-shot loopback listener, the consent page, the exchange (PKCE
+    S256: a fresh verifier for each call).
 
     The redirect URI is ``http://127.0.0.1:<ephemeral port>/callback`` unless ``redirect_uri``
     names another one registered for the application; the listener then takes its host, port
@@ -320,11 +400,13 @@ def login(
     server = _callback_server(target)
     try:
         redirect_uri = target.uri(server.server_address[1])
-        url, state = authorization_url(client_id, redirect_uri, requested, auth_url=auth_url)
+        request = authorization_url(client_id, redirect_uri, requested, auth_url=auth_url)
     except BaseException:
         server.server_close()
         raise
-    result = wait_for_callback(server, timeout, lambda: _present(url, open_browser, show_url))
+    result = wait_for_callback(
+        server, timeout, lambda: _present(request.url, open_browser, show_url)
+    )
     if "error" in result:
         raise OAuthError(f"authorization refused: {result['error'][:100]}")
     if not result.get("code"):
@@ -335,9 +417,10 @@ def login(
         client_secret=client_secret,
         redirect_uri=redirect_uri,
         state=result.get("state", ""),
-        expected_state=state,
+        expected_state=request.state,
         auth_url=auth_url,
         transport=transport,
+        code_verifier=request.code_verifier,
     )
     if token_path is not None:
         save_token(token, token_path)

@@ -11,7 +11,8 @@ Module map (each module one concern; imports point down the list):
 
 - ``_spec``: the spec's enumerations, once (property types, statuses, subtypes, sorts, periods,
   devices, change types, feature and range filters, stages, scopes, plans, the error table).
-- ``_errors``: :class:`SandboxError` and ``bad_param`` (a 400 naming the parameter).
+- ``_errors``: :class:`SandboxError`, ``bad_param`` (a 400 naming the parameter) and
+  ``oauth_error`` (the token endpoint's RFC 6749 5.2 codes).
 - ``_query``: every operation's query parameters, declared once (``Param``); the same
   declarations validate requests (``check_names``, ``parse``) and document them in OpenAPI.
 - ``_options``: :class:`SandboxOptions`, :class:`Faults`, the ``DEMO`` credentials.
@@ -25,8 +26,10 @@ Module map (each module one concern; imports point down the list):
 - Analytics: ``_analytics_data`` (shares: data) -> ``_analytics_gen`` (sessions, in ordered
   steps) -> ``_analytics`` (``AnalyticsStore``: queries and aggregation).
 - Contacts: ``_crm`` (``ContactStore``: contacts and their activity).
-- Auth: ``_auth`` (users, API keys, OAuth clients, codes, tokens, scope rules) and ``_pages`` (the
-  consent and refusal pages); ``_limits`` (quotas and rate-limit headers).
+- Auth: ``_auth`` (users, API keys, OAuth clients, codes, tokens, scope rules), ``_pkce`` (RFC
+  7636 S256), ``_discovery`` (RFC 8414 and RFC 9728 metadata, the ``WWW-Authenticate`` Bearer
+  challenge) and ``_pages`` (the consent and refusal pages); ``_limits`` (quotas and rate-limit
+  headers).
 - HTTP: ``_negotiate`` (error negotiation: the one renderer of every 4xx/5xx, ApiError, Problem
   or the legacy body), ``_middleware`` (quotas and the last-resort 500), ``_faults`` (fault
   injection), ``routes`` (``routes/v1``, ``legacy``, ``oauth``, ``docs``, ``admin``: each route

@@ -36,7 +36,7 @@ from realtyframes.sandbox.routes import (
     starlette_routes,
 )
 from realtyframes.sandbox.routes.admin import iso
-from realtyframes.sandbox.routes.docs import DOCS_PATH
+from realtyframes.sandbox.routes.docs import DOCS_PATH, MCP_PATH
 
 __all__ = ["SandboxAdmin", "build_admin", "create_app"]
 
@@ -118,7 +118,9 @@ def create_app(options: SandboxOptions | None = None) -> Starlette:
     def on_search(count: int) -> None:
         admin.listings.insert_new(count)
 
-    render_error = ErrorRenderer(LEGACY_PATHS, DOCS_PATH)
+    render_error = ErrorRenderer(
+        LEGACY_PATHS, DOCS_PATH, protected=options.protected, mcp_path=MCP_PATH
+    )
     app = Starlette(
         routes=starlette_routes(),
         middleware=[

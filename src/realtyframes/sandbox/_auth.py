@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from realtyframes.sandbox._errors import SandboxError, bad_param
+from realtyframes.sandbox._errors import SandboxError, bad_param, oauth_error
 from realtyframes.sandbox._options import DEMO
+from realtyframes.sandbox._pkce import check_challenge, verify
 from realtyframes.sandbox._spec import API_KEY_SCOPES, SCOPES
 
 TOKEN_TTL_SECONDS = 3600
@@ -180,6 +181,7 @@ class _Code:
     redirect_uri: str
     scopes: tuple[str, ...]
     issued_at: float
+    code_challenge: str | None = None  # PKCE S256 (RFC 7636)
     used: bool = False
     token: str | None = field(default=None, repr=False)
 
@@ -192,6 +194,7 @@ class AuthorizeRequest:
     redirect_uri: str
     scopes: tuple[str, ...]
     state: str | None
+    code_challenge: str | None = None  # PKCE: S256 of the client's code_verifier
 
 
 class AuthorizePageError(Exception):
@@ -384,7 +387,11 @@ class AuthRegistry:
             scopes = parse_scopes(params.get("scope"))
         except SandboxError as exc:
             raise AuthorizePageError("scope", str(exc.detail).partition(": ")[2]) from None
-        return AuthorizeRequest(client, redirect_uri, scopes, params.get("state"))
+        challenge = params.get("code_challenge")
+        refused = check_challenge(challenge, params.get("code_challenge_method"))
+        if refused is not None:
+            raise AuthorizePageError(*refused)
+        return AuthorizeRequest(client, redirect_uri, scopes, params.get("state"), challenge)
 
     def issue_form_token(self, request: AuthorizeRequest) -> str:
         """An anti-forgery token for one consent form, bound to its request (10 minutes)."""
@@ -410,48 +417,67 @@ class AuthRegistry:
         code = secrets.token_urlsafe(24)
         with self._lock:
             self._codes[code] = _Code(
-                request.client.client_id, request.redirect_uri, request.scopes, self.clock()
+                request.client.client_id,
+                request.redirect_uri,
+                request.scopes,
+                self.clock(),
+                request.code_challenge,
             )
         return code
 
     def exchange_code(self, params: Mapping[str, str]) -> TokenGrant:
-        """The token endpoint: check client, secret, code and redirect_uri; issue a token.
+        """The token endpoint: check client, secret, code, redirect_uri and PKCE; issue a token.
 
-        Raises SandboxError: 401 for an unknown client or a wrong secret, 400 for a bad grant
-        type or a code that is unknown, expired, already used or issued for another redirect_uri.
+        Raises SandboxError with the RFC 6749 5.2 codes: ``invalid_client`` (401) for an unknown
+        client or a wrong secret; ``unsupported_grant_type``, ``invalid_request`` (a missing
+        code or redirect_uri) and ``invalid_grant`` (a code unknown, expired, already used, of
+        another client or redirect_uri, or a wrong, missing or unexpected ``code_verifier``).
         A code used twice also revokes the token of its first use.
         """
         grant_type = params.get("grant_type") or "authorization_code"
         if grant_type != "authorization_code":
-            raise bad_param("grant_type", f"unsupported {grant_type!r}", ["authorization_code"])
+            detail = f"grant_type: unsupported {grant_type[:40]!r}; allowed: authorization_code"
+            raise oauth_error("unsupported_grant_type", detail, param="grant_type")
         client = CLIENTS.get(params.get("client_id", ""))
         secret = params.get("client_secret", "")
         if client is None:
-            raise SandboxError(401, "client_id: unknown application")
+            raise oauth_error("invalid_client", "client_id: unknown application")
         if not hmac.compare_digest(secret.encode(), client.secret.encode()):
-            raise SandboxError(401, "client_secret: wrong secret for this client_id")
+            raise oauth_error("invalid_client", "client_secret: wrong secret for this client_id")
         code_value = params.get("code", "")
         if not code_value:
-            raise bad_param("code", "missing; give the code from the authorize redirect")
+            detail = "code: missing; give the code from the authorize redirect"
+            raise oauth_error("invalid_request", detail, param="code")
         redirect_uri = params.get("redirect_uri")
+        if redirect_uri is None:  # required: authorize had one (RFC 6749 4.1.3)
+            detail = "redirect_uri: missing; give the redirect_uri of the authorize step"
+            raise oauth_error("invalid_request", detail, param="redirect_uri")
         with self._lock:
-            code = self._codes.get(code_value)
-            if code is None or code.client_id != client.client_id:
-                raise bad_param("code", "unknown authorization code")
-            if code.used:
-                if code.token is not None:
-                    self._tokens.pop(code.token, None)
-                raise bad_param("code", "already used; codes are single-use")
-            if self.clock() - code.issued_at > CODE_TTL_SECONDS:
-                raise bad_param("code", f"expired; codes live {CODE_TTL_SECONDS // 60} minutes")
-            if redirect_uri != code.redirect_uri:  # required: authorize had one (RFC 6749 4.1.3)
-                raise bad_param(
-                    "redirect_uri",
-                    "missing" if redirect_uri is None else "differs from the authorize step's",
-                    "the redirect_uri of the authorize step (RFC 6749 4.1.3)",
-                )
+            code = self._take_code(code_value, client.client_id, redirect_uri)
+            refused = verify(code.code_challenge, params.get("code_verifier"))
+            if refused is not None:  # the code stays usable: the verifier is unguessable
+                raise oauth_error("invalid_grant", refused, param="code_verifier")
             code.used = True
         grant = self.mint_token(code.scopes, TOKEN_TTL_SECONDS)
         with self._lock:
             code.token = grant.access_token
         return grant
+
+    def _take_code(self, value: str, client_id: str, redirect_uri: str) -> _Code:
+        """The live, unused code ``value`` of this client and redirect_uri (under the lock)."""
+        code = self._codes.get(value)
+        if code is None or code.client_id != client_id:
+            raise oauth_error("invalid_grant", "code: unknown authorization code", param="code")
+        if code.used:
+            if code.token is not None:
+                self._tokens.pop(code.token, None)
+            raise oauth_error(
+                "invalid_grant", "code: already used; codes are single-use", param="code"
+            )
+        if self.clock() - code.issued_at > CODE_TTL_SECONDS:
+            detail = f"code: expired; codes live {CODE_TTL_SECONDS // 60} minutes"
+            raise oauth_error("invalid_grant", detail, param="code")
+        if redirect_uri != code.redirect_uri:
+            detail = "redirect_uri: differs from the authorize step's (RFC 6749 4.1.3)"
+            raise oauth_error("invalid_grant", detail, param="redirect_uri")
+        return code

@@ -21,7 +21,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
-from realtyframes.sandbox._errors import CODES, SandboxError, bad_param
+from realtyframes.sandbox._discovery import bearer_challenge, metadata_url
+from realtyframes.sandbox._errors import CODES, OAUTH_CODES, SandboxError
 from realtyframes.sandbox._spec import ERRORS
 
 __all__ = ["PROBLEM_JSON", "SUNSET", "ErrorRenderer", "negotiate"]
@@ -95,9 +96,18 @@ def _ranges(accept: str | None) -> list[tuple[str, str, float, int]]:
 class ErrorRenderer:
     """Renders SandboxErrors for one app: knows its legacy paths and its documentation page."""
 
-    def __init__(self, legacy_paths: Iterable[str], docs_path: str) -> None:
+    def __init__(
+        self,
+        legacy_paths: Iterable[str],
+        docs_path: str,
+        *,
+        protected: bool = False,
+        mcp_path: str = "/mcp",
+    ) -> None:
         self.legacy_paths = frozenset(legacy_paths)
         self.docs_path = docs_path
+        self.protected = protected  # 401s link the protected resource metadata (RFC 9728 5.1)
+        self.mcp_path = mcp_path
 
     def docs_url(self, scope: Scope) -> str:
         """The documentation page of this sandbox ({docs_url}): ``<base>/docs``."""
@@ -111,33 +121,45 @@ class ErrorRenderer:
             "Link": f'<{self.docs_url(scope)}#deprecation>; rel="deprecation"; type="text/html"',
         }
 
+    def challenge(self, scope: Scope, error: SandboxError) -> str:
+        """The Bearer challenge of a 401/403 (RFC 6750 3): no error code when the request
+        carried no credential; in protected mode a 401 links the resource's metadata."""
+        if error.status == 403:
+            return bearer_challenge("insufficient_scope", scope=error.scope)
+        request = Request(scope)
+        sent = "authorization" in request.headers or "x-api-key" in request.headers
+        path = scope.get("path", "")
+        link = None
+        if self.protected and (path == self.mcp_path or path == "/v1" or path.startswith("/v1/")):
+            base = str(request.base_url).rstrip("/")
+            link = metadata_url(base, self.mcp_path if path == self.mcp_path else "")
+        return bearer_challenge("invalid_token" if sent else None, resource_metadata=link)
+
     def __call__(
         self, scope: Scope, error: SandboxError, headers: Mapping[str, str] | None = None
     ) -> Response:
         """The single renderer of every 4xx/5xx: legacy body, Problem or ApiError."""
         request = Request(scope)
-        out = dict(headers or {})
+        out = {**error.headers, **(headers or {})}
         message = f"{error.message}: {error.detail}" if error.detail else error.message
         if scope.get("path", "") in self.legacy_paths:
             out.update(self.deprecation_headers(scope))
             legacy_name = ERRORS.get(error.status, ERRORS[500])[2]
             body = {"error": legacy_name, "message": message}
             return JSONResponse(body, status_code=error.status, headers=out)
-        if error.status == 401:
-            out.setdefault("WWW-Authenticate", 'Bearer realm="realtyframes", error="invalid_token"')
-        elif error.status == 403:
-            out.setdefault(
-                "WWW-Authenticate", 'Bearer realm="realtyframes", error="insufficient_scope"'
-            )
+        if error.code in ("invalid_token", "insufficient_scope"):
+            out.setdefault("WWW-Authenticate", self.challenge(scope, error))
         offers = ["application/json", PROBLEM_JSON]
         if negotiate(request.headers.get("accept"), offers) == PROBLEM_JSON:
-            problem = {
+            problem: dict[str, object] = {
                 "type": f"{self.docs_url(scope)}#{error.code}",
                 "title": error.code.replace("_", " "),
                 "status": error.status,
                 "detail": message,
                 "code": error.code,
             }
+            if error.code in OAUTH_CODES:  # RFC 6749 5.2 members, beside the spec's
+                problem.update(error=error.code, error_description=message)
             return JSONResponse(
                 problem, status_code=error.status, headers=out, media_type=PROBLEM_JSON
             )
@@ -162,10 +184,14 @@ async def http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
         error = SandboxError(404, f"no operation at {request.url.path}")
-    elif exc.status_code == 405:
-        allowed = (exc.headers or {}).get("Allow", "GET")
-        error = bad_param(
-            "method", f"{request.method} is not supported on {request.url.path}", allowed
+    elif exc.status_code == 405:  # RFC 9110 15.5.6: the methods the path takes, in Allow
+        declared = (exc.headers or {}).get("Allow", "GET").split(",")
+        allowed = ", ".join(sorted({m.strip().upper() for m in declared if m.strip()}))
+        error = SandboxError(
+            405,
+            f"{request.method} is not supported on {request.url.path}; allowed: {allowed}",
+            code="method_not_allowed",
+            headers={"Allow": allowed},
         )
     else:
         status = exc.status_code if exc.status_code in CODES else 500

@@ -12,14 +12,16 @@ legacy host's ``{error, message}``), the rate-limit headers on every answer, ``R
 >>> doc["openapi"], doc["servers"][0]["url"]
 ('3.1.0', 'http://127.0.0.1:8000')
 >>> sorted(doc["paths"])[:3]
-['/', '/api/getContacts', '/api/me']
+['/', '/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource']
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
+from realtyframes.sandbox._errors import EXTRA_CODES
 from realtyframes.sandbox._openapi_schemas import headers, ref, schemas
 from realtyframes.sandbox._spec import API_VERSION, ERRORS
 from realtyframes.sandbox.routes import ENDPOINTS
@@ -48,10 +50,26 @@ def _header_refs(names: tuple[str, ...]) -> dict[str, Any]:
     return {name: {"$ref": f"#/components/headers/{name}"} for name in names}
 
 
-def _error_responses(*, legacy: bool, html_400: bool = False) -> dict[str, Any]:
-    """The six error answers of the spec for one operation."""
+def _one_of(values: list[str]) -> dict[str, Any]:
+    return {"const": values[0]} if len(values) == 1 else {"enum": values}
+
+
+def _alternatives(values: list[str]) -> str:
+    return values[0] if len(values) == 1 else "(" + "|".join(values) + ")"
+
+
+def _error_responses(
+    *,
+    legacy: bool,
+    html_400: bool = False,
+    overrides: Mapping[int, tuple[str, ...]] | None = None,
+) -> dict[str, Any]:
+    """The six error answers of the spec for one operation (``overrides``: other codes)."""
     out: dict[str, Any] = {}
-    for status, (code, message, legacy_name) in ERRORS.items():
+    for status, (spec_code, spec_message, legacy_name) in ERRORS.items():
+        codes = list((overrides or {}).get(status, (spec_code,)))
+        messages = [spec_message if c == spec_code else EXTRA_CODES[c][1] for c in codes]
+        code, message = _alternatives(codes), _alternatives(messages)
         names = RATE_HEADERS + (("Retry-After",) if status == 429 else ())
         if legacy:
             content: dict[str, Any] = {
@@ -75,7 +93,7 @@ def _error_responses(*, legacy: bool, html_400: bool = False) -> dict[str, Any]:
                                 "properties": {
                                     "error": {
                                         "properties": {
-                                            "code": {"const": code},
+                                            "code": _one_of(codes),
                                             "status": {"const": status},
                                             "message": {"pattern": f"^{message}"},
                                         }
@@ -91,9 +109,9 @@ def _error_responses(*, legacy: bool, html_400: bool = False) -> dict[str, Any]:
                             ref("Problem"),
                             {
                                 "properties": {
-                                    "code": {"const": code},
+                                    "code": _one_of(codes),
                                     "status": {"const": status},
-                                    "title": {"const": code.replace("_", " ")},
+                                    "title": _one_of([c.replace("_", " ") for c in codes]),
                                     "type": {"pattern": f"#{code}$"},
                                     "detail": {"pattern": f"^{message}"},
                                 }
@@ -108,7 +126,8 @@ def _error_responses(*, legacy: bool, html_400: bool = False) -> dict[str, Any]:
         if status in (401, 403) and not legacy:
             headers["WWW-Authenticate"] = {"$ref": "#/components/headers/WWW-Authenticate"}
         out[str(status)] = {
-            "description": f"{code}: {message} (the message starts with it, then details)",
+            "description": f"{' or '.join(codes)}: the message starts with "
+            f"{' or '.join(messages)}, then details",
             "headers": headers,
             "content": content,
         }
@@ -149,7 +168,7 @@ def _operation(endpoint: Endpoint, protected: bool) -> dict[str, Any]:
                 "headers": _header_refs(ok_headers),
                 "content": doc.ok,
             },
-            **_error_responses(legacy=legacy, html_400=doc.html_400),
+            **_error_responses(legacy=legacy, html_400=doc.html_400, overrides=doc.error_codes),
         },
     }
     if doc.description is not None:

@@ -4,7 +4,7 @@ Enumerations come from :mod:`realtyframes.sandbox._spec`; the document itself is
 :mod:`realtyframes.sandbox._openapi`.
 
 >>> sorted(schemas())[:3]
-['AnalyticsResult', 'ApiError', 'BreakdownItem']
+['AnalyticsResult', 'ApiError', 'AuthorizationServerMetadata']
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from realtyframes.sandbox._errors import EXTRA_CODES
 from realtyframes.sandbox._spec import (
     ACTIVITY_TYPES,
     BREAKDOWNS,
@@ -392,7 +393,7 @@ def _meta_schemas() -> dict[str, Any]:
 
     group = {"type": "object", "additionalProperties": {"type": "string"}}
     groups = list(dict.fromkeys(e.index[0] for e in ENDPOINTS if e.index is not None))
-    codes = [code for code, _, _ in ERRORS.values()]
+    codes = [code for code, _, _ in ERRORS.values()] + list(EXTRA_CODES)
     return {
         "IndexDocument": _obj(
             {
@@ -423,15 +424,52 @@ def _meta_schemas() -> dict[str, Any]:
                 "status": {"type": "integer"},
                 "detail": {"type": "string"},
                 "code": {"type": "string", "enum": codes},
+                "error": {"type": "string", "description": "The token endpoint: RFC 6749 5.2"},
+                "error_description": {"type": "string", "description": "As detail"},
             },
             ["type", "title", "status", "detail", "code"],
         ),
+        **_discovery_schemas(),
         "LegacyError": _obj(
             {
                 "error": {"type": "string", "description": "A type name"},
                 "message": {"type": "string"},
             },
             ["error", "message"],
+        ),
+    }
+
+
+def _discovery_schemas() -> dict[str, Any]:
+    """The RFC 9728 and RFC 8414 metadata documents."""
+    strings = {"type": "array", "items": {"type": "string"}}
+    url = {"type": "string", "format": "uri"}
+    return {
+        "ProtectedResourceMetadata": _obj(
+            {
+                "resource": url,
+                "authorization_servers": strings,
+                "scopes_supported": strings,
+                "bearer_methods_supported": strings,
+                "resource_name": {"type": "string"},
+                "resource_documentation": url,
+            },
+            ["resource", "authorization_servers", "scopes_supported", "bearer_methods_supported"],
+        ),
+        "AuthorizationServerMetadata": _obj(
+            {
+                "issuer": url,
+                "authorization_endpoint": url,
+                "token_endpoint": url,
+                "scopes_supported": strings,
+                "response_types_supported": strings,
+                "response_modes_supported": strings,
+                "grant_types_supported": strings,
+                "token_endpoint_auth_methods_supported": strings,
+                "code_challenge_methods_supported": strings,
+                "service_documentation": url,
+            },
+            ["issuer", "authorization_endpoint", "token_endpoint", "response_types_supported"],
         ),
     }
 
@@ -454,7 +492,9 @@ def headers() -> dict[str, Any]:
         "X-RateLimit-Reset": header("Time to reset, seconds", integer),
         "Retry-After": header("Seconds to wait", integer),
         "WWW-Authenticate": {
-            "description": "Bearer challenge with the error code (RFC 6750)",
+            "description": "Bearer challenge (RFC 6750 3): no error code when no credential was "
+            "sent, else invalid_token or insufficient_scope (with scope); resource_metadata links "
+            "the RFC 9728 document in protected mode. The token endpoint's 401: Basic",
             "required": False,
             "schema": {"type": "string"},
         },

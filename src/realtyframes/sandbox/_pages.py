@@ -53,6 +53,9 @@ def consent_page(request: AuthorizeRequest, action: str, form_token: str) -> str
     }
     if request.state is not None:
         hidden["state"] = request.state
+    if request.code_challenge is not None:
+        hidden["code_challenge"] = request.code_challenge
+        hidden["code_challenge_method"] = "S256"
     fields = "\n".join(
         f'<input type="hidden" name="{e(k)}" value="{e(v)}">' for k, v in hidden.items()
     )

@@ -329,6 +329,9 @@ AUTHORIZE: tuple[Param, ...] = (
     ),
     Param("state", "string", "Opaque anti-forgery value, echoed back unchanged"),
     Param("response_type", "choice", "OAuth response type (authorization code)", ("code",), "code"),
+    Param("code_challenge", "string", "PKCE (RFC 7636): BASE64URL(SHA256(code_verifier))"),
+    Param("code_challenge_method", "choice", "PKCE method (S256 only)", ("S256",)),
+    Param("resource", "string", "RFC 8707: this server's URL or its /mcp URL"),
 )
 #: The token request's fields (form body; the sandbox also reads them from the query).
 TOKEN: tuple[Param, ...] = (
@@ -344,6 +347,8 @@ TOKEN: tuple[Param, ...] = (
     Param("client_id", "string", "", required=True),
     Param("client_secret", "string", "", required=True),
     Param("redirect_uri", "string", "Must equal the URI used in the authorize step"),
+    Param("code_verifier", "string", "PKCE: required when the authorize step sent a challenge"),
+    Param("resource", "string", "RFC 8707: this server's URL or its /mcp URL"),
 )
 
 SEARCH_PARAMS = names(SEARCH)

@@ -11,7 +11,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
@@ -51,6 +51,8 @@ class Doc:
     path_params: tuple[Mapping[str, Any], ...] = ()
     html_400: bool = False  # a refused request may also get an HTML page
     body: tuple[Param, ...] = ()  # form fields of the request body
+    # codes other than the spec's, by status (the token endpoint's RFC 6749 5.2 codes)
+    error_codes: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,11 +109,13 @@ def authorize(request: Request, access: Access) -> Principal:
         return principal
     if principal.kind == "api_key" and not access.api_key_ok:
         raise SandboxError(
-            403, f"an API key cannot reach {needed}; use an OAuth token with scope {needed}"
+            403,
+            f"an API key cannot reach {needed}; use an OAuth token with scope {needed}",
+            scope=needed,
         )
     if needed not in principal.scopes:
         have = ",".join(principal.scopes) or "none"
-        raise SandboxError(403, f"scope {needed} required; the credential has {have}")
+        raise SandboxError(403, f"scope {needed} required; the credential has {have}", scope=needed)
     return principal
 
 

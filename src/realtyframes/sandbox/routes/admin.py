@@ -4,7 +4,7 @@ Not part of the spec and not in ``/openapi.json``; no fault touches them. They t
 (``Content-Type: application/json`` on every POST, so a browser cannot send one cross-site without
 a preflight), refuse an ``Origin`` other than the server's own, and in protected mode every POST
 needs the admin secret in ``X-Sandbox-Admin`` (``SandboxOptions.admin_secret``, by default
-``DEMO.admin_secret``).
+``DEMO.admin_secret``; ``realtyframes sandbox --protected`` makes a random one per run).
 
 >>> [e.path for e in ENDPOINTS]
 ['/_sandbox/clock', '/_sandbox/tokens', '/_sandbox/faults']

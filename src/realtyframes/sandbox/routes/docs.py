@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from realtyframes.sandbox._errors import CODES
+from realtyframes.sandbox._errors import CODES, EXTRA_CODES
 from realtyframes.sandbox._negotiate import SUNSET
 from realtyframes.sandbox.routes import legacy, v1
 from realtyframes.sandbox.routes._declare import Endpoint, admin_of
@@ -66,9 +66,11 @@ async def openapi(request: Request) -> Response:
 
 async def docs(request: Request) -> Response:
     """GET /docs: the documentation page that error types and deprecation links point to."""
+    listed = [(status, code, message) for status, (code, message) in CODES.items()]
+    listed += [(status, code, message) for code, (status, message) in EXTRA_CODES.items()]
     codes = "\n".join(
         f'<dt id="{code}">{status} <code>{code}</code></dt><dd>{message}</dd>'
-        for status, (code, message) in sorted(CODES.items())
+        for status, code, message in sorted(listed)
     )
     page = _DOCS.format(
         openapi=OPENAPI_PATH,
@@ -87,10 +89,13 @@ def mounts() -> list[BaseRoute]:
     from realtyframes.sandbox._mcp import product_host
     from realtyframes.sandbox._mcp_docs import docs_host
 
-    return [
+    routes = [
         Route(MCP_PATH, product_host(), methods=MCP_METHODS),
         Route(DOCS_PATH + MCP_PATH, docs_host(), methods=MCP_METHODS),
     ]
+    for route in routes:  # no implicit HEAD: the MCP transport has none (405 with Allow)
+        route.methods = set(MCP_METHODS)
+    return list(routes)
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
