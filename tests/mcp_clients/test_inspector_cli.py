@@ -77,10 +77,14 @@ def test_protected_sandbox_scope_and_credential_errors(
     assert scope["status"] == 403
     me = inspector.call(url, "me", headers=key)
     assert me.returncode == 0 and me.result["structuredContent"]["plan"] == "standard"
-    for headers in ({}, {"Authorization": "Bearer not-a-token"}):
+    # the sandbox's 401 message reaches the client (no interactive OAuth: --stored-auth-only)
+    for headers, message in (
+        ({}, "no credential"),
+        ({"Authorization": "Bearer not-a-token"}, "unknown or expired"),
+    ):
         refused = inspector.call(url, "me", headers=headers)
         assert refused.returncode != 0 and refused.stdout == ""
-        assert "auth_required" in refused.stderr and "invalid_token" in refused.stderr
+        assert "auth_required" in refused.stderr and message in refused.stderr
 
 
 def test_docs_host_errors_reach_the_inspector(inspector: Any, sandbox_url: str) -> None:
