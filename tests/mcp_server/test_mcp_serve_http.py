@@ -90,9 +90,10 @@ def test_requests_without_the_token_get_401_and_the_sdk_client_with_it_works(
     async def refused(session: ClientSession) -> None:
         raise AssertionError("initialize must fail without the token")
 
-    with pytest.raises(ExceptionGroup) as no_token:  # the SDK client gives up on the 401
-        _session(served.url, None, refused)
-    assert no_token.group_contains(MCPError, depth=None)
+    for token in (None, "not-the-token"):  # the SDK client gives up on the 401
+        with pytest.raises(ExceptionGroup) as failed:
+            _session(served.url, token, refused)
+        assert failed.group_contains(MCPError, depth=None)
     out, err = served.stop()
     assert TOKEN not in out + err and out == ""
     assert "bearer token required" in err
