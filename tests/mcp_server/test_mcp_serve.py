@@ -286,6 +286,7 @@ def test_port_serves_streamable_http_on_loopback(sandbox_url: str, tmp_path: Pat
     assert summary.structured_content["rows"][0]["City"] == "Miami Beach"
     assert out == b""  # nothing on stdout; the log line says where it listens, on stderr
     assert f"http://127.0.0.1:{port}/mcp".encode() in err
+    assert b"no bearer token: any local process can call the tools" in err
 
 
 @pytest.mark.parametrize("port", ["0", "70000", "http"])

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._version import __version__
 from realtyframes.errors import RealtyFramesError
-from realtyframes.mcp_server._http import AuthToken, BearerGuard, check_bind
+from realtyframes.mcp_server._http import AUTH_ENV, AuthToken, BearerGuard, check_bind
 from realtyframes.mcp_server._tools import TOOLS, check_call, error_body
 
 if TYPE_CHECKING:
@@ -190,7 +190,11 @@ def serve(
 
             app = http_app(server, host, auth_token)
             shown = f"[{host}]" if ":" in host else host
-            guard = "bearer token required" if auth_token is not None else "no token: loopback"
+            guard = (
+                "bearer token required"
+                if auth_token is not None
+                else f"no bearer token: any local process can call the tools; set {AUTH_ENV}"
+            )
             logger.warning("MCP server on http://%s:%d/mcp (%s)", shown, port, guard)
             uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:
