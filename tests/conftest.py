@@ -10,6 +10,8 @@
   ``sb = start_sandbox(protected=True, faults=Faults(error_rate=1.0))``; defaults are seed 7,
   clock :data:`AS_OF` and a small data set (:data:`SMALL`); use it for clock changes and faults.
 - ``spark``: a local PySpark session (marker ``spark``; needs Java, which ``.ci/run`` installs).
+- ``start_mcp_serve``: a factory for ``python -m realtyframes.mcp_server --port N`` as a process
+  (streamable HTTP on loopback), on a given sandbox and a temporary cache, stopped after the test.
 """
 
 from __future__ import annotations
@@ -17,9 +19,15 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -116,3 +124,61 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@dataclass
+class McpServe:
+    """A running ``mcp serve`` over HTTP: its ``/mcp`` URL and process."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    output: tuple[str, str] | None = None
+
+    def stop(self) -> tuple[str, str]:
+        """Stop it (if running); its (stdout, stderr)."""
+        if self.output is None:
+            if self.process.poll() is None:
+                self.process.terminate()
+            out, err = self.process.communicate(timeout=30)
+            self.output = out.decode(errors="replace"), err.decode(errors="replace")
+        return self.output
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def start_mcp_serve(tmp_path: Path) -> Iterator[Callable[..., McpServe]]:
+    """``start(base_url, *flags, env={...})``: ``python -m realtyframes.mcp_server --port N
+    *flags`` with ``REALTYFRAMES_BASE_URL=base_url``, a temporary cache and ``env`` (no other
+    ``REALTYFRAMES_*``), once it accepts connections; stopped when the test ends."""
+    started: list[McpServe] = []
+
+    def _start(base_url: str, *flags: str, env: dict[str, str] | None = None) -> McpServe:
+        port = free_port()
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("REALTYFRAMES_")}
+        environ.update(REALTYFRAMES_BASE_URL=base_url, REALTYFRAMES_CACHE_DIR=str(tmp_path))
+        command = [sys.executable, "-m", "realtyframes.mcp_server", "--port", str(port), *flags]
+        process = subprocess.Popen(command, env={**environ, **(env or {})},
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE)  # fmt: skip
+        served = McpServe(f"http://127.0.0.1:{port}/mcp", process)
+        started.append(served)
+        deadline = time.monotonic() + 60
+        while True:  # until it listens (or died)
+            if process.poll() is not None:
+                raise AssertionError(f"mcp serve exited: {served.stop()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return served
+            except OSError:
+                assert time.monotonic() < deadline, "mcp serve did not start"
+                time.sleep(0.2)
+
+    yield _start
+    for served in started:
+        served.stop()

@@ -402,6 +402,19 @@ def test_compare_markets_table(listings: pd.DataFrame) -> None:
     assert list(full.index) == list(MARKET_METRICS)
 
 
+def test_compare_markets_refuses_a_market_given_twice(listings: pd.DataFrame) -> None:
+    import realtyframes as rf
+
+    with pytest.raises(rf.QueryError, match="duplicate market 'Alpha'") as info:
+        compare_markets(listings, ["Alpha", "Beta", "Alpha"], as_of=AS_OF)
+    assert info.value.param == "markets"
+    # a several-column `by`: tuples, or lists as JSON gives them, compare as the same market
+    with pytest.raises(rf.QueryError, match="duplicate market") as pairs:
+        compare_markets(listings, [("Alpha", "Condo"), ["Alpha", "Condo"]],
+                        by=["City", "PropertySubType"], as_of=AS_OF)  # fmt: skip
+    assert pairs.value.param == "markets"
+
+
 def test_compare_markets_reference_is_additive_for_counts(listings: pd.DataFrame) -> None:
     table = compare_markets(listings, as_of=AS_OF, window_days=60, segment="both")
     assert table.columns.names == ["segment", "City"]

@@ -22,9 +22,11 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 import realtyframes as rf
 from realtyframes.analysis import MARKET_METRICS, SEGMENTS
+from realtyframes.mcp_server import MAX_LIST_ITEMS
 from realtyframes.mcp_server.__main__ import parse_args
 
 Body = Callable[[ClientSession], Awaitable[Any]]
@@ -117,36 +119,78 @@ def test_market_summary_equals_rf_market_summary_on_the_same_cache(
     assert first["active_listings"] == expected["active_listings"].iloc[0]
 
 
+def tool_error(result: Any) -> dict[str, Any]:
+    """The error body of a tool error: JSON in its text, no ``structuredContent``."""
+    assert result.is_error is True
+    assert result.structured_content is None and len(result.content) == 1
+    body: dict[str, Any] = json.loads(result.content[0].text)["error"]
+    assert body["type"] and body["message"]
+    return body
+
+
 def test_bad_arguments_are_tool_errors_naming_the_parameter(
     sandbox_url: str, tmp_path: Path
 ) -> None:
     async def body(session: ClientSession) -> list[Any]:
-        return [
+        out: list[Any] = [
             await session.call_tool("market_summary", {**SCOPE, "segment": "sold"}),
             await session.call_tool("market_summary", {"Status": "Active"}),
             await session.call_tool("price_drops", {**SCOPE, "min_drop_pct": 5}),
             await session.call_tool("compare_markets", {**SCOPE, "metrics": ["median_price"]}),
             await session.call_tool("traffic_summary", {"Period": "2d"}),
             await session.call_tool("market_summary", {"PropertyType": "Castle"}),
-            await session.call_tool("no_such_tool", {}),
-            await session.list_tools(),  # the server is still there
         ]
+        try:
+            await session.call_tool("no_such_tool", {})
+        except MCPError as error:
+            out.append(error)
+        out.append(await session.list_tools())  # the server is still there
+        return out
 
-    *errors, listed = run_stdio(server_env(sandbox_url, tmp_path), body)
-    bodies = []
-    for result in errors:
-        assert result.is_error is True
-        assert json.loads(result.content[0].text) == result.structured_content
-        bodies.append(result.structured_content["error"])
-    segment, status, pct, metrics, period, ptype, unknown = bodies
+    *errors, unknown, listed = run_stdio(server_env(sandbox_url, tmp_path), body)
+    segment, status, pct, metrics, period, ptype = (tool_error(r) for r in errors)
     assert segment["param"] == "segment" and segment["allowed"] == "sale, rent, both"
     assert status["param"] == "Status" and "not allowed in a market scope" in status["message"]
     assert pct["param"] == "min_drop_pct" and "at most 1" in pct["message"]
     assert metrics["param"] == "metrics" and "median_sale_price" in metrics["allowed"]
     assert period["param"] == "Period" and "7d" in period["allowed"]
     assert ptype["param"] == "PropertyType" and "Residential" in ptype["allowed"]
-    assert "unknown tool" in unknown["message"]
+    # an unknown tool is a protocol error (JSON-RPC -32602), not a tool result
+    assert isinstance(unknown, MCPError) and unknown.code == -32602
+    assert "Unknown tool: 'no_such_tool'" in unknown.message and "market_summary" in unknown.message
     assert {t.name for t in listed.tools} == TOOL_NAMES
+
+
+def test_null_caps_and_duplicates_are_refused_naming_the_argument(
+    sandbox_url: str, tmp_path: Path
+) -> None:
+    too_many = [f"Town {i}" for i in range(MAX_LIST_ITEMS + 1)]
+    calls = [
+        ("market_summary", {**SCOPE, "window_days": None}),
+        ("market_summary", {"City": None}),
+        ("traffic_summary", {"Period": None}),
+        ("price_drops", {**SCOPE, "since": None}),
+        ("compare_markets", {**SCOPE, "markets": ["Miami", "Miami"]}),
+        ("compare_markets", {**SCOPE, "markets": [["Miami", "Condominium"]] * 2}),
+        ("compare_markets", {**SCOPE, "markets": too_many}),
+        ("market_summary", {**SCOPE, "Subtypes": ["Condominium", "Condominium"]}),
+    ]
+
+    async def body(session: ClientSession) -> list[Any]:
+        return [await session.call_tool(name, arguments) for name, arguments in calls]
+
+    results = run_stdio(server_env(sandbox_url, tmp_path), body)
+    window, city, period, since, twice, twice_pairs, many, subtypes = map(tool_error, results)
+    for error, name in ((window, "window_days"), (city, "City"), (period, "Period"),
+                        (since, "since")):  # fmt: skip
+        assert error["type"] == "QueryError" and error["param"] == name
+        assert "null is not allowed" in error["message"], error
+    assert "7d" in period["allowed"]
+    assert twice["param"] == "markets" and "duplicate item 'Miami'" in twice["message"]
+    assert twice_pairs["param"] == "markets" and "duplicate item" in twice_pairs["message"]
+    assert many["param"] == "markets"
+    assert f"at most {MAX_LIST_ITEMS} items, got {MAX_LIST_ITEMS + 1}" in many["message"]
+    assert subtypes["param"] == "Subtypes" and "duplicate" in subtypes["message"]
 
 
 @pytest.mark.slow
@@ -242,6 +286,7 @@ def test_port_serves_streamable_http_on_loopback(sandbox_url: str, tmp_path: Pat
     assert summary.structured_content["rows"][0]["City"] == "Miami Beach"
     assert out == b""  # nothing on stdout; the log line says where it listens, on stderr
     assert f"http://127.0.0.1:{port}/mcp".encode() in err
+    assert b"no bearer token: any local process can call the tools" in err
 
 
 @pytest.mark.parametrize("port", ["0", "70000", "http"])

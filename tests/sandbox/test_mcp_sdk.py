@@ -59,9 +59,13 @@ def _token(http_client: httpx.Client, url: str, scopes: list[str]) -> str:
 
 
 def _error(result: Any) -> dict[str, Any]:
+    """The REST error body of a tool error: in its text only, never as ``structuredContent``
+    (which would violate the tool's ``outputSchema``; TypeScript-SDK clients reject that)."""
     assert result.is_error is True
+    assert result.structured_content is None
+    assert len(result.content) == 1 and result.content[0].type == "text"
     body: dict[str, Any] = json.loads(result.content[0].text)["error"]
-    assert result.structured_content == {"error": body}
+    assert body["message"] and body["code"] and body["status"] >= 400
     return body
 
 
@@ -154,6 +158,7 @@ def test_bad_argument_is_a_tool_error_like_the_rest_400(
     assert unknown["param"] == "Colour" and "PropertyType" in unknown["message"]
     assert (missing["param"], nested["param"]) == ("ListingId", "City")
     assert (absent["status"], absent["code"]) == (404, "not_found")
+    assert "no-such-listing" in absent["message"]
 
 
 def test_protected_mode_needs_a_credential_401(protected_sandbox_url: str) -> None:
@@ -270,3 +275,62 @@ def test_the_sdks_stateless_revision_is_answered_too(sandbox_url: str) -> None:
     assert version == "2026-07-28"
     assert result.is_error is False and len(result.structured_content["listings"]) == 2
     assert _error(refused)["param"] == "Limit"
+
+
+def test_null_is_refused_naming_the_argument_never_the_default(sandbox_url: str) -> None:
+    async def body(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("search_listings", {"City": "Miami", "Limit": None}),
+            await session.call_tool("search_listings", {"Status": None}),
+            await session.call_tool("get_listing", {"ListingId": None}),
+            await session.call_tool("get_analytics", {"Period": None}),
+        ]
+
+    results, _ = run_session(f"{sandbox_url}/mcp", body)
+    limit, status, listing, period = (_error(r) for r in results)
+    assert (limit["param"], limit["status"]) == ("Limit", 400)
+    assert "null is not allowed" in limit["message"] and "an integer" in limit["message"]
+    assert status["param"] == "Status" and "Active, Pending, Closed" in status["message"]
+    assert listing["param"] == "ListingId" and "null is not allowed" in listing["message"]
+    assert period["param"] == "Period"
+
+
+def test_unknown_tool_is_a_json_rpc_invalid_params_error(sandbox_url: str) -> None:
+    async def body(session: ClientSession) -> list[Any]:
+        errors = []
+        for name in ("no_such_tool", "search_docs"):  # a docs tool is unknown on the main host
+            try:
+                await session.call_tool(name, {})
+            except MCPError as error:
+                errors.append(error)
+        errors.append(await session.call_tool("me", {}))  # the session is still usable
+        return errors
+
+    (unknown, other_host, me), _ = run_session(f"{sandbox_url}/mcp", body)
+    for error, name in ((unknown, "no_such_tool"), (other_host, "search_docs")):
+        assert isinstance(error, MCPError) and error.code == -32602
+        assert f"Unknown tool: {name!r}" in error.message and "search_listings" in error.message
+    assert me.is_error is False
+
+    async def docs(session: ClientSession) -> Any:
+        try:
+            await session.call_tool("search_listings", {})
+        except MCPError as error:
+            return error
+        raise AssertionError("the docs host has no search_listings")
+
+    error, _ = run_session(f"{sandbox_url}/docs/mcp", docs)
+    assert error.code == -32602 and "search_docs" in error.message
+
+
+def test_docs_tools_refuse_null(sandbox_url: str) -> None:
+    async def body(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("search_docs", {"query": "retry", "limit": None}),
+            await session.call_tool("get_doc_section", {"heading": None}),
+        ]
+
+    results, _ = run_session(f"{sandbox_url}/docs/mcp", body)
+    limit, heading = (_error(r) for r in results)
+    assert limit["param"] == "limit" and "null is not allowed" in limit["message"]
+    assert heading["param"] == "heading" and heading["status"] == 400

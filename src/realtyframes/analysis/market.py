@@ -33,6 +33,7 @@ from realtyframes.analysis._kernel import (
     stamp_columns,
     window_rows,
 )
+from realtyframes.errors import QueryError
 
 #: The metrics of :func:`market_summary`, in column order.
 MARKET_METRICS: tuple[str, ...] = (
@@ -151,6 +152,19 @@ def market_summary(
     return per_market
 
 
+def _refuse_duplicates(markets: Sequence[Hashable] | None) -> None:
+    """A market asked for twice is a :class:`~realtyframes.QueryError` naming ``markets`` and it
+    (a table cannot have the same column twice)."""
+    if markets is None:
+        return
+    seen: set[Hashable] = set()
+    for market in markets:
+        key = tuple(market) if isinstance(market, list) else market
+        if key in seen:
+            raise QueryError("markets", f"duplicate market {market!r}", "each market at most once")
+        seen.add(key)
+
+
 def compare_markets(
     listings: Any,
     markets: Sequence[Hashable] | None = None,
@@ -161,8 +175,9 @@ def compare_markets(
     """Side-by-side table: metrics as rows, the chosen markets as columns, plus the whole data set
     (all markets of the segment together) as the reference column ``"All markets"``.
 
-    ``markets``: values of ``by`` (tuples when ``by`` is a list); None = every market. A market with
-    no listings gives a column of NaN. ``metrics``: names from :func:`market_summary`'s columns
+    ``markets``: values of ``by`` (tuples when ``by`` is a list); None = every market; a market
+    given twice is a :class:`~realtyframes.QueryError`. A market with no listings gives a column
+    of NaN. ``metrics``: names from :func:`market_summary`'s columns
     (default: all). Other keywords (as_of, window_days, segment, compare_previous) go to
     :func:`market_summary`; the window is the same for every column. With ``segment="both"`` the
     columns are (segment, market). ``listings`` may be any frame :func:`market_summary` takes.
@@ -181,6 +196,7 @@ def compare_markets(
             f"{func}(): `markets` must be a list of market values, got {markets!r} "
             f"(for one market: [{markets!r}])"
         )
+    _refuse_duplicates(markets)
     per_market, total = _summaries(listings, keys, with_total=True, func=func, **kw)
     available = list(per_market.columns)
     chosen = available if metrics is None else list(metrics)

@@ -51,7 +51,14 @@ from realtyframes.loaders._base import validate_frame
 from realtyframes.loaders.endpoints import ENDPOINTS
 from realtyframes.schemas import OnInvalid
 
-__all__ = ["PROTOCOL_VERSION", "RECORD_TOOLS", "McpHost", "McpSession", "check_arguments"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "RECORD_TOOLS",
+    "McpHost",
+    "McpSession",
+    "allows_null",
+    "check_arguments",
+]
 
 logger = logging.getLogger("realtyframes.api")
 
@@ -68,19 +75,53 @@ RECORD_TOOLS = {
 _ACCEPT = "application/json, text/event-stream;q=0.5"
 
 
+def allows_null(schema: Mapping[str, Any]) -> bool:
+    """Whether a JSON ``schema`` takes ``null`` (its type, or one of its ``anyOf``/``oneOf``).
+
+    >>> allows_null({"type": "integer"}), allows_null({"type": ["integer", "null"]})
+    (False, True)
+    """
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    if "enum" in schema and None in schema["enum"]:
+        return True
+    options = [*schema.get("anyOf", []), *schema.get("oneOf", [])]
+    return any(allows_null(option) for option in options)
+
+
+def _duplicate(values: Any) -> Any:
+    """The first value of ``values`` seen before (compared as JSON), else None."""
+    seen: set[str] = set()
+    for value in values:
+        key = json.dumps(value, sort_keys=True, default=str)
+        if key in seen:
+            return value
+        seen.add(key)
+    return None
+
+
+def _array_problem(value: Any, schema: Mapping[str, Any]) -> str | None:
+    if not isinstance(value, list | tuple):
+        return f"expected a list, got {type(value).__name__}"
+    if len(value) < schema.get("minItems", 0):
+        return f"at least {schema['minItems']} items, got {len(value)}"
+    if "maxItems" in schema and len(value) > schema["maxItems"]:
+        return f"at most {schema['maxItems']} items, got {len(value)}"
+    if schema.get("uniqueItems") and (twice := _duplicate(value)) is not None:
+        return f"duplicate item {twice!r}"
+    return next(filter(None, (_problem(v, schema.get("items", {})) for v in value)), None)
+
+
 def _problem(value: Any, schema: Mapping[str, Any]) -> str | None:
     """What is wrong with ``value`` for a JSON ``schema`` (the subset tools use), else None."""
     kind = schema.get("type")
+    if value is None:
+        return None if allows_null(schema) else "null is not allowed (leave the argument out)"
     if "enum" in schema and value not in schema["enum"]:
         return f"unknown value {value!r}"
     if kind == "array":
-        if not isinstance(value, list | tuple):
-            return f"expected a list, got {type(value).__name__}"
-        if len(value) < schema.get("minItems", 0):
-            return f"at least {schema['minItems']} items, got {len(value)}"
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            return f"at most {schema['maxItems']} items, got {len(value)}"
-        return next(filter(None, (_problem(v, schema.get("items", {})) for v in value)), None)
+        return _array_problem(value, schema)
     if kind == "boolean" and not isinstance(value, bool):
         return f"not a boolean: {value!r}"
     if kind in ("integer", "number"):
@@ -100,32 +141,38 @@ def _allowed(schema: Mapping[str, Any]) -> str:
     items = schema.get("items", {})
     if "enum" in schema or "enum" in items:
         return ", ".join(str(v) for v in schema.get("enum", items.get("enum", [])))
+    if schema.get("type") == "array":
+        cap = f"at most {schema['maxItems']} " if "maxItems" in schema else ""
+        return f"a list of {cap}values" + (", each once" if schema.get("uniqueItems") else "")
     low, high = schema.get("minimum"), schema.get("maximum")
     kind = schema.get("type", "value")
+    article = "an" if str(kind)[:1] in "aeiou" else "a"
     if low is not None and high is not None:
-        return f"{'an ' if kind == 'integer' else 'a '}{kind} from {low} to {high}"
-    return f"a {kind} >= {low}" if low is not None else f"a {kind}"
+        return f"{article} {kind} from {low} to {high}"
+    return f"{article} {kind} >= {low}" if low is not None else f"{article} {kind}"
 
 
 def check_arguments(tool: str, schema: Mapping[str, Any], arguments: dict[str, Any]) -> None:
-    """Refuse arguments the tool's ``inputSchema`` does not allow (QueryError, before any request).
+    """Refuse arguments the tool's ``inputSchema`` does not allow (QueryError, before any request):
+    unknown names, missing required ones, ``null`` where the schema does not take it, enums,
+    ranges, types, list lengths and duplicates (``uniqueItems``).
 
     >>> schema = {"type": "object", "properties": {"Limit": {"type": "integer", "maximum": 50}}}
     >>> check_arguments("t", schema, {"Limit": 51})
     Traceback (most recent call last):
     ...
-    realtyframes.errors.QueryError: Limit: at most 50, got 51; allowed: a integer
+    realtyframes.errors.QueryError: Limit: at most 50, got 51; allowed: an integer
     """
     properties: Mapping[str, Any] = schema.get("properties", {})
     for name in schema.get("required", []):
-        if arguments.get(name) is None:
+        if name not in arguments:
             raise QueryError(name, f"required by {tool}", _allowed(properties.get(name, {})))
     for name, value in arguments.items():
         if name not in properties:
             if schema.get("additionalProperties") is False:
                 raise QueryError(name, f"not an argument of {tool}", sorted(properties) or "none")
             continue
-        problem = None if value is None else _problem(value, properties[name])
+        problem = _problem(value, properties[name])
         if problem is not None:
             raise QueryError(name, problem, _allowed(properties[name]))
 

@@ -30,6 +30,7 @@ from realtyframes.api._params import ANALYTICS, LISTING_SEARCH, RANGE_PAIRS
 from realtyframes.loaders._sync import _REFUSED as SYNC_MANAGED
 
 __all__ = [
+    "MAX_LIST_ITEMS",
     "SYNC_MANAGED",
     "analysis_properties",
     "analytics_properties",
@@ -38,7 +39,10 @@ __all__ = [
     "scope_properties",
 ]
 
-_TEXT_LIST = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+#: Items of any list argument at most (markets, metrics, by, Subtypes ...); each item once.
+MAX_LIST_ITEMS = 50
+_LIST = {"type": "array", "minItems": 1, "maxItems": MAX_LIST_ITEMS, "uniqueItems": True}
+_TEXT_LIST = {**_LIST, "items": {"type": "string"}}
 #: JSON schema of each annotation the analysis functions use (``from __future__`` strings).
 _BY_ANNOTATION: dict[str, dict[str, Any]] = {
     "str": {"type": "string"},
@@ -57,8 +61,9 @@ _HELP: dict[str, str] = {
     "window_days": "length of the window in days",
     "segment": "sale, rent, or both (summarised apart)",
     "compare_previous": "also the window before, with changes",
-    "markets": "values of `by` to compare; default: every market",
-    "metrics": "metric rows to keep; default: all",
+    "markets": f"values of `by` to compare, each once, at most {MAX_LIST_ITEMS}; default: every "
+    "market",
+    "metrics": "metric rows to keep, each once; default: all",
     "since": "keep price cuts after this date or timestamp (ISO 8601, UTC)",
     "min_drop_pct": "keep cuts of at least this fraction (0.05 = 5%)",
     "top_n": "rows of each breakdown table",
@@ -68,7 +73,14 @@ _EXTRA: dict[str, dict[str, Any]] = {
     "segment": {"enum": list(SEGMENTS)},
     "metrics": {"items": {"type": "string", "enum": list(MARKET_METRICS)}},
     # a market of a several-column `by` is a list of values, one per column
-    "markets": {"items": {"anyOf": [{"type": "string"}, {"type": "array", "items": {}}]}},
+    "markets": {
+        "items": {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {}, "maxItems": MAX_LIST_ITEMS},
+            ]
+        }
+    },
     "window_days": {"exclusiveMinimum": 0},
     "min_drop_pct": {"minimum": 0, "maximum": 1},
     "top_n": {"minimum": 1},
@@ -121,7 +133,7 @@ def scope_properties() -> dict[str, dict[str, Any]]:
         if name == "PropertyType":
             out[name] = {"type": "string", "enum": list(PROPERTY_TYPES), "default": "Residential"}
         elif name == "Subtypes":
-            out[name] = {"type": "array", "items": {"type": "string", "enum": subtypes}}
+            out[name] = {**_LIST, "items": {"type": "string", "enum": subtypes}}
         elif name in bounds:
             out[name] = bounds[name]
         elif name in FEATURE_FLAGS:

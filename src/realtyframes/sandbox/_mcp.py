@@ -9,10 +9,14 @@ A call runs the operation's own route handler in-process with the caller's heade
 check, authentication, scope rule, query validation and store: all the REST ones), after the
 HTTP request of the call went through the app's middleware once (one call counts once against
 the quota, and its answer carries the rate-limit headers). A 200 becomes ``structuredContent``
-plus the same JSON as text; any REST error becomes a tool error (``isError: true``) whose JSON is
-the REST ApiError body, naming the parameter and allowed values for a 400 and
-``insufficient_scope`` for a 403. In protected mode a request without a valid credential is an
-HTTP 401 with ``WWW-Authenticate`` before MCP sees it.
+plus the same JSON as text; any REST error becomes a tool error (``isError: true``) whose text
+is the REST ApiError body as JSON (its code, message, status, and the parameter for a 400;
+``insufficient_scope`` for a 403), with no ``structuredContent`` (an error matches no tool's
+``outputSchema``, and clients that validate it would lose the message). JSON ``null`` is refused
+unless the argument's schema takes it (none does): a 400-shaped tool error naming the argument,
+never the default. A ``tools/call`` naming no tool is the JSON-RPC error -32602 (Invalid
+params), as the MCP spec's tools error handling asks. In protected mode a request without a
+valid credential is an HTTP 401 with ``WWW-Authenticate`` before MCP sees it.
 
 >>> sorted(TOOLS)[:3]
 ['contact_activity', 'get_analytics', 'get_contact']
@@ -25,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
@@ -53,7 +58,9 @@ __all__ = [
     "output_schema",
     "product_host",
     "query_text",
+    "refuse_nulls",
     "tool_result",
+    "unknown_tool",
 ]
 
 _log = logging.getLogger("realtyframes.sandbox")
@@ -78,6 +85,10 @@ _CARRIED = ("authorization", "x-api-key", "service-api-version", "user-agent")
 def _endpoint(tool: str) -> Endpoint:
     group_name = TOOLS[tool]
     return next(e for e in v1.ENDPOINTS if e.index == group_name)
+
+
+def _tool_of(endpoint: Endpoint) -> str:
+    return next(name for name, index in TOOLS.items() if index == endpoint.index)
 
 
 def _path_params(endpoint: Endpoint) -> list[str]:
@@ -161,13 +172,40 @@ def query_text(name: str, value: Any) -> str:
                     "boolean or a list of strings")  # fmt: skip
 
 
+def _takes_null(schema: dict[str, Any]) -> bool:
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_takes_null(option) for option in schema.get("anyOf", []))
+
+
+def refuse_nulls(properties: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """A 400 naming the first argument that is JSON ``null`` where its schema does not take null
+    (``null`` is never "left out": a client's typo must not run the default).
+
+    >>> refuse_nulls({"Limit": {"type": "integer"}}, {"Limit": None})
+    Traceback (most recent call last):
+    ...
+    realtyframes.sandbox._errors.SandboxError: 400 bad_request: Limit: null is not allowed (leave the argument out); allowed: an integer
+    """
+    for name, value in arguments.items():
+        schema = properties.get(name)
+        if value is None and schema is not None and not _takes_null(schema):
+            kind = {"array": "list"}.get(schema.get("type", "value"), schema.get("type", "value"))
+            article = "an" if str(kind)[:1] in "aeiou" else "a"
+            hint = ", ".join(map(str, schema["enum"])) if "enum" in schema else f"{article} {kind}"
+            raise bad_param(name, "null is not allowed (leave the argument out)", hint)
+
+
 def _operation_scope(request: Request, endpoint: Endpoint, arguments: dict[str, Any]) -> Scope:
-    """The HTTP scope of the REST request a tool call stands for (refuses unknown arguments)."""
+    """The HTTP scope of the REST request a tool call stands for (refuses unknown arguments and
+    nulls)."""
     path_names = _path_params(endpoint)
     allowed = [*path_names, *(p.name for p in endpoint.params)]
     for name in arguments:
         if name not in allowed:
             raise bad_param(name, "not an argument of this tool", ", ".join(allowed) or "none")
+    refuse_nulls(input_schema(_tool_of(endpoint))["properties"], arguments)
     path_params: dict[str, str] = {}
     for name in path_names:
         value = arguments.get(name)
@@ -177,7 +215,7 @@ def _operation_scope(request: Request, endpoint: Endpoint, arguments: dict[str, 
     query = [
         (name, query_text(name, value))
         for name, value in arguments.items()
-        if name not in path_params and value is not None
+        if name not in path_params
     ]
     path = _PATH_PARAM.sub(lambda m: quote(path_params[m.group(1)], safe=""), endpoint.path)
     carried = [(k.encode(), v.encode()) for k, v in request.headers.items() if k in _CARRIED]
@@ -208,18 +246,28 @@ def error_body(error: SandboxError) -> dict[str, Any]:
 
 
 def tool_result(body: dict[str, Any], *, is_error: bool) -> types.CallToolResult:
+    """A result: ``body`` as JSON text, and as ``structuredContent`` unless it is an error."""
     import mcp_types as types
 
     text = types.TextContent(type="text", text=json.dumps(body))
-    return types.CallToolResult(content=[text], structured_content=body, is_error=is_error)
+    if is_error:  # an error body matches no outputSchema: text only
+        return types.CallToolResult(content=[text], is_error=True)
+    return types.CallToolResult(content=[text], structured_content=body)
+
+
+def unknown_tool(name: str, tools: Iterable[str]) -> Exception:
+    """The JSON-RPC error -32602 (Invalid params) of a ``tools/call`` naming no tool."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_PARAMS
+
+    return MCPError(INVALID_PARAMS, f"Unknown tool: {name!r}; tools: {', '.join(tools)}")
 
 
 async def call_tool(request: Request, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-    """Run the tool ``name`` as its REST operation with the caller's headers; never raises."""
+    """Run the tool ``name`` as its REST operation with the caller's headers; a failure is a
+    tool error, an unknown ``name`` the JSON-RPC error -32602 (raised: ``MCPError``)."""
     if name not in TOOLS:
-        return tool_result(
-            error_body(bad_param("name", f"unknown tool {name!r}", TOOLS)), is_error=True
-        )
+        raise unknown_tool(name, TOOLS)
     endpoint = _endpoint(name)
     try:
         response = await endpoint.handler(Request(_operation_scope(request, endpoint, arguments)))

@@ -5,7 +5,8 @@ Tools: ``search_docs(query, limit)`` ranks sections (BM25 over words, headings w
 returns each with its heading and a short excerpt; ``get_doc_section(heading)`` returns one
 section's full text. Every section is also an MCP resource (``docs://service-api/<slug>``). The
 arguments are declared as :class:`~realtyframes.sandbox._query.Param` like REST parameters, so a
-bad one is the same 400-shaped tool error naming the parameter and what is allowed.
+bad one (or a JSON ``null``) is the same 400-shaped tool error naming the parameter and what is
+allowed, as text without ``structuredContent``; an unknown tool is the JSON-RPC error -32602.
 
 >>> [s.heading for s in search("retry after 429", 1)]
 ['Limits']
@@ -154,13 +155,14 @@ def _section_result(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parse(declared: tuple[Param, ...], arguments: dict[str, Any]) -> dict[str, Any]:
-    from realtyframes.sandbox._mcp import query_text
+    from realtyframes.sandbox._mcp import query_text, refuse_nulls
 
     allowed = [p.name for p in declared]
     for name in arguments:
         if name not in allowed:
             raise bad_param(name, "not an argument of this tool", ", ".join(allowed))
-    raw = {k: query_text(k, v) for k, v in arguments.items() if v is not None}
+    refuse_nulls({p.name: p.schema() for p in declared}, arguments)
+    raw = {k: query_text(k, v) for k, v in arguments.items()}
     return parse(declared, raw)
 
 
@@ -239,7 +241,7 @@ def _server() -> Server[Any]:
     import mcp_types as types
     from mcp.server.lowlevel import Server
 
-    from realtyframes.sandbox._mcp import error_body, tool_result
+    from realtyframes.sandbox._mcp import error_body, tool_result, unknown_tool
 
     tools = _tools()
 
@@ -248,9 +250,9 @@ def _server() -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         entry = _TOOLS.get(params.name)
+        if entry is None:
+            raise unknown_tool(params.name, _TOOLS)
         try:
-            if entry is None:
-                raise bad_param("name", f"unknown tool {params.name!r}", _TOOLS)
             return tool_result(entry[1](dict(params.arguments or {})), is_error=False)
         except SandboxError as error:
             return tool_result(error_body(error), is_error=True)
