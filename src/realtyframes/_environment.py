@@ -19,6 +19,7 @@ __all__ = [
     "KNOWN_VARIABLES",
     "MCP_AUTH_TOKEN_VARIABLE",
     "PREFIX",
+    "SANDBOX_ADMIN_SECRET_VARIABLE",
     "SETTING_VARIABLES",
     "THREADS_VARIABLE",
     "unknown_variables",
@@ -40,12 +41,15 @@ CONFIG_VARIABLE = "REALTYFRAMES_CONFIG"
 THREADS_VARIABLE = "REALTYFRAMES_THREADS"
 #: The bearer token of ``realtyframes mcp serve`` over HTTP (not an API credential).
 MCP_AUTH_TOKEN_VARIABLE = "REALTYFRAMES_MCP_AUTH_TOKEN"
+#: The admin secret of ``realtyframes sandbox --protected`` (else a random one per run).
+SANDBOX_ADMIN_SECRET_VARIABLE = "REALTYFRAMES_SANDBOX_ADMIN_SECRET"
 #: Every variable read, in one tuple.
 KNOWN_VARIABLES: tuple[str, ...] = (
     *SETTING_VARIABLES.values(),
     CONFIG_VARIABLE,
     THREADS_VARIABLE,
     MCP_AUTH_TOKEN_VARIABLE,
+    SANDBOX_ADMIN_SECRET_VARIABLE,
 )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from realtyframes._environment import SANDBOX_ADMIN_SECRET_VARIABLE
 from realtyframes.cli.config import PROG, checked
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["ADMIN_SECRET_ENV", "add_sandbox", "run_sandbox"]
 
 #: The environment variable that gives ``sandbox --protected`` its admin secret.
-ADMIN_SECRET_ENV = "REALTYFRAMES_SANDBOX_ADMIN_SECRET"
+ADMIN_SECRET_ENV = SANDBOX_ADMIN_SECRET_VARIABLE
 
 
 def _as_of(text: str) -> datetime:

@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from realtyframes._environment import SETTING_VARIABLES
 from realtyframes.api._engine import _caller_level
 from realtyframes.api._http import ApiClient, Host
 from realtyframes.cache import ParquetCache
@@ -62,7 +63,7 @@ def default_cache_dir() -> Path:
     >>> default_cache_dir().name in ("realtyframes", "Cache") or "REALTYFRAMES_CACHE_DIR" in os.environ
     True
     """
-    given = os.environ.get("REALTYFRAMES_CACHE_DIR", "").strip()
+    given = os.environ.get(SETTING_VARIABLES["cache_dir"], "").strip()
     if given:
         return Path(given).expanduser()
     if sys.platform == "win32":

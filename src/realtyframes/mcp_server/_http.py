@@ -24,12 +24,13 @@ from collections.abc import Mapping
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from realtyframes._environment import MCP_AUTH_TOKEN_VARIABLE
 from realtyframes.errors import ConfigError
 
 __all__ = ["AUTH_ENV", "REALM", "AuthToken", "BearerGuard", "check_bind", "is_loopback"]
 
 #: Environment variable of the HTTP transport's bearer token (when ``--auth-token`` is not given).
-AUTH_ENV = "REALTYFRAMES_MCP_AUTH_TOKEN"
+AUTH_ENV = MCP_AUTH_TOKEN_VARIABLE
 REALM = "realtyframes-mcp"
 
 

@@ -43,6 +43,7 @@ from urllib.parse import urlencode, urlsplit
 
 import httpx
 
+from realtyframes._environment import SETTING_VARIABLES
 from realtyframes._files import atomic_write_text
 from realtyframes.api._auth import mask_text
 from realtyframes.api._constants import JSON, SERVICE_API_VERSION
@@ -163,7 +164,7 @@ class Token:
 
 
 def _resolve_auth_url(auth_url: str | None) -> str:
-    url = auth_url or os.environ.get("REALTYFRAMES_AUTH_URL") or ""
+    url = auth_url or os.environ.get(SETTING_VARIABLES["auth_url"]) or ""
     if not url.strip():
         raise QueryError(
             "auth_url", "not given and REALTYFRAMES_AUTH_URL is not set", "the OAuth host URL"
