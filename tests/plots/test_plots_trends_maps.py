@@ -121,6 +121,10 @@ def test_many_markets_highlight_the_largest_few(trends: pd.DataFrame) -> None:
     assert [lab.split(" ")[0] for lab in labels[:4]] == ["E", "F", "G", "H"]
     assert labels[4] == "4 other markets (grey)"
     render(fig)
+    named = plot.market_trend(many, "median_sale_price", highlight=["B", "A"]).axes[0]
+    colours = {ln.get_label().split(" ")[0]: ln.get_color() for ln in named.lines[:8]}
+    assert colours["B"] == plot.PALETTE[0] and colours["A"] == plot.PALETTE[1]  # named, in order
+    assert sum(ln.get_color() == "0.75" for ln in named.lines if len(ln.get_xdata())) == 6
 
 
 @pytest.fixture(scope="module")

@@ -44,6 +44,10 @@ PROBE = """<script>
       "data-broken", String(images.filter((i) => !i.complete || i.naturalWidth === 0).length));
     root.setAttribute(
       "data-natural", images.map((i) => i.naturalWidth + "x" + i.naturalHeight).join(","));
+    const wide = [...document.querySelectorAll(".table-wrap")].filter(
+      (w) => w.scrollWidth > w.clientWidth + 1);
+    root.setAttribute("data-overflowing", wide.map(
+      (w) => (w.querySelector("table") || w).getAttribute("data-table") || "?").join(","));
     root.setAttribute("data-loaded", "yes");
   });
 })();
@@ -99,11 +103,13 @@ class _Root(HTMLParser):
             self.images.append(dict(attrs))
 
 
-def probe(tmp: Path, html: str, name: str) -> tuple[_Root, list[str]]:
-    """Load ``html`` with the probe script in Chromium; the dumped DOM and the console lines."""
+def probe(tmp: Path, html: str, name: str, width: int = WIDTH) -> tuple[_Root, list[str]]:
+    """Load ``html`` with the probe script in Chromium (a window ``width`` px wide); the dumped
+    DOM and the console lines."""
     page = tmp / name
     page.write_text(html.replace("<head>", "<head>" + PROBE, 1), encoding="utf-8")
-    result = run_chromium(tmp, "--virtual-time-budget=10000", "--dump-dom", page.as_uri())
+    size = f"--window-size={width},{HEIGHT}"
+    result = run_chromium(tmp, "--virtual-time-budget=10000", size, "--dump-dom", page.as_uri())
     assert result.returncode == 0, result.stderr[-2000:]
     root = _Root()
     root.feed(result.stdout)
@@ -147,6 +153,21 @@ def test_every_chart_decodes_and_the_console_is_silent(report_html: Path, tmp_pa
     natural = str(root.attrs["data-natural"]).split(",")
     declared = [f"{i['width']}x{i['height']}" for i in root.images]
     assert natural == declared  # each PNG decoded at its full size
+
+
+def test_wide_tables_fit_1200_px_without_a_scroll(report_html: Path, tmp_path: Path) -> None:
+    """At 1,200 px no table needs a horizontal scroll (the comparison of eight markets cut off
+    "Aventura" and "All markets"); the control, a table wider than the page, is caught."""
+    wide = "".join(f"<td>{'x' * 40}</td>" for _ in range(12))
+    control = (
+        "<!DOCTYPE html><html><head><style>td { white-space: nowrap }</style></head><body>"
+        f'<div class="table-wrap" style="overflow-x: auto"><table data-table="too-wide"><tr>{wide}'
+        "</tr></table></div></body></html>"
+    )
+    root, _ = probe(tmp_path, control, "control.html", width=1200)
+    assert root.attrs["data-overflowing"] == "too-wide"
+    root, _ = probe(tmp_path, report_html.read_text(encoding="utf-8"), "fit.html", width=1200)
+    assert root.attrs["data-overflowing"] == ""
 
 
 def test_screenshot_shows_the_report(report_html: Path, tmp_path: Path) -> None:

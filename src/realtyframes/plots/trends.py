@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,12 +70,13 @@ def _size(rows: pd.DataFrame, metric: str) -> float:
 
 def market_trend(
     trends: pd.DataFrame, metric: str = "median_sale_price", by: str | None = None, *,
-    ax: Axes | None = None, highlight: int = HIGHLIGHTED,
+    ax: Axes | None = None, highlight: int | Sequence[Hashable] = HIGHLIGHTED,
 ) -> Figure | Axes:  # fmt: skip
     """One line per market over the periods, each point at its period's start (its own tick
     label), the latest complete period's year-over-year change in the legend; the period not
     over yet is a hollow marker on a dotted line; thin-sample periods are gaps. The ``highlight``
-    largest markets are in colour, the others thin grey lines behind them.
+    largest markets (or the markets named, in this order: the same colour for a market on every
+    chart) are in colour, the others thin grey lines behind them.
 
     >>> rf.plot.market_trend(rf.market_trends(market, history, by="City"), "median_sale_price")  # doctest: +SKIP
     """
@@ -93,8 +95,13 @@ def market_trend(
         _no_data(ax, title)
         return _done(fig, ax)
     groups = list(trends.groupby(keys, sort=True)) if keys else [("All", trends)]
-    ranked = sorted(range(len(groups)), key=lambda i: -_size(groups[i][1], metric))
-    colour = {g: rank for rank, g in enumerate(ranked[:highlight])}
+    if isinstance(highlight, int):
+        ranked = sorted(range(len(groups)), key=lambda i: -_size(groups[i][1], metric))
+        colour = {g: rank for rank, g in enumerate(ranked[:highlight])}
+    else:
+        named = {key: rank for rank, key in enumerate(highlight)}
+        plain = [k[0] if isinstance(k, tuple) and len(k) == 1 else k for k, _ in groups]
+        colour = {i: named[key] for i, key in enumerate(plain) if key in named}
     partial_seen = False
     for i, (key, rows) in enumerate(groups):
         rows = rows.sort_values("period_begin")

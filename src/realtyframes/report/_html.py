@@ -117,6 +117,8 @@ class Cell:
 def render_cell(cell: Cell, tag: str = "td") -> str:
     """A ``<td>`` with the formatted value and its exact value in data attributes."""
     attrs = [' class="num"' if cell.kind not in ("text", "date") else ""]
+    if cell.kind == "date":
+        attrs[0] = ' class="date"'  # 2026-11-24 never breaks at its hyphens
     if cell.row is not None:
         attrs.append(f' data-row="{esc(cell.row)}"')
     if cell.col is not None:
@@ -248,8 +250,10 @@ caption { text-align: left; color: var(--muted); font-size: 12.5px; padding: 0 0
 th, td { padding: 4px 9px; border-bottom: 1px solid var(--line); text-align: left; vertical-align: top; }
 thead th { background: var(--bg); border-bottom: 2px solid var(--line); font-weight: 600; }
 tbody tr:nth-child(even) { background: #fbfcfd; }
-tbody th { font-weight: 500; white-space: nowrap; }
-.num { text-align: right; white-space: nowrap; }
+tbody th { font-weight: 500; min-width: 8em; max-width: 17em; }
+thead th.num { white-space: normal; min-width: 5em; }
+.num, .date { white-space: nowrap; }
+.num { text-align: right; }
 .note { color: var(--muted); font-size: 11.5px; }
 figure.chart { margin: 10px 0 18px; }
 figure.chart img { display: block; max-width: 100%; height: auto; border: 1px solid var(--line); }
@@ -258,6 +262,8 @@ figcaption { color: var(--muted); font-size: 12.5px; margin-top: 4px; }
 footer { margin-top: 40px; padding-top: 10px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12.5px; }
 footer code { font-size: 12px; }
 .empty { color: var(--muted); font-style: italic; }
+dl { margin: 4px 0 10px; font-size: 13px; }
+dt { margin-top: 6px; } dd { margin: 0 0 0 18px; color: var(--muted); }
 .notice { border-left: 3px solid #e07b39; background: #fff7f0; padding: 5px 10px; margin: 8px 0; font-size: 13.5px; }
 @media print {
   @page { size: A4; margin: 12mm; }

@@ -116,7 +116,8 @@ def drops_section(report: MarketReport) -> Section:
     o = report.options
     ds = report.drop_summary.reindex(pd.Index(report.markets, tupleize_cols=True, name=o.by))
     spec = [
-        ("price_drops", "Listings with a cut", "count"),
+        # the cuts are those of active for-sale listings: "listings with a cut" would repeat
+        # the next column but one (active_with_price_drop) number for number
         ("active_listings", "Active listings", "count"),
         ("active_with_price_drop", "Active, cut in the window", "count"),
         ("pct_active_with_price_drop", "Share of active cut in the window", "percent"),

@@ -93,7 +93,7 @@ def market_section(report: MarketReport) -> Section:
         "largest shown side by side"
         if not (o.cities and o.by == "City")
         else f"Markets by {o.by}: the cities asked for"
-    ) + ". Definitions of every metric: docs/metrics.md of realtyframes."
+    ) + ". Every metric is defined under Definitions at the end of this report."
     return Section("markets", "Market comparison", table + "".join(charts), intro)
 
 
@@ -166,21 +166,24 @@ def trends_section(report: MarketReport) -> Section:
         rows,
         caption=f"The whole market, month by month (calendar months, UTC). Stocks at each "
         f"month's end, flows in the month; medians on fewer than {o.min_sample} sales are "
-        "blank. Definitions: docs/metrics.md, 'Market trends'.",
+        "blank. Definitions: at the end of this report, 'Market trends'.",
         numeric_header=[False] + [True] * len(_TREND_TABLE),
     )
     shown = by_market[by_market[o.by].isin(list(report.markets))]
+    highlighted = list(report.markets)[: plots.HIGHLIGHTED]  # the same colours on every chart
     shown.attrs = dict(by_market.attrs)
     charts = _figure(
         plots.inventory_trend(total), "Inventory and flows, whole market", "inventory_trend"
     )
     charts += '<div class="grid2">' + "".join(
-        _figure(plots.market_trend(shown, metric), text, f"trend_{metric}")
+        _figure(plots.market_trend(shown, metric, highlight=highlighted), text, f"trend_{metric}")
         for metric, text in TREND_CHARTS
     ) + "</div>"  # fmt: skip
     intro = (
         f"{len(total):,} months to {o.day.isoformat()}; lines per {o.by} for the markets shown "
-        "above, with the latest complete month's year-over-year change in each legend."
+        f"above (the {len(highlighted)} largest in colour, the same colour on every chart; the "
+        "others grey), with the latest complete month's year-over-year change in each legend. "
+        "The month not over yet is a hollow point on a dotted line."
     )
     return Section("trends", "Trends", table + charts, intro)
 

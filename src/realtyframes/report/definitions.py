@@ -4,7 +4,7 @@
 
 >>> defs = metric_definitions()
 >>> defs.loc[defs["metric"] == "homes_sold", "section"].iloc[0]
-'Market metrics (`rf.market_summary`)'
+'Market metrics (rf.market_summary)'
 """
 
 from __future__ import annotations
@@ -15,9 +15,21 @@ from importlib.resources import files
 
 import pandas as pd
 
-__all__ = ["metric_definitions"]
+__all__ = ["metric_definitions", "plain_text"]
 
 _ROW = re.compile(r"^\|\s*`([A-Za-z_.][\w.]*)`\s*\|(.*)\|\s*$")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown of a table cell as plain text (for a workbook cell or an HTML page): no ``**``,
+    backticks or link targets.
+
+    >>> plain_text("**Land/Boat Docks**, see `avg_sale_to_list` and [metrics](docs/metrics.md)")
+    'Land/Boat Docks, see avg_sale_to_list and metrics'
+    """
+    text = _LINK.sub(r"\1", markdown)
+    return text.replace("**", "").replace("`", "").replace("<br>", " ").strip()
 
 
 def _cells(line: str) -> list[str]:
@@ -31,13 +43,14 @@ def _text() -> str:
 
 def metric_definitions() -> pd.DataFrame:
     """Columns ``section``, ``metric``, ``definition`` (the other cells of its row, each with its
-    column's header), in the order of ``docs/metrics.md``; a metric named in several tables keeps
-    a definition per table it is in (the trend's ``active_listings`` is not the summary's)."""
+    column's header, as plain text), in the order of ``docs/metrics.md``; a metric named in
+    several tables keeps a definition per table it is in (the trend's ``active_listings`` is not
+    the summary's)."""
     rows: list[dict[str, str]] = []
     section, header = "", list[str]()
     for line in _text().splitlines():
         if line.startswith("## "):
-            section = line[3:].strip()
+            section = plain_text(line[3:])
         elif line.startswith("|") and not header:
             header = _cells(line)
         elif not line.startswith("|"):
@@ -45,7 +58,11 @@ def metric_definitions() -> pd.DataFrame:
         found = _ROW.match(line)
         if found and header:
             values = _cells(line)[1:]
-            parts = [f"{h}: {v}" for h, v in zip(header[1:], values, strict=False) if v]
+            parts = [
+                f"{plain_text(h)}: {plain_text(v)}"
+                for h, v in zip(header[1:], values, strict=False)
+                if v
+            ]
             rows.append(
                 {"section": section, "metric": found.group(1), "definition": "; ".join(parts)}
             )

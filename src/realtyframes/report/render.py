@@ -17,7 +17,7 @@ import pandas as pd
 
 from realtyframes._version import __version__
 from realtyframes.analysis import REFERENCE_LABEL, SAMPLE_SIZE_OF
-from realtyframes.report._html import Card, esc, render_cards, render_page
+from realtyframes.report._html import Card, Section, esc, render_cards, render_page
 from realtyframes.report._render_changes import changes_section, drops_section
 from realtyframes.report._render_market import (
     SHORT_LABELS,
@@ -99,6 +99,26 @@ def _cards(report: MarketReport) -> str:
     return render_cards(cards)
 
 
+def definitions_section() -> Section:
+    """Every metric's definition (docs/metrics.md, as plain text), so the page carries its own
+    glossary: a reader of a forwarded report has no docs folder."""
+    from realtyframes.report.definitions import metric_definitions
+
+    defs = metric_definitions()
+    parts = []
+    for section, rows in defs.groupby("section", sort=False):
+        items = "".join(
+            f'<dt id="def-{esc(m)}"><code>{esc(m)}</code></dt><dd>{esc(d)}</dd>'
+            for m, d in zip(rows["metric"], rows["definition"], strict=True)
+        )
+        parts.append(f"<h3>{esc(section)}</h3><dl>{items}</dl>")
+    intro = (
+        "How each figure is computed: one definition per metric, the same as realtyframes' "
+        "docs/metrics.md (with Redfin's or Zillow's definition beside ours there)."
+    )
+    return Section("definitions", "Definitions", "".join(parts), intro)
+
+
 def render_market_report(report: MarketReport, *, stem: str | None = None) -> str:
     """The report as one self-contained HTML document (see :mod:`realtyframes.report._html`)."""
     o = report.options
@@ -129,6 +149,7 @@ def render_market_report(report: MarketReport, *, stem: str | None = None) -> st
         leads_section(report),
     ]
     sections = [s for s in maybe if s is not None]
+    sections.append(definitions_section())
     files = []
     for name, what in DATA_FILES.items():
         if name in report.frames.data_frames():
