@@ -146,6 +146,10 @@ _TREND_TABLE: tuple[tuple[str, str, str], ...] = (
 )
 
 
+def _day(when: pd.Timestamp | None) -> str:
+    return "—" if when is None else when.date().isoformat()
+
+
 def trends_section(report: MarketReport) -> Section:
     """Monthly series of the whole market (a table of the last 12 months, inventory) and of the
     markets shown (lines, YoY in the legends)."""
@@ -166,7 +170,9 @@ def trends_section(report: MarketReport) -> Section:
         rows,
         caption=f"The whole market, month by month (calendar months, UTC). Stocks at each "
         f"month's end, flows in the month; medians on fewer than {o.min_sample} sales are "
-        "blank. Definitions: at the end of this report, 'Market trends'.",
+        f"blank. YoY is shown only where the data cover the whole month a year earlier (they "
+        f"cover this market from {_day(report.covered_from)} on) and the month is over: else "
+        "'—'. Definitions: at the end of this report, 'Market trends'.",
         numeric_header=[False] + [True] * len(_TREND_TABLE),
     )
     shown = by_market[by_market[o.by].isin(list(report.markets))]

@@ -39,7 +39,15 @@ from realtyframes.errors import DataQualityWarning, QueryError
 from realtyframes.report.load import MarketFrames
 from realtyframes.report.options import MarketReportOptions
 
-__all__ = ["MarketReport", "check_comps", "compute_market_report", "pick_markets"]
+__all__ = [
+    "COVERAGE_DAYS",
+    "MarketReport",
+    "check_comps",
+    "compute_market_report",
+    "covered_from",
+    "covers",
+    "pick_markets",
+]
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,12 @@ class MarketReport:
     subtypes: pd.DataFrame | None = None
     comps: dict[str, pd.DataFrame] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    covered_from: pd.Timestamp | None = None
+
+    def covers(self, start: pd.Timestamp) -> bool:
+        """Whether a period starting at ``start`` may be shown or compared with (the data
+        cover the market from :attr:`covered_from` on; see :func:`covered_from`)."""
+        return covers(start, self.covered_from)
 
 
 def pick_markets(summary: pd.DataFrame, options: MarketReportOptions) -> list[Any]:
@@ -124,26 +138,64 @@ def _as_of_market(frames: MarketFrames, options: MarketReportOptions) -> pd.Data
     return listings[(entered <= at).to_numpy()].reset_index(drop=True)
 
 
-#: Days after the oldest listing's entry before a trend month counts as covered (listings entered
-#: before the data's start are missing from the stocks until the older ones would have left).
+#: Days after the oldest listing's entry before the data cover the market (listings entered
+#: before the data's start are missing from the stocks and flows until the older ones would have
+#: left): the one coverage rule of every comparison with the past (see :func:`covered_from`).
 COVERAGE_DAYS = 180
+
+
+def covered_from(listings: pd.DataFrame) -> pd.Timestamp | None:
+    """When the data start to cover the market: :data:`COVERAGE_DAYS` after the oldest listing's
+    entry (None without listings). A period is shown, or compared with, only when it starts
+    then or later: a year-earlier window in the data's build-up months would make "sales
+    doubled" out of a market that did not change.
+
+    >>> covered_from(pd.DataFrame({"OriginalEntryTimestamp": ["2025-05-28T12:00:00Z"]}))
+    Timestamp('2025-11-24 12:00:00+0000', tz='UTC')
+    """
+    if listings.empty or "OriginalEntryTimestamp" not in listings.columns:
+        return None
+    entered = pd.to_datetime(listings["OriginalEntryTimestamp"], utc=True).min()
+    return None if pd.isna(entered) else entered + pd.Timedelta(days=COVERAGE_DAYS)
+
+
+def covers(start: pd.Timestamp | None, listings_covered: pd.Timestamp | None) -> bool:
+    """Whether a period that starts at ``start`` is covered by the data (see :func:`covered_from`).
+
+    >>> covers(pd.Timestamp("2026-01-01", tz="UTC"), pd.Timestamp("2025-11-24", tz="UTC"))
+    True
+    """
+    return start is not None and listings_covered is not None and start >= listings_covered
 
 
 def _trends(frames: MarketFrames, options: MarketReportOptions) -> tuple[Any, Any]:
     if frames.listings.empty:
         return None, None
     start = options.as_of_timestamp - pd.DateOffset(months=options.trend_months)
-    # months before the data covers the market fully (listings that entered before the oldest
-    # one the service holds are missing) would show a build-up that is not in the market
-    entered = pd.to_datetime(frames.listings["OriginalEntryTimestamp"], utc=True).min()
-    if not pd.isna(entered):
-        start = max(start, entered + pd.Timedelta(days=COVERAGE_DAYS))
+    # months before the data cover the market fully would show a build-up that is not in the
+    # market; a month's YoY exists only when its year-earlier month is in the frame, so covered
+    covered = covered_from(frames.listings)
+    if covered is not None:  # the first whole month the data cover
+        start = max(start, pd.offsets.MonthBegin().rollforward(covered.ceil("D")))
     start = start.date()
     kw = {"freq": "M", "start": start, "end": options.day, "min_sample": options.min_sample}
     history = frames.changes if len(frames.changes) else None
-    by_market = market_trends(frames.listings, history, by=options.by, **kw)
-    total = market_trends(frames.listings, history, **kw)
+    by_market = _no_partial_yoy(market_trends(frames.listings, history, by=options.by, **kw))
+    total = _no_partial_yoy(market_trends(frames.listings, history, **kw))
     return by_market, total
+
+
+def _no_partial_yoy(trends: pd.DataFrame) -> pd.DataFrame:
+    """The period not over yet gets no year-over-year change: part of a month against a whole
+    month a year earlier is not a comparison (the table says "(so far)")."""
+    if "complete" not in trends.columns or bool(trends["complete"].all()):
+        return trends
+    partial = ~trends["complete"].astype(bool).to_numpy()
+    out = trends.copy()
+    for column in [c for c in out.columns if str(c).endswith(("_yoy", "_mom"))]:
+        out.loc[partial, column] = np.nan
+    out.attrs = dict(trends.attrs)
+    return out
 
 
 def _year_ago(
@@ -152,6 +204,10 @@ def _year_ago(
     if frames.listings.empty or frames.changes.empty:
         return None
     then = options.as_of_timestamp - pd.Timedelta(days=365)
+    if not covers(
+        then - pd.Timedelta(days=float(options.window_days)), covered_from(frames.listings)
+    ):
+        return None  # the year-earlier window is in the data's build-up: no comparison
     earlier = market_at(frames.listings, frames.changes, then)
     if earlier.empty:
         return None
@@ -261,6 +317,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         trends=trends,
         trend_total=trend_total,
         year_ago=_year_ago(frames, options, markets),
+        covered_from=covered_from(frames.listings),
         subtypes=_subtypes(listings, options),
         comps=found,
         notes=tuple(comp_notes),

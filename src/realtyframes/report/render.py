@@ -28,7 +28,7 @@ from realtyframes.report._render_market import (
     trends_section,
 )
 from realtyframes.report._render_web import leads_section, traffic_section
-from realtyframes.report.compute import MarketReport
+from realtyframes.report.compute import COVERAGE_DAYS, MarketReport
 from realtyframes.report.options import DATA_FILES
 
 __all__ = ["HEADLINE", "SHORT_LABELS", "TABLE_METRICS", "render_market_report"]
@@ -65,8 +65,11 @@ def _card(report: MarketReport, metric: str, text: str, kind: str) -> Card:
     if thin_sample:
         value = None
     else:
-        change = ref.get(f"{metric}_pct_change")
-        notes.append(_pct_note(change, f"previous {days}"))
+        previous = report.options.window_start - pd.Timedelta(
+            days=float(report.options.window_days)
+        )
+        if report.covers(previous):  # the one coverage rule: the whole earlier window in the data
+            notes.append(_pct_note(ref.get(f"{metric}_pct_change"), f"previous {days}"))
         if report.year_ago is not None and metric in report.year_ago.index:
             before = report.year_ago.loc[metric, REFERENCE_LABEL]
             if not pd.isna(before) and before and not pd.isna(value):
@@ -96,7 +99,32 @@ def _cards(report: MarketReport) -> str:
         cards.append(Card("conversion_rate", "Conversion rate", h["conversion_rate"], "percent"))
     if "contacts" in h:
         cards.append(Card("contacts", "CRM contacts", h["contacts"], "count"))
-    return render_cards(cards)
+    return render_cards(cards) + coverage_note(report)
+
+
+def coverage_note(report: MarketReport) -> str:
+    """Why a change against the past is not shown: the data do not cover the earlier period."""
+    o = report.options
+    days = float(o.window_days)
+    previous = o.window_start - pd.Timedelta(days=days)
+    year_earlier = o.window_start - pd.Timedelta(days=365)
+    missing = [
+        label
+        for label, start in (
+            (f"the previous {days:g} days", previous),
+            ("a year earlier", year_earlier),
+        )
+        if not report.covers(start)
+    ]
+    if not missing:
+        return ""
+    since = report.covered_from.date().isoformat() if report.covered_from is not None else "never"
+    return (
+        f'<p class="notice">No change against {" or ".join(missing)}: the data cover this market '
+        f"from {since} on ({COVERAGE_DAYS} days after its oldest listing entered; before that, "
+        "listings that entered earlier are missing), and a comparison is shown only where the "
+        "data cover the whole earlier period.</p>"
+    )
 
 
 def definitions_section() -> Section:
