@@ -66,12 +66,13 @@ class FaultProxy:
 
     def set(self, mode: str | None, *, times: int | None = None) -> None:
         """Inject ``mode`` from now on (None: none), ``times`` times (None: every time); the
-        counts of ``injected`` and the cached pages start afresh."""
+        counts (``injected``, ``forwarded``) and the cached pages start afresh."""
         if mode is not None and mode not in MODES:
             raise ValueError(f"mode: {mode!r}; allowed: {', '.join(MODES)}")
         with self._lock:
             self.mode, self.left = mode, times
             self.injected.clear()
+            self.forwarded = 0
             self._pages.clear()
 
     def _take(self, mode: str) -> bool:

@@ -154,11 +154,13 @@ class PageQuestion:
                 if listing_id is None or isinstance(listing_id, _NullId):
                     continue  # a record without an id: validation quarantines it
                 if str(listing_id) not in self.ids:
-                    raise ResponseMismatchError.of(
-                        "ListingId",
-                        f"one of the {len(self.ids)} ListingIds asked",
-                        str(listing_id),
-                        detail="a change record of a listing the request did not ask about",
+                    raise ResponseMismatchError(
+                        "the answer does not match the request: a change record of ListingId "
+                        f"{str(listing_id)!r}, which is not among the {len(self.ids)} "
+                        "ListingIds asked about",
+                        field="ListingId",
+                        asked=tuple(sorted(self.ids)),
+                        got=str(listing_id),
                     )
         for rule in self.rules:
             rule.check(body)
