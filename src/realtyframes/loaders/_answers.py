@@ -31,6 +31,7 @@ realtyframes.errors.ResponseMismatchError: the answer does not match the request
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
@@ -171,16 +172,22 @@ class PageQuestion:
 _ABSENT = object()
 
 
+@functools.lru_cache(maxsize=32)
+def _member(field: str) -> tuple[bytes, re.Pattern[bytes]]:
+    """The quoted name of ``field`` and the pattern of its member (name, colon, scalar value)."""
+    key = b'"' + field.encode() + b'"'
+    value = rb'("(?:[^"\\]|\\.)*"|-?[\d.eE+-]+|null|true|false)'
+    return key, re.compile(re.escape(key) + rb"\s*:\s*" + value)
+
+
 def _top_level(body: bytes, field: str) -> Any:
     """The value of ``field`` at the top of a JSON object body (``_ABSENT`` when it has none):
     by a byte scan when the name occurs once, else by decoding."""
-    key = b'"' + field.encode() + b'"'
+    key, pattern = _member(field)
     if key not in body:
         return _ABSENT
     if body.count(key) == 1:
-        found = re.search(
-            re.escape(key) + rb'\s*:\s*("(?:[^"\\]|\\.)*"|-?[\d.eE+-]+|null|true|false)', body
-        )
+        found = pattern.search(body)
         if found is not None:
             return json.loads(found.group(1))
     try:
