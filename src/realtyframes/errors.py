@@ -320,10 +320,12 @@ class ResponseMismatchError(BadResponseError):
             text = f"the answer does not match the request: {field} {got} where {asked} was asked"
         return cls(text + (f" ({detail})" if detail else ""), field=field, asked=asked, got=got)
 
-    def at(self, method: str, url: str) -> ResponseMismatchError:
-        """A copy naming the request (``method``, ``url``, secrets already masked)."""
+    def at(self, method: str, url: str, message: str | None = None) -> ResponseMismatchError:
+        """A copy naming the request (``method``, ``url``, secrets already masked), with
+        ``message`` instead of its own when given (masked)."""
+        text = self.message if message is None else message
         return type(self)(
-            self.message, field=self.field, asked=self.asked, got=self.got, method=method, url=url
+            text, field=self.field, asked=self.asked, got=self.got, method=method, url=url
         )
 
     def __reduce__(self) -> tuple[Any, ...]:

@@ -363,7 +363,7 @@ class _Engine:
                         )
                         retryable = True
                     except ResponseMismatchError as exc:  # another request's answer: retried
-                        error = exc.at("GET", str(shown))
+                        error = exc.at("GET", str(shown), self.mask(exc.message))
                         retryable = True
                 else:
                     error, retryable, wait_s = self._refused(response, shown, pacer)
