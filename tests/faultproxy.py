@@ -13,6 +13,8 @@ so a retry can succeed; None: every time):
 - ``foreign_changes``: a change-feed page gets a change record of a listing the request did not
   ask about (a listing the proxy saw in a search, else a made-up id).
 - ``wrong_period``: an analytics request is answered with another period's analytics.
+- ``no_echo``: not a fault: list pages lose their ``offset`` and ``limit`` members (a variant
+  of the envelope the client must accept).
 
 ``proxy.injected`` counts the faults injected since the last ``set``, by mode.
 
@@ -41,7 +43,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-MODES = ("stale_page", "swapped_detail", "foreign_changes", "wrong_period")
+MODES = ("stale_page", "swapped_detail", "foreign_changes", "wrong_period", "no_echo")
 LIST_PATHS = frozenset({"/v1/listings", "/v1/listings/changes", "/v1/contacts"})
 _DETAIL = re.compile(r"^/v1/(listings|contacts)/([^/]+)(/activity)?$")
 _LISTING_ID = re.compile(rb'"ListingId"\s*:\s*"([^"\\]+)"')
@@ -126,6 +128,11 @@ class FaultProxy:
                 self._pages[path] = (key, content, _kept(r.headers))
             if path == "/v1/listings/changes" and self.mode == "foreign_changes":
                 content = self._foreign(query, content)
+            elif self.mode == "no_echo" and self._take("no_echo"):
+                page = json.loads(content)
+                page.pop("offset", None)
+                page.pop("limit", None)
+                content = json.dumps(page).encode()
         return r.status_code, _kept(r.headers), content
 
     def _foreign(self, query: str, content: bytes) -> bytes:

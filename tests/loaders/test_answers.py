@@ -156,7 +156,15 @@ def test_the_mismatch_error_pickles_with_its_fields():
 
 # -- listings search and details ------------------------------------------------------------------
 
-QUERY = {"PropertyType": "Residential", "Status": "Closed"}
+QUERY = {"PropertyType": "Residential", "Status": "Closed"}  # 139 listings: 3 pages
+
+
+def test_pages_that_do_not_echo_offset_and_limit_are_accepted(setup):
+    _, proxy, direct, proxied = setup
+    proxy.set("no_echo")
+    _assert_same(proxied.listings(**QUERY), direct.listings(**QUERY))
+    _assert_same(proxied.contacts(), direct.contacts())
+    assert proxy.injected["no_echo"] == 3 + 2  # every page of both loads
 
 
 def test_search_through_a_stale_cache_equals_the_fault_free_run_or_raises(setup, make):
