@@ -33,7 +33,6 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import anyio
 import httpx
@@ -49,6 +48,8 @@ _DETAIL = re.compile(r"^/v1/(listings|contacts)/([^/]+)(/activity)?$")
 _LISTING_ID = re.compile(rb'"ListingId"\s*:\s*"([^"\\]+)"')
 _HOP = {"content-length", "transfer-encoding", "content-encoding", "connection", "keep-alive"}
 _PERIODS = ("24h", "7d", "30d", "90d", "1y")
+#: An answer: status, headers, body.
+Answer = tuple[int, dict[str, str], bytes]
 
 
 class FaultProxy:
@@ -99,7 +100,9 @@ class FaultProxy:
                     self._seen_ids[found.decode()] = None
         return response
 
-    def handle(self, method: str, path: str, query: str, headers: dict[str, str], body: bytes):
+    def handle(
+        self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
+    ) -> Answer:
         """One request -> (status, headers, body)."""
         if method != "GET":
             url = self.upstream + path + (f"?{query}" if query else "")
@@ -115,7 +118,7 @@ class FaultProxy:
         r = self._get(path, query, headers)
         return r.status_code, _kept(r.headers), r.content
 
-    def _list(self, path: str, query: str, headers: dict[str, str]):
+    def _list(self, path: str, query: str, headers: dict[str, str]) -> Answer:
         key = frozenset(httpx.QueryParams(query).multi_items())
         with self._lock:
             cached = self._pages.get(path)
@@ -163,7 +166,9 @@ class FaultProxy:
         page["changes"] = records
         return json.dumps(page).encode()
 
-    def _detail(self, path: str, query: str, headers: dict[str, str], match: re.Match[str]):
+    def _detail(
+        self, path: str, query: str, headers: dict[str, str], match: re.Match[str]
+    ) -> Answer:
         r = self._get(path, query, headers)
         if r.status_code != 200 or self.mode != "swapped_detail":
             return r.status_code, _kept(r.headers), r.content
@@ -179,7 +184,7 @@ class FaultProxy:
         key = "ListingId" if kind == "listings" else "id"
         return next((str(i[key]) for i in items if str(i[key]) != asked), None)
 
-    def _analytics(self, path: str, query: str, headers: dict[str, str]):
+    def _analytics(self, path: str, query: str, headers: dict[str, str]) -> Answer:
         params = httpx.QueryParams(query)
         if self.mode == "wrong_period":
             asked = params.get("Period", "30d")
@@ -251,8 +256,3 @@ def start_proxy(upstream: str) -> Iterator[FaultProxy]:
         thread.join(timeout=10)
         sock.close()
         proxy.close()
-
-
-def describe(proxy: FaultProxy) -> dict[str, Any]:
-    """What the proxy did (for assertion messages)."""
-    return {"mode": proxy.mode, "left": proxy.left, "injected": dict(proxy.injected)}
