@@ -9,6 +9,8 @@
 - ``start_sandbox``: a factory for a fresh server with custom options, stopped after the test:
   ``sb = start_sandbox(protected=True, faults=Faults(error_rate=1.0))``; defaults are seed 7,
   clock :data:`AS_OF` and a small data set (:data:`SMALL`); use it for clock changes and faults.
+- ``fault_proxy``: a factory for a fault-injecting proxy in front of a server (tests/faultproxy.py):
+  ``proxy = fault_proxy(sb.url); proxy.set("stale_page", times=1)``; clients use ``proxy.url``.
 - ``spark``: a local PySpark session (marker ``spark``; needs Java, which ``.ci/run`` installs).
 - ``start_mcp_serve``: a factory for ``python -m realtyframes.mcp_server --port N`` as a process
   (streamable HTTP on loopback), on a given sandbox and a temporary cache, stopped after the test.
@@ -33,6 +35,7 @@ from typing import Any
 import httpx
 import pytest
 
+from faultproxy import FaultProxy, start_proxy
 from realtyframes.sandbox import RunningSandbox, start
 
 #: The fixed sandbox clock of the shared servers.
@@ -90,6 +93,17 @@ def start_sandbox() -> Iterator[Callable[..., RunningSandbox]]:
         def _start(**options: Any) -> RunningSandbox:
             merged = {"seed": 7, "as_of": AS_OF, **SMALL, **options}
             return stack.enter_context(start(**merged))
+
+        yield _start
+
+
+@pytest.fixture
+def fault_proxy() -> Iterator[Callable[[str], FaultProxy]]:
+    """Start fault-injecting proxies in front of a base URL; each is stopped when the test ends."""
+    with ExitStack() as stack:
+
+        def _start(upstream: str) -> FaultProxy:
+            return stack.enter_context(start_proxy(upstream))
 
         yield _start
 

@@ -44,6 +44,7 @@ DOCUMENTED = {
     "ConnectError",
     "RequestTimeoutError",
     "BadResponseError",
+    "ResponseMismatchError",
     "OAuthError",
     "ApiDeprecationWarning",
     "AnalysisInputError",
@@ -82,6 +83,7 @@ def test_error_classes_form_the_documented_tree() -> None:
         assert issubclass(cls, rf.ApiError)
     for cls in (rf.ConnectError, rf.RequestTimeoutError, rf.BadResponseError):
         assert issubclass(cls, rf.TransportError)
+    assert issubclass(rf.ResponseMismatchError, rf.BadResponseError)
     assert not issubclass(rf.TransportError, rf.ApiError)
     assert issubclass(rf.QueryError, ValueError)
     assert issubclass(rf.ApiError, rf.RealtyFramesError)

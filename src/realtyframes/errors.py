@@ -20,6 +20,8 @@ Class tree::
     │   ├── ConnectError                 could not connect, or the connection dropped
     │   ├── RequestTimeoutError          timed out (also a builtin TimeoutError)
     │   └── BadResponseError             a 2xx whose body is not the JSON promised (truncated, HTML)
+    │       └── ResponseMismatchError    a 2xx that answers another request: echoed offset / limit,
+    │                                    a detail's id, foreign change records (.field .asked .got)
     ├── SchemaValidationError(ValueError)  rows failed validation with on_invalid="raise"
     │                                    (.model, .failure_cases)
     ├── CacheLockTimeout(TimeoutError)   another process held a cache entry's lock too long
@@ -73,6 +75,7 @@ __all__ = [
     "RateLimitError",
     "RealtyFramesError",
     "RequestTimeoutError",
+    "ResponseMismatchError",
     "SchemaDriftWarning",
     "SchemaValidationError",
     "ServerError",
@@ -275,6 +278,69 @@ class RequestTimeoutError(TransportError, builtins.TimeoutError):
 
 class BadResponseError(TransportError):
     """A success status whose body is not valid JSON (truncated, an HTML page, empty)."""
+
+
+class ResponseMismatchError(BadResponseError):
+    """A success whose body answers another request than the one sent: a page whose echoed
+    ``offset`` / ``limit`` differ from the request's, a detail whose id is not the one asked for,
+    change records of ListingIds that were not asked about, a search page none of whose records
+    has the asked ``Status`` / ``PropertyType``, analytics of another period. Typically a caching
+    proxy answering from its cache. Retried like a broken body; raised when the retries are
+    spent, and never stored in the cache.
+
+    ``field`` names what mismatched (``offset``, ``limit``, ``ListingId``, ``id``, ``contactId``,
+    ``period``, ``StandardStatus``, ``PropertyType``), ``asked`` what the request said and
+    ``got`` what the answer said.
+
+    >>> err = ResponseMismatchError.of("offset", 100, 50)
+    >>> err.field, err.asked, err.got
+    ('offset', 100, 50)
+    >>> str(err)
+    'the answer does not match the request: offset 50 where 100 was asked'
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str,
+        asked: Any = None,
+        got: Any = None,
+        method: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        self.field, self.asked, self.got = field, asked, got
+        super().__init__(message, method=method, url=url)
+
+    @classmethod
+    def of(cls, field: str, asked: Any, got: Any, *, detail: str = "") -> ResponseMismatchError:
+        """The error for ``field``: ``got`` in the answer where ``asked`` was requested."""
+        text = f"the answer does not match the request: {field} {got!r} where {asked!r} was asked"
+        if not isinstance(asked, str) and not isinstance(got, str):
+            text = f"the answer does not match the request: {field} {got} where {asked} was asked"
+        return cls(text + (f" ({detail})" if detail else ""), field=field, asked=asked, got=got)
+
+    def at(self, method: str, url: str, message: str | None = None) -> ResponseMismatchError:
+        """A copy naming the request (``method``, ``url``, secrets already masked), with
+        ``message`` instead of its own when given (masked)."""
+        text = self.message if message is None else message
+        return type(self)(
+            text, field=self.field, asked=self.asked, got=self.got, method=method, url=url
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild_mismatch, (self.message, self.__dict__.copy()))
+
+
+def _rebuild_mismatch(message: str, state: dict[str, Any]) -> ResponseMismatchError:
+    return ResponseMismatchError(
+        message,
+        field=state["field"],
+        asked=state.get("asked"),
+        got=state.get("got"),
+        method=state.get("method"),
+        url=state.get("url"),
+    )
 
 
 class ApiDeprecationWarning(DeprecationWarning):

@@ -45,6 +45,7 @@ from realtyframes.errors import (
     QueryError,
     RealtyFramesError,
     RequestTimeoutError,
+    ResponseMismatchError,
     TransportError,
 )
 
@@ -162,6 +163,7 @@ class _Engine:
         budget: RetryBudget | None = None,
         on_result: Callable[[int, Any], None] | None = None,
         deadline: float | None = None,
+        check: Callable[[int, Any], None] | None = None,
     ) -> list[Any]:
         """GET many ``(path, params)`` concurrently (up to ``max_concurrency``); results in order.
 
@@ -170,8 +172,11 @@ class _Engine:
         All requests share the client's rate budget and one retry budget (``budget``, by default
         ``retry.budget(len(requests))``). ``on_result(index, result)`` runs in the calling thread
         as each one arrives (progress bars). ``deadline`` (seconds) bounds the whole call: no
-        attempt starts and no retry waits past it. The first request that fails for good stops
-        the others and its typed error is raised. Threads only: works inside a running event loop.
+        attempt starts and no retry waits past it. ``check(index, result)`` runs in the worker
+        after ``parse`` and raises :class:`~realtyframes.errors.ResponseMismatchError` when the
+        answer is not one to request ``index`` (an echoed offset, a detail's id): retried like a
+        broken body, then raised. The first request that fails for good stops the others and
+        its typed error is raised. Threads only: works inside a running event loop.
 
         >>> api.get_many([("/v1/listings", {"Offset": str(o), "Limit": "50"}) for o in (0, 50)])  # doctest: +SKIP
         [{...}, {...}]
@@ -193,7 +198,7 @@ class _Engine:
                     results[index] = self._send(
                         path, params, host,
                         raw=raw, parse=parse, budget=budget, stop=None, notices=notices,
-                        load_deadline=load_deadline,
+                        load_deadline=load_deadline, check=_bound(check, index),
                     )  # fmt: skip
                     if on_result is not None:
                         on_result(index, results[index])
@@ -204,7 +209,7 @@ class _Engine:
             return results
 
         try:
-            self._many_in_threads(jobs, workers, results, on_result, host=host, raw=raw,
+            self._many_in_threads(jobs, workers, results, on_result, check, host=host, raw=raw,
                                   parse=parse, budget=budget, notices=notices,
                                   load_deadline=load_deadline)  # fmt: skip
         except BaseException:
@@ -219,6 +224,7 @@ class _Engine:
         workers: int,
         results: list[Any],
         on_result: Callable[[int, Any], None] | None,
+        check: Callable[[int, Any], None] | None,
         **send: Any,
     ) -> None:
         """``get_many``'s pool: results land in ``results`` as each completes (a completion queue,
@@ -228,7 +234,9 @@ class _Engine:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="realtyframes-api")
         try:
             futures = {
-                pool.submit(self._send, path, params, stop=stop, **send): index
+                pool.submit(
+                    self._send, path, params, stop=stop, check=_bound(check, index), **send
+                ): index
                 for index, (path, params) in enumerate(jobs)
             }
             for future in as_completed(futures):
@@ -290,6 +298,7 @@ class _Engine:
         stop: threading.Event | None,
         notices: list[tuple[str, str, Deprecation]],
         load_deadline: float | None = None,
+        check: Callable[[Any], None] | None = None,
     ) -> Any:
         if self._shared.closed:
             raise RuntimeError("this client is closed")
@@ -342,13 +351,19 @@ class _Engine:
                              (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
                 if 200 <= response.status_code < 300:
                     try:
-                        return check_body(response.content, raw=raw, parse=parse)
+                        result = check_body(response.content, raw=raw, parse=parse)
+                        if check is not None:
+                            check(result)
+                        return result
                     except BrokenBody as exc:
                         error = BadResponseError(
                             self.mask(f"{response.status_code} answer with a broken body: {exc}"),
                             method="GET",
                             url=str(shown),
                         )
+                        retryable = True
+                    except ResponseMismatchError as exc:  # another request's answer: retried
+                        error = exc.at("GET", str(shown), self.mask(exc.message))
                         retryable = True
                 else:
                     error, retryable, wait_s = self._refused(response, shown, pacer)
@@ -454,6 +469,13 @@ class _Engine:
                 warnings.warn(message, ApiDeprecationWarning, stacklevel=_caller_level())
             else:
                 self._shared.deprecations.forget(key)
+
+
+def _bound(check: Callable[[int, Any], None] | None, index: int) -> Callable[[Any], None] | None:
+    """``check`` of request ``index`` (``get_many``'s per-request answer check)."""
+    if check is None:
+        return None
+    return lambda result: check(index, result)
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -326,20 +326,38 @@ class ApiClient(_Engine):
         """
         return self._single(path, params, host, raw=False)
 
-    def get_bytes(self, path: str, params: Params = None, *, host: Host = "base") -> bytes:
+    def get_bytes(
+        self,
+        path: str,
+        params: Params = None,
+        *,
+        host: Host = "base",
+        check: Callable[[bytes], None] | None = None,
+    ) -> bytes:
         """GET ``path`` and return the raw body (checked cheaply to be a whole JSON document).
+        ``check(body)`` raises :class:`~realtyframes.errors.ResponseMismatchError` when the body
+        answers another request (retried like a broken body, then raised).
 
         >>> api.get_bytes("/v1/listings", {"Limit": "50"})[:1]  # doctest: +SKIP
         b'{'
         """
-        return self._single(path, params, host, raw=True)  # type: ignore[no-any-return]
+        return self._single(path, params, host, raw=True, check=check)  # type: ignore[no-any-return]
 
-    def _single(self, path: str, params: Params, host: str, *, raw: bool) -> Any:
+    def _single(
+        self,
+        path: str,
+        params: Params,
+        host: str,
+        *,
+        raw: bool,
+        check: Callable[[Any], None] | None = None,
+    ) -> Any:
         notices: list[tuple[str, str, Deprecation]] = []
         try:
             result = self._send(
-                path, params, host, raw=raw, parse=None, budget=None, stop=None, notices=notices
-            )
+                path, params, host, raw=raw, parse=None, budget=None, stop=None, notices=notices,
+                check=check,
+            )  # fmt: skip
         except BaseException:
             self._emit(notices, warn=False)
             raise

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from realtyframes.errors import NotFoundError
+from realtyframes.loaders._answers import check_echo, echo_check
 from realtyframes.loaders._base import LoadContext, Loaded
 from realtyframes.loaders._paging import _Bar, fetch_pages, fetch_pages_many, progress_enabled
 from realtyframes.schemas import (
@@ -62,12 +63,13 @@ CHANGE_KEY = ["ListingId", "ChangeType", "ChangeTimestamp"]
 @dataclass(frozen=True)
 class Call:
     """One validated load of an endpoint: the request, the loader's options, the cache key's
-    parameters."""
+    parameters, and what the answer must echo (top-level field -> value asked)."""
 
     path: str
     query: dict[str, str]
     options: dict[str, Any] = field(default_factory=dict)
     key_params: dict[str, Any] = field(default_factory=dict)
+    echo: dict[str, str] = field(default_factory=dict)
 
 
 # -- shapers: raw bodies -> frames ------------------------------------------------------------------
@@ -137,8 +139,10 @@ def _shape(endpoint: Endpoint, bodies: Sequence[bytes]) -> Loaded:
 
 
 def fetch_one(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
-    """One request, its body shaped."""
-    body = ctx.api.get_bytes(call.path, call.query or None, host=endpoint.host)
+    """One request, its body checked against what it must echo (``call.echo``), shaped."""
+    body = ctx.api.get_bytes(
+        call.path, call.query or None, host=endpoint.host, check=echo_check(call.echo)
+    )
     return replace(_shape(endpoint, [body]), requests=1)
 
 
@@ -191,7 +195,8 @@ def fetch_details(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each listing's detail, fetched concurrently within the rate budget -> (listings, media).
     Fetched and parsed :data:`DETAIL_BATCH` at a time (a whole load's bodies would take several
-    times the memory of its frames)."""
+    times the memory of its frames). A detail of another listing than the one asked for is
+    retried, then raised (:class:`~realtyframes.errors.ResponseMismatchError`)."""
     from realtyframes.loaders.endpoints import ENDPOINTS
 
     paths = [(ENDPOINTS["listing"].at(i), None) for i in ids]
@@ -201,7 +206,13 @@ def fetch_details(
     def batches() -> Iterator[list[Any]]:
         for start in range(0, len(paths), DETAIL_BATCH):
             chunk = paths[start : start + DETAIL_BATCH]
-            yield ctx.api.get_many(chunk, raw=True, on_result=lambda _i, _r: bar.update())
+
+            def check(index: int, body: bytes, start: int = start) -> None:
+                check_echo(body, "ListingId", ids[start + index])
+
+            yield ctx.api.get_many(
+                chunk, raw=True, on_result=lambda _i, _r: bar.update(), check=check
+            )
 
     try:
         return listings_from_record_batches(batches(), detail=True)

@@ -53,6 +53,7 @@ class _Info:
     total: int | None
     offset: int | None
     ids: tuple[Any, ...]  # one identity per record, in order
+    limit: int | None = None  # the page size the server says it used (None: not echoed)
 
     @property
     def count(self) -> int:
@@ -96,8 +97,9 @@ def _ids_by_json(body: bytes, item_key: str) -> _Info:
     records: Any
     total: int | None
     offset: int | None
+    limit: int | None = None
     if isinstance(data, list):  # a bare array of records (legacy style)
-        records, total, offset = data, len(data), 0
+        records, total, offset = data, len(data), None
     elif isinstance(data, Mapping):
         records = data.get(item_key)
         if records is None:
@@ -105,6 +107,7 @@ def _ids_by_json(body: bytes, item_key: str) -> _Info:
         if not isinstance(records, list):
             raise ValueError(f"member {item_key!r} is not a list")
         total, offset = _int_or_none(data.get("total")), _int_or_none(data.get("offset"))
+        limit = _int_or_none(data.get("limit"))
     else:
         raise ValueError(f"a JSON {type(data).__name__}, not a page")
     key = ID_FIELDS.get(item_key)
@@ -125,11 +128,11 @@ def _ids_by_json(body: bytes, item_key: str) -> _Info:
             )
         else:
             ids.append(json.dumps(record, sort_keys=True, default=str))
-    return _Info(total, offset, tuple(ids))
+    return _Info(total, offset, tuple(ids), limit)
 
 
 def page_info(body: bytes, item_key: str, *, exact: bool = False) -> _Info:
-    """``total``, ``offset`` and the record ids of one page body, by a byte scan.
+    """``total``, ``offset``, ``limit`` and the record ids of one page body, by a byte scan.
 
     Falls back to decoding the JSON when the scan is not conclusive (no envelope found, more ids
     than a page holds) and always when ``exact`` (change records are then identified by
@@ -137,7 +140,7 @@ def page_info(body: bytes, item_key: str, *, exact: bool = False) -> _Info:
     (counted as a broken body by ``get_many``, hence retried).
 
     >>> page_info(b'{"total":2,"offset":0,"limit":50,"listings":[{"ListingId":"A1"}]}', "listings")
-    _Info(total=2, offset=0, ids=('A1',))
+    _Info(total=2, offset=0, ids=('A1',), limit=50)
     """
     if not exact and item_key in ID_FIELDS:
         scanned = _scan(body, item_key)
@@ -157,18 +160,21 @@ def _scan(body: bytes, item_key: str) -> _Info | None:
     total = _envelope_number(head, "total")
     if total is None:
         total = _envelope_number(tail, "total")
+    if total is None:
+        return None
     offset = _envelope_number(head, "offset")
     if offset is None:
         offset = _envelope_number(tail, "offset")
-    if total is None:
-        return None
+    limit = _envelope_number(head, "limit")
+    if limit is None:
+        limit = _envelope_number(tail, "limit")
     found = _ID_VALUE[item_key].findall(body, at)
     ids = tuple(_id_value(v) for v in found)
     if len(ids) > PAGE_SIZE:  # a nested object carries the same field: decode instead
         return None
     if not ids and b"{" in body[at + len(marker) :].split(b"]", 1)[0]:
         return None  # records without the id field: decode to count them
-    return _Info(total, offset, ids)
+    return _Info(total, offset, ids, limit)
 
 
 # -- progress ----------------------------------------------------------------------------------------

@@ -3,8 +3,11 @@
 The first page's ``total`` plans the rest; the other pages are fetched concurrently through
 :meth:`~realtyframes.api.ApiClient.get_many` (inside the client's rate budget and one retry budget);
 a short page ends paging, and a full last page while the total grew goes on page by page.
-Bodies stay raw bytes: only the envelope (``total``/``offset``) and the record ids are read, by a
-byte scan, never by decoding the page into Python objects.
+Bodies stay raw bytes: only the envelope (``total``/``offset``/``limit``) and the record ids are
+read, by a byte scan, never by decoding the page into Python objects. Each page is checked against
+its request inside the retry loop (:mod:`realtyframes.loaders._answers`): a page that answers
+another request (echoed offset or limit, foreign change records, records of another status) is
+retried, then raised as :class:`~realtyframes.errors.ResponseMismatchError`.
 
 **Drift** (the data moves while it is paged: new records at the top of the sort order shift every
 later page, so pages overlap or records slip between two pages served at different moments): when
@@ -31,6 +34,7 @@ from typing import Any
 from realtyframes.api._engine import _caller_level
 from realtyframes.api._http import ApiClient
 from realtyframes.errors import DriftWarning
+from realtyframes.loaders._answers import PageQuestion
 from realtyframes.loaders._page_info import (
     ID_FIELDS,
     MAX_RESCAN_PAGES,
@@ -90,12 +94,17 @@ class _Reader:
             arrived.append(index)
             self.bar.update()
 
+        def check(index: int, result: tuple[bytes, _Info]) -> None:
+            pager, offset = jobs[index]
+            pager.question.check(*result, offset=offset, limit=PAGE_SIZE)
+
         budget = self.api.new_budget(len(jobs))
         got = self.api.get_many(
             [(self.path, _query(pager.base, offset)) for pager, offset in jobs],
             parse=self.parse,
             budget=budget,
             on_result=on_result,
+            check=check,
         )
         for index in arrived:
             pager, offset = jobs[index]
@@ -109,6 +118,7 @@ class _Pager:
     def __init__(self, reader: _Reader, params: Mapping[str, Any], max_results: int | None) -> None:
         self.reader = reader
         self.base = {k: v for k, v in params.items() if k not in ("Offset", "Limit")}
+        self.question = PageQuestion.of(reader.item_key, self.base)
         self.start = int(params.get("Offset", 0) or 0)
         self.max_results = max_results
         self.state = _State(reader.item_key, self.start)

@@ -5,6 +5,7 @@ watermarks. No request here except the detail fetch of :func:`close_listings`.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ import pandas as pd
 
 from realtyframes.api import ApiClient
 from realtyframes.errors import NotFoundError
+from realtyframes.loaders._answers import check_echo
 from realtyframes.loaders._base import ids_in
 from realtyframes.loaders._sync_feed import Counts
 from realtyframes.loaders.endpoints import ENDPOINTS
@@ -111,12 +113,17 @@ def apply_changes(
 def close_listings(
     api: ApiClient, market: pd.DataFrame, ids: Sequence[str], counts: Counts
 ) -> tuple[pd.DataFrame, list[str]]:
-    """ClosePrice, CloseDate and DaysOnMarket of listings that closed, from their details."""
+    """ClosePrice, CloseDate and DaysOnMarket of listings that closed, from their details (a
+    detail of another listing than the one asked for is retried, then raised)."""
     requests = [(_DETAIL.at(str(i)), None) for i in ids]
     removed: list[str] = []
     counts.floor += len(ids)
     try:
-        bodies = api.get_many(requests, raw=True)
+        bodies = api.get_many(
+            requests,
+            raw=True,
+            check=lambda index, body: check_echo(body, "ListingId", str(ids[index])),
+        )
         counts.details += len(ids)
     except NotFoundError:
         # one of them is gone: ask one by one, and drop those the server no longer has
@@ -124,7 +131,8 @@ def close_listings(
         bodies = []
         for (path, _), listing_id in zip(requests, ids, strict=True):
             try:
-                bodies.append(api.get_bytes(path))
+                check = functools.partial(check_echo, field="ListingId", asked=str(listing_id))
+                bodies.append(api.get_bytes(path, check=check))
             except NotFoundError:
                 removed.append(listing_id)
             counts.details += 1

@@ -76,7 +76,9 @@ class Endpoint:
     and its ``ttl`` (None: never expires). ``item_key``: the records' member of a page
     (``paged``). ``options``: the loader's own arguments, their defaults and checks; ``refused``: spec
     parameters the loader manages itself (name -> (why, what instead)); ``key``: the cache key's
-    parameters from the validated query (default: the query itself).
+    parameters from the validated query (default: the query itself). ``echo``: what the answer
+    says back, as (top-level field of the body, the request's parameter): the load refuses an
+    answer whose field is present and differs (:mod:`realtyframes.loaders._answers`).
     """
 
     name: str
@@ -95,6 +97,7 @@ class Endpoint:
     options: Mapping[str, tuple[Any, Callable[[str, Any], Any]]] = field(default_factory=dict)
     refused: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     key: Callable[[Mapping[str, str]], dict[str, Any]] | None = None
+    echo: tuple[str, str] | None = None
 
     def at(self, identifier: str) -> str:
         """The path of the resource ``identifier`` names (``path_param`` endpoints).
@@ -131,7 +134,13 @@ class Endpoint:
         key = self.key(request.params) if self.key is not None else dict(request.params)
         if self.path_param is not None:
             key = {self.path_param: params[self.path_param], **key}
-        return _fetch.Call(request.path, request.params, checked, {**key, **checked})
+        echo: dict[str, str] = {}
+        if self.echo is not None:
+            field, param = self.echo
+            asked = params.get(param) if param == self.path_param else request.params.get(param)
+            if asked is not None:
+                echo[field] = str(asked)
+        return _fetch.Call(request.path, request.params, checked, {**key, **checked}, echo)
 
 
 def _declare(*endpoints: Endpoint) -> dict[str, Endpoint]:
@@ -168,6 +177,7 @@ ENDPOINTS: dict[str, Endpoint] = _declare(
         resource="listing",
         ttl=timedelta(days=1),
         summary="One listing with every detail field and its Media",
+        echo=("ListingId", "ListingId"),
     ),
     Endpoint(
         "listing_changes",
@@ -207,6 +217,7 @@ ENDPOINTS: dict[str, Endpoint] = _declare(
         fetch=_fetch.fetch_one,
         resource="contact",
         summary="One CRM contact",
+        echo=("id", "contactId"),
     ),
     Endpoint(
         "contact_activity",
@@ -218,6 +229,7 @@ ENDPOINTS: dict[str, Endpoint] = _declare(
         fetch=_fetch.fetch_one,
         resource="activity",
         summary="A contact's activity: one row per event",
+        echo=("contactId", "contactId"),
     ),
     Endpoint(
         "analytics",
@@ -229,6 +241,7 @@ ENDPOINTS: dict[str, Endpoint] = _declare(
         fetch=_fetch.fetch_one,
         resource="analytics",
         summary="Website analytics of a period: overview plus breakdowns",
+        echo=("period", "Period"),
     ),
     Endpoint("me", "base", "/v1/me", summary="The current user, plan and scopes"),
     Endpoint("legacy_me", "legacy", "/api/me", summary="The current user (legacy host)"),

@@ -1,0 +1,258 @@
+"""A fault-injecting HTTP proxy on loopback, in front of a sandbox: answers that are well formed
+but belong to another request, which the sandbox's own faults (5xx, 429, truncated bodies...)
+cannot make.
+
+Modes (``proxy.set(mode, times=None)``; ``times``: inject that many faults, then pass through,
+so a retry can succeed; None: every time):
+
+- ``stale_page``: a caching proxy keyed without the query. A list request (``/v1/listings``,
+  ``/v1/listings/changes``, ``/v1/contacts``) is answered from the body cached for its path when
+  that body answered another query; otherwise it is forwarded and its answer cached.
+- ``swapped_detail``: a detail (``/v1/listings/{id}``, ``/v1/contacts/{id}``,
+  ``/v1/contacts/{id}/activity``) is answered with the body of another listing / contact.
+- ``foreign_changes``: a change-feed page gets a change record of a listing the request did not
+  ask about (a listing the proxy saw in a search, else a made-up id).
+- ``wrong_period``: an analytics request is answered with another period's analytics.
+- ``no_echo``: not a fault: list pages lose their ``offset`` and ``limit`` members (a variant
+  of the envelope the client must accept).
+
+``proxy.injected`` counts the faults injected since the last ``set``, by mode.
+
+>>> with start_proxy(sandbox.url) as proxy:  # doctest: +SKIP
+...     proxy.set("stale_page", times=2)
+...     client = rf.Client(proxy.url)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+MODES = ("stale_page", "swapped_detail", "foreign_changes", "wrong_period", "no_echo")
+LIST_PATHS = frozenset({"/v1/listings", "/v1/listings/changes", "/v1/contacts"})
+_DETAIL = re.compile(r"^/v1/(listings|contacts)/([^/]+)(/activity)?$")
+_LISTING_ID = re.compile(rb'"ListingId"\s*:\s*"([^"\\]+)"')
+_HOP = {"content-length", "transfer-encoding", "content-encoding", "connection", "keep-alive"}
+_PERIODS = ("24h", "7d", "30d", "90d", "1y")
+#: An answer: status, headers, body.
+Answer = tuple[int, dict[str, str], bytes]
+
+
+class FaultProxy:
+    """The proxy's state: where it forwards to, the fault mode and what it injected."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/")
+        self.url = ""
+        self.mode: str | None = None
+        self.left: int | None = None
+        self.injected: Counter[str] = Counter()
+        self.forwarded = 0
+        self._lock = threading.Lock()
+        self._pages: dict[str, tuple[frozenset[tuple[str, str]], bytes, dict[str, str]]] = {}
+        self._seen_ids: dict[str, None] = {}
+        self._http = httpx.Client(timeout=30)
+
+    def set(self, mode: str | None, *, times: int | None = None) -> None:
+        """Inject ``mode`` from now on (None: none), ``times`` times (None: every time); the
+        counts (``injected``, ``forwarded``) and the cached pages start afresh."""
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"mode: {mode!r}; allowed: {', '.join(MODES)}")
+        with self._lock:
+            self.mode, self.left = mode, times
+            self.injected.clear()
+            self.forwarded = 0
+            self._pages.clear()
+
+    def _take(self, mode: str) -> bool:
+        """Whether to inject ``mode`` now (and count it)."""
+        with self._lock:
+            if self.mode != mode or (self.left is not None and self.left <= 0):
+                return False
+            if self.left is not None:
+                self.left -= 1
+            self.injected[mode] += 1
+            return True
+
+    # -- forwarding ---------------------------------------------------------------------------
+    def _get(self, path: str, query: str, headers: dict[str, str]) -> httpx.Response:
+        url = self.upstream + path + (f"?{query}" if query else "")
+        response = self._http.get(url, headers=headers)
+        with self._lock:
+            self.forwarded += 1
+        if path == "/v1/listings" and response.status_code == 200:
+            with self._lock:
+                for found in _LISTING_ID.findall(response.content)[:50]:
+                    self._seen_ids[found.decode()] = None
+        return response
+
+    def handle(
+        self, method: str, path: str, query: str, headers: dict[str, str], body: bytes
+    ) -> Answer:
+        """One request -> (status, headers, body)."""
+        if method != "GET":
+            url = self.upstream + path + (f"?{query}" if query else "")
+            r = self._http.request(method, url, headers=headers, content=body)
+            return r.status_code, _kept(r.headers), r.content
+        if path in LIST_PATHS:
+            return self._list(path, query, headers)
+        detail = _DETAIL.match(path)
+        if detail is not None and detail.group(2) != "changes":
+            return self._detail(path, query, headers, detail)
+        if path == "/v1/analytics":
+            return self._analytics(path, query, headers)
+        r = self._get(path, query, headers)
+        return r.status_code, _kept(r.headers), r.content
+
+    def _list(self, path: str, query: str, headers: dict[str, str]) -> Answer:
+        key = frozenset(httpx.QueryParams(query).multi_items())
+        with self._lock:
+            cached = self._pages.get(path)
+        if cached is not None and cached[0] != key and self._take("stale_page"):
+            return 200, cached[2], cached[1]
+        r = self._get(path, query, headers)
+        content = r.content
+        if r.status_code == 200:
+            with self._lock:
+                self._pages[path] = (key, content, _kept(r.headers))
+            if path == "/v1/listings/changes" and self.mode == "foreign_changes":
+                content = self._foreign(query, content)
+            elif self.mode == "no_echo" and self._take("no_echo"):
+                page = json.loads(content)
+                page.pop("offset", None)
+                page.pop("limit", None)
+                content = json.dumps(page).encode()
+        return r.status_code, _kept(r.headers), content
+
+    def _foreign(self, query: str, content: bytes) -> bytes:
+        params = httpx.QueryParams(query)
+        asked = set(params.get("ListingIds", "").split(","))
+        with self._lock:
+            foreign = next((i for i in self._seen_ids if i not in asked), "A00000001")
+        page = json.loads(content)
+        records = page.get("changes") or []
+        if records:
+            record = {**records[0], "ListingId": foreign}
+        else:
+            since = params.get("Since", "2026-01-01T00:00:00Z")
+            record = {
+                "ListingId": foreign,
+                "ChangeType": "price_change",
+                "ChangeTimestamp": since,
+                "PreviousListPrice": 500000,
+                "ListPrice": 450000,
+            }
+        if not self._take("foreign_changes"):
+            return content
+        if len(records) >= int(page.get("limit") or 50):
+            records[-1] = record
+        else:
+            records.append(record)
+            page["total"] = int(page.get("total") or 0) + 1
+        page["changes"] = records
+        return json.dumps(page).encode()
+
+    def _detail(
+        self, path: str, query: str, headers: dict[str, str], match: re.Match[str]
+    ) -> Answer:
+        r = self._get(path, query, headers)
+        if r.status_code != 200 or self.mode != "swapped_detail":
+            return r.status_code, _kept(r.headers), r.content
+        kind, asked, activity = match.groups()
+        other = self._other_id(kind, asked, headers)
+        if other is None or not self._take("swapped_detail"):
+            return r.status_code, _kept(r.headers), r.content
+        swapped = self._get(f"/v1/{kind}/{other}{activity or ''}", "", headers)
+        return swapped.status_code, _kept(swapped.headers), swapped.content
+
+    def _other_id(self, kind: str, asked: str, headers: dict[str, str]) -> str | None:
+        items = self._get(f"/v1/{kind}", "Limit=5", headers).json()[kind]
+        key = "ListingId" if kind == "listings" else "id"
+        return next((str(i[key]) for i in items if str(i[key]) != asked), None)
+
+    def _analytics(self, path: str, query: str, headers: dict[str, str]) -> Answer:
+        params = httpx.QueryParams(query)
+        if self.mode == "wrong_period":
+            asked = params.get("Period", "30d")
+            other = next(p for p in _PERIODS if p != asked)
+            if self._take("wrong_period"):
+                query = str(params.set("Period", other))
+        r = self._get(path, query, headers)
+        return r.status_code, _kept(r.headers), r.content
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def _kept(headers: httpx.Headers) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k.lower() not in _HOP}
+
+
+def _app(proxy: FaultProxy) -> Starlette:
+    async def endpoint(request: Request) -> Response:
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP | {"host"}}
+        body = await request.body()
+        status, out_headers, content = await anyio.to_thread.run_sync(
+            proxy.handle,
+            request.method,
+            request.url.path,
+            request.url.query,
+            headers,
+            body,
+        )
+        return Response(content, status_code=status, headers=out_headers)
+
+    methods = ["GET", "POST", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS"]
+    return Starlette(routes=[Route("/{path:path}", endpoint, methods=methods)])
+
+
+@contextmanager
+def start_proxy(upstream: str) -> Iterator[FaultProxy]:
+    """A :class:`FaultProxy` to ``upstream`` served on 127.0.0.1 (a free port) in a thread."""
+    proxy = FaultProxy(upstream)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    config = uvicorn.Config(
+        _app(proxy),
+        http="h11",
+        ws="none",
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        log_config=None,
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="fault-proxy", daemon=True
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the fault proxy did not start")
+            time.sleep(0.005)
+        host, port = sock.getsockname()[:2]
+        proxy.url = f"http://{host}:{port}"
+        yield proxy
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+        proxy.close()
