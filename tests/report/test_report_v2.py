@@ -4,7 +4,9 @@ an earlier run's headline numbers."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +41,100 @@ def _report(url: str, cache: Path, out: Path, **kw: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def written(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
+    with rf.Client(base_url=sandbox_url, cache=False, progress=False) as client:
+        sold = client.listings(City="Miami", Status="Closed", PropertyType="Residential")
+    subject = str(sold.sort_values(["CloseDate", "ListingId"])["ListingId"].iloc[-1])
     return _report(sandbox_url, tmp_path_factory.mktemp("c"), tmp_path_factory.mktemp("r"),
-                   cities=("Miami", "Doral", "Miami Beach"))  # fmt: skip
+                   cities=("Miami", "Doral", "Miami Beach"), comps=(subject,))  # fmt: skip
+
+
+class _Grids(HTMLParser):
+    """Every ``<table data-table=ID>`` of a page as a grid of what a cell holds: its exact
+    ``data-value`` where it has one, else its text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grids: dict[str, list[list[str]]] = {}
+        self._table: str | None = None
+        self._cell: list[str] | None = None
+        self._value: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag == "table" and a.get("data-table"):
+            self._table = str(a["data-table"])
+            self.grids[self._table] = []
+        elif tag == "tr" and self._table is not None:
+            self.grids[self._table].append([])
+        elif tag in ("td", "th") and self._table is not None:
+            self._cell, self._value = [], a.get("data-value")
+        elif tag == "span" and self._cell is not None:
+            self._cell = None  # a note after the value ("n=3"): not part of it
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._table is not None and self.grids[self._table]:
+            text = "".join(self._cell or []).strip()
+            self.grids[self._table][-1].append(self._value if self._value is not None else text)
+            self._cell, self._value = None, None
+        elif tag == "table":
+            self._table = None
+
+
+def _same(cell: Any, shown: str) -> bool:
+    """A workbook cell against the page's exact value (or text)."""
+    if cell is None:
+        return shown in ("", "—")
+    if isinstance(cell, dt.datetime):
+        return pd.Timestamp(shown).tz_convert("UTC").tz_localize(None) == pd.Timestamp(cell)
+    if isinstance(cell, int | float):
+        return float(shown) == pytest.approx(float(cell), rel=1e-12)
+    return str(cell) == shown
+
+
+@pytest.mark.slow
+def test_the_workbook_holds_every_table_the_page_shows(written: tuple[Any, Any]) -> None:
+    """Sheet by sheet, the report's own tables (headline, comparison, subtypes, trends, price
+    drops, comps, traffic, leads) equal the page's cells, each in its kind's number format;
+    then the input frames, then Definitions as plain text. Comps are written beside the report."""
+    import openpyxl
+
+    report, files = written
+    html = files.html.read_text(encoding="utf-8")
+    grids = _Grids()
+    grids.feed(html)
+    book = openpyxl.load_workbook(files.workbook)
+    tables = [name for name in book.sheetnames if name in grids.grids or name == "headline"]
+    assert tables[0] == "headline" and book.sheetnames[: len(tables)] == tables
+    assert {"comparison", "subtypes", "trends", "drop_summary", "top_drops", "traffic", "funnel",
+            "lead_sources"} <= set(tables)  # fmt: skip
+    assert any(t.startswith("comps_") for t in tables)
+    for name in tables[1:]:
+        rows = [[c.value for c in r] for r in book[name].iter_rows()]
+        grid = grids.grids[name]
+        assert len(rows) == len(grid), name
+        for got, want in zip(rows, grid, strict=True):
+            assert len(got) == len(want), (name, want)
+            bad = [(g, w) for g, w in zip(got, want, strict=True) if not _same(g, w)]
+            assert not bad, (name, bad[:3])
+    headline = parse(html).values
+    sheet = [[c.value for c in r] for r in book["headline"].iter_rows()][1:]
+    shown = [v for (t, _, _), (v, _) in headline.items() if t == "headline"]
+    assert [row[1] for row in sheet] == [
+        pytest.approx(float(v), rel=1e-12) if v else None for v in shown
+    ]
+    formats = {c.number_format for r in book["comparison"].iter_rows(min_row=2) for c in r[1:]}
+    assert {"#,##0", '"$"#,##0', "0.0%"} <= formats  # counts, prices and shares as such
+    assert book.sheetnames[len(tables) :] == [*read_report_data(files.html), "Definitions"]
+    defs = [str(c.value) for r in book["Definitions"].iter_rows() for c in r if c.value]
+    assert not [d for d in defs if "**" in d or "`" in d]  # plain text, not Markdown
+    (subject,) = report.options.comps
+    stem = files.html.name.removesuffix(".html")
+    comps = pd.read_parquet(files.html.with_name(f"{stem}.comps-{subject}.parquet"))
+    assert len(comps) == len(report.comps[subject]) > 0
 
 
 @pytest.mark.slow
@@ -49,7 +143,7 @@ def test_the_workbook_reads_back_equal_to_the_parquet_frames(written: tuple[Any,
     assert files.workbook is not None and files.workbook.name.endswith(".xlsx")
     frames = read_report_data(files.html)
     sheets = pd.read_excel(files.workbook, sheet_name=None)
-    assert list(sheets) == [*frames, "Definitions"]
+    assert list(sheets)[-len(frames) - 1 :] == [*frames, "Definitions"]  # after the shown tables
     for name, frame in frames.items():
         expected = excel_ready(frame)
         got = sheets[name]

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from realtyframes.report._tables import record
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -131,6 +133,15 @@ def render_cell(cell: Cell, tag: str = "td") -> str:
     return f"<{tag}{''.join(attrs)}>{text}</{tag}>"
 
 
+def _shown(cell: Cell) -> tuple[Any, str]:
+    """A cell's value as the workbook holds it (missing where the page shows "—")."""
+    value = None if is_missing(cell.value) else cell.value
+    if cell.kind not in ("text", "date") and value is not None:
+        x = float(value)
+        value = x if math.isfinite(x) else None
+    return value, cell.kind
+
+
 def render_table(
     table_id: str,
     header: Sequence[str],
@@ -146,6 +157,8 @@ def render_table(
         f'<th scope="col"{num if numeric[i] else ""}>{esc(h)}</th>' for i, h in enumerate(header)
     )
     body = []
+    rows = list(rows)
+    record(table_id, header, [[c if isinstance(c, str) else _shown(c) for c in r] for r in rows])
     for row in rows:
         cells = "".join(
             f'<th scope="row">{esc(c)}</th>' if isinstance(c, str) else render_cell(c) for c in row
@@ -202,6 +215,11 @@ class Card:
 def render_cards(cards: Sequence[Card]) -> str:
     """The headline numbers as a grid of cards (``data-row`` = the card's key)."""
     items = []
+    record(
+        "headline",
+        ["Metric", "Value", "Note"],
+        [[c.label, _shown(Cell(c.value, c.kind)), c.note or ""] for c in cards],
+    )
     for card in cards:
         note = f'<div class="card-note">{esc(card.note)}</div>' if card.note else ""
         items.append(

@@ -16,6 +16,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -23,7 +24,14 @@ from realtyframes._files import PRIVATE_MODE, atomic_path
 from realtyframes.report.files import csv_ready
 from realtyframes.report.load import plain_frame
 
-__all__ = ["SHEET_NAME_MAX", "excel_ready", "number_format", "sheet_names", "write_workbook"]
+__all__ = [
+    "KIND_FORMATS",
+    "SHEET_NAME_MAX",
+    "excel_ready",
+    "number_format",
+    "sheet_names",
+    "write_workbook",
+]
 
 #: Excel's limit on a sheet name's length.
 SHEET_NAME_MAX = 31
@@ -118,8 +126,11 @@ def write_workbook(
     if definitions is not None:
         items.append(("Definitions", definitions))
     for sheet_name, (_, frame) in zip(sheet_names([n for n, _ in items]), items, strict=True):
-        data = excel_ready(frame)
         sheet = book.create_sheet(sheet_name)
+        if "kinds" in frame.attrs:  # a table the report shows: each cell in its own format
+            _shown_table(sheet, frame)
+            continue
+        data = excel_ready(frame)
         sheet.append([str(c) for c in data.columns])
         for row in data.itertuples(index=False):
             sheet.append([None if _missing(v) else _cell(v) for v in row])
@@ -135,6 +146,42 @@ def write_workbook(
     with atomic_path(target, mode=PRIVATE_MODE if private else None) as tmp:
         book.save(tmp)
     return target
+
+
+#: The number format of each kind of value the report shows (``report._html.KINDS``).
+KIND_FORMATS: dict[str, str | None] = {
+    "count": "#,##0",
+    "days": "#,##0",
+    "money": '"$"#,##0',
+    "percent": "0.0%",
+    "number": "#,##0.0",
+    "date": "yyyy-mm-dd",
+    "text": None,
+}
+
+
+def _shown_table(sheet: Any, frame: pd.DataFrame) -> None:
+    """A table of the report as the page shows it: its header, each cell's exact value (blank
+    where the page shows "—") in the number format of its kind."""
+    from openpyxl.utils import get_column_letter
+
+    sheet.append([str(c) for c in frame.columns])
+    kinds = frame.attrs["kinds"]
+    for values, row_kinds in zip(frame.itertuples(index=False), kinds, strict=True):
+        cells = []
+        for value in values:
+            if isinstance(value, pd.Timestamp) and value.tz is not None:
+                value = value.tz_convert("UTC").tz_localize(None)  # Excel has no time zones
+            cells.append(None if _missing(value) else _cell(value))
+        sheet.append(cells)
+        for cell, kind in zip(sheet[sheet.max_row], row_kinds, strict=True):
+            fmt = KIND_FORMATS.get(kind)
+            if fmt is not None:
+                cell.number_format = fmt
+    sheet.freeze_panes = "B2"
+    for i, column in enumerate(frame.columns, start=1):
+        width = max([len(str(column)), *(len(str(v)) for v in frame.iloc[:200, i - 1])])
+        sheet.column_dimensions[get_column_letter(i)].width = min(60, max(8, width + 2))
 
 
 def _missing(value: object) -> bool:

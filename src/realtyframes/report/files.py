@@ -26,6 +26,7 @@ import pandas as pd
 
 from realtyframes._files import PRIVATE_MODE, atomic_path, atomic_write_text
 from realtyframes.errors import QueryError
+from realtyframes.report._tables import collecting
 from realtyframes.report.compute import MarketReport, compute_market_report
 from realtyframes.report.load import ReportClient, load_market_frames, plain_frame
 from realtyframes.report.options import DATA_FILES, MarketReportOptions, data_source
@@ -276,7 +277,13 @@ def write_market_report(
         source = report.options.source
         parquet, csv = paths[name]["parquet"], paths[name]["csv"]
         write_frame(frame, parquet, csv, private=private, source=source)
-    atomic_write_text(html_path, render_market_report(report, stem=stem))
+    with collecting() as tables:  # the tables the page shows, for the workbook
+        page = render_market_report(report, stem=stem)
+    atomic_write_text(html_path, page)
+    for listing_id, comps in report.comps.items():  # computed, not input: beside the report too
+        name = f"comps-{listing_id}"
+        paths[name] = {fmt: out / f"{stem}.{name}.{fmt}" for fmt in ("parquet", "csv")}
+        write_frame(comps, paths[name]["parquet"], paths[name]["csv"], source=report.options.source)
     from realtyframes.report.manifest import write_manifest
 
     workbook = None
@@ -285,7 +292,7 @@ def write_market_report(
         from realtyframes.report.excel import write_workbook
 
         workbook = write_workbook(
-            frames,
+            {**tables, **frames},  # what the page shows, then what it was computed from
             out / f"{stem}.xlsx",
             definitions=metric_definitions(),
             private=is_private(frames),

@@ -70,6 +70,14 @@ def manifest(report: MarketReport, data: Mapping[str, Mapping[str, Path]]) -> di
             }
             for name, frame in frames.items()
         },
+        "comps": {
+            listing_id: {
+                "rows": len(comps),
+                "sha256": frame_hash(comps),
+                "files": {fmt: p.name for fmt, p in data.get(f"comps-{listing_id}", {}).items()},
+            }
+            for listing_id, comps in report.comps.items()
+        },
         "notes": [*report.frames.notes, *report.notes],
     }
 

@@ -185,6 +185,13 @@ def render_market_report(report: MarketReport, *, stem: str | None = None) -> st
                 f'<a href="{esc(f"{stem}.{name}.{fmt}")}">{fmt}</a>' for fmt in ("parquet", "csv")
             )
             files.append(f"<li><code>{esc(name)}</code>: {esc(what)} ({links})</li>")
+    for listing_id in report.comps:
+        name = f"comps-{listing_id}"
+        links = " · ".join(
+            f'<a href="{esc(f"{stem}.{name}.{fmt}")}">{fmt}</a>' for fmt in ("parquet", "csv")
+        )
+        files.append(f"<li><code>{esc(name)}</code>: the comparable sales of {esc(listing_id)} "
+                     f"shown above ({links})</li>")  # fmt: skip
     footer = (
         "<p>The data behind this report, next to this file:</p>"
         f"<ul>{''.join(files)}</ul>"
