@@ -56,15 +56,20 @@ def insecure_transport(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def pkce_client(insecure_transport: None) -> Iterator[Any]:
+    with _demo_pkce_client() as client:
+        yield client
+
+
+def _demo_pkce_client() -> Any:
+    """authlib's OAuth2Client for the demo client, with PKCE S256."""
     client_class, _, _ = _authlib()
-    with client_class(
+    return client_class(
         DEMO.client_id,
         DEMO.client_secret,
         scope="listings",
         redirect_uri=DEMO.redirect_uri,
         code_challenge_method="S256",
-    ) as client:
-        yield client
+    )
 
 
 def _consent(client: Any, base: str, verifier: str | None) -> str:
@@ -276,15 +281,9 @@ def test_mcp_401_links_its_metadata_and_discovery_leads_to_a_token(
     assert {"client_secret_basic", "client_secret_post"} <= set(
         server["token_endpoint_auth_methods_supported"]
     )
-    client_class, _, generate_token = _authlib()
+    _, _, generate_token = _authlib()
     verifier = generate_token(64)
-    with client_class(
-        DEMO.client_id,
-        DEMO.client_secret,
-        scope="listings",
-        redirect_uri=DEMO.redirect_uri,
-        code_challenge_method="S256",
-    ) as client:
+    with _demo_pkce_client() as client:
         authorize, _ = client.create_authorization_url(
             server["authorization_endpoint"], code_verifier=verifier, resource=resource["resource"]
         )

@@ -35,6 +35,13 @@ def umask_022() -> Iterator[None]:
         os.umask(old)
 
 
+@pytest.fixture(scope="module")
+def contact(sandbox_url: str) -> str:
+    """A contact of the shared sandbox."""
+    with rf.Client(base_url=sandbox_url, cache=False, progress=False) as client:
+        return str(client.contacts()["id"].iloc[0])
+
+
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
@@ -61,10 +68,8 @@ def test_contact_exports_are_private_in_every_format(
 
 @pytest.mark.usefixtures("umask_022")
 def test_activity_and_legacy_contacts_are_private_and_an_old_file_is_replaced(
-    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], contact: str
 ) -> None:
-    with rf.Client(base_url=sandbox_url, cache=False, progress=False) as client:
-        contact = str(client.contacts()["id"].iloc[0])
     activity = tmp_path / "activity.csv"
     activity.write_text("an older, world-readable file\n")
     assert mode(activity) == SHARED
@@ -78,10 +83,8 @@ def test_activity_and_legacy_contacts_are_private_and_an_old_file_is_replaced(
 
 @pytest.mark.usefixtures("umask_022")
 def test_mcp_call_results_holding_a_contact_are_private(
-    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], contact: str
 ) -> None:
-    with rf.Client(base_url=sandbox_url, cache=False, progress=False) as client:
-        contact = str(client.contacts()["id"].iloc[0])
     base = ["--base-url", sandbox_url, "--cache-dir", str(tmp_path / "cache")]
     one = tmp_path / "contact.json"
     code = main(
