@@ -51,6 +51,7 @@ DOCUMENTED = {
     "ColumnTypeError",
     "SchemaValidationError",
     "CacheLockTimeout",
+    "CacheReadTimeout",
     "DataQualityWarning",
     "SchemaDriftWarning",
     "DriftWarning",
