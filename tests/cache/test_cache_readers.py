@@ -22,6 +22,7 @@ import sys
 import textwrap
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ import realtyframes as rf
 from realtyframes.cache import (
     META_KEY,
     CacheReadTimeout,
+    CacheWarning,
     Entry,
     ParquetCache,
     file_lock,
@@ -167,7 +169,8 @@ def test_a_writer_of_an_older_version_is_waited_for_within_read_wait(tmp_path):
         with file_lock(lock):
             holding.set()
             time.sleep(0.5)
-            shutil.copyfile(root.parent / "other-20" / main, root / main)
+            shutil.copyfile(root.parent / "other-20" / main, tmp_path / "main.tmp")
+            os.replace(tmp_path / "main.tmp", root / main)  # atomic, as every version renames
 
     writer = threading.Thread(target=complete_the_write)
     writer.start()
@@ -262,7 +265,7 @@ def _write_rounds(url: str, cache: str, tag: int, rounds: int, barrier: Any) -> 
     with rf.Client(url, cache_dir=cache, progress=False) as client, httpx.Client() as http:
         for r in range(rounds):
             if tag == 0:
-                http.post(f"{url}/_sandbox/clock", json={"advance_days": 2}).raise_for_status()
+                http.post(f"{url}/_sandbox/clock", json={"advance_days": 7}).raise_for_status()
             if barrier is not None:
                 barrier.wait(timeout=60)
             client.sync_listings(refresh=(r + tag) % 2 == 1, **SCOPE)
@@ -270,11 +273,13 @@ def _write_rounds(url: str, cache: str, tag: int, rounds: int, barrier: Any) -> 
 
 
 def _writer(url: str, cache: str, log: str, tag: int, rounds: int, barrier: Any) -> None:
+    warnings.simplefilter("error", CacheWarning)  # a file found unreadable fails the test
     ParquetCache.write = _recording(Path(log))  # type: ignore[method-assign]
     _write_rounds(url, cache, tag, rounds, barrier)
 
 
 def _reader(url: str, cache: str, log: str, ready: Any, stop: Any) -> None:
+    warnings.simplefilter("error", CacheWarning)  # a file found unreadable fails the test
     reads = []
     with rf.Client(url, cache_dir=cache, progress=False) as client:
         while not stop.is_set():
@@ -337,7 +342,9 @@ def run_writers_and_readers(
             _join(procs[readers:], "writer")
         else:
             monkeypatch.setattr(ParquetCache, "write", _recording(logs / "writes-0.jsonl"))
-            _write_rounds(url, str(cache), 0, rounds, None)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", CacheWarning)
+                _write_rounds(url, str(cache), 0, rounds, None)
         stop.set()
         _join(procs[:readers], "reader")
     finally:
@@ -375,8 +382,8 @@ def test_readers_in_other_processes_never_see_a_hole(start_sandbox, tmp_path, mo
 
 @pytest.mark.slow
 def test_three_writers_and_three_readers_never_see_a_hole(start_sandbox, tmp_path, monkeypatch):
-    sandbox = start_sandbox(listings=1200)
+    sandbox = start_sandbox(listings=600)
     written, reads = run_writers_and_readers(
-        sandbox.url, tmp_path, monkeypatch, writers=3, readers=3, rounds=5
+        sandbox.url, tmp_path, monkeypatch, writers=3, readers=3, rounds=4
     )
     assert_no_hole(written, reads)

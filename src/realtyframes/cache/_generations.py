@@ -177,7 +177,10 @@ def keep_previous(layout: Layout, resource: str, key: str, meta: Mapping[str, An
 def release_previous(layout: Layout, resource: str, key: str) -> None:
     """Remove the kept companions of ``key`` (once the new main file is in place)."""
     for path in layout.previous_files(key, resource):
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:  # open by a reader where that forbids removing (Windows): the next write
+            continue
 
 
 def stage(
