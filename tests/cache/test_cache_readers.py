@@ -237,6 +237,57 @@ def test_a_writer_that_dies_between_its_renames_leaves_the_previous_generation(
     assert not list(root.rglob("*.parquet"))
 
 
+# -- every cached load of the client ------------------------------------------------------------------
+
+
+def _listing(client: rf.Client, refresh: bool) -> pd.DataFrame:
+    return client.listing(client.listings(City="Miami").ListingId.iloc[0], refresh=refresh)
+
+
+def _changes(client: rf.Client, refresh: bool) -> pd.DataFrame:
+    ids = client.listings(City="Miami").ListingId
+    return client.listing_changes(ids, "2026-01-01", refresh=refresh)
+
+
+LOADS: dict[str, Callable[[rf.Client, bool], pd.DataFrame]] = {
+    "listings": lambda client, refresh: client.listings(City="Miami", refresh=refresh),
+    "listing": _listing,
+    "changes": _changes,
+    "contacts": lambda client, refresh: client.contacts(refresh=refresh),
+    "analytics": lambda client, refresh: client.analytics("7d", refresh=refresh).overview,
+}
+
+
+@pytest.mark.parametrize("resource", sorted(LOADS))
+def test_every_cached_load_is_answered_while_its_entry_is_rewritten(
+    sandbox_url, tmp_path, monkeypatch, resource
+):
+    """A client rewrites the entry (``refresh=True``); when its main file is about to be
+    renamed (its companions already are), another client's load is a cache hit, equal to the
+    generation before."""
+    load = LOADS[resource]
+    writer = rf.Client(sandbox_url, cache_dir=tmp_path, progress=False)
+    reader = rf.Client(sandbox_url, cache_dir=tmp_path, progress=False)
+    before = load(writer, False)
+    real_replace = os.replace
+    answers: list[tuple[bool, pd.DataFrame]] = []
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(dst).name == "part-0.parquet" and Path(dst).parents[2].name == resource:
+            got = load(reader, False)
+            assert reader.last_load is not None
+            answers.append((reader.last_load.from_cache, got))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    load(writer, True)
+    monkeypatch.undo()
+    assert len(answers) == 1 and answers[0][0], "the reader fetched: the cache had a hole"
+    pd.testing.assert_frame_equal(answers[0][1], before)
+    writer.close()
+    reader.close()
+
+
 # -- processes: writers and readers of a synced market and of listings ----------------------------
 
 
