@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 from realtyframes._files import atomic_path, fsync_dir, temp_path
 from realtyframes.cache._entries import FILE_MODE, _private_dirs, _restore_categories
 from realtyframes.cache._layout import Layout
+from realtyframes.cache._lock import is_locked
 
 __all__ = [
     "ANY",
@@ -47,6 +48,7 @@ __all__ = [
     "keep_previous",
     "read_frame",
     "release_previous",
+    "remove_kept_leftovers",
     "replace_files",
     "stage",
 ]
@@ -181,6 +183,15 @@ def release_previous(layout: Layout, resource: str, key: str) -> None:
             path.unlink(missing_ok=True)
         except OSError:  # open by a reader where that forbids removing (Windows): the next write
             continue
+
+
+def remove_kept_leftovers(layout: Layout, resource: str) -> None:
+    """Remove the companions of ``resource`` kept by writes that died (those of keys whose lock
+    a writer holds are in use)."""
+    for kept in layout.internal.glob(f"previous/{resource}.*.parquet"):
+        key = kept.name.removesuffix(".parquet").rsplit(".", 2)[-2]
+        if not is_locked(layout.lock(resource, key)):
+            kept.unlink(missing_ok=True)
 
 
 def stage(

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import sys
 import time
 import warnings
 from collections.abc import Collection, Mapping
@@ -43,6 +42,7 @@ from realtyframes.cache._entries import (
     _KEY,
     _NAME,
     Entry,
+    _caller_level,
     _categories,
     _check_name,
     _private_dirs,
@@ -62,6 +62,7 @@ from realtyframes.cache._generations import (
     identity,
     read_frame,
     release_previous,
+    remove_kept_leftovers,
     replace_files,
 )
 from realtyframes.cache._layout import (
@@ -89,14 +90,6 @@ READ_WAIT = 30.0
 #: Seconds between two looks at an entry a writer of an older version is completing.
 _READ_POLL = 0.02
 _NOTHING = object()
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside this module (a warning names the caller)."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__") == __name__:
-        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
-    return level
 
 
 class ParquetCache:
@@ -283,7 +276,7 @@ class ParquetCache:
         warnings.warn(
             f"cache file {path} is unreadable ({bad}); treated as a miss, {where}",
             CacheWarning,
-            stacklevel=_caller_level(),
+            stacklevel=_caller_level(__name__),
         )
 
     # -- write -----------------------------------------------------------------------------------
@@ -496,11 +489,8 @@ class ParquetCache:
         for name in (resource, f"{resource}.*"):
             for leftover in internal.glob(f"corrupt/{name}.*"):
                 leftover.unlink(missing_ok=True)
-            for kept in internal.glob(f"previous/{name}.*"):
-                key = kept.name.removesuffix(".parquet").rsplit(".", 2)[-2]
-                if not is_locked(self._layout.lock(resource, key)):  # else a writer uses it
-                    kept.unlink(missing_ok=True)
         remove_dead_writers_files(self._layout)
+        remove_kept_leftovers(self._layout, resource)
         for lock in internal.glob(f"locks/{resource}/*.lock"):  # keys with no data (interrupted)
             try:
                 with file_lock(lock, timeout=0):
