@@ -124,9 +124,10 @@ def test_a_reader_at_each_step_of_a_write_gets_one_whole_generation(tmp_path, mo
 
 def test_a_write_that_completes_while_a_reader_reads_is_read_again(tmp_path, monkeypatch):
     """The reader has read the main file of one generation; two writes complete before it reads
-    the companions (neither in place nor kept has them now): it reads the entry again."""
+    the companions (neither in place nor kept has them now): it reads the entry again, at once
+    (no wait: ``read_wait=0`` is enough)."""
     root = tmp_path / "cache"
-    cache = ParquetCache(root)
+    cache = ParquetCache(root, read_wait=0)
     write(cache, 10)
     import realtyframes.cache._store as store
 
@@ -192,6 +193,12 @@ def test_an_entry_not_completed_within_read_wait_raises(tmp_path):
             cache.read("market", "k")
         assert time.monotonic() - started < 5
     assert issubclass(CacheReadTimeout, rf.CacheLockTimeout)
+
+
+@pytest.mark.parametrize("wait", [-1, "10", True, float("nan")])
+def test_read_wait_is_a_number_of_seconds(tmp_path, wait):
+    with pytest.raises(ValueError, match="read_wait"):
+        ParquetCache(tmp_path, read_wait=wait)
 
 
 def test_an_entry_left_torn_by_a_writer_that_died_is_a_miss(tmp_path):

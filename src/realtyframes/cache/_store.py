@@ -90,6 +90,9 @@ READ_WAIT = 30.0
 #: Seconds between two looks at an entry a writer of an older version is completing.
 _READ_POLL = 0.02
 _NOTHING = object()
+#: Columns of :meth:`ParquetCache.list`.
+_LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")
+_LIST_COLUMNS += ("size", "host", "operation", "params", "path")
 
 
 class ParquetCache:
@@ -120,7 +123,13 @@ class ParquetCache:
         self.root = Path(root).expanduser()
         self._ttl: dict[str, timedelta | float | None] = dict(ttl or {})
         self.lock_timeout = lock_timeout
-        self.read_wait = read_wait
+        if (
+            isinstance(read_wait, bool)
+            or not isinstance(read_wait, int | float)
+            or not read_wait >= 0
+        ):
+            raise ValueError(f"read_wait: {read_wait!r} is not a number of seconds >= 0")
+        self.read_wait = float(read_wait)
         self._layout = Layout(self.root)
         remove_dead_writers_files(self._layout)  # a crashed write's leftovers, whatever its key
         migrate_flat_layout(self.root)
@@ -195,17 +204,20 @@ class ParquetCache:
             try:
                 return self._read_once(resource, key)
             except Torn as torn:
-                writing = is_locked(self._layout.lock(resource, key))
-                if not writing and torn.token == seen:
-                    return None  # left so by a writer that died: a miss, as it always was
-                seen = _NOTHING if writing else torn.token
-                if time.monotonic() >= deadline:
-                    raise CacheReadTimeout(
-                        f"cache entry {resource}/{key} is being written by another process and "
-                        f"was not complete after {self.read_wait:g} s (ParquetCache.read_wait)"
-                    ) from None
-                if writing:
-                    time.sleep(_READ_POLL)
+                if not is_locked(self._layout.lock(resource, key)):
+                    if torn.token == seen:
+                        return None  # left so by a writer that died: a miss, as it always was
+                    first, seen = seen is _NOTHING, torn.token
+                    if first or time.monotonic() < deadline:
+                        continue  # a write completed meanwhile: read the new generation
+                elif time.monotonic() < deadline:
+                    seen = _NOTHING
+                    time.sleep(_READ_POLL)  # a writer of an older version: let it complete
+                    continue
+                raise CacheReadTimeout(
+                    f"cache entry {resource}/{key} is being written by another process and "
+                    f"was not complete after {self.read_wait:g} s (ParquetCache.read_wait)"
+                ) from None
 
     def _read_once(self, resource: str, key: str) -> Entry | None:
         """One attempt of :meth:`read`; raises :class:`Torn` when files changed meanwhile."""
@@ -406,8 +418,10 @@ class ParquetCache:
                 except (OSError, ValueError, KeyError, pa.ArrowException):
                     continue  # unreadable: a read moves it aside
                 for name in meta.get("extras") or {}:
-                    extra_path = self.path(resource, key, name)
-                    size += extra_path.stat().st_size if extra_path.exists() else 0
+                    try:
+                        size += self.path(resource, key, name).stat().st_size
+                    except OSError:
+                        continue  # not there (or replaced while listed)
                 rows.append(
                     {
                         "resource": resource,
@@ -424,18 +438,7 @@ class ParquetCache:
                 )
         frame = pd.DataFrame(
             rows,
-            columns=[
-                "resource",
-                "key",
-                "rows",
-                "quarantined",
-                "fetched_at",
-                "size",
-                "host",
-                "operation",
-                "params",
-                "path",
-            ],
+            columns=list(_LIST_COLUMNS),
         )
         return frame.astype(
             {
