@@ -442,6 +442,6 @@ def test_readers_in_other_processes_never_see_a_hole(start_sandbox, tmp_path, mo
 def test_three_writers_and_three_readers_never_see_a_hole(start_sandbox, tmp_path, monkeypatch):
     sandbox = start_sandbox(listings=600)
     written, reads = run_writers_and_readers(
-        sandbox.url, tmp_path, monkeypatch, writers=3, readers=3, rounds=4
+        sandbox.url, tmp_path, monkeypatch, writers=3, readers=3, rounds=3
     )
     assert_no_hole(written, reads)
