@@ -52,6 +52,7 @@ DOCUMENTED = {
     "ColumnTypeError",
     "SchemaValidationError",
     "CacheLockTimeout",
+    "CacheReadTimeout",
     "DataQualityWarning",
     "SchemaDriftWarning",
     "DriftWarning",

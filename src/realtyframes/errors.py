@@ -25,6 +25,7 @@ Class tree::
     ├── SchemaValidationError(ValueError)  rows failed validation with on_invalid="raise"
     │                                    (.model, .failure_cases)
     ├── CacheLockTimeout(TimeoutError)   another process held a cache entry's lock too long
+    │   └── CacheReadTimeout             a reader waited its bound for a writer to complete an entry
     └── AnalysisInputError(ValueError)   bad argument or frame given to an analysis function
         ├── MissingColumnsError(KeyError)  a needed column is absent (.missing names them)
         └── ColumnTypeError              values cannot be read as numbers / timestamps
@@ -60,6 +61,7 @@ __all__ = [
     "BadRequestError",
     "BadResponseError",
     "CacheLockTimeout",
+    "CacheReadTimeout",
     "CacheWarning",
     "ColumnTypeError",
     "ConfigError",
@@ -389,6 +391,11 @@ def _rebuild_error(message: str, model: str, failure_cases: pd.DataFrame) -> Sch
 
 class CacheLockTimeout(RealtyFramesError, TimeoutError):
     """Another process held a cache entry's write lock for longer than the timeout."""
+
+
+class CacheReadTimeout(CacheLockTimeout):
+    """A reader found an entry's files from two writes (a writer of an older version at work)
+    and the writer did not complete the entry within the reader's bound (``read_wait``)."""
 
 
 class CacheWarning(UserWarning):

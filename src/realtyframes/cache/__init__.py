@@ -11,12 +11,15 @@ from realtyframes.cache._entries import (
     is_fresh,
     normalise_params,
 )
-from realtyframes.cache._lock import CacheLockTimeout, file_lock
-from realtyframes.cache._store import META_KEY, CacheWarning, ParquetCache
+from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
+from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, ParquetCache
+from realtyframes.errors import CacheReadTimeout
 
 __all__ = [
     "META_KEY",
+    "READ_WAIT",
     "CacheLockTimeout",
+    "CacheReadTimeout",
     "CacheWarning",
     "Entry",
     "ParquetCache",
@@ -24,5 +27,6 @@ __all__ = [
     "cache_key",
     "file_lock",
     "is_fresh",
+    "is_locked",
     "normalise_params",
 ]

@@ -10,6 +10,7 @@ import hmac
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -192,3 +193,12 @@ def _restore_categories(frame: pd.DataFrame, meta: Mapping[str, Any]) -> pd.Data
 
 def _stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def _caller_level(module: str) -> int:
+    """The ``stacklevel`` (for a warning issued by the caller of this function) of the first
+    frame outside ``module``: the warning names the caller of the cache."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == module:
+        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
+    return level

@@ -6,6 +6,7 @@
     <root>/.rf/locks/<folder>/<key>.lock                               writer locks
     <root>/.rf/staging/.<folder>.<key>.parquet.tmp-<pid>-<hex>         files being written
     <root>/.rf/corrupt/<folder>.<key>.<UTC stamp>.parquet              unreadable files moved aside
+    <root>/.rf/previous/<folder>.<key>.<generation>.parquet            companions being replaced
 
 ``<folder>`` is a resource (``listings``) or a companion (``listings.media``). A dataset folder
 holds nothing but partitions of whole files: a file is written in ``.rf/staging`` and renamed into
@@ -124,6 +125,19 @@ class Layout:
     def staging(self, folder: str, key: str) -> Path:
         """The stand-in name a write's temporary file is made from (see ``atomic_path``)."""
         return self.internal / "staging" / f"{folder}.{key}.parquet"
+
+    def previous(self, folder: str, key: str, generation: str) -> Path:
+        """Where a companion of the generation being replaced stays readable during a write."""
+        return self.internal / "previous" / f"{folder}.{key}.{generation}.parquet"
+
+    def previous_files(self, key: str, resource: str | None = None) -> list[Path]:
+        """The kept companions of ``key`` (of ``resource``'s companions only, when given)."""
+        found = []
+        for path in sorted(self.internal.glob(f"previous/*.{key}.*.parquet")):
+            folder, name, _generation = path.name.removesuffix(".parquet").rsplit(".", 2)
+            if name == key and (resource is None or folder.split(".")[0] == resource):
+                found.append(path)
+        return found
 
     def corrupt(self, folder: str, key: str) -> Path:
         return self.internal / "corrupt" / f"{folder}.{key}.{_stamp()}.parquet"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from realtyframes.errors import CacheLockTimeout
 
-__all__ = ["CacheLockTimeout", "file_lock"]
+__all__ = ["CacheLockTimeout", "file_lock", "is_locked"]
 
 _POLL = 0.05  # seconds between attempts when waiting with a timeout
 
@@ -42,6 +42,8 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         while not _try_lock(fd):
             time.sleep(_POLL)
 
+    _try_shared = _try_lock  # no shared locks here: a probe takes the lock for a moment
+
 else:
     import fcntl
 
@@ -57,6 +59,34 @@ else:
 
     def _lock_blocking(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
+
+    def _try_shared(fd: int) -> bool:
+        """A shared lock: refused while a writer holds the lock, never refused by another probe."""
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+
+def is_locked(path: Path) -> bool:
+    """Whether another holder has the lock on ``path`` now (a lock file that does not exist is
+    not held; asking creates nothing and waits for nothing).
+
+    >>> is_locked(Path("/tmp/no-such.lock"))
+    False
+    """
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        if not _try_shared(fd):
+            return True
+        _unlock(fd)
+        return False
+    finally:
+        os.close(fd)
 
 
 def _same_file(fd: int, path: Path) -> bool:

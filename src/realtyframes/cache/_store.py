@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import time
 import warnings
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime, timedelta
@@ -34,24 +35,35 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from realtyframes._files import TEMP_MARKER, atomic_path
+from realtyframes._files import TEMP_MARKER
 from realtyframes._version import __version__
 from realtyframes.cache._entries import (
     _DEFAULT_TTL,
     _KEY,
     _NAME,
-    FILE_MODE,
     Entry,
+    _caller_level,
     _categories,
     _check_name,
     _private_dirs,
     _redact,
     _ResourceTtl,
-    _restore_categories,
     account_fingerprint,
     cache_key,
     is_fresh,
     normalise_params,
+)
+from realtyframes.cache._generations import (
+    GENERATION,
+    META_KEY,
+    Torn,
+    Unreadable,
+    entry_meta,
+    identity,
+    read_frame,
+    release_previous,
+    remove_kept_leftovers,
+    replace_files,
 )
 from realtyframes.cache._layout import (
     Layout,
@@ -59,8 +71,8 @@ from realtyframes.cache._layout import (
     migrate_flat_layout,
     remove_dead_writers_files,
 )
-from realtyframes.cache._lock import CacheLockTimeout, file_lock
-from realtyframes.errors import CacheWarning
+from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
+from realtyframes.errors import CacheReadTimeout, CacheWarning
 
 __all__ = [
     "META_KEY",
@@ -73,8 +85,14 @@ __all__ = [
     "normalise_params",
 ]
 
-#: Parquet key-value metadata key holding the entry's JSON metadata.
-META_KEY = b"realtyframes"
+#: Seconds a reader waits at most for a writer to complete an entry (``ParquetCache.read_wait``).
+READ_WAIT = 30.0
+#: Seconds between two looks at an entry a writer of an older version is completing.
+_READ_POLL = 0.02
+_NOTHING = object()
+#: Columns of :meth:`ParquetCache.list`.
+_LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")
+_LIST_COLUMNS += ("size", "host", "operation", "params", "path")
 
 
 class ParquetCache:
@@ -82,9 +100,12 @@ class ParquetCache:
     ``account`` and ``scope``) that DuckDB, Polars, pyarrow and Spark read as one table.
 
     ``ttl``: per-resource freshness (the loaders pass their endpoints' lifetimes; a resource
-    not in it: one hour; ``None``: never expires). Reading never creates files or folders;
-    writing creates the partition. A cache of realtyframes 0.1 (flat files) is moved into this
-    layout when opened, with one log line. See ``docs/cache.md`` for the layout.
+    not in it: one hour; ``None``: never expires). ``lock_timeout``: seconds a writer waits
+    for another writer of the same entry. ``read_wait``: seconds a reader waits at most for a
+    writer of an older version to complete an entry it is in the middle of (readers never wait
+    for writers of this version: they read the previous generation). Reading never creates files
+    or folders; writing creates the partition. A cache of realtyframes 0.1 (flat files) is moved
+    into this layout when opened, with one log line. See ``docs/cache.md`` for the layout.
 
     >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
     >>> cache.read("listings", "0" * 32) is None  # doctest: +SKIP
@@ -97,10 +118,18 @@ class ParquetCache:
         *,
         ttl: Mapping[str, timedelta | float | None] | None = None,
         lock_timeout: float | None = 300.0,
+        read_wait: float = READ_WAIT,
     ) -> None:
         self.root = Path(root).expanduser()
         self._ttl: dict[str, timedelta | float | None] = dict(ttl or {})
         self.lock_timeout = lock_timeout
+        if (
+            isinstance(read_wait, bool)
+            or not isinstance(read_wait, int | float)
+            or not read_wait >= 0
+        ):
+            raise ValueError(f"read_wait: {read_wait!r} is not a number of seconds >= 0")
+        self.read_wait = float(read_wait)
         self._layout = Layout(self.root)
         remove_dead_writers_files(self._layout)  # a crashed write's leftovers, whatever its key
         migrate_flat_layout(self.root)
@@ -158,65 +187,108 @@ class ParquetCache:
     # -- read ------------------------------------------------------------------------------------
 
     def read(self, resource: str, key: str) -> Entry | None:
-        """The entry, or ``None`` on a miss (absent, unreadable -- moved aside with a warning --
-        or its companion files from another write).
+        """The entry, or ``None`` on a miss (absent, or unreadable -- moved aside with a warning).
+
+        Never a part of an entry: while a writer replaces it, the previous complete generation
+        (main file and companions); if a writer of an older version left the companions of its
+        write in place before its main file, the read waits for that write to complete, at most
+        ``read_wait`` seconds, then raises :class:`~realtyframes.errors.CacheReadTimeout`.
+        Companions left from a write that died are a miss.
 
         >>> entry = cache.read("listings", key)  # doctest: +SKIP
         """
-        path = self.path(resource, key)
+        self._folder(resource, key)  # checks both names
+        deadline = time.monotonic() + self.read_wait
+        seen: object = _NOTHING  # the torn state seen last with no writer at work
+        while True:
+            try:
+                return self._read_once(resource, key)
+            except Torn as torn:
+                if not is_locked(self._layout.lock(resource, key)):
+                    if torn.token == seen:
+                        return None  # left so by a writer that died: a miss, as it always was
+                    first, seen = seen is _NOTHING, torn.token
+                    if first or time.monotonic() < deadline:
+                        continue  # a write completed meanwhile: read the new generation
+                elif time.monotonic() < deadline:
+                    seen = _NOTHING
+                    time.sleep(_READ_POLL)  # a writer of an older version: let it complete
+                    continue
+                raise CacheReadTimeout(
+                    f"cache entry {resource}/{key} is being written by another process and "
+                    f"was not complete after {self.read_wait:g} s (ParquetCache.read_wait)"
+                ) from None
+
+    def _read_once(self, resource: str, key: str) -> Entry | None:
+        """One attempt of :meth:`read`; raises :class:`Torn` when files changed meanwhile."""
+        path = self._layout.find(resource, key)
+        if path is None:
+            return None
         try:
-            table = pq.read_table(path, page_checksum_verification=True)
+            meta, frame = read_frame(path)
         except FileNotFoundError:
+            raise Torn(("gone", str(path))) from None  # removed since listed: look again
+        except Unreadable as bad:
+            self._unreadable(path, bad, resource, resource, key)
             return None
-        except (OSError, pa.ArrowException) as exc:
-            self._move_aside(path, resource, key, exc)
-            return None
-        try:
-            meta = self._meta(table.schema)
-            frame = _restore_categories(table.to_pandas(), meta)
-        except (ValueError, TypeError, KeyError, pa.ArrowException) as exc:
-            self._move_aside(path, resource, key, exc)
-            return None
+        assert frame is not None
         extra: dict[str, pd.DataFrame] = {}
         for name, info in (meta.get("extras") or {}).items():
-            extra_path = self.path(resource, key, name)
-            try:
-                extra_table = pq.read_table(extra_path, page_checksum_verification=True)
-                extra_meta = self._meta(extra_table.schema)
-            except FileNotFoundError:
-                return None  # a write in progress or interrupted: a miss, not corruption
-            except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
-                self._move_aside(extra_path, f"{resource}.{name}", key, exc)
+            wanted = info.get("generation") if isinstance(info, dict) else None
+            found = self._read_companion(resource, name, key, wanted)
+            if found is None:
                 return None
-            if extra_meta.get("generation") != info.get("generation"):
-                return None
-            extra[name] = _restore_categories(extra_table.to_pandas(), extra_meta)
+            extra[name] = found
         return Entry(resource, key, path, frame, meta, extra)
 
-    @staticmethod
-    def _meta(schema: pa.Schema) -> dict[str, Any]:
-        raw = (schema.metadata or {}).get(META_KEY)
-        if raw is None:
-            raise KeyError("no realtyframes metadata")
-        meta = json.loads(raw)
-        if not isinstance(meta, dict) or "fetched_at" not in meta:
-            raise ValueError("realtyframes metadata without fetched_at")
-        return meta
+    def _read_companion(
+        self, resource: str, name: str, key: str, generation: object
+    ) -> pd.DataFrame | None:
+        """The ``name`` companion of ``generation``: in place, else kept in ``.rf/previous``
+        (being replaced); None when unreadable (moved aside). Raises :class:`Torn` if neither
+        place has it."""
+        folder = self._folder(resource, key, name)
+        places = [self._layout.find(folder, key)]
+        if isinstance(generation, str) and GENERATION.match(generation):
+            places.append(self._layout.previous(folder, key, generation))
+        for place in places:
+            if place is None:
+                continue
+            try:
+                _meta, frame = read_frame(place, generation=generation)
+            except FileNotFoundError:
+                continue
+            except Unreadable as bad:
+                self._unreadable(place, bad, resource, folder, key)
+                return None
+            if frame is not None:
+                return frame
+        raise Torn(("torn", folder, key, generation))
 
-    def _move_aside(self, path: Path, folder: str, key: str, exc: BaseException) -> None:
+    _meta = staticmethod(entry_meta)
+
+    def _unreadable(
+        self, path: Path, bad: Unreadable, resource: str, folder: str, key: str
+    ) -> None:
+        """Move an unreadable file aside (under the entry's lock, if it is still the file that
+        was read) and warn; a file a writer is replacing is read again instead."""
         target = self._layout.corrupt(folder, key)
         try:
-            _private_dirs(target.parent)
-            os.replace(path, target)
+            with file_lock(self._lock_path(resource, key), timeout=0):
+                if bad.identity is not None and identity(path) != bad.identity:
+                    raise Torn(("replaced", str(path)))  # a writer replaced it meanwhile
+                _private_dirs(target.parent)
+                os.replace(path, target)
             where = f"moved aside to {target}"
             self._layout.remove_empty_partition(path)
+        except CacheLockTimeout:
+            raise Torn(("writing", str(path))) from None  # a writer is replacing it: wait
         except OSError as move_exc:
             where = f"could not be moved aside ({move_exc.strerror})"
         warnings.warn(
-            f"cache file {path} is unreadable ({type(exc).__name__}: {exc}); treated as a miss, "
-            f"{where}",
+            f"cache file {path} is unreadable ({bad}); treated as a miss, {where}",
             CacheWarning,
-            stacklevel=3,
+            stacklevel=_caller_level(__name__),
         )
 
     # -- write -----------------------------------------------------------------------------------
@@ -248,19 +320,24 @@ class ParquetCache:
         doc = self._meta_doc(resource, key, frame, meta, extras)
         account = account_label(doc["account"])
         path = self._layout.entry(self._folder(resource, key), account, key)
+        files = [
+            (
+                self._layout.entry(folders[name], account, key),
+                folders[name],
+                extra,
+                {**doc, "role": name, "rows": len(extra), **_categories(extra)},
+            )
+            for name, extra in extras.items()
+        ]
+        files.append((path, resource, frame, doc))  # the main file last: it completes the entry
         with file_lock(self._lock_path(resource, key), timeout=self.lock_timeout):
             self._remove_temp_files(key)
-            old = self._layout.find(resource, key)
-            previous = self._previous_extras(old) if old is not None else set()
-            for name, extra in extras.items():
-                extra_doc = {**doc, "role": name, "rows": len(extra), **_categories(extra)}
-                target = self._layout.entry(folders[name], account, key)
-                self._atomic_write(target, folders[name], key, extra, extra_doc)
-                self._drop(folders[name], key, keep=target)
-            self._atomic_write(path, resource, key, frame, doc)
-            self._drop(resource, key, keep=path)  # the key once stored for another account
-            for name in previous - set(extras):
+            old = replace_files(self._layout, resource, key, files)
+            for target, folder, _part, _doc in files:
+                self._drop(folder, key, keep=target)  # the key once stored for another account
+            for name in set((old or {}).get("extras") or {}) - set(extras):
                 self._drop(f"{resource}.{name}", key)
+            release_previous(self._layout, resource, key)  # no reader needs them now
         return Entry(resource, key, path, frame, doc, extras)
 
     def _meta_doc(
@@ -307,12 +384,6 @@ class ParquetCache:
         json.dumps(doc)  # fails here, before any file is touched, if not serialisable
         return doc
 
-    def _previous_extras(self, path: Path) -> set[str]:
-        try:
-            return set((self._meta(pq.read_schema(path)).get("extras") or {}).keys())
-        except (OSError, ValueError, KeyError, pa.ArrowException):
-            return set()
-
     def _drop(self, folder: str, key: str, keep: Path | None = None) -> None:
         """Remove ``key``'s files in ``folder`` (but ``keep``) and their emptied partitions."""
         for path in self._layout.files(folder, key):
@@ -324,22 +395,6 @@ class ParquetCache:
         """Temporary files of this key left by a killed writer (we hold the key's lock)."""
         for stale in self._layout.internal.glob(f"staging/.*.{key}.parquet{TEMP_MARKER}*"):
             stale.unlink(missing_ok=True)
-
-    def _atomic_write(
-        self, path: Path, folder: str, key: str, frame: pd.DataFrame, doc: Mapping[str, Any]
-    ) -> None:
-        """Write in ``.rf/staging``, then rename into the partition: a dataset reader never sees
-        a partial file."""
-        named = isinstance(frame.index, pd.MultiIndex) or frame.index.name is not None
-        table = pa.Table.from_pandas(frame, preserve_index=named)
-        metadata = dict(table.schema.metadata or {})
-        metadata[META_KEY] = json.dumps(doc, separators=(",", ":")).encode()
-        table = table.replace_schema_metadata(metadata)
-        staging = self._layout.staging(folder, key)
-        _private_dirs(staging.parent)
-        _private_dirs(path.parent)
-        with atomic_path(path, mode=FILE_MODE, staging=staging) as tmp, open(tmp, "wb") as fh:
-            pq.write_table(table, fh, write_page_checksum=True)
 
     # -- inventory -------------------------------------------------------------------------------
 
@@ -363,8 +418,10 @@ class ParquetCache:
                 except (OSError, ValueError, KeyError, pa.ArrowException):
                     continue  # unreadable: a read moves it aside
                 for name in meta.get("extras") or {}:
-                    extra_path = self.path(resource, key, name)
-                    size += extra_path.stat().st_size if extra_path.exists() else 0
+                    try:
+                        size += self.path(resource, key, name).stat().st_size
+                    except OSError:
+                        continue  # not there (or replaced while listed)
                 rows.append(
                     {
                         "resource": resource,
@@ -381,18 +438,7 @@ class ParquetCache:
                 )
         frame = pd.DataFrame(
             rows,
-            columns=[
-                "resource",
-                "key",
-                "rows",
-                "quarantined",
-                "fetched_at",
-                "size",
-                "host",
-                "operation",
-                "params",
-                "path",
-            ],
+            columns=list(_LIST_COLUMNS),
         )
         return frame.astype(
             {
@@ -432,6 +478,7 @@ class ParquetCache:
                 with file_lock(lock, timeout=self.lock_timeout):
                     for folder in [*companions, res]:
                         self._drop(folder, key)
+                    release_previous(self._layout, res, key)
                     lock.unlink(missing_ok=True)
                 removed += 1
             if keys is None:  # the whole resource: its leftovers too
@@ -439,12 +486,14 @@ class ParquetCache:
         return removed
 
     def _clear_leftovers(self, resource: str) -> None:
-        """Moved-aside files, dead writers' temporary files and idle locks of ``resource``."""
+        """Moved-aside files, dead writers' temporary files, idle locks and companions kept by
+        writes that died (``.rf/previous``) of ``resource``."""
         internal = self._layout.internal
         for name in (resource, f"{resource}.*"):
             for leftover in internal.glob(f"corrupt/{name}.*"):
                 leftover.unlink(missing_ok=True)
         remove_dead_writers_files(self._layout)
+        remove_kept_leftovers(self._layout, resource)
         for lock in internal.glob(f"locks/{resource}/*.lock"):  # keys with no data (interrupted)
             try:
                 with file_lock(lock, timeout=0):

@@ -316,7 +316,9 @@ def listing_history(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFra
     Columns: ListingId, ChangeType, ChangeTimestamp, PreviousListPrice, ListPrice (price
     changes), PreviousStatus, StandardStatus (status changes); sorted by ChangeTimestamp. Read
     from the cache, no request. The first sync backfills it from the change feed (unless
-    ``history_since=False``); each later sync appends the changes it saw.
+    ``history_since=False``); each later sync appends the changes it saw. While another process
+    syncs the scope, the history of the last complete sync (never an empty or partial one; see
+    ``docs/cache.md``); empty only for a scope never synced.
 
     >>> drops = listing_history(client, {"City": "Miami"}).query("ListPrice < PreviousListPrice")  # doctest: +SKIP
     """

@@ -1,0 +1,447 @@
+"""Readers never see a hole: while writers replace an entry, every read returns a complete
+generation of it (the previous one, or the new one), never an empty or partial frame.
+
+First a reader run at each step of a write (the race forced, deterministically), and entries left
+between two generations by a writer of an older version or a writer that died. Then processes,
+not threads: writers run ``client.sync_listings`` and ``client.listings(refresh=True)``
+against one sandbox (its clock moved between rounds, so every round really rewrites the entries)
+while readers call ``client.listing_history`` and ``client.listings`` in a loop. The complete
+generations are the frames the writers stored (recorded by a wrapper around
+``ParquetCache.write`` that calls the real method); a read whose row counts no complete
+generation had is a partial frame.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import realtyframes as rf
+from realtyframes.cache import (
+    META_KEY,
+    CacheReadTimeout,
+    CacheWarning,
+    Entry,
+    ParquetCache,
+    file_lock,
+    is_locked,
+)
+
+# -- one entry, a reader at each step of a write ------------------------------------------------------
+
+
+def generation(n: int) -> dict[str, pd.DataFrame]:
+    """The frames of one write: ``n`` rows, ``2n`` rows of history, ``n // 2`` of media."""
+    return {
+        "main": pd.DataFrame({"ListingId": pd.array([f"L{i}" for i in range(n)], dtype="str")}),
+        "history": pd.DataFrame({"ListPrice": np.arange(2 * n, dtype="float64")}),
+        "media": pd.DataFrame({"Order": pd.array(np.arange(n // 2), dtype="Int64")}),
+    }
+
+
+def write(cache: ParquetCache, n: int) -> Entry:
+    frames = generation(n)
+    extras = {"history": frames["history"], "media": frames["media"]}
+    return cache.write("market", "k", frames["main"], {"host": "h"}, extra_frames=extras)
+
+
+def counts(entry: Entry | None) -> tuple[int, int, int] | None:
+    """Rows of the main frame, its history and media (None: a miss)."""
+    if entry is None:
+        return None
+    return len(entry.frame), len(entry.extra["history"]), len(entry.extra["media"])
+
+
+def generation_of(path: Path) -> str:
+    return json.loads(pq.read_schema(path).metadata[META_KEY])["generation"]
+
+
+READ_IN_ANOTHER_PROCESS = textwrap.dedent(
+    """
+    import json, sys
+    from realtyframes.cache import ParquetCache
+    entry = ParquetCache(sys.argv[1]).read("market", "k")
+    print(json.dumps(None if entry is None else
+                     [len(entry.frame), len(entry.extra["history"]), len(entry.extra["media"])]))
+    """
+)
+
+
+def test_a_reader_at_each_step_of_a_write_gets_one_whole_generation(tmp_path, monkeypatch):
+    """The writer is stopped at each rename (every file of the entry, companions first); a
+    reader of this process, and at the main file's rename one of another process, must get
+    the previous generation or the new one, whole."""
+    root = tmp_path / "cache"
+    cache = ParquetCache(root)
+    write(cache, 10)
+    main = root / "market" / "account=unset" / "scope=key-k" / "part-0.parquet"
+    history = root / "market.history" / "account=unset" / "scope=key-k" / "part-0.parquet"
+    real_replace = os.replace
+    seen: list[tuple[str, tuple[int, int, int] | None]] = []
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(dst).name == "part-0.parquet":  # a file of the entry is about to be renamed
+            got = counts(ParquetCache(root).read("market", "k"))
+            seen.append((Path(dst).parent.parent.parent.name, got))
+            if Path(dst) == main:  # the companions are the new generation's, the main is not
+                assert generation_of(history) != generation_of(main)
+                assert is_locked(root / ".rf" / "locks" / "market" / "k.lock")
+                other = subprocess.run(
+                    [sys.executable, "-c", READ_IN_ANOTHER_PROCESS, str(root)],
+                    capture_output=True, text=True, check=True, timeout=120,
+                )  # fmt: skip
+                got = json.loads(other.stdout)
+                seen.append(("other process", None if got is None else tuple(got)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    write(cache, 20)
+    monkeypatch.undo()
+    assert [folder for folder, _got in seen] == [
+        "market.history", "market.media", "market", "other process"
+    ]  # fmt: skip
+    assert all(got == (10, 20, 5) for _folder, got in seen), seen  # the previous one, whole
+    assert counts(cache.read("market", "k")) == (20, 40, 10)
+    assert not list((root / ".rf" / "previous").glob("*"))  # kept only while being replaced
+
+
+def test_a_write_that_completes_while_a_reader_reads_is_read_again(tmp_path, monkeypatch):
+    """The reader has read the main file of one generation; two writes complete before it reads
+    the companions (neither in place nor kept has them now): it reads the entry again, at once
+    (no wait: ``read_wait=0`` is enough)."""
+    root = tmp_path / "cache"
+    cache = ParquetCache(root, read_wait=0)
+    write(cache, 10)
+    import realtyframes.cache._store as store
+
+    real_read_frame, reads = store.read_frame, []
+
+    def read_frame(path: Path, **kw: Any) -> Any:
+        got = real_read_frame(path, **kw)
+        reads.append(path.parent.parent.parent.name)
+        if len(reads) == 1:  # after the first main file: two writers complete their writes
+            write(ParquetCache(root), 20)
+            write(ParquetCache(root), 30)
+        return got
+
+    monkeypatch.setattr(store, "read_frame", read_frame)
+    assert counts(cache.read("market", "k")) == (30, 60, 15)
+    assert reads[:2] == ["market", "market.history"]  # the companion of another generation
+    assert reads.count("market") == 2  # then the entry read again, whole
+
+
+def torn(root: Path, n: int) -> None:
+    """Put a companion of another write in place, as a writer of an older version does before
+    it renames the main file (or leaves it so when it dies)."""
+    other = tmp = root.parent / f"other-{n}"
+    write(ParquetCache(tmp), n)
+    for name in ("history", "media"):
+        part = f"market.{name}/account=unset/scope=key-k/part-0.parquet"
+        shutil.copyfile(other / part, root / part)
+
+
+def test_a_writer_of_an_older_version_is_waited_for_within_read_wait(tmp_path):
+    root = tmp_path / "cache"
+    cache = ParquetCache(root, read_wait=10)
+    write(cache, 10)
+    torn(root, 20)
+    lock = root / ".rf" / "locks" / "market" / "k.lock"
+    main = "market/account=unset/scope=key-k/part-0.parquet"
+    holding = threading.Event()
+
+    def complete_the_write() -> None:  # the old writer: holds the lock, renames its main file
+        with file_lock(lock):
+            holding.set()
+            time.sleep(0.5)
+            shutil.copyfile(root.parent / "other-20" / main, tmp_path / "main.tmp")
+            os.replace(tmp_path / "main.tmp", root / main)  # atomic, as every version renames
+
+    writer = threading.Thread(target=complete_the_write)
+    writer.start()
+    assert holding.wait(10)
+    started = time.monotonic()
+    assert counts(cache.read("market", "k")) == (20, 40, 10)  # waited for it: the new one
+    assert 0.2 < time.monotonic() - started < 10
+    writer.join()
+
+
+def test_an_entry_not_completed_within_read_wait_raises(tmp_path):
+    root = tmp_path / "cache"
+    cache = ParquetCache(root, read_wait=0.3)
+    write(cache, 10)
+    torn(root, 20)
+    with file_lock(root / ".rf" / "locks" / "market" / "k.lock"):  # a writer that never ends
+        started = time.monotonic()
+        with pytest.raises(CacheReadTimeout, match=r"market/k .*not complete after 0.3 s"):
+            cache.read("market", "k")
+        assert time.monotonic() - started < 5
+    assert issubclass(CacheReadTimeout, rf.CacheLockTimeout)
+
+
+@pytest.mark.parametrize("wait", [-1, "10", True, float("nan")])
+def test_read_wait_is_a_number_of_seconds(tmp_path, wait):
+    with pytest.raises(ValueError, match="read_wait"):
+        ParquetCache(tmp_path, read_wait=wait)
+
+
+def test_an_entry_left_torn_by_a_writer_that_died_is_a_miss(tmp_path):
+    """No writer at work, companions of another generation and none kept: a miss, as always
+    (there is no whole generation to give); the next write replaces it."""
+    root = tmp_path / "cache"
+    cache = ParquetCache(root)
+    write(cache, 10)
+    torn(root, 20)
+    assert cache.read("market", "k") is None
+    write(cache, 30)
+    assert counts(cache.read("market", "k")) == (30, 60, 15)
+
+
+def test_a_writer_that_dies_between_its_renames_leaves_the_previous_generation(
+    tmp_path, monkeypatch
+):
+    root = tmp_path / "cache"
+    cache = ParquetCache(root)
+    write(cache, 10)
+    real_replace = os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(dst).parent.parent.parent.name == "market":
+            raise KeyboardInterrupt  # killed before the main file
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        write(cache, 20)
+    monkeypatch.undo()
+    kept = sorted(p.name.split(".")[1] for p in (root / ".rf" / "previous").iterdir())
+    assert kept == ["history", "media"]  # the companions of the main file in place
+    assert counts(cache.read("market", "k")) == (10, 20, 5)  # still the previous one, whole
+    write(cache, 30)
+    assert counts(cache.read("market", "k")) == (30, 60, 15)
+    assert not list((root / ".rf" / "previous").iterdir())
+    with pytest.raises(KeyboardInterrupt), monkeypatch.context() as m:
+        m.setattr(os, "replace", replace)
+        write(cache, 40)
+    assert cache.clear("market") == 1  # clear removes what such a write kept
+    assert not list((root / ".rf" / "previous").iterdir())
+    assert not list(root.rglob("*.parquet"))
+
+
+# -- every cached load of the client ------------------------------------------------------------------
+
+
+def _listing(client: rf.Client, refresh: bool) -> pd.DataFrame:
+    return client.listing(client.listings(City="Miami").ListingId.iloc[0], refresh=refresh)
+
+
+def _changes(client: rf.Client, refresh: bool) -> pd.DataFrame:
+    ids = client.listings(City="Miami").ListingId
+    return client.listing_changes(ids, "2026-01-01", refresh=refresh)
+
+
+LOADS: dict[str, Callable[[rf.Client, bool], pd.DataFrame]] = {
+    "listings": lambda client, refresh: client.listings(City="Miami", refresh=refresh),
+    "listing": _listing,
+    "changes": _changes,
+    "contacts": lambda client, refresh: client.contacts(refresh=refresh),
+    "analytics": lambda client, refresh: client.analytics("7d", refresh=refresh).overview,
+}
+
+
+@pytest.mark.parametrize("resource", sorted(LOADS))
+def test_every_cached_load_is_answered_while_its_entry_is_rewritten(
+    sandbox_url, tmp_path, monkeypatch, resource
+):
+    """A client rewrites the entry (``refresh=True``); when its main file is about to be
+    renamed (its companions already are), another client's load is a cache hit, equal to the
+    generation before."""
+    load = LOADS[resource]
+    writer = rf.Client(sandbox_url, cache_dir=tmp_path, progress=False)
+    reader = rf.Client(sandbox_url, cache_dir=tmp_path, progress=False)
+    before = load(writer, False)
+    real_replace = os.replace
+    answers: list[tuple[bool, pd.DataFrame]] = []
+
+    def replace(src: Any, dst: Any) -> None:
+        if Path(dst).name == "part-0.parquet" and Path(dst).parents[2].name == resource:
+            got = load(reader, False)
+            assert reader.last_load is not None
+            answers.append((reader.last_load.from_cache, got))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    load(writer, True)
+    monkeypatch.undo()
+    assert len(answers) == 1 and answers[0][0], "the reader fetched: the cache had a hole"
+    pd.testing.assert_frame_equal(answers[0][1], before)
+    writer.close()
+    reader.close()
+
+
+# -- processes: writers and readers of a synced market and of listings ----------------------------
+
+
+SCOPE: dict[str, Any] = {"City": "Miami"}
+LISTINGS: dict[str, Any] = {"City": "Miami", "Status": "Active"}
+
+
+def _recording(log: Path) -> Callable[..., Any]:
+    """``ParquetCache.write`` that also logs what it stored (resource, rows, companions' rows)."""
+    real_write = ParquetCache.write
+
+    def write(self: ParquetCache, resource: str, key: str, frame: Any, *args: Any, **kw: Any):
+        entry = real_write(self, resource, key, frame, *args, **kw)
+        counts = {"resource": resource, "rows": len(frame)}
+        counts.update({name: len(df) for name, df in entry.extra.items()})
+        with open(log, "a") as fh:
+            fh.write(json.dumps(counts) + "\n")
+        return entry
+
+    return write
+
+
+def _write_rounds(url: str, cache: str, tag: int, rounds: int, barrier: Any) -> None:
+    """Rounds of a writer; writer 0 moves the clock before each (then each round's writes store
+    new generations), the writers of a round start together."""
+    with rf.Client(url, cache_dir=cache, progress=False) as client, httpx.Client() as http:
+        for r in range(rounds):
+            if tag == 0:
+                http.post(f"{url}/_sandbox/clock", json={"advance_days": 7}).raise_for_status()
+            if barrier is not None:
+                barrier.wait(timeout=60)
+            client.sync_listings(refresh=(r + tag) % 2 == 1, **SCOPE)
+            client.listings(refresh=True, **LISTINGS)
+
+
+def _writer(url: str, cache: str, log: str, tag: int, rounds: int, barrier: Any) -> None:
+    warnings.simplefilter("error", CacheWarning)  # a file found unreadable fails the test
+    ParquetCache.write = _recording(Path(log))  # type: ignore[method-assign]
+    _write_rounds(url, cache, tag, rounds, barrier)
+
+
+def _reader(url: str, cache: str, log: str, ready: Any, stop: Any) -> None:
+    warnings.simplefilter("error", CacheWarning)  # a file found unreadable fails the test
+    reads = []
+    with rf.Client(url, cache_dir=cache, progress=False) as client:
+        while not stop.is_set():
+            history = client.listing_history(**SCOPE)
+            listings = client.listings(**LISTINGS)
+            info = client.last_load
+            assert info is not None
+            reads.append([len(history), len(listings), info.from_cache])
+            ready.set()
+    Path(log).write_text(json.dumps(reads))
+
+
+def _start(target: Callable[..., None], *args: Any) -> multiprocessing.process.BaseProcess:
+    process = multiprocessing.get_context("spawn").Process(target=target, args=args)
+    process.start()
+    return process
+
+
+def _join(processes: list[multiprocessing.process.BaseProcess], what: str) -> None:
+    for process in processes:
+        process.join(timeout=120)
+        assert process.exitcode == 0, f"a {what} failed"
+
+
+def run_writers_and_readers(
+    url: str,
+    root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    writers: int,
+    readers: int,
+    rounds: int,
+) -> tuple[dict[str, set[int]], list[list[Any]]]:
+    """Complete generations' row counts (history and listings) and every read (history rows,
+    listings rows, from cache). ``writers=0``: this process writes (one writer)."""
+    cache, logs = root / "cache", root / "logs"
+    logs.mkdir()
+    with rf.Client(url, cache_dir=cache, progress=False) as client:  # a complete entry first
+        client.sync_listings(**SCOPE)
+        history = client.listing_history(**SCOPE)
+        listings = client.listings(**LISTINGS)
+    assert len(history) and len(listings)
+    ctx = multiprocessing.get_context("spawn")
+    stop, ready = ctx.Event(), [ctx.Event() for _ in range(readers)]
+    procs = [
+        _start(_reader, url, str(cache), str(logs / f"reads-{i}.json"), ready[i], stop)
+        for i in range(readers)
+    ]
+    try:
+        for event in ready:  # every reader reads before the first write
+            assert event.wait(timeout=120), "a reader did not start"
+        if writers:
+            barrier = ctx.Barrier(writers)
+            procs += [
+                _start(
+                    _writer, url, str(cache), str(logs / f"writes-{i}.jsonl"), i, rounds, barrier
+                )
+                for i in range(writers)
+            ]
+            _join(procs[readers:], "writer")
+        else:
+            monkeypatch.setattr(ParquetCache, "write", _recording(logs / "writes-0.jsonl"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", CacheWarning)
+                _write_rounds(url, str(cache), 0, rounds, None)
+        stop.set()
+        _join(procs[:readers], "reader")
+    finally:
+        for process in procs:
+            if process.is_alive():
+                process.kill()
+                process.join()
+    written: dict[str, set[int]] = {"history": {len(history)}, "listings": {len(listings)}}
+    for log in logs.glob("writes-*.jsonl"):
+        for line in log.read_text().splitlines():
+            stored = json.loads(line)
+            if stored["resource"] == "market":
+                written["history"].add(stored["history"])
+            elif stored["resource"] == "listings":
+                written["listings"].add(stored["rows"])
+    reads = [read for log in logs.glob("reads-*.json") for read in json.loads(log.read_text())]
+    return written, reads
+
+
+def assert_no_hole(written: dict[str, set[int]], reads: list[list[Any]]) -> None:
+    assert len(written["history"]) >= 2  # the clock moved: the writers stored new generations
+    holes = [read for read in reads if read[0] not in written["history"]]
+    misses = [read for read in reads if read[1] not in written["listings"] or not read[2]]
+    assert not holes, f"{len(holes)} of {len(reads)} history reads empty or partial: {holes[:5]}"
+    assert not misses, f"{len(misses)} of {len(reads)} listings reads not a cached generation"
+
+
+def test_readers_in_other_processes_never_see_a_hole(start_sandbox, tmp_path, monkeypatch):
+    sandbox = start_sandbox(listings=400)
+    written, reads = run_writers_and_readers(
+        sandbox.url, tmp_path, monkeypatch, writers=0, readers=2, rounds=4
+    )
+    assert_no_hole(written, reads)
+
+
+@pytest.mark.slow
+def test_three_writers_and_three_readers_never_see_a_hole(start_sandbox, tmp_path, monkeypatch):
+    sandbox = start_sandbox(listings=600)
+    written, reads = run_writers_and_readers(
+        sandbox.url, tmp_path, monkeypatch, writers=3, readers=3, rounds=3
+    )
+    assert_no_hole(written, reads)
