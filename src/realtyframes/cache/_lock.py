@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from realtyframes._files import PRIVATE_MODE
 from realtyframes.errors import CacheLockTimeout
 
 __all__ = ["CacheLockTimeout", "file_lock", "is_locked"]
@@ -107,7 +108,7 @@ def file_lock(path: Path, *, timeout: float | None = 300.0) -> Iterator[None]:
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_MODE)
         try:
             if deadline is None:
                 _lock_blocking(fd)

@@ -44,7 +44,7 @@ from urllib.parse import urlencode, urlsplit
 import httpx
 
 from realtyframes._environment import SETTING_VARIABLES
-from realtyframes._files import atomic_write_text
+from realtyframes._files import PRIVATE_MODE, atomic_write_text
 from realtyframes.api._auth import mask_text
 from realtyframes.api._constants import JSON, SERVICE_API_VERSION
 from realtyframes.api._errors import error_from_response
@@ -457,7 +457,7 @@ def save_token(token: Token, path: str | os.PathLike[str]) -> Path:
     """
     target = Path(path).expanduser()
     target.parent.mkdir(parents=True, exist_ok=True)
-    return atomic_write_text(target, json.dumps(token.to_dict()), mode=0o600)
+    return atomic_write_text(target, json.dumps(token.to_dict()), mode=PRIVATE_MODE)
 
 
 def load_token(path: str | os.PathLike[str]) -> Token:
