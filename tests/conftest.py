@@ -34,9 +34,20 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import settings
 
 from faultproxy import FaultProxy, start_proxy
 from realtyframes.sandbox import RunningSandbox, start
+
+# Hypothesis profiles: `dev` (the default on a workstation: random examples, remembered in the local
+# example database) and `ci` (under CI: derandomized, so a run is reproducible, and a failure prints
+# the blob that replays it). HYPOTHESIS_PROFILE picks one explicitly. A test's own
+# @settings(max_examples=...) still wins over the profile's count.
+settings.register_profile("dev", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True, database=None)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
 
 #: The fixed sandbox clock of the shared servers.
 AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
