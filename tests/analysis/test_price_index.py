@@ -12,7 +12,12 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
-from realtyframes.analysis._index_fit import HedonicInputs, design_block, hedonic_layout
+from realtyframes.analysis._index_fit import (
+    HedonicInputs,
+    design_block,
+    hedonic_gram,
+    hedonic_layout,
+)
 from realtyframes.errors import (
     AnalysisInputError,
     ColumnTypeError,
@@ -262,8 +267,8 @@ def test_repeat_sales_by_hand() -> None:
 
 
 def test_hedonic_estimates_equal_a_least_squares_solve(market: pd.DataFrame) -> None:
-    """The Gram-matrix solution and its standard errors against numpy's lstsq on the same design
-    matrix and the textbook formula."""
+    """The Gram matrix from the codes equals the dense design's; the solution and its standard
+    errors equal numpy's lstsq on that design and the textbook formula."""
     sales = market.iloc[:1500]
     index = rf.price_index(sales, freq="Q", min_sample=1)
     period = pd.PeriodIndex(sales["CloseDate"].dt.tz_convert(None), freq="Q")
@@ -280,6 +285,9 @@ def test_hedonic_estimates_equal_a_least_squares_solve(market: pd.DataFrame) -> 
     )  # fmt: skip
     layout = hedonic_layout(inputs, 0)
     x = design_block(inputs, layout, slice(None))
+    gram, xty = hedonic_gram(inputs, layout, inputs.log_price)  # without the dense matrix
+    assert gram == pytest.approx(x.T @ x, rel=1e-12, abs=1e-9)
+    assert xty == pytest.approx(x.T @ inputs.log_price, rel=1e-12)
     beta, *_ = np.linalg.lstsq(x, inputs.log_price, rcond=None)
     resid = inputs.log_price - x @ beta
     s2 = resid @ resid / (len(x) - x.shape[1])

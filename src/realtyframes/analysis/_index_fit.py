@@ -4,11 +4,12 @@ Both methods give, per period of a group, the log price level ``delta`` against 
 (0 there), its standard error and the number of observations behind it:
 
 - :func:`fit_hedonic`: time-dummy OLS of log(ClosePrice) on the characteristics and the period
-  dummies. The design is built in blocks of rows (:func:`design_block`) and reduced to its Gram
-  matrix ``X'X`` and ``X'y`` as it goes, so a million sales never hold the whole dense matrix;
-  the normal equations are solved by Cholesky (the numeric columns are centred, which keeps
-  ``X'X`` well conditioned); the residual sum of squares comes from the Gram matrix
-  (``y'y - b'X'y``), so there is no second pass over the rows.
+  dummies. Most of the design is one-hot (subtype, location, period), so its Gram matrix ``X'X``
+  and ``X'y`` are computed from the codes (:func:`hedonic_gram`: weighted counts) without the
+  dense matrix (:func:`design_block` builds it, for checks and the benchmark's baseline); the
+  normal equations are solved by Cholesky (the numeric columns are centred, which keeps ``X'X``
+  well conditioned); the residual sum of squares comes from the Gram matrix (``y'y - b'X'y``),
+  so there is no second pass over the rows.
 - :func:`fit_repeat_sales`: Bailey-Muth-Nourse OLS without intercept on pairs (−1 at the first
   sale's period, +1 at the second's), optionally with Case-Shiller's interval weights (a second
   stage regresses the squared first-stage residuals on the time between the sales; the third
@@ -27,17 +28,15 @@ import numpy as np
 from realtyframes.errors import AnalysisInputError
 
 __all__ = [
-    "BLOCK_ROWS",
     "Fit",
     "HedonicInputs",
     "design_block",
     "fit_hedonic",
     "fit_repeat_sales",
+    "hedonic_gram",
     "hedonic_layout",
 ]
 
-#: Rows of the hedonic design built at a time (about 100 MB of float64 at 100 columns).
-BLOCK_ROWS = 131_072
 #: Largest condition number of ``X'X`` accepted before calling the design collinear.
 _MAX_CONDITION = 1e12
 _DAYS_PER_YEAR = 365.25
@@ -130,6 +129,40 @@ def design_block(inputs: HedonicInputs, layout: Layout, rows: slice) -> np.ndarr
     return x
 
 
+def hedonic_gram(
+    inputs: HedonicInputs, layout: Layout, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``X'X`` and ``X'y`` of the design :func:`design_block` would build, without building it:
+    the dense part (intercept and numeric columns) by a small matrix product, every product with
+    a dummy column by a weighted count (:func:`numpy.bincount`) over the rows that have it."""
+    k = layout.width
+    dense = np.column_stack([np.ones(len(y)), inputs.numeric[:, layout.numeric] - layout.means])
+    d = dense.shape[1]
+    gram, xty = np.zeros((k, k)), np.zeros(k)
+    gram[:d, :d] = dense.T @ dense
+    xty[:d] = dense.T @ y
+    sets = []
+    for codes, cols in (
+        (inputs.subtype, layout.subtype_col),
+        (inputs.location, layout.location_col),
+        (inputs.period, layout.period_col),
+    ):
+        if len(cols):
+            sets.append(np.where(codes >= 0, cols[np.maximum(codes, 0)], -1))
+    for i, col in enumerate(sets):
+        hit = col >= 0
+        at = col[hit]
+        for j in range(d):
+            gram[:, j] += np.bincount(at, dense[hit, j], minlength=k)
+        xty += np.bincount(at, y[hit], minlength=k)
+        for other in sets[i:]:
+            both = hit & (other >= 0)
+            pairs = np.bincount(col[both] * k + other[both], minlength=k * k).reshape(k, k)
+            gram += pairs if other is col else pairs + pairs.T
+    gram[:d, d:] = gram[d:, :d].T
+    return gram, xty
+
+
 def _solve(gram: np.ndarray, xty: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray]:
     """``(X'X)⁻¹ X'y`` and ``(X'X)⁻¹`` by Cholesky; a singular or near-singular Gram matrix
     raises (the estimates would not be identified)."""
@@ -148,13 +181,8 @@ def fit_hedonic(inputs: HedonicInputs, base: int, n_periods: int) -> Fit:
     """Time-dummy hedonic OLS; ``delta`` of the periods without sales is NaN."""
     layout = hedonic_layout(inputs, base)
     k, n = layout.width, len(inputs.log_price)
-    gram, xty = np.zeros((k, k)), np.zeros(k)
-    y = inputs.log_price - inputs.log_price.mean()  # centred: y'y and the TSS stay exact
-    for start in range(0, n, BLOCK_ROWS):
-        rows = slice(start, start + BLOCK_ROWS)
-        x = design_block(inputs, layout, rows)
-        gram += x.T @ x
-        xty += x.T @ y[rows]
+    y = inputs.log_price - inputs.log_price.mean()  # centred: y'y is the total sum of squares
+    gram, xty = hedonic_gram(inputs, layout, y)
     if n <= k:
         raise AnalysisInputError(
             f"price_index(): {n} complete sales for {k} hedonic coefficients; a group needs more "
