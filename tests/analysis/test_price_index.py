@@ -214,6 +214,20 @@ def test_by_gives_one_index_per_group(market: pd.DataFrame) -> None:
         assert annual_growth(one["index"], one["period_begin"]) == pytest.approx(G, abs=0.015)
 
 
+def test_a_group_too_small_to_fit_is_nan_and_said(market: pd.DataFrame) -> None:
+    """Six sales in a fourth city cannot identify a hedonic regression of ~25 coefficients: with
+    ``by`` that city is NaN (warned, its reason in attrs); alone, the same sales raise."""
+    small = market.iloc[:6].assign(City="West")
+    with pytest.warns(DataQualityWarning, match="cannot be identified"):
+        index = rf.price_index(pd.concat([market, small]), freq="Q", by="City", min_sample=1)
+    assert index.loc[index["City"] == "West", "index"].isna().all()
+    assert index.loc[index["City"] != "West", "index"].notna().all()
+    assert "more sales than coefficients" in index.attrs["not_fitted"]["West"]
+    assert index.attrs["left_out"]["not_fitted"] == 6
+    with pytest.raises(AnalysisInputError, match="more sales than coefficients"):
+        rf.price_index(small, freq="Q", min_sample=1)
+
+
 def tiny_pairs() -> pd.DataFrame:
     """Three properties over three months; each address is written differently on resale; a
     fourth sale at property A's address with another living area (another unit) pairs with
@@ -409,3 +423,40 @@ def test_missing_columns_are_named(options: dict[str, Any], missing: list[str]) 
 def test_a_frame_of_another_kind_is_refused() -> None:
     with pytest.raises(TypeError, match="`market` must be a pandas or Polars DataFrame"):
         rf.price_index([1, 2, 3])
+
+
+def test_weekly_periods_run_monday_to_sunday() -> None:
+    """By week the three pairs link weeks 1-10 (C), 2-6 (A) and 8-12 (B): only C's is linked to
+    the base week; one pair for one coefficient leaves no residual, so no band."""
+    index = rf.price_index(tiny_pairs(), freq="W", method="repeat_sales", min_sample=1)
+    assert (index["period_begin"].dt.day_of_week == 0).all()
+    assert (index["period_end"].dt.day_of_week == 6).all()
+    assert index["period_begin"].iloc[0] == pd.Timestamp("2024-01-01")  # the week of Jan 5
+    assert index.attrs["pairs"] == index["n"].sum() == 1
+    assert index.attrs["left_out"]["pairs_not_linked"] == 2
+    shown = index.dropna(subset=["index"])
+    assert shown["period_begin"].tolist() == [
+        pd.Timestamp("2024-01-01"),
+        pd.Timestamp("2024-03-04"),
+    ]
+    assert shown["index"].tolist() == pytest.approx([100.0, 120.0])
+    assert np.isnan(shown["index_low"].iloc[1]) and np.isnan(shown["index_high"].iloc[1])
+
+
+@pytest.mark.slow
+def test_on_the_sandbox_the_index_and_the_median_move_the_same_way(
+    sandbox_url: str, tmp_path
+) -> None:
+    """A real sync (typed columns, categoricals, every status): the hedonic index over the whole
+    history goes the way the median sale price goes, and every sale is accounted for."""
+    with rf.Client(base_url=sandbox_url, cache_dir=tmp_path, progress=False) as client:
+        market = client.sync_listings(PropertyType="Residential")
+    index = rf.price_index(market, freq="Q")
+    sold = market[market["ClosePrice"] > 0]
+    quarter = pd.PeriodIndex(sold["CloseDate"].dt.tz_convert(None), freq="Q")
+    median = sold.groupby(quarter)["ClosePrice"].median()
+    assert len(index) == len(median) >= 4
+    assert np.sign(index["index"].iloc[-1] - 100) == np.sign(median.iloc[-1] - median.iloc[0])
+    left = index.attrs["left_out"]
+    assert index.attrs["rows_used"] + left["missing_characteristics"] == len(sold)
+    assert index["n"].sum() == index.attrs["rows_used"]

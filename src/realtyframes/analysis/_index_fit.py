@@ -247,8 +247,8 @@ def _bmn(
     delta = np.zeros(n_periods)
     delta[idx] = beta
     resid = y - (delta[second] - delta[first])
-    dof = max(len(y) - len(idx), 1)
-    s2 = float(np.sum(w * resid**2)) / dof
+    dof = len(y) - len(idx)  # none left: no standard error (NaN band), never a false zero
+    s2 = float(np.sum(w * resid**2)) / dof if dof > 0 else float("nan")
     variance = np.zeros(n_periods)
     variance[idx] = s2 * np.diag(inverse)
     return delta, variance, s2

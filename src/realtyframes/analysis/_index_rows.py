@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from realtyframes.analysis._index_fit import (
     fit_repeat_sales,
     years,
 )
-from realtyframes.errors import DataQualityWarning
+from realtyframes.errors import AnalysisInputError, DataQualityWarning
 
 __all__ = ["HedonicRows", "Info", "PairRows", "Rows"]
 
@@ -33,8 +33,9 @@ __all__ = ["HedonicRows", "Info", "PairRows", "Rows"]
 class Info:
     """What the groups' fits report, gathered for ``attrs``."""
 
-    def __init__(self, min_sample: int, left_out: dict[str, int]) -> None:
-        self.min_sample = min_sample
+    def __init__(self, min_sample: int, left_out: dict[str, int], grouped: bool) -> None:
+        self.min_sample, self.grouped = min_sample, grouped
+        self.not_fitted: dict[tuple[Hashable, ...], str] = {}
         self.left_out: Counter[str] = Counter(left_out)
         self.bases: dict[tuple[Hashable, ...], pd.Timestamp | None] = {}
         self.r2: dict[tuple[Hashable, ...], float] = {}
@@ -49,6 +50,17 @@ class Info:
             return base if enough[base] else None
         first = np.flatnonzero(enough)
         return int(first[0]) if len(first) else None
+
+    def attempt(self, key: tuple[Hashable, ...], fit: Callable[[], Fit]) -> Fit | None:
+        """``fit()``; with ``by``, a group whose regression cannot be identified (too few sales,
+        collinear) gets None and its reason in ``attrs["not_fitted"]``; without, it raises."""
+        try:
+            return fit()
+        except AnalysisInputError as exc:
+            if not self.grouped:
+                raise
+            self.not_fitted[key] = str(exc).removeprefix("price_index(): ")
+            return None
 
     def record(
         self, key: tuple[Hashable, ...], base: pd.Timestamp | None, fit: Fit | None, used: int
@@ -71,6 +83,13 @@ class Info:
                 DataQualityWarning,
                 stacklevel=3,
             )
+        if self.not_fitted:
+            warnings.warn(
+                f"price_index(): the regression of {len(self.not_fitted)} of {len(self.bases)} "
+                "group(s) cannot be identified; their index is NaN (attrs['not_fitted'])",
+                DataQualityWarning,
+                stacklevel=3,
+            )
         single = not keys
 
         def named(table: dict[tuple[Hashable, ...], Any]) -> dict[Hashable, Any]:
@@ -88,6 +107,7 @@ class Info:
             "r2": self.r2.get((), float("nan")) if single else named(self.r2),
             "blanked": self.blanked,
             "no_base": list(named(dict.fromkeys(no_base))),
+            "not_fitted": named(self.not_fitted),
             "band": "95 %: 100·exp(δ ± 1.96·se)",
             "fit": self.extra.get((), {}) if single else named(self.extra),
             **({"pairs": self.pairs} if method == "repeat_sales" else {}),
@@ -148,7 +168,9 @@ class HedonicRows(Rows):
         else:
             inputs = HedonicInputs(self.log_price[ok], self.numeric[ok], self.subtype[ok],
                                    self.location[ok], self.period[ok])  # fmt: skip
-            fit = fit_hedonic(inputs, at, len(periods))
+            fit = info.attempt(key, lambda: fit_hedonic(inputs, at, len(periods)))
+            if fit is None:
+                info.left_out["not_fitted"] += len(ok)
         info.record(key, _begin(periods, at), fit, len(ok))
         return fit, n, n
 
@@ -205,7 +227,11 @@ class PairRows(Rows):
             return None, np.bincount(p2, minlength=size), support
         log_ratio = self.log_price[second] - self.log_price[first]
         gap = years(self.day[second] - self.day[first])
-        fit = fit_repeat_sales(p1, p2, log_ratio, gap, at, size, weights)
+        fit = info.attempt(key, lambda: fit_repeat_sales(p1, p2, log_ratio, gap, at, size, weights))
+        if fit is None:
+            info.left_out["not_fitted"] += len(first)
+            info.record(key, _begin(periods, at), None, 0)
+            return None, np.bincount(p2, minlength=size), support
         used = np.asarray(fit.extra["used"], dtype=bool)
         info.left_out["pairs_not_linked"] += int((~used).sum())
         p1, p2 = p1[used], p2[used]

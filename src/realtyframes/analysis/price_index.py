@@ -165,7 +165,7 @@ def price_index(
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
     when, dated = _sale_dates(sales, changes, func)
     known = when.notna().to_numpy()
-    info = Info(min_sample, {"no_close_date": int((~known).sum())})
+    info = Info(min_sample, {"no_close_date": int((~known).sum())}, grouped=bool(keys))
     sales, when = sales[known].reset_index(drop=True), when[known].reset_index(drop=True)
     periods, code = _periods(when, INDEX_FREQS[freq])
     base_code = _base_code(base_at, periods, func)
