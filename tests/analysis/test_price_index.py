@@ -353,11 +353,20 @@ def test_unlinked_periods_and_groups_without_a_base_are_nan_and_said() -> None:
     assert thin.attrs["no_base"] == [()]
 
 
-def test_polars_gives_the_same_index(market: pd.DataFrame) -> None:
+@pytest.mark.parametrize("engine", ["polars", "polars_lazy", "duckdb"])
+def test_other_engines_give_the_same_index(market: pd.DataFrame, engine: str) -> None:
+    """The engine keeps the sales and the columns read; the index is computed on pandas."""
     pl = pytest.importorskip("polars")
-    index = rf.price_index(market, freq="Q", method="repeat_sales")
-    again = rf.price_index(pl.from_pandas(market), freq="Q", method="repeat_sales")
-    pd.testing.assert_frame_equal(index, again)
+    frame: Any = pl.from_pandas(market)
+    if engine == "polars_lazy":
+        frame = frame.lazy()
+    elif engine == "duckdb":
+        frame = pytest.importorskip("duckdb").from_arrow(frame.to_arrow())
+    for method in ("hedonic", "repeat_sales"):
+        index = rf.price_index(market, freq="Q", method=method)
+        again = rf.price_index(frame, freq="Q", method=method)
+        pd.testing.assert_frame_equal(index, again)
+        assert again.attrs["rows_used"] == index.attrs["rows_used"]
 
 
 def test_text_columns_are_read_and_bad_values_refused() -> None:
