@@ -21,6 +21,7 @@ DOCUMENTED = {
     "market_trends",
     "market_changes",
     "comps",
+    "price_index",
     "compare_markets",
     "traffic_summary",
     "lead_funnel",

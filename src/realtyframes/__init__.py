@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers and editors
         market_trends,
         price_drop_summary,
         price_drops,
+        price_index,
         traffic_summary,
     )
     from realtyframes.api import RetryPolicy
@@ -82,6 +83,7 @@ _LAZY: dict[str, str] = {
     "market_trends": "realtyframes.analysis",
     "price_drop_summary": "realtyframes.analysis",
     "price_drops": "realtyframes.analysis",
+    "price_index": "realtyframes.analysis",
     "traffic_summary": "realtyframes.analysis",
     "RetryPolicy": "realtyframes.api",
     "LoadInfo": "realtyframes.loaders",
@@ -139,6 +141,7 @@ __all__ = [
     "plot",
     "price_drop_summary",
     "price_drops",
+    "price_index",
     "sandbox",
     "traffic_summary",
 ]

@@ -1,6 +1,6 @@
 """Pure analysis helpers: DataFrame in, DataFrame out (no HTTP).
 
-Price drops, market metrics, traffic and lead summaries; every metric is defined in
+Price drops, market metrics, a constant-quality price index, traffic and lead summaries; every metric is defined in
 docs/metrics.md. A needed column that is absent raises :class:`MissingColumnsError` naming it;
 numbers and timestamps given as text (CSV) are read, and unreadable values raise
 :class:`ColumnTypeError`.
@@ -35,6 +35,14 @@ from realtyframes.analysis.price_drops import (
     price_drop_summary,
     price_drops,
 )
+from realtyframes.analysis.price_index import (
+    INDEX_COLUMNS,
+    INDEX_FREQS,
+    INDEX_LOCATIONS,
+    INDEX_METHODS,
+    INDEX_WEIGHTS,
+    price_index,
+)
 from realtyframes.analysis.traffic import TRAFFIC_METRICS, TrafficSummary, traffic_summary
 from realtyframes.analysis.trends import FREQS, TREND_METRICS, market_trends
 
@@ -44,6 +52,11 @@ __all__ = [
     "COMP_COLUMNS",
     "DEFAULT_STAGES",
     "FREQS",
+    "INDEX_COLUMNS",
+    "INDEX_FREQS",
+    "INDEX_LOCATIONS",
+    "INDEX_METHODS",
+    "INDEX_WEIGHTS",
     "MARKET_METRICS",
     "PRICE_DROP_COLUMNS",
     "PRICE_DROP_SUMMARY_COLUMNS",
@@ -70,5 +83,6 @@ __all__ = [
     "ppsf_values",
     "price_drop_summary",
     "price_drops",
+    "price_index",
     "traffic_summary",
 ]

@@ -1,0 +1,241 @@
+"""Per-row inputs of ``rf.price_index`` and what the groups' fits report (:mod:`.price_index`).
+
+:class:`HedonicRows`: each sale's log price, characteristics, subtype / location codes and period;
+:class:`PairRows`: each sale's property key (normalised address and living area), log price, day
+and period, paired per group. Their ``fit`` picks the group's base period, runs the regression
+(:mod:`._index_fit`) and returns the estimates, ``n`` and the support ``min_sample`` counts per
+period; :class:`Info` gathers the counts and fits for ``attrs``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from realtyframes.analysis._common import as_key, to_float
+from realtyframes.analysis._index_fit import (
+    Fit,
+    HedonicInputs,
+    fit_hedonic,
+    fit_repeat_sales,
+    years,
+)
+from realtyframes.errors import AnalysisInputError, DataQualityWarning
+
+__all__ = ["HedonicRows", "Info", "PairRows", "Rows"]
+
+
+class Info:
+    """What the groups' fits report, gathered for ``attrs``."""
+
+    def __init__(self, min_sample: int, left_out: dict[str, int], grouped: bool) -> None:
+        self.min_sample, self.grouped = min_sample, grouped
+        self.not_fitted: dict[tuple[Hashable, ...], str] = {}
+        self.left_out: Counter[str] = Counter(left_out)
+        self.bases: dict[tuple[Hashable, ...], pd.Timestamp | None] = {}
+        self.r2: dict[tuple[Hashable, ...], float] = {}
+        self.used = self.pairs = self.blanked = 0
+        self.extra: dict[tuple[Hashable, ...], dict[str, object]] = {}
+
+    def choose_base(self, support: np.ndarray, base: int | None) -> int | None:
+        """The given base period if it has ``min_sample`` or more, else None; without one the
+        first period that has."""
+        enough = support >= self.min_sample
+        if base is not None:
+            return base if enough[base] else None
+        first = np.flatnonzero(enough)
+        return int(first[0]) if len(first) else None
+
+    def attempt(self, key: tuple[Hashable, ...], fit: Callable[[], Fit]) -> Fit | None:
+        """``fit()``; with ``by``, a group whose regression cannot be identified (too few sales,
+        collinear) gets None and its reason in ``attrs["not_fitted"]``; without, it raises."""
+        try:
+            return fit()
+        except AnalysisInputError as exc:
+            if not self.grouped:
+                raise
+            self.not_fitted[key] = str(exc).removeprefix("price_index(): ")
+            return None
+
+    def record(
+        self, key: tuple[Hashable, ...], base: pd.Timestamp | None, fit: Fit | None, used: int
+    ) -> None:
+        self.bases[key] = base
+        if fit is not None:
+            self.r2[key] = fit.r2
+            self.used += used
+            extra = {k: v for k, v in fit.extra.items() if k != "used"}
+            if extra:
+                self.extra[key] = extra
+
+    def attrs(self, method: str, freq: str, keys: list[str], n_sales: int) -> dict[str, Any]:
+        no_base = [k for k, b in self.bases.items() if b is None]
+        if no_base:
+            warnings.warn(
+                f"price_index(): {len(no_base)} of {len(self.bases)} group(s) have no base "
+                f"period with min_sample={self.min_sample} or more sales; their index is NaN "
+                "(attrs['no_base'])",
+                DataQualityWarning,
+                stacklevel=3,
+            )
+        if self.not_fitted:
+            warnings.warn(
+                f"price_index(): the regression of {len(self.not_fitted)} of {len(self.bases)} "
+                "group(s) cannot be identified; their index is NaN (attrs['not_fitted'])",
+                DataQualityWarning,
+                stacklevel=3,
+            )
+        single = not keys
+
+        def named(table: dict[tuple[Hashable, ...], Any]) -> dict[Hashable, Any]:
+            return {k[0] if len(k) == 1 else k: v for k, v in table.items()}
+
+        return {
+            "method": method,
+            "freq": freq,
+            "by": keys,
+            "min_sample": self.min_sample,
+            "base": self.bases.get((), None) if single else named(self.bases),
+            "sales": n_sales,
+            "rows_used": self.used,
+            "left_out": dict(self.left_out),
+            "r2": self.r2.get((), float("nan")) if single else named(self.r2),
+            "blanked": self.blanked,
+            "no_base": list(named(dict.fromkeys(no_base))),
+            "not_fitted": named(self.not_fitted),
+            "band": "95 %: 100·exp(δ ± 1.96·se)",
+            "fit": self.extra.get((), {}) if single else named(self.extra),
+            **({"pairs": self.pairs} if method == "repeat_sales" else {}),
+        }
+
+
+class Rows:
+    """Per-row inputs of one method, fitted per group by :meth:`fit`: the fit (None without a
+    base period), ``n`` per period and the support per period (what ``min_sample`` counts)."""
+
+    def fit(
+        self, rows: np.ndarray, base: int | None, periods: pd.PeriodIndex, info: Info,
+        key: tuple[Hashable, ...], weights: str | None,
+    ) -> tuple[Fit | None, np.ndarray, np.ndarray]:  # fmt: skip
+        raise NotImplementedError
+
+
+def _begin(periods: pd.PeriodIndex, at: int | None) -> pd.Timestamp | None:
+    return None if at is None else pd.Timestamp(periods[at].start_time)
+
+
+class HedonicRows(Rows):
+    """log price, beds, baths, log area, age at sale, subtype and location codes per sale."""
+
+    def __init__(
+        self, sales: pd.DataFrame, when: pd.Series, code: np.ndarray, location: str | None,
+        func: str,
+    ) -> None:  # fmt: skip
+        area = to_float(sales["LivingArea"], "LivingArea", func).to_numpy()
+        built = to_float(sales["YearBuilt"], "YearBuilt", func).to_numpy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_area = np.where(area > 0, np.log(area), np.nan)
+        age = np.maximum(when.dt.year.to_numpy(dtype="float64") - built, 0.0)
+        self.numeric = np.column_stack([
+            to_float(sales["BedroomsTotal"], "BedroomsTotal", func).to_numpy(),
+            to_float(sales["BathroomsTotalInteger"], "BathroomsTotalInteger", func).to_numpy(),
+            log_area, age,
+        ])  # fmt: skip
+        self.log_price = np.log(to_float(sales["ClosePrice"], "ClosePrice", func).to_numpy())
+        self.subtype = pd.factorize(as_key(sales["PropertySubType"]))[0]
+        none = np.zeros(len(sales), dtype=np.int64)
+        self.location = pd.factorize(as_key(sales[location]))[0] if location else none
+        self.period = code
+        self.complete = ~np.isnan(self.numeric).any(axis=1) & (self.subtype >= 0)
+        self.complete &= self.location >= 0
+
+    def fit(
+        self, rows: np.ndarray, base: int | None, periods: pd.PeriodIndex, info: Info,
+        key: tuple[Hashable, ...], weights: str | None,
+    ) -> tuple[Fit | None, np.ndarray, np.ndarray]:  # fmt: skip
+        ok = rows[self.complete[rows]]
+        info.left_out["missing_characteristics"] += len(rows) - len(ok)
+        n = np.bincount(self.period[ok], minlength=len(periods))
+        at = info.choose_base(n, base)
+        fit = None
+        if at is None:
+            info.left_out["no_base"] += len(ok)
+        else:
+            inputs = HedonicInputs(self.log_price[ok], self.numeric[ok], self.subtype[ok],
+                                   self.location[ok], self.period[ok])  # fmt: skip
+            fit = info.attempt(key, lambda: fit_hedonic(inputs, at, len(periods)))
+            if fit is None:
+                info.left_out["not_fitted"] += len(ok)
+        info.record(key, _begin(periods, at), fit, len(ok))
+        return fit, n, n
+
+
+def _property_keys(sales: pd.DataFrame, func: str) -> np.ndarray:
+    """One code per property: the address lower-cased with whitespace collapsed, and the
+    LivingArea when the frame has it (a missing area matches only a missing area); −1 where the
+    address is missing or blank."""
+    text = sales["UnparsedAddress"].astype("string").str.lower()
+    text = text.str.replace(r"\s+", " ", regex=True).str.strip()
+    blank = (text.isna() | (text == "")).to_numpy(dtype=bool)
+    parts = {"address": pd.factorize(text)[0]}
+    if "LivingArea" in sales.columns:
+        parts["area"] = to_float(sales["LivingArea"], "LivingArea", func).to_numpy()
+    keys = pd.DataFrame(parts).groupby(list(parts), dropna=False, sort=False).ngroup()
+    return np.where(blank, -1, keys.to_numpy())
+
+
+class PairRows(Rows):
+    """Property key, log price, day and period per sale; pairs made per group."""
+
+    def __init__(self, sales: pd.DataFrame, when: pd.Series, code: np.ndarray, func: str) -> None:
+        self.key = _property_keys(sales, func)
+        self.log_price = np.log(to_float(sales["ClosePrice"], "ClosePrice", func).to_numpy())
+        self.day = when.dt.tz_convert(None).to_numpy().astype("datetime64[us]").astype(np.int64)
+        self.day = self.day / 86_400_000_000
+        self.period = code
+
+    def pairs(self, rows: np.ndarray, info: Info) -> tuple[np.ndarray, np.ndarray]:
+        """Consecutive sales of one property in ``rows`` (first, second), in different periods."""
+        has = rows[self.key[rows] >= 0]
+        info.left_out["no_address"] += len(rows) - len(has)
+        ordered = has[np.lexsort((self.day[has], self.key[has]))]
+        same = self.key[ordered[1:]] == self.key[ordered[:-1]]
+        first, second = ordered[:-1][same], ordered[1:][same]
+        apart = self.period[first] != self.period[second]
+        info.left_out["same_period_pairs"] += int((~apart).sum())
+        first, second = first[apart], second[apart]
+        info.left_out["not_paired"] += len(has) - len(np.union1d(first, second))
+        return first, second
+
+    def fit(
+        self, rows: np.ndarray, base: int | None, periods: pd.PeriodIndex, info: Info,
+        key: tuple[Hashable, ...], weights: str | None,
+    ) -> tuple[Fit | None, np.ndarray, np.ndarray]:  # fmt: skip
+        first, second = self.pairs(rows, info)
+        size = len(periods)
+        p1, p2 = self.period[first], self.period[second]
+        support = np.bincount(p1, minlength=size) + np.bincount(p2, minlength=size)
+        at = info.choose_base(support, base)
+        if at is None:
+            info.left_out["no_base"] += len(np.union1d(first, second))
+            info.record(key, None, None, 0)
+            return None, np.bincount(p2, minlength=size), support
+        log_ratio = self.log_price[second] - self.log_price[first]
+        gap = years(self.day[second] - self.day[first])
+        fit = info.attempt(key, lambda: fit_repeat_sales(p1, p2, log_ratio, gap, at, size, weights))
+        if fit is None:
+            info.left_out["not_fitted"] += len(first)
+            info.record(key, _begin(periods, at), None, 0)
+            return None, np.bincount(p2, minlength=size), support
+        used = np.asarray(fit.extra["used"], dtype=bool)
+        info.left_out["pairs_not_linked"] += int((~used).sum())
+        p1, p2 = p1[used], p2[used]
+        info.pairs += int(used.sum())
+        info.record(key, _begin(periods, at), fit, len(np.union1d(first[used], second[used])))
+        support = np.bincount(p1, minlength=size) + np.bincount(p2, minlength=size)
+        return fit, np.bincount(p2, minlength=size), support

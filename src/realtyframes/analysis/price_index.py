@@ -1,0 +1,311 @@
+"""A constant-quality price index: ``rf.price_index`` — 100 at a base period, with a 95 % band.
+
+A median sale price moves with the mix of homes sold; this index holds quality constant, by one of
+the two standard methods (docs/metrics.md, "Price index"):
+
+- ``"hedonic"``: time-dummy regression of log(ClosePrice) on the home's characteristics (beds,
+  baths, log living area, age at sale, subtype and location dummies) and period dummies;
+- ``"repeat_sales"``: consecutive sales of the same property (same normalised address and living
+  area), by Bailey-Muth-Nourse, optionally with Case-Shiller's interval weights.
+
+The regressions are in :mod:`._index_fit` (numpy); this module reads the frame, finds the sales,
+their periods and the pairs, picks the base period and assembles the result. The index runs on
+pandas: another engine's frame (Polars, DuckDB, PySpark) is reduced by the engine to the sale
+segment's sales and the columns read, then collected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from realtyframes.analysis._common import (
+    AnalysisInputError,
+    as_key,
+    normalize_by,
+    to_timestamp,
+    to_utc,
+)
+from realtyframes.analysis._index_fit import Fit, HedonicInputs
+from realtyframes.analysis._index_rows import HedonicRows, Info, PairRows, Rows
+from realtyframes.analysis._kernel import collect, frame_of, segment_filter
+
+__all__ = [
+    "INDEX_COLUMNS",
+    "INDEX_FREQS",
+    "INDEX_LOCATIONS",
+    "INDEX_METHODS",
+    "INDEX_WEIGHTS",
+    "hedonic_inputs",
+    "price_index",
+]
+
+#: ``method`` values.
+INDEX_METHODS: tuple[str, ...] = ("hedonic", "repeat_sales")
+#: ``freq`` values: weeks ending Sunday, calendar months, calendar quarters (pandas period codes).
+INDEX_FREQS: dict[str, str] = {"W": "W-SUN", "M": "M", "Q": "Q-DEC"}
+#: ``location`` values (the hedonic location dummies; None: none).
+INDEX_LOCATIONS: tuple[str, ...] = ("City", "PostalCode")
+#: ``weights`` values for repeat sales (None: equal weights, plain BMN).
+INDEX_WEIGHTS: tuple[str, ...] = ("case_shiller",)
+#: Columns of the result after the period and the ``by`` columns, in order.
+INDEX_COLUMNS: tuple[str, ...] = ("index", "index_low", "index_high", "n")
+#: The characteristics the hedonic regression reads (besides the location).
+CHARACTERISTICS: tuple[str, ...] = (
+    "BedroomsTotal",
+    "BathroomsTotalInteger",
+    "LivingArea",
+    "YearBuilt",
+    "PropertySubType",
+)
+_Z95 = 1.959963984540054
+_HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp", "StandardStatus")
+
+
+def _check(
+    freq: object,
+    method: object,
+    min_sample: object,
+    location: object,
+    weights: object,
+    func: str,
+) -> None:
+    """Every argument that does not depend on the data, before anything is read."""
+    if method not in INDEX_METHODS:
+        raise AnalysisInputError(
+            f"{func}(): `method` must be one of {list(INDEX_METHODS)}, got {method!r}"
+        )
+    if freq not in INDEX_FREQS:
+        raise AnalysisInputError(
+            f"{func}(): `freq` must be one of {list(INDEX_FREQS)}, got {freq!r}"
+        )
+    if not isinstance(min_sample, int) or isinstance(min_sample, bool) or min_sample < 1:
+        raise AnalysisInputError(
+            f"{func}(): `min_sample` must be an integer >= 1, got {min_sample!r}"
+        )
+    if location is not None and location not in INDEX_LOCATIONS:
+        raise AnalysisInputError(
+            f"{func}(): `location` must be one of {list(INDEX_LOCATIONS)} or None, got {location!r}"
+        )
+    if method == "repeat_sales" and location != "City":
+        raise AnalysisInputError(
+            f"{func}(): `location` applies to method='hedonic' only (a repeat-sales pair is one "
+            f"property, its location fixed), got {location!r}"
+        )
+    if weights is not None and weights not in INDEX_WEIGHTS:
+        raise AnalysisInputError(
+            f"{func}(): `weights` must be None or one of {list(INDEX_WEIGHTS)}, got {weights!r}"
+        )
+    if weights is not None and method != "repeat_sales":
+        raise AnalysisInputError(
+            f"{func}(): `weights` applies to method='repeat_sales' only, got {weights!r} with "
+            f"method={method!r}"
+        )
+
+
+def price_index(
+    market: Any,
+    history: Any = None,
+    *,
+    freq: str = "M",
+    method: str = "hedonic",
+    by: str | Sequence[str] | None = None,
+    base: Any = None,
+    min_sample: int = 5,
+    location: str | None = "City",
+    weights: str | None = None,
+) -> pd.DataFrame:
+    """A constant-quality price index per period (and per ``by`` group), 100 at the base period.
+
+    ``market``: every status of a market (``client.sync_listings(...)``); a sale is a row of the
+    sale segment with ClosePrice > 0 and a CloseDate, in the calendar period of its CloseDate
+    (``freq``: ``"W"`` weeks ending Sunday, ``"M"``, ``"Q"``). ``history``
+    (``client.listing_history(...)``, optional) is used for one thing only: a sale without a
+    CloseDate is dated by its listing's last status change to Closed (``attrs
+    ["dated_from_history"]``); without it such sales are left out (``attrs["left_out"]``).
+
+    ``method="hedonic"``: log(ClosePrice) on beds, baths, log LivingArea, age at sale, subtype
+    and ``location`` (``"City"``, ``"PostalCode"`` or None) dummies and period dummies; sales with
+    a missing characteristic are left out and counted. ``n``: the sales in the period.
+    ``method="repeat_sales"``: consecutive sales of one property (same address lower-cased with
+    whitespace collapsed, and the same LivingArea), by Bailey-Muth-Nourse; ``weights=
+    "case_shiller"`` weights each pair by the inverse of its variance fitted on the time between
+    the sales. ``n``: the pairs whose second sale is in the period; ``n_in_pairs``: the sales in
+    the period that are in a pair.
+
+    ``base``: a date in the base period (default: the first period with ``min_sample`` or more
+    sales, pairs' sales for repeat sales). A period with fewer than ``min_sample`` gets NaN
+    index and band (it is still in the regression). The band: ``100·exp(δ ± 1.96·se)``.
+    ``by``: a separate index per group. Columns: ``period_begin``, ``period_end``, the ``by``
+    columns, ``index``, ``index_low``, ``index_high``, ``n`` (and ``n_in_pairs``); ``attrs``:
+    method, freq, base, rows used, left out (by reason), R², pairs. Runs on pandas (other
+    engines' frames are reduced to the sales and collected).
+
+    >>> idx = rf.price_index(market, freq="Q", method="repeat_sales")  # doctest: +SKIP
+    >>> idx[["period_begin", "index", "index_low", "index_high", "n"]]  # doctest: +SKIP
+    """
+    func = "price_index"
+    _check(freq, method, min_sample, location, weights, func)
+    keys = [] if by is None else normalize_by(by, func)
+    base_at = to_timestamp(base, "base", func)
+    hedonic = method == "hedonic"
+    needed = [*keys, "PropertyType", "ClosePrice", "CloseDate"]
+    if hedonic:
+        needed += [*CHARACTERISTICS, *([location] if location else [])]
+    else:
+        needed += ["UnparsedAddress"]
+    if history is not None:
+        needed.append("ListingId")
+    optional = [] if hedonic else ["LivingArea"]
+    sales = _read_sales(market, needed, optional, func)
+    changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
+    when, dated = _sale_dates(sales, changes, func)
+    known = when.notna().to_numpy()
+    info = Info(min_sample, {"no_close_date": int((~known).sum())}, grouped=bool(keys))
+    sales, when = sales[known].reset_index(drop=True), when[known].reset_index(drop=True)
+    periods, code = _periods(when, INDEX_FREQS[freq])
+    base_code = _base_code(base_at, periods, func)
+    if hedonic:
+        rows_data: Rows = HedonicRows(sales, when, code, location, func)
+    else:
+        rows_data = PairRows(sales, when, code, func)
+    pieces = []
+    for key, rows in _groups(sales, keys, info):
+        fit, n, support = rows_data.fit(rows, base_code, periods, info, key, weights)
+        pieces.append(_assemble(fit, n, support, periods, keys, key, info, hedonic))
+    out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, hedonic)
+    out.attrs = info.attrs(method, freq, keys, len(sales))
+    out.attrs.update({"location": location} if hedonic else {"weights": weights})
+    if history is not None:
+        out.attrs["dated_from_history"] = dated
+    return out
+
+
+def _read_sales(market: Any, needed: list[str], optional: list[str], func: str) -> pd.DataFrame:
+    """The sale segment's rows with ClosePrice > 0 and the columns read, as pandas (the engine
+    filters and selects; pandas input is read as :func:`frame_of` reads it)."""
+    frame = frame_of(market, needed, "market", func, optional)
+    sold = segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False)
+    return collect(frame.filter(sold))
+
+
+def _sale_dates(
+    sales: pd.DataFrame, changes: pd.DataFrame | None, func: str
+) -> tuple[pd.Series, int]:
+    """Each sale's CloseDate (UTC); a missing one taken from the history's last status change to
+    Closed of its listing when ``changes`` is given. Returns the dates and how many came from the
+    history."""
+    when = to_utc(sales["CloseDate"], "CloseDate", func)
+    if changes is None or not when.isna().any():
+        return when, 0
+    kind = changes["ChangeType"].astype("str").to_numpy()
+    status = changes["StandardStatus"].astype("str").to_numpy()
+    closed = changes[(kind == "status_change") & (status == "Closed")]
+    at = to_utc(closed["ChangeTimestamp"], "ChangeTimestamp", func)
+    last = at.groupby(closed["ListingId"].astype("str").to_numpy()).max()
+    missing = when.isna().to_numpy()
+    found = sales["ListingId"].astype("str")[missing].map(last)
+    when = when.copy()
+    when[missing] = found.to_numpy()
+    return when, int(found.notna().sum())
+
+
+def _periods(when: pd.Series, code: str) -> tuple[pd.PeriodIndex, np.ndarray]:
+    """Every period from the first sale's to the last sale's, and each sale's position in it."""
+    if not len(when):
+        return pd.PeriodIndex([], freq=code), np.zeros(0, dtype=np.int64)
+    of = pd.PeriodIndex(when.dt.tz_convert(None), freq=code)
+    periods = pd.period_range(of.min(), of.max(), freq=code)
+    return periods, np.asarray(of.asi8 - periods[0].ordinal, dtype=np.int64)
+
+
+def _base_code(base_at: pd.Timestamp | None, periods: pd.PeriodIndex, func: str) -> int | None:
+    """The position of the period holding ``base`` (None: chosen per group from the data)."""
+    if base_at is None:
+        return None
+    if not len(periods):
+        raise AnalysisInputError(f"{func}(): `base` given, but `market` has no sales")
+    at = base_at.tz_convert(None).to_period(periods.freq)
+    if at < periods[0] or at > periods[-1]:
+        raise AnalysisInputError(
+            f"{func}(): `base` ({base_at:%Y-%m-%d}) is outside the sales' periods, "
+            f"{periods[0]} to {periods[-1]}"
+        )
+    return int(at.ordinal - periods[0].ordinal)
+
+
+def _groups(
+    sales: pd.DataFrame, keys: list[str], info: Info
+) -> list[tuple[tuple[Hashable, ...], np.ndarray]]:
+    """(group key, row positions) per ``by`` group, in sorted order; rows with a missing key are
+    left out (counted)."""
+    if not keys:
+        return [((), np.arange(len(sales)))]
+    frame = pd.DataFrame({k: as_key(sales[k]) for k in keys})
+    missing = frame.isna().any(axis=1).to_numpy()
+    info.left_out["no_group"] += int(missing.sum())
+    kept = np.flatnonzero(~missing)
+    found = frame[~missing].groupby(keys, sort=True).indices
+    return [(key if isinstance(key, tuple) else (key,), kept[rows]) for key, rows in found.items()]
+
+
+def _assemble(
+    fit: Fit | None, n: np.ndarray, support: np.ndarray, periods: pd.PeriodIndex,
+    keys: list[str], key: tuple[Hashable, ...], info: Info, hedonic: bool,
+) -> pd.DataFrame:  # fmt: skip
+    """One group's rows: the periods, its key, the index and band (NaN below ``min_sample`` or
+    without an estimate), ``n`` (and ``n_in_pairs``)."""
+    size = len(periods)
+    delta = fit.delta if fit is not None else np.full(size, np.nan)
+    se = fit.se if fit is not None else np.full(size, np.nan)
+    estimated = np.isfinite(delta)
+    shown = estimated & (support >= info.min_sample)
+    info.blanked += int((estimated & ~shown).sum())
+    out = pd.DataFrame(
+        {
+            "period_begin": periods.start_time.as_unit("us"),
+            "period_end": periods.end_time.normalize().as_unit("us"),
+        }
+    )
+    for name, value in zip(keys, key, strict=True):
+        out[name] = pd.Series([value] * size, dtype=object)
+    with np.errstate(invalid="ignore"):
+        out["index"] = np.where(shown, 100.0 * np.exp(delta), np.nan)
+        out["index_low"] = np.where(shown, 100.0 * np.exp(delta - _Z95 * se), np.nan)
+        out["index_high"] = np.where(shown, 100.0 * np.exp(delta + _Z95 * se), np.nan)
+    out["n"] = n.astype("int64")
+    if not hedonic:
+        out["n_in_pairs"] = support.astype("int64")
+    return out
+
+
+def _assemble_empty(keys: list[str], hedonic: bool) -> pd.DataFrame:
+    columns = ["period_begin", "period_end", *keys, *INDEX_COLUMNS]
+    columns += [] if hedonic else ["n_in_pairs"]
+    return pd.DataFrame({c: [] for c in columns})
+
+
+def hedonic_inputs(
+    market: pd.DataFrame, freq: str = "M", location: str | None = "City"
+) -> tuple[HedonicInputs, int]:
+    """The hedonic regression's inputs for a whole (pandas) market and the base period's position
+    as :func:`price_index` picks it with ``min_sample=5``: for the benchmark, which times a bare
+    least-squares solve on the same design (:func:`._index_fit.design_block`)."""
+    func = "price_index"
+    needed = ["PropertyType", "ClosePrice", "CloseDate", *CHARACTERISTICS]
+    sales = _read_sales(market, [*needed, *([location] if location else [])], [], func)
+    when = to_utc(sales["CloseDate"], "CloseDate", func)
+    known = when.notna().to_numpy()
+    sales, when = sales[known].reset_index(drop=True), when[known].reset_index(drop=True)
+    periods, code = _periods(when, INDEX_FREQS[freq])
+    rows = HedonicRows(sales, when, code, location, func)
+    ok = np.flatnonzero(rows.complete)
+    n = np.bincount(code[ok], minlength=len(periods))
+    base = int(np.flatnonzero(n >= 5)[0])
+    inputs = HedonicInputs(rows.log_price[ok], rows.numeric[ok], rows.subtype[ok],
+                           rows.location[ok], code[ok])  # fmt: skip
+    return inputs, base
