@@ -1,4 +1,4 @@
-"""The multi-year sandbox market: its span, its season, its price path and resales of the same homes.
+"""The multi-year sandbox market: its span, season, price path and resales of the same homes.
 
 Expectations are computed here from the records the operations return (summary and detail
 fields) and from the published truth (``realtyframes.sandbox.price_level`` / ``price_path``),

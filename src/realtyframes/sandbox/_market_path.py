@@ -8,7 +8,7 @@ adjustment) can be checked against the truth.
 
 - **Season**: listings enter with an intensity ``1 + 0.2 cos(2 pi (y - PEAK))`` (``y`` in years,
   ``PEAK`` mid-May): about 27 % more entries in spring (March-May) than in winter (December-
-  February); homes listed in spring also go under contract faster, so sales peak in the summer.
+  February); homes listed in spring also go under contract faster, so sales peak from May to August.
 - **Price level**: every list price (and rent) is the price of its home at ``as_of`` times
   ``price_level(entry) = I(entry) / I(as_of)``, with ``log I(y) = 0.05 y + 0.03 sin(2 pi y / 7)``:
   a constant-quality appreciation of about 5 % a year with a mild 7-year cycle (from about 2 % to
