@@ -1,6 +1,7 @@
 """Session fixtures shared by every test area: real sandbox servers on loopback.
 
-- ``sandbox_url``: open mode, seed 7, 3000 listings, clock fixed at :data:`AS_OF`.
+- ``sandbox_url``: open mode, seed 7, 3000 listings over the default 3 years of history, clock
+  fixed at :data:`AS_OF`.
 - ``protected_sandbox_url``: the same data in protected mode, with a quota so large that tests
   are never throttled (tests of the quota itself start their own server).
 - ``sandbox`` / ``protected_sandbox``: the same servers as :class:`RunningSandbox` (``.url``,
@@ -8,7 +9,8 @@
 - ``http_client``: a shared ``httpx.Client`` (absolute URLs).
 - ``start_sandbox``: a factory for a fresh server with custom options, stopped after the test:
   ``sb = start_sandbox(protected=True, faults=Faults(error_rate=1.0))``; defaults are seed 7,
-  clock :data:`AS_OF` and a small data set (:data:`SMALL`); use it for clock changes and faults.
+  clock :data:`AS_OF` and a small data set of one year (:data:`SMALL`); use it for clock changes
+  and faults.
 - ``fault_proxy``: a factory for a fault-injecting proxy in front of a server (tests/faultproxy.py):
   ``proxy = fault_proxy(sb.url); proxy.set("stale_page", times=1)``; clients use ``proxy.url``.
 - ``spark``: a local PySpark session (marker ``spark``; needs Java, which ``.ci/run`` installs).
@@ -53,8 +55,10 @@ settings.load_profile(
 AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
 #: Options of the shared servers.
 SESSION_OPTIONS: dict[str, Any] = {"seed": 7, "listings": 3000, "as_of": AS_OF}
-#: Default size of the servers started by ``start_sandbox`` (fast to generate).
-SMALL: dict[str, Any] = {"listings": 400, "contacts": 60}
+#: Default size of the servers started by ``start_sandbox`` (fast to generate): one year of
+#: history, so that even a small market has many listings open at the clock (the tests of
+#: loading, paging and syncing need them; the shared servers have the default 3 years).
+SMALL: dict[str, Any] = {"listings": 400, "contacts": 60, "history_years": 1}
 
 
 @pytest.fixture(scope="session")

@@ -195,7 +195,7 @@ def test_bad_records_are_quarantined_with_reasons(
 def test_drift_under_paging_is_closed(
     start_sandbox: Callable[..., RunningSandbox], make_client: MakeClient
 ) -> None:
-    sb = start_sandbox(listings=3000, faults=Faults(drift=2))
+    sb = start_sandbox(listings=2000, faults=Faults(drift=2))  # 263 active: 6 pages
     client, _ = make_client(sb.url, cache=False)
     before = _market(sb)
     with warnings.catch_warnings():

@@ -637,7 +637,7 @@ def test_scope_is_normalised_so_equal_markets_share_one_entry():
 def test_a_first_sync_backfills_over_a_year_and_equals_a_long_series_of_syncs(
     start_sandbox, make_client, counter, http_client, tmp_path
 ):
-    sandbox = start_sandbox(listings=600)
+    sandbox = start_sandbox(listings=600, history_years=3)  # the default: more than a year
     early = make_client(sandbox.url, cache_dir=tmp_path / "early")
     early.sync_listings(City="Miami")
     history = early.listing_history(City="Miami")

@@ -1,34 +1,57 @@
 """One coverage rule for every comparison with the past: a change against an earlier period is
 shown only where the data cover that whole period (from 180 days after the oldest listing's
-entry); else "—" and a note saying why. The default sandbox's history starts about 18 months
-back, so the year-earlier window of a report falls in its build-up months.
+entry); else "—" and a note saying why. On a sandbox with one year of history the year-earlier
+window of a report falls in its build-up months (no YoY, a note); on the default multi-year
+sandbox every month of the trends table with a covered year before it has its YoY, and the
+headline its change against a year earlier.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from report_html import parse
+from report_html import parse, same
 
 import realtyframes as rf
 from realtyframes.report import MarketReportOptions, compute_market_report, load_market_frames
 from realtyframes.report.compute import COVERAGE_DAYS, covered_from
 from realtyframes.report.render import render_market_report
+from realtyframes.sandbox import SandboxOptions, start
 
 DAY = "2026-06-30"
 
 
-@pytest.fixture(scope="module")
-def report(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    options = MarketReportOptions(as_of=DAY, source="test sandbox", cities=("Miami", "Doral"))
-    cache = tmp_path_factory.mktemp("cache")
-    with rf.Client(base_url=sandbox_url, cache_dir=cache, progress=False) as client:
+def _report(url: str, cache: Any, **options: Any) -> Any:
+    options = MarketReportOptions(as_of=DAY, source="test sandbox", **options)
+    with rf.Client(base_url=url, cache_dir=cache, progress=False) as client:
         frames = load_market_frames(client, options)
     return compute_market_report(frames, options)
+
+
+@pytest.fixture(scope="module")
+def short_history(sandbox_as_of: Any) -> Iterator[str]:
+    """A sandbox whose history starts a year before the report's day."""
+    with start(seed=7, listings=3000, as_of=sandbox_as_of, history_years=1) as sandbox:
+        yield sandbox.url
+
+
+@pytest.fixture(scope="module")
+def report(short_history: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The report of two cities on one year of history."""
+    cache = tmp_path_factory.mktemp("cache")
+    return _report(short_history, cache, cities=("Miami", "Doral"))
+
+
+@pytest.fixture(scope="module")
+def multiyear(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The whole market's report on the shared sandbox: the default history (3 years)."""
+    assert SandboxOptions().history_years == 3
+    return _report(sandbox_url, tmp_path_factory.mktemp("cache"))
 
 
 def test_no_year_over_year_where_the_data_do_not_cover_the_year_before(report: Any) -> None:
@@ -69,3 +92,46 @@ def test_the_period_not_over_has_no_change_against_the_past(report: Any) -> None
             done = raw["complete"].astype(bool).to_numpy()
             np.testing.assert_array_equal(total.loc[done, column], raw.loc[done, column])
             assert total.loc[~done, column].isna().all()
+
+
+def test_the_multiyear_sandbox_shows_yoy_for_every_month_with_a_covered_year_before(
+    multiyear: Any,
+) -> None:
+    report = multiyear
+    listings, changes = report.frames.listings, report.frames.changes
+    covered = covered_from(listings)
+    assert report.covered_from == covered
+    assert covered is not None and covered < pd.Timestamp("2024-01-01", tz="UTC")
+    # the headline: the whole year-earlier window is covered, so each card says the change
+    assert report.year_ago is not None
+    html = render_market_report(report)
+    notes = re.findall(r'<div class="card-note">(.*?)</div>', html)
+    assert sum("vs a year earlier" in n for n in notes) >= 4
+    assert "No change against" not in html
+    # the trends table: every month over whose month a year earlier is covered has its YoY,
+    # as rf.market_trends computes it on the same frames from the first covered month on
+    first = pd.offsets.MonthBegin().rollforward(covered.ceil("D")).date()
+    raw = rf.market_trends(
+        listings, changes, freq="M", start=first, end=report.options.day,
+        min_sample=report.options.min_sample,
+    ).set_index("period_begin")  # fmt: skip
+    values = parse(html).values
+    shown = 0
+    for _, row in report.trend_total.tail(12).iterrows():
+        month = row["period_begin"]
+        if not row["complete"]:
+            continue  # the month not over: "(so far)", no YoY
+        year_before = pd.Timestamp(month).tz_localize("UTC") - pd.DateOffset(years=1)
+        assert year_before >= covered
+        expected = raw.loc[month, "median_sale_price_yoy"]
+        assert not pd.isna(expected), month
+        assert row["median_sale_price_yoy"] == pytest.approx(expected, rel=1e-12)
+        label = month.strftime("%Y-%m")
+        value, text = values[("trends", label, "median_sale_price_yoy")]
+        assert same(value, expected) and text not in ("", "—")
+        shown += 1
+    assert shown >= 11  # of the twelve months in the table (one may not be over)
+
+
+def test_the_multiyear_period_not_over_has_no_change_against_the_past(multiyear: Any) -> None:
+    test_the_period_not_over_has_no_change_against_the_past(multiyear)

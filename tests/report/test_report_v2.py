@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
 import pandas as pd
 import pytest
 from report_html import parse
@@ -293,6 +294,8 @@ def test_the_trend_and_change_tables_are_recomputed_from_the_written_frames(
             continue
         month = pd.Timestamp(row.split(" ")[0] + "-01")
         expected = trends.loc[month, col]
+        if row.endswith("(so far)") and col.endswith(("_yoy", "_mom")):
+            expected = np.nan  # the month not over has no change against the past
         if pd.isna(expected):
             assert shown == "", (row, col)
         else:

@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from realtyframes.cli import build_parser, main
-from realtyframes.sandbox import DEMO
+from realtyframes.cli.sandbox import _options
+from realtyframes.sandbox import DEMO, SandboxOptions
 
 
 def _read_until_ready(proc: subprocess.Popen[str], timeout: float = 60) -> list[str]:
@@ -69,6 +70,8 @@ def test_cli_serves_until_interrupted() -> None:
         "2026-06-30",
         "--rate-limit",
         "100/10s",
+        "--history-years",
+        "2",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen(
@@ -78,6 +81,7 @@ def test_cli_serves_until_interrupted() -> None:
             lines = _read_until_ready(proc)
             match = re.search(r"serving (http://127\.0\.0\.1:\d+)", lines[0])
             assert match, lines
+            assert "300 listings over 2 years" in lines[0]
             url = match.group(1)
             text = "\n".join(lines)
             assert DEMO.api_key in text and DEMO.client_id in text and "curl" in text
@@ -110,6 +114,9 @@ def test_cli_serves_until_interrupted() -> None:
         (["--listings", "0"], "--listings"),
         (["--as-of", "yesterday"], "--as-of"),
         (["--latency-ms", "-5"], "--latency-ms"),
+        (["--history-years", "0"], "--history-years: 0 is not within 1..10"),
+        (["--history-years", "11"], "--history-years: 11 is not within 1..10"),
+        (["--history-years", "2.5"], "--history-years: '2.5' is not a whole number of years"),
     ],
 )
 def test_bad_options_exit_2(
@@ -139,6 +146,9 @@ def test_parser_defaults() -> None:
     )
     assert parsed.faults.drift == 2
     assert parsed.as_of.isoformat() == "2026-01-02T01:04:05+00:00"
+    assert _options(args).history_years == SandboxOptions().history_years == 3
+    five = build_parser().parse_args(["sandbox", "--history-years", "5"])
+    assert _options(five).history_years == 5
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ def test_identity_is_the_data_and_the_package_version() -> None:
     try:
         assert sandbox.identity == (
             f"realtyframes-sandbox:seed={options.seed}:listings={options.listings}:"
-            f"as_of={options.as_of:%Y-%m-%d}:v{realtyframes.__version__}"
+            f"history_years={options.history_years}:as_of={options.as_of:%Y-%m-%d}:v{realtyframes.__version__}"
         )
     finally:
         sandbox.release()

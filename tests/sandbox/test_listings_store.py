@@ -218,8 +218,9 @@ def bad(call: Callable[[], object], param: str) -> SandboxError:
 
 @pytest.fixture(scope="module")
 def store() -> ListingStore:
-    """A shared store; read-only (tests moving the clock build their own)."""
-    return ListingStore(N, SEED, as_of=AS_OF)
+    """A shared store; read-only (tests moving the clock build their own). One year of history:
+    the N listings are recent, so every status has many at the clock (what the filters need)."""
+    return ListingStore(N, SEED, as_of=AS_OF, history_years=1)
 
 
 @pytest.fixture(scope="module")

@@ -51,6 +51,20 @@ _port = checked(
     lambda v: 0 <= v <= 65535,
     lambda t, v: f"{v} is not within 0..65535 (0 picks a free port)",
 )
+
+
+def _history_years(text: str) -> int:
+    from realtyframes.sandbox import HISTORY_YEARS_RANGE
+
+    low, high = HISTORY_YEARS_RANGE
+    return checked(
+        int,
+        "a whole number of years",
+        lambda v: low <= v <= high,
+        lambda t, v: f"{v} is not within {low}..{high}",
+    )(text)
+
+
 _milliseconds = checked(
     float,
     "a number of milliseconds",
@@ -119,6 +133,12 @@ def add_sandbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
     )
     parser.add_argument("--listings", type=_count(1), default=5000, help="listings (default 5000)")
     parser.add_argument(
+        "--history-years",
+        type=_history_years,
+        metavar="N",
+        help="years of listing history before the clock, 1 to 10 (default 3)",
+    )
+    parser.add_argument(
         "--contacts", type=_count(0), default=500, help="CRM contacts (default 500)"
     )
     parser.add_argument("--seed", type=_count(0), default=7, help="data seed (default 7)")
@@ -161,6 +181,8 @@ def _options(args: argparse.Namespace) -> SandboxOptions:
     }
     if args.as_of is not None:
         fields["as_of"] = args.as_of
+    if args.history_years is not None:
+        fields["history_years"] = args.history_years
     if args.faults is not None:
         fields["faults"] = args.faults
     given = args.admin_secret or os.environ.get(ADMIN_SECRET_ENV, "").strip()
@@ -185,7 +207,8 @@ def _announce(options: SandboxOptions, url: str, admin_secret: str = "") -> None
     mode = "protected" if options.protected else "open"
     print(
         f"realtyframes sandbox serving {url} ({mode} mode, seed {options.seed}, "
-        f"{options.listings} listings, clock {options.as_of.isoformat()})"
+        f"{options.listings} listings over {options.history_years} years, "
+        f"clock {options.as_of.isoformat()})"
     )
     sample = f"curl -s '{url}/v1/listings?PropertyType=Residential&Limit=2'"
     if options.protected:

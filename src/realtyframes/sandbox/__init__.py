@@ -17,9 +17,12 @@ Module map (each module one concern; imports point down the list):
   declarations validate requests (``check_names``, ``parse``) and document them in OpenAPI.
 - ``_options``: :class:`SandboxOptions`, :class:`Faults`, the ``DEMO`` credentials.
 - Listings: ``_market_data`` (cities, subdivisions, subtype shares: data) -> ``_tables`` (lookup
-  tables of one market) -> ``_generate`` (attributes, in ordered steps; ``_steps`` holds their
-  shared mechanism, ``_draws`` fast exact equivalents of numpy draws) and ``_pricing`` (list
-  prices, price and status history) -> ``_state`` (the state at the clock, sort orders) ->
+  tables of one market); ``_market_path`` (the history's length, the season and the price level:
+  pure functions of time, published as ``price_path``, ``price_level``, ``seasonal_factor``) ->
+  ``_generate`` (attributes, in ordered steps; ``_steps`` holds their shared mechanism,
+  ``_draws`` fast exact equivalents of numpy draws) and ``_pricing`` (list prices, price and
+  status history) -> ``_history`` (seasonal entry times, resales of the same homes years apart)
+  -> ``_state`` (the state at the clock, sort orders) ->
   ``_search`` (the search's filters) -> ``_store``
   (``ListingStore``: search, detail, change feed, clock, drift insertions); ``_listing_text``
   (the detail-only text fields and their vocabularies).
@@ -49,11 +52,20 @@ from __future__ import annotations
 
 from realtyframes.sandbox._app import SandboxAdmin, create_app
 from realtyframes.sandbox._embedded import EmbeddedSandbox, embedded
+from realtyframes.sandbox._market_path import (
+    DEFAULT_HISTORY_YEARS,
+    HISTORY_YEARS_RANGE,
+    price_level,
+    price_path,
+    seasonal_factor,
+)
 from realtyframes.sandbox._options import DEMO, Faults, SandboxOptions
 from realtyframes.sandbox._server import RunningSandbox, serve, start
 
 __all__ = [
+    "DEFAULT_HISTORY_YEARS",
     "DEMO",
+    "HISTORY_YEARS_RANGE",
     "EmbeddedSandbox",
     "Faults",
     "RunningSandbox",
@@ -61,6 +73,9 @@ __all__ = [
     "SandboxOptions",
     "create_app",
     "embedded",
+    "price_level",
+    "price_path",
+    "seasonal_factor",
     "serve",
     "start",
 ]

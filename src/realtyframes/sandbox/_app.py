@@ -26,6 +26,7 @@ from realtyframes.sandbox._auth import AuthRegistry
 from realtyframes.sandbox._errors import SandboxError, bad_param
 from realtyframes.sandbox._faults import FaultCounters, FaultsMiddleware, validate_faults
 from realtyframes.sandbox._limits import RateLimiter
+from realtyframes.sandbox._market_path import check_history_years
 from realtyframes.sandbox._middleware import LimitsMiddleware
 from realtyframes.sandbox._negotiate import ErrorRenderer, http_error, sandbox_error
 from realtyframes.sandbox._options import DEMO, SandboxOptions
@@ -95,11 +96,16 @@ def build_admin(options: SandboxOptions) -> SandboxAdmin:
             )
     if options.latency_ms < 0:
         raise ValueError(f"latency_ms: must be >= 0, got {options.latency_ms}")
+    check_history_years(options.history_years)
     as_of = options.as_of.astimezone(UTC)
     return SandboxAdmin(
         options=options,
         listings=ListingStore(
-            options.listings, options.seed, as_of=as_of, max_listing_ids=options.max_listing_ids
+            options.listings,
+            options.seed,
+            as_of=as_of,
+            max_listing_ids=options.max_listing_ids,
+            history_years=options.history_years,
         ),
         contacts=ContactStore(options.contacts, options.seed, as_of=as_of, domain=DEMO.domain),
         analytics=AnalyticsStore(options.seed, as_of=as_of),

@@ -38,8 +38,9 @@ def _package_version() -> str:
 class EmbeddedSandbox:
     """A started sandbox server shared by its holders: ``url``, ``identity``, ``release()``.
 
-    ``identity`` names the data (seed, size, day, package version), not the random port: caches
-    keyed by it are reused across runs of the same day's data and never mixed with another's.
+    ``identity`` names the data (seed, size, years of history, day, package version), not the
+    random port: caches keyed by it are reused across runs of the same day's data and never mixed
+    with another's.
     """
 
     def __init__(self, options: SandboxOptions) -> None:
@@ -49,7 +50,7 @@ class EmbeddedSandbox:
         self.url: str = self._running.url
         self.identity: str = (
             f"realtyframes-sandbox:seed={options.seed}:listings={options.listings}:"
-            f"as_of={options.as_of:%Y-%m-%d}:v{_package_version()}"
+            f"history_years={options.history_years}:as_of={options.as_of:%Y-%m-%d}:v{_package_version()}"
         )
         self._refs = 0
         atexit.register(self._stop)

@@ -83,11 +83,17 @@ def draw_listings(
     rng: np.random.Generator,
     t: Tables,
     entry: np.ndarray,
-    as_of_year: int,
+    entry_year: int | np.ndarray,
     ptype: np.ndarray | None = None,
+    level: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Attributes of ``len(entry)`` listings (everything but the event history)."""
-    d = SimpleNamespace(n=len(entry), ptype=ptype, as_of_year=as_of_year)
+    """Attributes of ``len(entry)`` listings (everything but the event history).
+
+    ``entry_year``: the year each listing entered (a home is built by the next year at the
+    latest; one year for all, or one per listing); ``level``: the market's price level at each
+    entry (list prices are multiplied by it; None: 1).
+    """
+    d = SimpleNamespace(n=len(entry), ptype=ptype, entry_year=entry_year, level=level)
     for step in (
         _kinds,
         _places,
@@ -264,7 +270,7 @@ def _size(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     np.multiply(lot, 1.3, out=lot, where=d.waterfront & d.sfr)
     np.round(lot, out=lot)
     age = np.where(d.unit_sub, rng.gamma(2.0, 12.0, d.n), rng.gamma(2.0, 16.0, d.n))
-    year = np.clip(np.floor(d.as_of_year + 1 - age), 1920, d.as_of_year + 1)
+    year = np.clip(np.floor(d.entry_year + 1 - age), 1920, d.entry_year + 1)
     year[d.ib] = t.bld_year[d.bb]
     year[d.is_land] = np.nan
     del sp, com_baths, land, age

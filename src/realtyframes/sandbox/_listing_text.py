@@ -143,9 +143,15 @@ _COMMERCIAL_TYPES = ("Commercial Sale", "Commercial Lease", "Business Opportunit
 def detail_fields(
     seed: int, c: Mapping[str, np.ndarray], row: int, rec: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """Remarks, features and Media of one listing, consistent with its filter columns."""
+    """Remarks, features and Media of one listing, consistent with its filter columns.
+
+    A resale's structure (stories, parking, features) is its home's: drawn from the generator of
+    the home's first listing (``prop``), the rest from its own.
+    """
     lid = rec["ListingId"]
     rng = random.Random(f"{seed}:{lid}")
+    prop = int(c["prop"][row])
+    home = rng if prop == int(c["id"][row]) else random.Random(f"{seed}:A{prop:08d}")
     ptype, sub = rec["PropertyType"], rec["PropertySubType"]
     x = SimpleNamespace(
         lid=lid,
@@ -172,7 +178,7 @@ def detail_fields(
         condition=int(c["condition"][row]),
         orig_price=float(c["prices"][row][0]),
     )
-    structure = _structure(rng, x)  # the order of these three calls is the order of the draws
+    structure = _structure(home, x)  # the order of these three calls is the order of the draws
     terms = _terms_and_media(rng, x)
     finishes = _finishes(rng, x, rec)
     media = terms.pop("Media")  # the record's order: terms, structure, Media, finishes

@@ -9,6 +9,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from realtyframes.sandbox._market_path import DEFAULT_HISTORY_YEARS
 from realtyframes.sandbox._spec import MAX_LISTING_IDS
 
 
@@ -74,6 +75,7 @@ class SandboxOptions:
 
     seed: int = 7
     listings: int = 5000  # listings visible at as_of (the generated history also has future ones)
+    history_years: int = DEFAULT_HISTORY_YEARS  # years of history before as_of the listings span
     contacts: int = 500
     as_of: datetime = field(default_factory=_today_utc)  # the sandbox clock at start, tz-aware UTC
     protected: bool = False  # False: open like the public sandbox; True: keys, OAuth, scopes

@@ -17,6 +17,7 @@ import numpy as np
 
 from realtyframes.sandbox import _market_data as md
 from realtyframes.sandbox._draws import choice
+from realtyframes.sandbox._market_path import SEASON_SPEED, season_wave
 from realtyframes.sandbox._spec import LEASE_TYPES, PROPERTY_TYPES, STATUSES
 from realtyframes.sandbox._tables import Tables
 
@@ -79,7 +80,7 @@ def draw_price(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     """Value of the property, then the list price (monthly rent for leases)."""
     size_adj = (np.nan_to_num(d.area, nan=1500.0) / 1500.0) ** -0.1
     water_adj = np.where(d.waterfront, np.where(d.unit_sub, 1.3, 1.9), 1.0)
-    new_adj = np.where(d.year >= d.as_of_year - 1, 1.2, np.where(d.year < 1980, 0.9, 1.0))
+    new_adj = np.where(d.year >= d.entry_year - 1, 1.2, np.where(d.year < 1980, 0.9, 1.0))
     place = 0.85 * t.city_psf[d.city] * np.where(d.has_sub, t.sub_price[d.sd], 1.0)
     place = place * np.where(d.in_bld, t.bld_price[d.b], 1.0)
     noise = rng.lognormal(0.0, 0.18, d.n)
@@ -104,6 +105,8 @@ def draw_price(rng: np.random.Generator, t: Tables, d: SimpleNamespace) -> None:
     )
     rent = np.where(d.ptype == _PT["Commercial Lease"], com_rent, rent)
     price = np.where(d.lease, np.maximum(rent, 900.0), value)
+    if d.level is not None:  # the market's price level at each listing's entry
+        price *= d.level
     d.price = round_price(price, d.lease, rng)  # the rest are temporaries, not kept
 
 
@@ -115,12 +118,16 @@ def draw_history(
     ``pc_ts`` (n, 3) and ``prices`` (n, 4: the entry price then each change), ``st_ts`` (n, 4) and
     ``st_code`` (n, 5: Active then each status), ``close_ts`` and ``close_price``. Unused slots hold
     INF_TS; times within a listing strictly increase (each event on a later day). Computed one
-    slot (column) at a time.
+    slot (column) at a time. A listing entered in the spring goes under contract sooner (the
+    season of :mod:`~realtyframes.sandbox._market_path`).
     """
     n = len(entry)
     lease = LEASE_TYPE[ptype]
     rows = np.arange(n)
-    cut_day, d1, k_real, prices = _price_changes(rng, ptype, lease, p0)
+    speed = season_wave(entry)
+    speed *= -SEASON_SPEED
+    speed += 1.0
+    cut_day, d1, k_real, prices = _price_changes(rng, ptype, lease, p0, speed)
     codes, days = _status_paths(rng, lease, d1)
 
     day0 = entry - entry % DAY
@@ -164,11 +171,16 @@ def _times(day0: np.ndarray, days: list[np.ndarray], tod: np.ndarray) -> np.ndar
 
 
 def _price_changes(
-    rng: np.random.Generator, ptype: np.ndarray, lease: np.ndarray, p0: np.ndarray
+    rng: np.random.Generator,
+    ptype: np.ndarray,
+    lease: np.ndarray,
+    p0: np.ndarray,
+    speed: np.ndarray,
 ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
     """Planned price changes: a gap of 10+ days before each; overpriced homes take longer to sell.
 
-    The days of the (up to) three changes come back as one array per change.
+    The days of the (up to) three changes come back as one array per change; ``speed`` scales the
+    days to a first contract (the season).
     """
     n = len(p0)
     k_plan = choice(rng, [0.58, 0.26, 0.11, 0.05], n)
@@ -180,6 +192,7 @@ def _price_changes(
         total = total + gaps[:, i]
         cut_day.append(np.ceil(total).astype(np.int64))
     d1 = _CONTRACT_DAYS[ptype] * rng.lognormal(0.0, 0.65, n) * (1 + 0.3 * k_plan)
+    d1 *= speed
     d1 = np.maximum(1, np.round(d1)).astype(np.int64)
     d1[rng.random(n) < 0.015] = NEVER_DAYS  # never goes under contract
     k_real = np.zeros(n, dtype=np.int64)

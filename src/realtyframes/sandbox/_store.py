@@ -1,7 +1,8 @@
 """The listings store: a deterministic synthetic market, its search, detail and change feed.
 
-:class:`ListingStore` generates ``n`` listings visible at ``as_of`` (plus the ones entered over the
-following ~12 months) from a seed (:mod:`~realtyframes.sandbox._generate`,
+:class:`ListingStore` generates ``n`` listings visible at ``as_of``, entered over the
+``history_years`` before it (plus the ones entered over the following ~12 months), from a seed
+(:mod:`~realtyframes.sandbox._history`, :mod:`~realtyframes.sandbox._generate`,
 :mod:`~realtyframes.sandbox._pricing`), keeps their state at the sandbox clock
 (:mod:`~realtyframes.sandbox._state`) and answers the listings operations. Query strings are read
 by :mod:`~realtyframes.sandbox._query`; no HTTP here: the routes call this class and render its
@@ -28,7 +29,14 @@ import numpy as np
 from realtyframes.sandbox import _market_data as md
 from realtyframes.sandbox._errors import SandboxError
 from realtyframes.sandbox._generate import GEN_SUBTYPES, derive, draw_listings, unit_text
+from realtyframes.sandbox._history import draw_resales, entry_times
 from realtyframes.sandbox._listing_text import detail_fields
+from realtyframes.sandbox._market_path import (
+    DEFAULT_HISTORY_YEARS,
+    check_history_years,
+    history_days,
+    level_at,
+)
 from realtyframes.sandbox._pricing import (
     ACTIVE,
     CLOSED,
@@ -48,8 +56,6 @@ from realtyframes.sandbox._tables import PREFIXES, Tables
 
 __all__ = ["ListingStore"]
 
-HISTORY_DAYS = 548  # ~18 months of history before as_of
-FUTURE_DAYS = 365  # ~12 months generated past as_of
 _ID = re.compile(r"A(\d{8})")
 _PT = PROPERTY_TYPE_CODES
 
@@ -72,20 +78,6 @@ def _listing_id(num: int) -> str:
     return f"A{num:08d}"
 
 
-def _sorted_times(ts: np.ndarray) -> np.ndarray:
-    """``np.sort(ts)`` as int64, sorted as offsets from the earliest (int32 sorts faster).
-
-    >>> _sorted_times(np.array([1_800_000_300, 1_800_000_000, 1_800_000_100])).tolist()
-    [1800000000, 1800000100, 1800000300]
-    """
-    if len(ts) == 0:
-        return ts.astype(np.int64)
-    start = int(ts.min())
-    if int(ts.max()) - start >= 2**31:
-        return np.sort(ts).astype(np.int64)
-    return np.sort((ts - start).astype(np.int32)).astype(np.int64) + start
-
-
 def _utc_seconds(dt: datetime, name: str) -> int:
     if dt.tzinfo is None or dt.utcoffset() is None:
         raise ValueError(f"{name} must be timezone-aware (UTC), got {dt!r}")
@@ -95,8 +87,10 @@ def _utc_seconds(dt: datetime, name: str) -> int:
 class ListingStore:
     """A deterministic synthetic listings market with a movable clock.
 
-    ``n`` listings are visible at ``as_of`` (history over the ~18 months before); listings, price
-    changes and status changes of the ~12 months after ``as_of`` appear as the clock moves.
+    ``n`` listings are visible at ``as_of``, entered over the ``history_years`` before it (with
+    the season, the price level and the resales of :mod:`~realtyframes.sandbox._history`);
+    listings, price changes and status changes of the 12 months after ``as_of`` appear, at the
+    same pace, as the clock moves.
 
     >>> from datetime import UTC, datetime
     >>> store = ListingStore(n=100, seed=1, as_of=datetime(2026, 5, 1, tzinfo=UTC))
@@ -112,11 +106,13 @@ class ListingStore:
         *,
         as_of: datetime,
         max_listing_ids: int = MAX_LISTING_IDS,
+        history_years: int = DEFAULT_HISTORY_YEARS,
     ) -> None:
         if n < 0:
             raise ValueError(f"n must be >= 0, got {n}")
         if max_listing_ids < 1:
             raise ValueError(f"max_listing_ids must be >= 1, got {max_listing_ids}")
+        self.history_years = check_history_years(history_years)
         self.max_listing_ids = max_listing_ids
         as_of_s = _utc_seconds(as_of, "as_of")
         self._seed = seed
@@ -125,33 +121,27 @@ class ListingStore:
         self._inserted_batches = 0
         year = self._as_of.year
         self._year = year
-        self._tables = Tables(seed, n, year)
+        # condo buildings stand before the history starts
+        first_year = time.gmtime(as_of_s - history_days(self.history_years) * DAY).tm_year
+        self._tables = Tables(seed, n, first_year)
         rng = np.random.default_rng([seed, 1])
 
-        # entry times: n in the history window (visible at as_of), the rest in the next year
-        m = round(n * FUTURE_DAYS / HISTORY_DAYS)
-        day_now = as_of_s - as_of_s % DAY
-        past = (
-            day_now - rng.integers(0, HISTORY_DAYS, n) * DAY + rng.integers(12 * 3600, 23 * 3600, n)
-        )
-        past = np.minimum(past, as_of_s)
-        future = (
-            day_now
-            + rng.integers(0, FUTURE_DAYS + 1, m) * DAY
-            + rng.integers(12 * 3600, 23 * 3600, m)
-        )
-        future = np.where(future <= as_of_s, future + DAY, future)
-        entry = _sorted_times(np.concatenate([past, future]))
+        # entry times: n in the history (visible at as_of), the next year's at the same pace
+        entry = entry_times(rng, as_of_s, n, self.history_years)
         ids = (
             10_000_000
             + int(rng.integers(0, 5_000_000))
             + np.cumsum(1 + rng.geometric(0.25, len(entry)))
         )
-
-        cols = draw_listings(rng, self._tables, entry, year)
+        level = level_at(entry, as_of_s)
+        entry_year = entry.astype("datetime64[s]").astype("datetime64[Y]").astype(np.int64) + 1970
+        cols = draw_listings(rng, self._tables, entry, entry_year, level=level)
+        del entry_year
         cols.update(draw_history(rng, cols["ptype"], entry, cols["p0"]))
         cols["entry"] = entry
         cols["id"] = ids.astype(np.int64)
+        draw_resales(np.random.default_rng([seed, 3]), cols, level)
+        del level
         derive(cols, self._tables)
         self._n_base = len(entry)
         self._snap = Snapshot(cols, compute_state(cols, as_of_s), {})
@@ -228,6 +218,7 @@ class ListingStore:
             new["entry"] = entry
             last_id = int(c["id"][-1]) if len(c["id"]) else 10_000_000
             new["id"] = last_id + np.cumsum(1 + rng.geometric(0.25, k))
+            new["prop"] = new["id"]
             derive(new, self._tables)
             cols = {name: np.concatenate([c[name], new[name]]) for name in c}
             self._snap = Snapshot(cols, compute_state(cols, now_s), {})
@@ -339,7 +330,7 @@ class ListingStore:
         """``GET /v1/listings/{ListingId}``: every field of the spec's Listing, Media included.
 
         >>> from datetime import UTC, datetime
-        >>> s = ListingStore(n=50, as_of=datetime(2026, 5, 1, tzinfo=UTC))
+        >>> s = ListingStore(n=200, as_of=datetime(2026, 5, 1, tzinfo=UTC))
         >>> lid = s.search({"Limit": "1"})["listings"][0]["ListingId"]
         >>> 5 <= len(s.detail(lid)["Media"]) <= 20
         True
