@@ -469,3 +469,32 @@ def test_on_the_sandbox_the_index_and_the_median_move_the_same_way(
     left = index.attrs["left_out"]
     assert index.attrs["rows_used"] + left["missing_characteristics"] == len(sold)
     assert index["n"].sum() == index.attrs["rows_used"]
+
+
+@pytest.mark.slow
+def test_on_the_multiyear_sandbox_both_indexes_follow_its_true_price_level(
+    start_sandbox: Any, tmp_path: Any
+) -> None:
+    """The sandbox publishes its constant-quality price level (``price_level``; list prices
+    follow it at entry, resales keep their home): over three years of sales both indexes grow at
+    its rate within 1.5 points a year (log-linear trend, periods weighted by their sales)."""
+    import datetime as dt
+
+    from realtyframes.sandbox import price_level
+
+    as_of = dt.datetime(2026, 6, 30, tzinfo=dt.UTC)
+    sandbox = start_sandbox(listings=20_000, history_years=3, as_of=as_of)
+    with rf.Client(base_url=sandbox.url, cache_dir=tmp_path, progress=False) as client:
+        market = client.sync_listings(PropertyType="Residential")
+
+    def trend(index: pd.DataFrame, values: Any) -> float:
+        years = (pd.to_datetime(index["period_begin"]) - pd.Timestamp("2020-01-01")).dt.days
+        return float(np.polyfit(years / 365.25, np.log(values), 1, w=np.sqrt(index["n"]))[0])
+
+    for method in ("hedonic", "repeat_sales"):
+        index = rf.price_index(market, freq="Q", method=method).dropna(subset=["index"])
+        assert len(index) >= 10, method
+        # a sale carries the level of its listing's entry, a season or so before the closing
+        entered = pd.to_datetime(index["period_begin"]) - pd.Timedelta(days=45)
+        truth = price_level([d.to_pydatetime().replace(tzinfo=dt.UTC) for d in entered], as_of)
+        assert trend(index, index["index"]) == pytest.approx(trend(index, truth), abs=0.015), method
