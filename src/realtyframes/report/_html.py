@@ -207,7 +207,11 @@ def render_figure(
     figure = fig if isinstance(fig, Figure) else fig.figure  # an Axes: the figure it is on
     if not isinstance(figure, Figure):  # pragma: no cover - rf.plot never draws on subfigures
         raise TypeError("the chart is not on a top-level matplotlib Figure")
-    png = figure_png(figure)
+    return figure_html(figure_png(figure), alt, chart_id, caption=caption)
+
+
+def figure_html(png: bytes, alt: str, chart_id: str, *, caption: str | None = None) -> str:
+    """A ``<figure>`` with ``png`` embedded as a base64 data URI, at its own pixel size."""
     width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR size
     src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
