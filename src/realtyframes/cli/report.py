@@ -135,8 +135,8 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=int,
         default=None,
         metavar="N",
-        help="processes drawing the charts beside this one (0: none; default: one fewer than "
-        "the cores, at most 3); the same report either way",
+        help="processes drawing the charts beside this one (0: none; default: the idle cores "
+        "besides this process's, at most 3); the same report either way",
     )
     add_arguments(parser)
     parser.set_defaults(func=_run_report)

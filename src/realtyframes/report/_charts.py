@@ -102,8 +102,10 @@ def _ready() -> None:
 
 
 def default_workers() -> int:
-    """How many worker processes draw beside this one: one fewer than the cores this process may
-    use (it draws too), at most :data:`MAX_WORKERS`; 0 on one core.
+    """How many worker processes draw beside this one: as many as there are idle cores besides
+    this process's own (cores it may use minus the 1-minute load average, this process
+    included, rounded), at most :data:`MAX_WORKERS`; 0 on one core or a busy machine, where a
+    worker only adds its imports (measured: docs/benchmarks.md).
 
     >>> default_workers() >= 0
     True
@@ -112,7 +114,11 @@ def default_workers() -> int:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cores = os.cpu_count() or 1
-    return max(0, min(cores - 1, MAX_WORKERS))
+    try:
+        idle = round(cores - os.getloadavg()[0])
+    except (AttributeError, OSError):  # pragma: no cover - no load average (Windows)
+        idle = cores - 1
+    return max(0, min(cores - 1, idle, MAX_WORKERS))
 
 
 def _main_is_safe() -> bool:
