@@ -27,6 +27,7 @@ from realtyframes.report import (
     compute_market_report,
     load_market_frames,
     read_report_data,
+    render_market_report,
     write_market_report,
 )
 from realtyframes.report._html import data_value, format_value, render_cell
@@ -215,6 +216,16 @@ def test_report_is_self_contained_and_printable(written: dict[str, Any]) -> None
         assert not {k for k in image.info if k.lower() in ("software", "creation time")}
         pixels = np.asarray(image.convert("L"))
         assert pixels.min() < 100 < pixels.max()  # something is drawn
+
+
+@pytest.mark.slow
+def test_the_page_is_the_same_bytes_however_many_processes_draw_its_charts(
+    written: dict[str, Any],
+) -> None:
+    """The written page (charts drawn by a worker process and this one, on 2 cores or more) is
+    byte for byte the page drawn by this process alone: every chart, every number."""
+    alone = render_market_report(written["report"], workers=0)
+    assert alone == written["html"]
 
 
 @pytest.mark.slow

@@ -130,6 +130,14 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     parser.add_argument(
         "--xlsx", action="store_true", help="also write one Excel workbook of every frame"
     )
+    parser.add_argument(
+        "--chart-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes drawing the charts beside this one (0: none; default: the idle cores "
+        "besides this process's, at most 3); the same report either way",
+    )
     add_arguments(parser)
     parser.set_defaults(func=_run_report)
 
@@ -181,6 +189,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
     from realtyframes.report import (
         MarketReportOptions,
+        chart_workers,
         compute_market_report,
         load_market_frames,
         write_market_report,
@@ -196,18 +205,22 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         min_sample=args.min_sample,
     )
     quiet = bool(getattr(args, "quiet", False))
-    with open_report_client(
-        settings,
-        options.day,
-        explicit_date=args.as_of is not None,
-        progress=False if quiet else None,
-        **client_options(args),
-    ) as (client, source):
-        options = dataclasses.replace(options, source=source)
-        frames = load_market_frames(client, options, refresh=bool(args.refresh))
-    logger.info("computing the report (%d listings)", len(frames.listings))
-    report = compute_market_report(frames, options)
-    files = write_market_report(report, args.out, xlsx=bool(args.xlsx))
+    # started now, the chart workers import matplotlib and pandas while the data loads
+    with chart_workers(args.chart_workers):
+        with open_report_client(
+            settings,
+            options.day,
+            explicit_date=args.as_of is not None,
+            progress=False if quiet else None,
+            **client_options(args),
+        ) as (client, source):
+            options = dataclasses.replace(options, source=source)
+            frames = load_market_frames(client, options, refresh=bool(args.refresh))
+        logger.info("computing the report (%d listings)", len(frames.listings))
+        report = compute_market_report(frames, options)
+        files = write_market_report(
+            report, args.out, xlsx=bool(args.xlsx), workers=args.chart_workers
+        )
     logger.info("wrote %s and %d data files", files.html, len(files.all()) - 1)
     print(os.fspath(files.html), flush=True)
     return 0

@@ -14,7 +14,9 @@ Modules: ``options`` (what a report covers, the names it uses) < ``load`` (the c
 typed by :class:`ReportClient`; the frames) < ``compute`` (pure) < ``render`` (HTML, with
 ``_html``) < ``files`` (writing, reading back, the writers ``realtyframes fetch`` shares). The
 report never starts a sandbox: the caller gives the client (``rf.Client()`` falls back to the
-embedded sandbox by itself).
+embedded sandbox by itself). The charts are drawn by this process and worker processes
+together (``_charts``); :func:`chart_workers` starts the workers early, to import while the data
+loads.
 """
 
 from typing import TYPE_CHECKING
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 from realtyframes._lazy import lazy
 
 if TYPE_CHECKING:
+    from realtyframes.report._charts import chart_workers
     from realtyframes.report.compute import MarketReport, compute_market_report
     from realtyframes.report.files import (
         ReportFiles,
@@ -51,6 +54,7 @@ _LAZY: dict[str, str] = {
     "ReportFiles": "realtyframes.report.files",
     "analytics_from_files": "realtyframes.report.load",
     "analytics_to_files": "realtyframes.report.load",
+    "chart_workers": "realtyframes.report._charts",
     "compute_market_report": "realtyframes.report.compute",
     "data_paths": "realtyframes.report.files",
     "load_market_frames": "realtyframes.report.load",
@@ -71,6 +75,7 @@ __all__ = [
     "ReportFiles",
     "analytics_from_files",
     "analytics_to_files",
+    "chart_workers",
     "compute_market_report",
     "data_paths",
     "load_market_frames",

@@ -173,12 +173,28 @@ def render_table(
 
 def figure_png(fig: Figure, *, dpi: int = CHART_DPI) -> bytes:
     """PNG bytes of a Figure, drawn by the Agg canvas; no varying metadata (same figure, same
-    bytes). The figure is not registered anywhere (no pyplot)."""
+    bytes). The figure is not registered anywhere (no pyplot).
+
+    Drawn once: ``savefig`` on a figure with a layout engine (``rf.plot`` figures use constrained
+    layout) draws it twice, once without rendering to place the axes and once for the pixels;
+    here the layout engine places the axes itself (its own measuring pass), then is set aside
+    for the one real draw (the same bytes as ``savefig`` alone; 4-5 % of the charts' time).
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)  # attaches itself as fig.canvas
+    engine, figure_dpi = fig.get_layout_engine(), fig.dpi
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    try:
+        if engine is not None:
+            fig.set_dpi(dpi)  # laid out at the resolution it is drawn at, as savefig does
+            engine.execute(fig)
+            fig.set_layout_engine("none")
+        fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    finally:
+        if engine is not None:
+            fig.set_layout_engine(engine)
+        fig.set_dpi(figure_dpi)
     return buffer.getvalue()
 
 
@@ -191,7 +207,11 @@ def render_figure(
     figure = fig if isinstance(fig, Figure) else fig.figure  # an Axes: the figure it is on
     if not isinstance(figure, Figure):  # pragma: no cover - rf.plot never draws on subfigures
         raise TypeError("the chart is not on a top-level matplotlib Figure")
-    png = figure_png(figure)
+    return figure_html(figure_png(figure), alt, chart_id, caption=caption)
+
+
+def figure_html(png: bytes, alt: str, chart_id: str, *, caption: str | None = None) -> str:
+    """A ``<figure>`` with ``png`` embedded as a base64 data URI, at its own pixel size."""
     width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR size
     src = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
     cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""

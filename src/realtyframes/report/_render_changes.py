@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from realtyframes.report._charts import chart
+from realtyframes.report._charts import render_chart as _figure
 from realtyframes.report._html import Cell, Section
-from realtyframes.report._html import render_figure as _figure
 from realtyframes.report._html import render_table as _table
 from realtyframes.report._render_common import frame_table
 from realtyframes.report.compute import MarketReport
@@ -163,18 +164,19 @@ def drops_section(report: MarketReport) -> Section:
     charts = (
         '<div class="grid2">'
         + _figure(
-            plots.top_price_drops(report.drops, n=o.top_drops),
+            chart(plots.top_price_drops, report.drops, n=o.top_drops),
             "The biggest price cuts, by percentage",
             "top_price_drops",
         )
         + _figure(
-            plots.price_drop_distribution(report.drops),
+            chart(plots.price_drop_distribution, report.drops),
             "Distribution of price cuts",
             "price_drop_distribution",
         )
         + "</div>"
         + _figure(
-            plots.listing_map(
+            chart(
+                plots.listing_map,
                 report.drops,
                 color="drop_pct",
                 market=report.frames.listings,

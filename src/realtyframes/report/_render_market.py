@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 
 from realtyframes.analysis import MARKET_METRICS, REFERENCE_LABEL, SAMPLE_SIZE_OF
+from realtyframes.report._charts import chart
+from realtyframes.report._charts import render_chart as _figure
 from realtyframes.report._html import Cell, Section, esc
-from realtyframes.report._html import render_figure as _figure
 from realtyframes.report._html import render_table as _table
 from realtyframes.report._render_common import label, metric_kind
 from realtyframes.report.compute import MarketReport, thin
@@ -65,7 +66,7 @@ def market_section(report: MarketReport) -> Section:
     shown.attrs = dict(report.summary.attrs)
     charts = [
         _figure(
-            plots.market_metrics(shown),
+            chart(plots.market_metrics, shown),
             f"Market metrics by {o.by}: median sale price, price per sq ft, homes sold, months of "
             "supply, days on market, share with a price drop",
             "market_metrics",
@@ -73,7 +74,8 @@ def market_section(report: MarketReport) -> Section:
         '<div class="grid2">'
         + "".join(
             _figure(
-                plots.ppsf_boxplot(
+                chart(
+                    plots.ppsf_boxplot,
                     report.frames.listings,
                     by=o.by,
                     price=price,
@@ -179,10 +181,11 @@ def trends_section(report: MarketReport) -> Section:
     highlighted = list(report.markets)[: plots.HIGHLIGHTED]  # the same colours on every chart
     shown.attrs = dict(by_market.attrs)
     charts = _figure(
-        plots.inventory_trend(total), "Inventory and flows, whole market", "inventory_trend"
+        chart(plots.inventory_trend, total), "Inventory and flows, whole market", "inventory_trend"
     )
     charts += '<div class="grid2">' + "".join(
-        _figure(plots.market_trend(shown, metric, highlight=highlighted), text, f"trend_{metric}")
+        _figure(chart(plots.market_trend, shown, metric, highlight=highlighted), text,
+                f"trend_{metric}")
         for metric, text in TREND_CHARTS
     ) + "</div>"  # fmt: skip
     intro = (
@@ -202,12 +205,13 @@ def maps_section(report: MarketReport) -> Section:
     active = listings[listings["StandardStatus"].astype("str") == "Active"]
     if active.empty:
         return Section("map", "Map of the market", '<p class="empty">No active listings.</p>')
-    chart = _figure(
-        plots.listing_map(active, color="ppsf", title=f"{len(active):,} active listings by list price per sq ft"),
+    title = f"{len(active):,} active listings by list price per sq ft"
+    body = _figure(
+        chart(plots.listing_map, active, color="ppsf", title=title),
         "Active listings by list price per square foot (no map tiles: drawn offline)",
         "market_map",
-    )  # fmt: skip
-    return Section("map", "Map of the market", chart)
+    )
+    return Section("map", "Map of the market", body)
 
 
 _COMP_TABLE: tuple[tuple[str, str, str], ...] = (
@@ -278,7 +282,9 @@ def comps_section(report: MarketReport) -> Section | None:
                 "and 12 months, beds ±1, area ±25 %), closest first. Estimate: the comps' median "
                 "$/sq ft × its area; range: their interquartile $/sq ft × its area.",
             )
-            + _figure(plots.comps(comps), f"Comps of {listing_id} on a map", f"comps_{listing_id}")
+            + _figure(
+                chart(plots.comps, comps), f"Comps of {listing_id} on a map", f"comps_{listing_id}"
+            )
         )
     body = "".join(parts) or '<p class="empty">None of the listings named was found.</p>'
     return Section("comps", "Comparable sales", body)

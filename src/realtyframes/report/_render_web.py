@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from realtyframes.report._charts import chart
+from realtyframes.report._charts import render_chart as _figure
 from realtyframes.report._html import Cell, Section
-from realtyframes.report._html import render_figure as _figure
 from realtyframes.report._html import render_table as _table
 from realtyframes.report._render_common import frame_table
 from realtyframes.report.compute import MarketReport
@@ -48,15 +49,15 @@ def traffic_section(report: MarketReport) -> Section:
     )
     charts = (
         _figure(
-            plots.traffic_timeline(t),
+            chart(plots.traffic_timeline, t),
             "Visitors, pageviews and conversions per day",
             "traffic_timeline",
         )
         + '<div class="grid2">'
-        + _figure(plots.top_sources(t), "Top traffic sources", "top_sources")
-        + _figure(plots.top_pages(t), "Top pages", "top_pages")
-        + _figure(plots.devices(t), "Visitors by device", "devices")
-        + _figure(plots.countries(t), "Top countries", "countries")
+        + _figure(chart(plots.top_sources, t), "Top traffic sources", "top_sources")
+        + _figure(chart(plots.top_pages, t), "Top pages", "top_pages")
+        + _figure(chart(plots.devices, t), "Visitors by device", "devices")
+        + _figure(chart(plots.countries, t), "Top countries", "countries")
         + "</div>"
     )
     return Section("traffic", "Website traffic", table + charts)
@@ -100,8 +101,8 @@ def leads_section(report: MarketReport) -> Section:
     )
     charts = (
         '<div class="grid2">'
-        + _figure(plots.lead_funnel(f), "Lead funnel", "lead_funnel")
-        + _figure(plots.leads_per_week(f), "New leads per week", "leads_per_week")
+        + _figure(chart(plots.lead_funnel, f), "Lead funnel", "lead_funnel")
+        + _figure(chart(plots.leads_per_week, f), "New leads per week", "leads_per_week")
         + "</div>"
     )
     return Section("leads", "Leads", stage_table + source_table + charts)

@@ -256,11 +256,16 @@ def write_output(
 
 
 def write_market_report(
-    report: MarketReport, out_dir: str | os.PathLike[str] = "reports", *, xlsx: bool = False
+    report: MarketReport,
+    out_dir: str | os.PathLike[str] = "reports",
+    *,
+    xlsx: bool = False,
+    workers: int | None = None,
 ) -> ReportFiles:
     """Write the HTML report, its data (Parquet + CSV), its manifest (``.report.json``) and,
     with ``xlsx=True``, one Excel workbook of every frame plus a "Definitions" sheet, into
-    ``out_dir``; returns the paths.
+    ``out_dir``; returns the paths. ``workers``: processes drawing the charts beside this one
+    (see :func:`render_market_report`; 0: none).
 
     >>> files = write_market_report(report, "reports")  # doctest: +SKIP
     >>> files.html.name  # doctest: +SKIP
@@ -278,7 +283,7 @@ def write_market_report(
         parquet, csv = paths[name]["parquet"], paths[name]["csv"]
         write_frame(frame, parquet, csv, private=private, source=source)
     with collecting() as tables:  # the tables the page shows, for the workbook
-        page = render_market_report(report, stem=stem)
+        page = render_market_report(report, stem=stem, workers=workers)
     atomic_write_text(html_path, page)
     for listing_id, comps in report.comps.items():  # computed, not input: beside the report too
         name = f"comps-{listing_id}"

@@ -17,6 +17,7 @@ import pandas as pd
 
 from realtyframes._version import __version__
 from realtyframes.analysis import REFERENCE_LABEL, SAMPLE_SIZE_OF
+from realtyframes.report._charts import deferred_charts
 from realtyframes.report._html import Card, Section, esc, render_cards, render_page
 from realtyframes.report._render_changes import changes_section, drops_section
 from realtyframes.report._render_market import (
@@ -147,8 +148,21 @@ def definitions_section() -> Section:
     return Section("definitions", "Definitions", "".join(parts), intro)
 
 
-def render_market_report(report: MarketReport, *, stem: str | None = None) -> str:
-    """The report as one self-contained HTML document (see :mod:`realtyframes.report._html`)."""
+def render_market_report(
+    report: MarketReport, *, stem: str | None = None, workers: int | None = None
+) -> str:
+    """The report as one self-contained HTML document (see :mod:`realtyframes.report._html`).
+
+    Its charts are drawn once the page is laid out, by this process and ``workers`` worker
+    processes together (default: as many as the cores allow, see ``_charts``; 0: this process
+    alone); the same bytes either way.
+    """
+    with deferred_charts() as charts:
+        page = _page(report, stem)
+    return charts.fill(page, workers=workers)
+
+
+def _page(report: MarketReport, stem: str | None) -> str:
     o = report.options
     stem = stem or o.stem
     scope = (
