@@ -184,7 +184,7 @@ def test_a_map_clips_its_colour_scale_says_so_and_names_its_places(market: pd.Da
     drops = frame[["ListingId"]].assign(drop_pct=np.linspace(0.01, 0.2, len(frame)))
     drops.loc[0, "drop_pct"] = 0.9  # a percent scale is clipped too, its ends as percents
     bar = plot.listing_map(drops, color="drop_pct", market=frame).axes[1]
-    assert re.search(r"percentiles: \d+\.\d%–\d+\.\d%;", bar.get_ylabel()), bar.get_ylabel()
+    assert re.search(r"percentiles: \d+\.\d%–\d+\.\d%\)", bar.get_ylabel()), bar.get_ylabel()
 
 
 def test_comps_chart_marks_the_subject_and_gives_the_estimate(market: pd.DataFrame) -> None:

@@ -92,8 +92,8 @@ def _colour_bar(ax: Axes, points: Any, values: np.ndarray, label: str, kind: str
     bar = ax.figure.colorbar(points, ax=ax, shrink=0.8, pad=0.02, format=_fmt(kind), extend=extend)
     if below or above:
         lo, hi = (_ordinal(v) for v in CLIP_PERCENTILES)
-        label += f"\n(scale clipped to the {lo}–{hi} percentiles: {_label(low, kind)}–"
-        label += f"{_label(high, kind)}; beyond them, the end colours)"
+        label += f"\n(colours clipped to the {lo}–{hi} percentiles: {_label(low, kind)}–"
+        label += f"{_label(high, kind)})"
     bar.set_label(label, fontsize=9)
 
 
