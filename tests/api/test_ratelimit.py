@@ -225,22 +225,63 @@ def _acquires_within(pacer: Pacer, seconds: float) -> tuple[bool, Callable[[], i
     return "ticket" in box, lambda: (thread.join(5), box.get("ticket"))[1]
 
 
+class FakeClock:
+    """Time the pacer keeps, moved on only by its waits: pacing checked without sleeping."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def wait(self, _condition: threading.Condition, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+    def pacer(self, **options: Any) -> Pacer:
+        return Pacer(clock=self, wait=self.wait, **options)
+
+
 def test_pacer_spaces_requests_at_the_policy_rate() -> None:
-    pacer = Pacer(safety=1.0)
+    clock = FakeClock()
+    pacer = clock.pacer(safety=1.0)
     pacer.release(pacer.acquire(), _info(99, 10.0, limit=20, window=1.0))  # 20 per second
-    started = time.monotonic()
+    started = clock()
+    sent = []
     for _ in range(6):
+        sent.append(clock())
         pacer.release(pacer.acquire(), None)
-    assert time.monotonic() - started >= 5 * 0.05 * 0.95
     assert pacer.interval == pytest.approx(0.05)
+    assert clock() - started == pytest.approx(5 * 0.05)  # six starts, five gaps of 1/20 s
+    assert pacer.waited == pytest.approx(5 * 0.05)
+
+
+def test_quota_the_pace_cannot_use_before_the_reset_goes_at_once() -> None:
+    """A short load need not wait: with 50 requests left and 1 s to the reset at 1 per second,
+    the pace would use one of them; the rest may go straight away."""
+    clock = FakeClock()
+    pacer = clock.pacer(safety=1.0)
+    pacer.release(pacer.acquire(), _info(50, 1.0, limit=60, window=60.0))
+    for _ in range(10):
+        pacer.release(pacer.acquire(), None)
+    assert clock.waits == []  # no wait at all
+    clock = FakeClock()  # the control: two left and 30 s to go, so the pace holds them back
+    pacer = clock.pacer(safety=1.0)
+    pacer.release(pacer.acquire(), _info(2, 30.0, limit=60, window=60.0))
+    for _ in range(2):
+        pacer.release(pacer.acquire(), None)
+    assert sum(clock.waits) == pytest.approx(1.0)  # the second one waits its 1 s slot
 
 
 def test_pacer_waits_for_the_reset_when_remaining_is_zero() -> None:
-    pacer = Pacer()
+    clock = FakeClock()
+    pacer = clock.pacer()
     pacer.release(pacer.acquire(), _info(0, 0.3))
-    started = time.monotonic()
+    started = clock()
     pacer.release(pacer.acquire(), _info(999, 1000.0))
-    assert time.monotonic() - started >= 0.28
+    assert clock() - started == pytest.approx(0.3)  # exactly the reset, in steps of <= 0.25 s
+    assert max(clock.waits) <= 0.25
 
 
 def test_pacer_counts_requests_in_flight() -> None:
@@ -268,15 +309,16 @@ def test_pacer_ignores_answers_from_an_ended_window() -> None:
 
 
 def test_pacer_block_and_disabled_pacing() -> None:
-    pacer = Pacer(enabled=False)
+    clock = FakeClock()
+    pacer = clock.pacer(enabled=False)
     pacer.release(pacer.acquire(), _info(0, 30.0, limit=1, window=60.0))
-    started = time.monotonic()
+    started = clock()
     for _ in range(5):
         pacer.release(pacer.acquire(), None)
-    assert time.monotonic() - started < 15  # paced, it would wait out the 30 s reset
+    assert clock() == started  # not paced: paced, it would wait out the 30 s reset
     pacer.block(0.2)
     pacer.acquire()
-    assert time.monotonic() - started >= 0.19  # Retry-After is honoured even so
+    assert clock() - started == pytest.approx(0.2)  # Retry-After is honoured even so
 
 
 # -- pacing against the sandbox --------------------------------------------------------------------

@@ -321,13 +321,20 @@ def _parse(headers: Mapping[str, str], now: float | None) -> RateLimitInfo | Non
 
 
 # -- the pacer ------------------------------------------------------------------------------------
+def _wait_on(condition: threading.Condition, seconds: float) -> object:
+    """Wait on ``condition`` (held) for at most ``seconds`` of real time."""
+    return condition.wait(timeout=seconds)
+
+
 class Pacer:
     """One rate budget per client, shared by all its threads.
 
     ``acquire()`` before each attempt returns a ticket, ``release(ticket, info)`` after the answer
     (``cancel(ticket)`` when none came). Requests are spaced ``window / (limit * safety)`` apart;
     the server's ``remaining`` (corrected for requests still in flight) stops sending at zero until
-    the reset; ``block(seconds)`` (a ``Retry-After``) holds every thread.
+    the reset; ``block(seconds)`` (a ``Retry-After``) holds every thread. ``clock`` and ``wait``
+    (how a thread waits on the pacer's condition for at most some seconds) are the time it keeps:
+    a test passes a fake clock whose ``wait`` moves it on, and checks the pacing without sleeping.
 
     >>> pacer = Pacer()
     >>> ticket = pacer.acquire()
@@ -342,12 +349,14 @@ class Pacer:
         safety: float = PACING_SAFETY,
         enabled: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[threading.Condition, float], object] | None = None,
     ) -> None:
         if not 0 < safety <= 1:
             raise ValueError("safety must be in (0, 1]")
         self.safety = safety
         self.enabled = enabled
         self._clock = clock
+        self._wait = wait if wait is not None else _wait_on
         self._cond = threading.Condition()
         self._sent = 0
         self._inflight: dict[int, float] = {}  # ticket -> send time
@@ -424,7 +433,7 @@ class Pacer:
                         self._advance_slot(now)
                     self.waited += now - started
                     return ticket
-                self._cond.wait(timeout=min(max(until - now, 0.0), 0.25))
+                self._wait(self._cond, min(max(until - now, 0.0), 0.25))
 
     def _advance_slot(self, now: float) -> None:
         interval = self.interval
