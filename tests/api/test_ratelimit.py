@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from realtyframes.api import ApiClient, RetryPolicy
 from realtyframes.api._deprecation import parse_deprecation
 from realtyframes.api._errors import error_from_response
-from realtyframes.api._ratelimit import Pacer, RateLimitInfo, parse_rate_limit_headers
+from realtyframes.api._pacer import Pacer
+from realtyframes.api._ratelimit import RateLimitInfo, parse_rate_limit_headers
 from realtyframes.api._retry import parse_retry_after
 from realtyframes.errors import ApiError
 

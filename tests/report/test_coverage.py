@@ -87,11 +87,27 @@ def test_the_period_not_over_has_no_change_against_the_past(report: Any) -> None
         start=total["period_begin"].min().date(), end=report.options.day,
         min_sample=report.options.min_sample,
     )  # fmt: skip
+    done = raw["complete"].astype(bool).to_numpy()
     for column in ("homes_sold_mom", "median_sale_price_mom"):
-        if column in raw.columns:
-            done = raw["complete"].astype(bool).to_numpy()
-            np.testing.assert_array_equal(total.loc[done, column], raw.loc[done, column])
-            assert total.loc[~done, column].isna().all()
+        np.testing.assert_array_equal(total.loc[done, column], raw.loc[done, column])
+        assert total.loc[~done, column].isna().all()
+
+
+def test_a_partial_period_loses_its_changes_and_only_it() -> None:
+    """The rule on a frame whose last month is not over (the sandbox reports may end on a whole
+    month): its MoM and YoY are blanked, the whole months keep theirs, the counts stay."""
+    from realtyframes.report.compute import _no_partial_yoy
+
+    trends = pd.DataFrame({"complete": [True, True, False], "homes_sold": [10, 12, 4],
+                           "homes_sold_mom": [np.nan, 0.2, -0.67],
+                           "homes_sold_yoy": [0.1, 0.3, -0.5]})  # fmt: skip
+    trends.attrs = {"freq": "M"}
+    out = _no_partial_yoy(trends)
+    assert out["homes_sold_mom"].iloc[1] == 0.2
+    assert out["homes_sold_yoy"].iloc[:2].tolist() == [0.1, 0.3]
+    assert out[["homes_sold_mom", "homes_sold_yoy"]].iloc[2].isna().all()
+    assert out["homes_sold"].tolist() == [10, 12, 4] and out.attrs == {"freq": "M"}
+    assert trends["homes_sold_yoy"].iloc[2] == -0.5  # the caller's frame is left alone
 
 
 def test_the_multiyear_sandbox_shows_yoy_for_every_month_with_a_covered_year_before(

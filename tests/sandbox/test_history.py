@@ -28,20 +28,10 @@ from realtyframes.sandbox import (
     seasonal_factor,
     start,
 )
+from realtyframes.sandbox._spec import PROPERTY_TYPES, STATUSES
 from realtyframes.sandbox._store import ListingStore
 
 AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
-STATUSES = ("Active", "Pending", "Closed", "Active Under Contract")
-PROPERTY_TYPES = (
-    "Residential",
-    "Residential Income",
-    "Land",
-    "Land/Boat Docks",
-    "Commercial Sale",
-    "Business Opportunity",
-    "Residential Lease",
-    "Commercial Lease",
-)
 Record = dict[str, Any]
 #: What a home's resale shares with its earlier listing.
 HOME_FIELDS = (

@@ -31,11 +31,8 @@ from realtyframes.api._constants import (
 )
 from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
 from realtyframes.api._errors import error_from_response
-from realtyframes.api._ratelimit import (
-    Pacer,
-    RateLimitInfo,
-    parse_rate_limit_headers,
-)
+from realtyframes.api._pacer import Pacer
+from realtyframes.api._ratelimit import RateLimitInfo, parse_rate_limit_headers
 from realtyframes.api._retry import RetryBudget, RetryPolicy, _should_retry
 from realtyframes.errors import (
     ApiDeprecationWarning,

@@ -10,6 +10,7 @@ import hmac
 import json
 import os
 import re
+import secrets
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from realtyframes._files import PRIVATE_MODE
+from realtyframes._version import __version__
 
 #: How long an entry stays fresh when the caller gave no lifetime for its resource.
 _DEFAULT_TTL = timedelta(hours=1)
@@ -202,3 +204,50 @@ def _caller_level(module: str) -> int:
     while frame is not None and frame.f_globals.get("__name__") == module:
         level, frame = level + 1, frame.f_back  # type: ignore[assignment]
     return level
+
+
+def entry_doc(
+    resource: str,
+    key: str,
+    frame: pd.DataFrame,
+    meta: Mapping[str, Any] | None,
+    extras: Mapping[str, pd.DataFrame],
+) -> dict[str, Any]:
+    """The metadata document of a new generation of an entry (written in each of its files):
+    what the caller gives, checked, and what the cache sets itself (the generation, rows, the
+    categories, who wrote it); raises before any file is touched if it cannot be stored."""
+    from realtyframes.schemas import SCHEMA_VERSION
+
+    given = dict(meta or {})
+    fetched = given.pop("fetched_at", None) or datetime.now(UTC)
+    if isinstance(fetched, str):
+        fetched = datetime.fromisoformat(fetched.replace("Z", "+00:00"))
+    if fetched.tzinfo is None:
+        raise ValueError("meta: fetched_at must be timezone-aware")
+    params = _redact(normalise_params(given.pop("params", None)))
+    generation = secrets.token_hex(8)
+    doc: dict[str, Any] = {
+        "resource": resource,
+        "key": key,
+        "host": given.pop("host", None),
+        "operation": given.pop("operation", resource),
+        "params": params,
+        "account": given.pop("account", None),
+        "schema_version": given.pop("schema_version", SCHEMA_VERSION),
+        "fetched_at": fetched.astimezone(UTC).isoformat(),
+        "rows": len(frame),
+        **_categories(frame),
+        "generation": generation,
+        "written_by": f"realtyframes {__version__}",
+        "extras": {
+            name: {"rows": len(df), "generation": generation} for name, df in extras.items()
+        },
+    }
+    if "quarantine" in extras:
+        doc["quarantined"] = len(extras["quarantine"])
+    reserved = sorted(set(given) & (set(doc) | {"categories", "quarantined", "role"}))
+    if reserved:
+        raise ValueError(f"meta: {', '.join(reserved)} are set by the cache, not the caller")
+    doc.update(given)
+    json.dumps(doc)  # fails here, before any file is touched, if not serialisable
+    return doc

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
 import warnings
 from collections.abc import Collection, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realtyframes._files import TEMP_MARKER
-from realtyframes._version import __version__
 from realtyframes.cache._entries import (
     _DEFAULT_TTL,
     _KEY,
@@ -46,10 +44,10 @@ from realtyframes.cache._entries import (
     _categories,
     _check_name,
     _private_dirs,
-    _redact,
     _ResourceTtl,
     account_fingerprint,
     cache_key,
+    entry_doc,
     is_fresh,
     normalise_params,
 )
@@ -317,7 +315,7 @@ class ParquetCache:
         """
         extras = dict(extra_frames or {})
         folders = {name: self._folder(resource, key, name) for name in extras}  # checks names
-        doc = self._meta_doc(resource, key, frame, meta, extras)
+        doc = entry_doc(resource, key, frame, meta, extras)
         account = account_label(doc["account"])
         path = self._layout.entry(self._folder(resource, key), account, key)
         files = [
@@ -339,50 +337,6 @@ class ParquetCache:
                 self._drop(f"{resource}.{name}", key)
             release_previous(self._layout, resource, key)  # no reader needs them now
         return Entry(resource, key, path, frame, doc, extras)
-
-    def _meta_doc(
-        self,
-        resource: str,
-        key: str,
-        frame: pd.DataFrame,
-        meta: Mapping[str, Any] | None,
-        extras: Mapping[str, pd.DataFrame],
-    ) -> dict[str, Any]:
-        from realtyframes.schemas import SCHEMA_VERSION
-
-        given = dict(meta or {})
-        fetched = given.pop("fetched_at", None) or datetime.now(UTC)
-        if isinstance(fetched, str):
-            fetched = datetime.fromisoformat(fetched.replace("Z", "+00:00"))
-        if fetched.tzinfo is None:
-            raise ValueError("meta: fetched_at must be timezone-aware")
-        params = _redact(normalise_params(given.pop("params", None)))
-        generation = secrets.token_hex(8)
-        doc: dict[str, Any] = {
-            "resource": resource,
-            "key": key,
-            "host": given.pop("host", None),
-            "operation": given.pop("operation", resource),
-            "params": params,
-            "account": given.pop("account", None),
-            "schema_version": given.pop("schema_version", SCHEMA_VERSION),
-            "fetched_at": fetched.astimezone(UTC).isoformat(),
-            "rows": len(frame),
-            **_categories(frame),
-            "generation": generation,
-            "written_by": f"realtyframes {__version__}",
-            "extras": {
-                name: {"rows": len(df), "generation": generation} for name, df in extras.items()
-            },
-        }
-        if "quarantine" in extras:
-            doc["quarantined"] = len(extras["quarantine"])
-        reserved = sorted(set(given) & (set(doc) | {"categories", "quarantined", "role"}))
-        if reserved:
-            raise ValueError(f"meta: {', '.join(reserved)} are set by the cache, not the caller")
-        doc.update(given)
-        json.dumps(doc)  # fails here, before any file is touched, if not serialisable
-        return doc
 
     def _drop(self, folder: str, key: str, keep: Path | None = None) -> None:
         """Remove ``key``'s files in ``folder`` (but ``keep``) and their emptied partitions."""

@@ -98,13 +98,17 @@ def http_options(args: argparse.Namespace, env: Mapping[str, str] | None = None)
     return {"port": port, "host": host, "auth_token": token}
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The arguments of ``python -m realtyframes.mcp_server``."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m realtyframes.mcp_server", description=__doc__.split("\n\n")[0]
     )
     add_http_arguments(parser)
-    return parser.parse_args(argv)
+    return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The arguments of ``python -m realtyframes.mcp_server``."""
+    return _parser().parse_args(argv)
 
 
 def run(factory: Callable[[], Client], port: int | None = None, **http: Any) -> int:
@@ -118,12 +122,12 @@ def run(factory: Callable[[], Client], port: int | None = None, **http: Any) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Serve with ``rf.Client()``, logs and warnings on stderr; a bad option: exit 2."""
-    args = parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
     try:
         options = http_options(args)
     except ConfigError as error:
-        print(f"python -m realtyframes.mcp_server: error: {error}", file=sys.stderr)
-        return 2
+        parser.error(str(error))  # usage and the reason on stderr, exit 2, as a bad option
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("realtyframes mcp: %(levelname)s: %(message)s"))
     logging.getLogger("realtyframes").addHandler(handler)

@@ -28,6 +28,7 @@ __all__ = [
     "REALM",
     "authorization_server_metadata",
     "bearer_challenge",
+    "discovery_schemas",
     "metadata_url",
     "protected_resource_metadata",
 ]
@@ -104,3 +105,41 @@ def bearer_challenge(
     if resource_metadata is not None:
         params.append(f'resource_metadata="{resource_metadata}"')
     return "Bearer " + ", ".join(params)
+
+
+def discovery_schemas() -> dict[str, Any]:
+    """The OpenAPI schemas of the RFC 9728 and RFC 8414 metadata documents served here."""
+    strings = {"type": "array", "items": {"type": "string"}}
+    url = {"type": "string", "format": "uri"}
+    return {
+        "ProtectedResourceMetadata": _object(
+            {
+                "resource": url,
+                "authorization_servers": strings,
+                "scopes_supported": strings,
+                "bearer_methods_supported": strings,
+                "resource_name": {"type": "string"},
+                "resource_documentation": url,
+            },
+            ["resource", "authorization_servers", "scopes_supported", "bearer_methods_supported"],
+        ),
+        "AuthorizationServerMetadata": _object(
+            {
+                "issuer": url,
+                "authorization_endpoint": url,
+                "token_endpoint": url,
+                "scopes_supported": strings,
+                "response_types_supported": strings,
+                "response_modes_supported": strings,
+                "grant_types_supported": strings,
+                "token_endpoint_auth_methods_supported": strings,
+                "code_challenge_methods_supported": strings,
+                "service_documentation": url,
+            },
+            ["issuer", "authorization_endpoint", "token_endpoint", "response_types_supported"],
+        ),
+    }
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}

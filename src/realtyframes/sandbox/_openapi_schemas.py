@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from realtyframes.sandbox._discovery import discovery_schemas
 from realtyframes.sandbox._errors import EXTRA_CODES
 from realtyframes.sandbox._spec import (
     ACTIVITY_TYPES,
@@ -429,47 +430,13 @@ def _meta_schemas() -> dict[str, Any]:
             },
             ["type", "title", "status", "detail", "code"],
         ),
-        **_discovery_schemas(),
+        **discovery_schemas(),
         "LegacyError": _obj(
             {
                 "error": {"type": "string", "description": "A type name"},
                 "message": {"type": "string"},
             },
             ["error", "message"],
-        ),
-    }
-
-
-def _discovery_schemas() -> dict[str, Any]:
-    """The RFC 9728 and RFC 8414 metadata documents."""
-    strings = {"type": "array", "items": {"type": "string"}}
-    url = {"type": "string", "format": "uri"}
-    return {
-        "ProtectedResourceMetadata": _obj(
-            {
-                "resource": url,
-                "authorization_servers": strings,
-                "scopes_supported": strings,
-                "bearer_methods_supported": strings,
-                "resource_name": {"type": "string"},
-                "resource_documentation": url,
-            },
-            ["resource", "authorization_servers", "scopes_supported", "bearer_methods_supported"],
-        ),
-        "AuthorizationServerMetadata": _obj(
-            {
-                "issuer": url,
-                "authorization_endpoint": url,
-                "token_endpoint": url,
-                "scopes_supported": strings,
-                "response_types_supported": strings,
-                "response_modes_supported": strings,
-                "grant_types_supported": strings,
-                "token_endpoint_auth_methods_supported": strings,
-                "code_challenge_methods_supported": strings,
-                "service_documentation": url,
-            },
-            ["issuer", "authorization_endpoint", "token_endpoint", "response_types_supported"],
         ),
     }
 
