@@ -8,6 +8,9 @@ BIN    := $(VENV)/bin
 # on every schema it builds (slower validation, a FutureWarning under pandas 3), which is not the
 # environment most users run. The `spark` tests (Java 17 needed) run there.
 SPARK_VENV ?= .venv-spark
+# The MCP Inspector CLI (the TypeScript SDK's client) for the `mcp_clients` tests, pinned by
+# tests/mcp_clients/package-lock.json; installed when npm is there (Node 20+; .ci/run installs it).
+INSPECTOR := tests/mcp_clients/node_modules/.installed
 
 .PHONY: setup report test test-main test-spark test-fast lint check bench clean
 
@@ -30,14 +33,19 @@ $(SPARK_VENV)/.installed: pyproject.toml
 	$(SPARK_VENV)/bin/python -m pip install --quiet --no-compile -e '.[test,spark]'
 	touch $@
 
-setup: $(VENV)/.installed-test $(SPARK_VENV)/.installed
+$(INSPECTOR): tests/mcp_clients/package-lock.json
+	@if command -v npm >/dev/null; then \
+		npm ci --prefix tests/mcp_clients --ignore-scripts --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: the mcp_clients tests will say so (install Node 20+ and npm)"; fi
+
+setup: $(VENV)/.installed-test $(SPARK_VENV)/.installed $(INSPECTOR)
 
 report: $(VENV)/.installed-run
 	$(BIN)/realtyframes report market
 
 test: test-main test-spark
 
-test-main: $(VENV)/.installed-test
+test-main: $(VENV)/.installed-test $(INSPECTOR)
 	$(BIN)/python -m pytest -n 2 -m "not spark"
 
 test-spark: $(SPARK_VENV)/.installed
@@ -57,4 +65,4 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) $(SPARK_VENV) .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) $(SPARK_VENV) .pytest_cache .ruff_cache .mypy_cache tests/mcp_clients/node_modules
