@@ -1,6 +1,6 @@
 """Seasonally adjusted series: ``rf.seasonally_adjust(trends, columns)`` adds ``<metric>_sa``.
 
-STL (Cleveland et al. 1990, ``statsmodels.tsa.seasonal.STL``, robust) on each series of a
+STL (Cleveland et al. 1990, ``statsmodels.tsa.seasonal.STL``) on each series of a
 ``rf.market_trends`` frame — one per market (the ``by`` columns) and tier — with a period of 12
 months or 52 weeks. Prices are adjusted multiplicatively (STL on the log; the adjusted value is
 the price divided by its seasonal factor), everything else additively (the value minus its
@@ -91,7 +91,7 @@ def seasonally_adjust(
     *,
     freq: str | None = None,
     model: str = "auto",
-    robust: bool = True,
+    robust: bool = False,
 ) -> pd.DataFrame:
     """A copy of ``trends`` with ``<column>_sa``: each series (per market in ``attrs["by"]`` and
     tier) seasonally adjusted by STL.
@@ -100,7 +100,7 @@ def seasonally_adjust(
     ``trends.attrs["freq"]``). ``model``: ``"auto"`` (multiplicative for the price levels in
     :data:`MULTIPLICATIVE`, additive for counts, shares and the rest), ``"additive"`` or
     ``"multiplicative"`` for every column. ``robust``: STL's robust fit (an outlier month does
-    not bend the season). A series shorter than 3 years raises :class:`AnalysisInputError`;
+    not bend the season, but the season then keeps less of each month's level; off by default). A series shorter than 3 years raises :class:`AnalysisInputError`;
     ``attrs["seasonal"]`` says the method, period, model per column and interpolated values.
 
     >>> trends = rf.market_trends(market, history, freq="M", start="2022-07-01")  # doctest: +SKIP
