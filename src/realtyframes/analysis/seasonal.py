@@ -112,7 +112,9 @@ def seasonally_adjust(
     out = trends.copy()
     order = out.sort_values([*keys, "period_begin"], kind="stable").index
     groups = (
-        [order] if not keys else [g.index for _, g in out.loc[order].groupby(keys, sort=False, observed=True)]
+        [order]
+        if not keys
+        else [g.index for _, g in out.loc[order].groupby(keys, sort=False, observed=True)]
     )
     complete = (
         out["complete"].to_numpy(dtype=bool)

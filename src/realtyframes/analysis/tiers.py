@@ -15,8 +15,8 @@ runs once per side on the tiered listings with ``tier`` as one more market key, 
 (docs/scale.md). Columns ``sale_band_low`` / ``sale_band_high`` and ``list_band_low`` /
 ``list_band_high`` give each row's band edges.
 
->>> band_tier(np.array([1.0, 5.0, 9.0]), np.zeros(3), np.full(3, 4.0), np.full(3, 8.0),
-...           np.full(3, 10.0)).tolist()
+>>> edges = [np.full(3, q) for q in (2.0, 4.0, 8.0, 10.0)]  # 5th, 35th, 65th, 95th percentile
+>>> band_tier(np.array([1.0, 5.0, 9.0]), *edges).tolist()  # below the 5th: no tier
 [nan, 1.0, 2.0]
 """
 
@@ -39,7 +39,7 @@ from realtyframes.analysis._common import (
 from realtyframes.analysis._kernel import collect, frame_of, is_pandas
 from realtyframes.analysis._trends_kernel import history_rows
 
-__all__ = ["SALE_SIDE", "TIER_BANDS", "TIER_FREQS", "TIERS", "band_tier", "tiered_trends"]
+__all__ = ["SALE_SIDE", "TIERS", "TIER_BANDS", "TIER_FREQS", "band_tier", "tiered_trends"]
 
 #: The tiers, low to high.
 TIERS: tuple[str, ...] = ("bottom", "middle", "top")
@@ -124,7 +124,9 @@ def _tiers(
     listed = pd.Series(segment_mask(table["PropertyType"], segment), index=table.index)
     for key in keys:
         listed &= table[key].notna()
-    markets = {k: pd.Series(as_key(table[k]).to_numpy(dtype=object), index=table.index) for k in keys}
+    markets = {
+        k: pd.Series(as_key(table[k]).to_numpy(dtype=object), index=table.index) for k in keys
+    }
     closed = _closed(table) & listed
     close = to_float(table["ClosePrice"], "ClosePrice", func).where(closed)
     entry = _entry_prices(table, history, func).where(listed)
@@ -244,7 +246,9 @@ def _closed(table: pd.DataFrame) -> pd.Series:
     return table["StandardStatus"].astype("str") == "Closed"
 
 
-def _combine(runs: dict[str, pd.DataFrame], keys: list[str], metrics: Sequence[str]) -> pd.DataFrame:
+def _combine(
+    runs: dict[str, pd.DataFrame], keys: list[str], metrics: Sequence[str]
+) -> pd.DataFrame:
     """The sale metrics of the sale run beside the others of the list run, on every market ×
     tier × period (a combination with no listings: counts 0, the rest NaN)."""
     base = ["period_begin", "period_end", "complete", *keys, "tier"]
@@ -255,6 +259,8 @@ def _combine(runs: dict[str, pd.DataFrame], keys: list[str], metrics: Sequence[s
     if periods.empty:
         periods = runs["sale"][["period_begin", "period_end", "complete"]].drop_duplicates()
     markets = pd.concat([runs[s][keys] for s in runs]).drop_duplicates()
+    if not keys:  # one market (the whole frame)
+        markets = pd.DataFrame(index=range(1))
     grid = markets.merge(pd.DataFrame({"tier": list(TIERS)}), how="cross")
     grid = grid.merge(periods, how="cross")
     on = ["period_begin", *keys, "tier"]
