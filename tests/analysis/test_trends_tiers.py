@@ -6,6 +6,7 @@ Polars, and bad input named."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -152,12 +153,24 @@ def test_each_tier_median_lies_inside_its_band(tiered: pd.DataFrame) -> None:
     assert tiered.attrs["by"] == ["City"] and tiered.attrs["tiers"]["bands"]["top"] == [0.65, 0.95]
 
 
-def test_polars_frames_give_the_same_tiers(synced: Any, tiered: pd.DataFrame) -> None:
-    pl = pytest.importorskip("polars")
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_polars_and_duckdb_frames_give_the_same_tiers(
+    engine: str, synced: Any, tiered: pd.DataFrame, tmp_path: Path
+) -> None:
     market, history = synced
+    if engine == "polars":
+        pl = pytest.importorskip("polars")
+        market_in, history_in = pl.from_pandas(market), pl.from_pandas(history).lazy()
+    else:
+        duckdb = pytest.importorskip("duckdb")
+        market.to_parquet(tmp_path / "market.parquet")
+        history.to_parquet(tmp_path / "history.parquet")
+        connection = duckdb.connect()
+        market_in = connection.read_parquet(str(tmp_path / "market.parquet"))
+        history_in = connection.read_parquet(str(tmp_path / "history.parquet"))
     out = rf.market_trends(
-        pl.from_pandas(market),
-        pl.from_pandas(history).lazy(),
+        market_in,
+        history_in,
         by="City",
         start="2025-07-01",
         end="2026-06-30",
@@ -165,6 +178,7 @@ def test_polars_frames_give_the_same_tiers(synced: Any, tiered: pd.DataFrame) ->
         tiers=True,
     )
     pd.testing.assert_frame_equal(out, tiered, check_dtype=False)
+    assert out.attrs["tiers"] == tiered.attrs["tiers"]
 
 
 @pytest.mark.parametrize(
