@@ -138,6 +138,22 @@ def test_bad_input_is_named(args: tuple[Any, ...], options: dict[str, Any], mess
         rf.seasonally_adjust(frame.drop(columns="period_begin"), "homes_sold")
 
 
+def test_a_series_with_a_period_missing_or_repeated_is_refused() -> None:
+    frame = _frame({"homes_sold": 100 + 20 * _season(48, 12)})
+    with pytest.raises(rf.AnalysisInputError, match="0 repeated and 1 missing periods"):
+        rf.seasonally_adjust(frame.drop(index=20), "homes_sold")
+    two = pd.concat([frame, frame.assign(homes_sold=frame["homes_sold"] * 2)])
+    two.attrs = {"freq": "M", "by": []}  # two markets, but the frame does not say so
+    with pytest.raises(rf.AnalysisInputError, match="48 repeated and 0 missing periods"):
+        rf.seasonally_adjust(two, "homes_sold")
+    # the same frame that says its market column adjusts each market on its own
+    two = two.assign(City=["Doral"] * 48 + ["Miami"] * 48)
+    two.attrs = {"freq": "M", "by": ["City"]}
+    out = rf.seasonally_adjust(two, "homes_sold")
+    assert out.index.tolist() == two.index.tolist()  # the index kept, repeated labels and all
+    assert np.allclose(out["homes_sold_sa"].to_numpy()[48:], 200, atol=1)
+
+
 # -- on the sandbox's multi-year market ------------------------------------------------------------
 
 

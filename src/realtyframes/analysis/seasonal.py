@@ -109,31 +109,23 @@ def seasonally_adjust(
     names, freq = _check(trends, columns, freq, model)
     period = SEASONAL_FREQS[freq]
     keys = [k for k in [*trends.attrs.get("by", []), "tier"] if k in trends.columns]
-    out = trends.copy()
-    order = out.sort_values([*keys, "period_begin"], kind="stable").index
-    groups = (
-        [order]
-        if not keys
-        else [g.index for _, g in out.loc[order].groupby(keys, sort=False, observed=True)]
-    )
+    series = _series(trends, keys, freq)
     complete = (
-        out["complete"].to_numpy(dtype=bool)
-        if "complete" in out.columns
-        else np.ones(len(out), dtype=bool)
+        trends["complete"].to_numpy(dtype=bool)
+        if "complete" in trends.columns
+        else np.ones(len(trends), dtype=bool)
     )
+    out = trends.copy()
     models, filled = {}, {}
     for name in names:
         log = model == "multiplicative" or (model == "auto" and name in MULTIPLICATIVE)
         models[name] = "multiplicative" if log else "additive"
+        values = trends[name].to_numpy(dtype="float64")
         adjusted = np.full(len(out), np.nan)
         filled[name] = 0
-        for rows in groups:
-            at = out.index.get_indexer(rows)
+        for at, label in series:
             at = at[complete[at]]
-            label = _label(out, keys, at)
-            values, gaps = _adjust(out[name].to_numpy(dtype="float64")[at], period, log, robust,
-                                   f"{name!r}{label}", freq)  # fmt: skip
-            adjusted[at] = values
+            adjusted[at], gaps = _adjust(values[at], period, log, robust, f"{name!r}{label}", freq)
             filled[name] += gaps
         out[f"{name}_sa"] = adjusted
     out.attrs = {
@@ -148,11 +140,39 @@ def seasonally_adjust(
     return out
 
 
+def _series(trends: pd.DataFrame, keys: list[str], freq: str) -> list[tuple[np.ndarray, str]]:
+    """Each series' rows (positions, in period order) and its label (`` for City='Doral'``),
+    checked to have one row per period without a gap."""
+    frame = trends[[*keys, "period_begin"]].reset_index(drop=True)
+    frame = frame.sort_values([*keys, "period_begin"], kind="stable")
+    parts = [frame] if not keys else [g for _, g in frame.groupby(keys, sort=False, observed=True)]
+    out = []
+    for part in parts:
+        at = part.index.to_numpy()
+        label = _label(trends, keys, at)
+        _consecutive(part["period_begin"].to_numpy(), freq, label)
+        out.append((at, label))
+    return out
+
+
 def _label(out: pd.DataFrame, keys: list[str], at: np.ndarray) -> str:
     if not keys or not len(at):
         return ""
     first = out.iloc[at[0]]
     return " for " + ", ".join(f"{k}={first[k]!r}" for k in keys)
+
+
+def _consecutive(begins: np.ndarray, freq: str, label: str) -> None:
+    """A series must have one row per period, periods following each other without a gap (a
+    frame filtered by rows, or several markets without ``attrs["by"]``, would not)."""
+    periods = pd.DatetimeIndex(begins).to_period("M" if freq == "M" else "W-SUN")
+    gaps = np.diff(periods.asi8)
+    if (gaps != 1).any():
+        raise AnalysisInputError(
+            f"{_FUNC}(): the series{label} must have one row per period with no period missing "
+            "(a market_trends frame as it comes: its markets in attrs['by']); "
+            f"{int((gaps == 0).sum())} repeated and {int((gaps > 1).sum())} missing periods"
+        )
 
 
 def _adjust(
