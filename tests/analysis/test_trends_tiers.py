@@ -96,6 +96,22 @@ def test_a_hand_built_market_has_the_tiers_worked_by_hand() -> None:
     assert "homes_sold" in tiers["sale_metrics"] and "new_listings" not in tiers["sale_metrics"]
 
 
+def test_rows_without_a_market_are_in_no_band_and_an_empty_market_keeps_the_columns() -> None:
+    market = _hand_market()
+    market.loc[[0, 1, 2], "City"] = None  # three of the cheapest sales: no market
+    out = rf.market_trends(market, by="City", start="2026-03-01", end="2026-03-31", tiers=True)
+    sales = _expected(np.arange(4, 22) * 100_000.0)  # the other 18 sales' tiers
+    assert out["homes_sold"].tolist() == [len(sales[t]) for t in TIERS]
+    prices = np.arange(4, 22) * 100_000.0
+    assert out["sale_band_low"].tolist() == [np.quantile(prices, TIER_BANDS[t][0]) for t in TIERS]
+    empty = rf.market_trends(market.iloc[:0], by="City", end="2026-03-31", tiers=True)
+    plain = rf.market_trends(market.iloc[:0], by="City", end="2026-03-31")
+    assert empty.empty and list(empty.columns) == [
+        *plain.columns[:4], "tier", *plain.columns[4:],
+        "sale_band_low", "sale_band_high", "list_band_low", "list_band_high",
+    ]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def synced(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> Any:
     cache = tmp_path_factory.mktemp("cache")

@@ -189,7 +189,8 @@ def _adjust(
     if length < needed:
         raise AnalysisInputError(
             f"{_FUNC}(): {what} needs at least {needed} {unit} ({MIN_YEARS} years) of complete "
-            f"periods from its first value to its last to be seasonally adjusted, got {length}"
+            f"periods from its first value to its last to be seasonally adjusted, got {length} "
+            "(rf.market_trends covers 24 months unless `start` is earlier)"
         )
     span = values[present[0] : present[-1] + 1]
     gaps = np.isnan(span)

@@ -87,9 +87,13 @@ def _bands(price: pd.Series, groups: dict[str, pd.Series]) -> tuple[pd.DataFrame
     where the row has no price or no group)."""
     frame = pd.DataFrame({**groups, "_price": price}).dropna()
     names = list(groups)
-    table = frame.groupby(names, sort=False)["_price"].quantile(list(_EDGES)).unstack()
-    table.columns = [f"q{round(q * 100):02d}" for q in _EDGES]
-    table = table.reset_index()
+    edges = [f"q{round(q * 100):02d}" for q in _EDGES]
+    if frame.empty:  # no price: no band
+        table = pd.DataFrame({**{n: frame[n] for n in names}, **dict.fromkeys(edges, np.nan)})
+    else:
+        table = frame.groupby(names, sort=False)["_price"].quantile(list(_EDGES)).unstack()
+        table.columns = edges
+        table = table.reset_index()
     per_row = pd.DataFrame(groups).merge(table, on=names, how="left")
     return table, per_row[table.columns[len(names) :]].set_axis(price.index)
 
@@ -252,6 +256,7 @@ def _combine(
     """The sale metrics of the sale run beside the others of the list run, on every market ×
     tier × period (a combination with no listings: counts 0, the rest NaN)."""
     base = ["period_begin", "period_end", "complete", *keys, "tier"]
+    runs = {side: run.astype({"tier": object}) for side, run in runs.items()}  # empty: float
     columns = [c for c in runs["list"].columns if c not in base]
     sale = [c for c in columns if _family(c, metrics) in SALE_SIDE]
     rest = [c for c in columns if c not in sale]
@@ -261,7 +266,7 @@ def _combine(
     markets = pd.concat([runs[s][keys] for s in runs]).drop_duplicates()
     if not keys:  # one market (the whole frame)
         markets = pd.DataFrame(index=range(1))
-    grid = markets.merge(pd.DataFrame({"tier": list(TIERS)}), how="cross")
+    grid = markets.merge(pd.DataFrame({"tier": np.asarray(TIERS, dtype=object)}), how="cross")
     grid = grid.merge(periods, how="cross")
     on = ["period_begin", *keys, "tier"]
     out = grid.merge(runs["list"][[*on, *rest]], on=on, how="left")
@@ -283,6 +288,8 @@ def _sampled_of(columns: Sequence[str]) -> set[str]:
 def _with_bands(out: pd.DataFrame, bands: dict[str, pd.DataFrame], keys: list[str]) -> pd.DataFrame:
     """Each row's band edges per side (NaN where the market had no price in the period)."""
     on = [*keys, "tier", "period_begin"]
+    if out.empty:
+        return out.assign(**{c: np.nan for e in bands.values() for c in e.columns if c not in on})
     for edges in bands.values():
         edges = edges.assign(
             tier=pd.Categorical(edges["tier"], categories=list(TIERS), ordered=True),
