@@ -197,6 +197,25 @@ def test_polars_and_duckdb_frames_give_the_same_tiers(
     assert out.attrs["tiers"] == tiered.attrs["tiers"]
 
 
+@pytest.mark.spark
+def test_pyspark_frames_give_the_same_tiers(
+    spark: Any, synced: Any, tiered: pd.DataFrame, tmp_path: Path
+) -> None:
+    market, history = synced
+    market.to_parquet(tmp_path / "market.parquet")
+    history.to_parquet(tmp_path / "history.parquet")
+    out = rf.market_trends(
+        spark.read.parquet(str(tmp_path / "market.parquet")),
+        spark.read.parquet(str(tmp_path / "history.parquet")),
+        by="City",
+        start="2025-07-01",
+        end="2026-06-30",
+        min_sample=1,
+        tiers=True,
+    )
+    pd.testing.assert_frame_equal(out, tiered, check_dtype=False)
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
