@@ -37,7 +37,6 @@ from realtyframes.analysis._common import (
     to_utc,
 )
 from realtyframes.analysis._kernel import collect, frame_of, is_pandas
-from realtyframes.analysis._trends_kernel import history_rows
 
 __all__ = ["SALE_SIDE", "TIERS", "TIER_BANDS", "TIER_FREQS", "band_tier", "tiered_trends"]
 
@@ -104,8 +103,18 @@ def _entry_prices(table: pd.DataFrame, history: Any, func: str) -> pd.Series:
     price = to_float(table["ListPrice"], "ListPrice", func)
     if history is None:
         return price
-    rows = history_rows(frame_of(history, _HISTORY, "history", func, ("PreviousListPrice",)))
-    rows = rows[~rows["_status"].to_numpy(dtype=bool)]
+    changes = frame_of(history, _HISTORY, "history", func, ("PreviousListPrice",))
+    if "PreviousListPrice" not in changes.collect_schema():
+        return price
+    rows = collect(
+        changes.filter(
+            (nw.col("ChangeType").cast(nw.String) == "price_change").fill_null(False)
+        ).select(
+            nw.col("ListingId").cast(nw.String),
+            "ChangeTimestamp",
+            nw.col("PreviousListPrice").cast(nw.Float64),
+        )
+    )
     if rows.empty:
         return price
     rows = rows.assign(_at=to_utc(rows["ChangeTimestamp"], "ChangeTimestamp", func))
@@ -113,11 +122,6 @@ def _entry_prices(table: pd.DataFrame, history: Any, func: str) -> pd.Series:
     old = first.set_index("ListingId")["PreviousListPrice"]
     at_entry = table["ListingId"].astype("str").map(old).astype("float64")
     return at_entry.where(at_entry.notna(), price)
-
-
-def _periods(table: pd.DataFrame, column: str, code: str, func: str) -> pd.Series:
-    naive = to_utc(table[column], column, func).dt.tz_convert(None)
-    return naive.dt.to_period(code)
 
 
 def _tiers(
