@@ -94,6 +94,8 @@ def test_a_hand_built_market_has_the_tiers_worked_by_hand() -> None:
     tiers = out.attrs["tiers"]
     assert tiers["untiered_sales"] == 2 and tiers["untiered_listings"] == 2 + 2  # 2 sold, 2 not
     assert "homes_sold" in tiers["sale_metrics"] and "new_listings" not in tiers["sale_metrics"]
+    plain = rf.market_trends(_hand_market(), by="City", start="2026-03-01", end="2026-03-31")
+    assert out[plain.columns].dtypes.to_dict() == plain.dtypes.to_dict()  # counts stay integers
 
 
 def test_rows_without_a_market_are_in_no_band_and_an_empty_market_keeps_the_columns() -> None:

@@ -275,18 +275,13 @@ def _combine(
     on = ["period_begin", *keys, "tier"]
     out = grid.merge(runs["list"][[*on, *rest]], on=on, how="left")
     out = out.merge(runs["sale"][[*on, *sale]], on=on, how="left")
-    counts = [c for c in columns if c in metrics and c not in _sampled_of(columns)]
-    counts += [c for c in columns if c.endswith("_n") and _family(c, metrics) is not None]
-    for column in counts:
+    source = {c: runs["sale" if c in sale else "list"] for c in columns}
+    counts = [c for c in columns if pd.api.types.is_integer_dtype(source[c][c].dtype)]
+    for column in counts:  # the counts and sample sizes: 0 where a tier has nothing
         out[column] = out[column].fillna(0).astype("int64")
     out["tier"] = pd.Categorical(out["tier"], categories=list(TIERS), ordered=True)
     out = out.sort_values([*keys, "tier", "period_begin"], kind="stable")
     return out[[*base, *columns]].reset_index(drop=True)
-
-
-def _sampled_of(columns: Sequence[str]) -> set[str]:
-    """The metrics with a sample size (``<metric>_n``) among the columns."""
-    return {c[:-2] for c in columns if c.endswith("_n")}
 
 
 def _with_bands(out: pd.DataFrame, bands: dict[str, pd.DataFrame], keys: list[str]) -> pd.DataFrame:
