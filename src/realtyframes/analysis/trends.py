@@ -119,17 +119,17 @@ def market_trends(
     ``complete``, the ``by`` columns, :data:`TREND_METRICS`, ``<metric>_n`` for each median and
     ratio, ``<metric>_mom`` and ``<metric>_yoy``.
 
+    ``market`` and ``history`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
+    DuckDB relation or a PySpark DataFrame (typed columns): the engine keeps the segment's
+    listings and the status and price changes, with the columns the metrics read; the periods are
+    computed locally and the result is the same pandas frame (docs/scale.md).
+
     ``tiers=True``: one row per period × market × ``tier`` (bottom / middle / top: Zillow's 5th–35th,
     35th–65th, 65th–95th percentile bands of the market's prices in the period; sale metrics by
     sale price, the others by list price at entry; band edges in ``sale_band_low`` ...
     ``list_band_high``; :mod:`.tiers`). ``seasonally_adjusted``: True (every metric) or a list of
     metrics: adds ``<metric>_sa`` by :func:`~.seasonal.seasonally_adjust` (monthly or weekly
     series of at least 3 years: pass ``start``).
-
-    ``market`` and ``history`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
-    DuckDB relation or a PySpark DataFrame (typed columns): the engine keeps the segment's
-    listings and the status and price changes, with the columns the metrics read; the periods are
-    computed locally and the result is the same pandas frame (docs/scale.md).
 
     >>> trends = rf.market_trends(market, history, freq="M", by="City")  # doctest: +SKIP
     >>> rf.market_trends(pl.scan_parquet("market.parquet"), pl.scan_parquet("history.parquet"))  # doctest: +SKIP
