@@ -22,6 +22,7 @@ DOCUMENTED = {
     "market_changes",
     "comps",
     "price_index",
+    "seasonally_adjust",
     "compare_markets",
     "traffic_summary",
     "lead_funnel",

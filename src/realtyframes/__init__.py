@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers and editors
         price_drop_summary,
         price_drops,
         price_index,
+        seasonally_adjust,
         traffic_summary,
     )
     from realtyframes.api import RetryPolicy
@@ -84,6 +85,7 @@ _LAZY: dict[str, str] = {
     "price_drop_summary": "realtyframes.analysis",
     "price_drops": "realtyframes.analysis",
     "price_index": "realtyframes.analysis",
+    "seasonally_adjust": "realtyframes.analysis",
     "traffic_summary": "realtyframes.analysis",
     "RetryPolicy": "realtyframes.api",
     "LoadInfo": "realtyframes.loaders",
@@ -143,6 +145,7 @@ __all__ = [
     "price_drops",
     "price_index",
     "sandbox",
+    "seasonally_adjust",
     "traffic_summary",
 ]
 
