@@ -5,9 +5,9 @@ token in its host): :class:`NotifyTarget` keeps it, and shows only its masked fo
 privacy form (``url(privacy=True)``) with every password, path segment and query value of the
 URL masked on top (a webhook's token in its path is no secret to apprise's JSON plugin).
 
->>> target = NotifyTarget.parse("json://hook:s3cret@127.0.0.1:8080/in/T0KEN?-x=1")
+>>> target = NotifyTarget.parse("json://hook:s3cret@127.0.0.1:8080/in/T0KEN-abc123?-x=1")
 >>> target
-NotifyTarget('json://***:****@127.0.0.1:8080/***/***')
+NotifyTarget('json://hook:****@127.0.0.1:8080/in/***')
 >>> "s3cret" in repr(target) or "T0KEN" in str(target)
 False
 """
@@ -45,20 +45,21 @@ URL_HELP = (
 #: Loggers that may write a target's URL while sending (apprise's plugins; requests / urllib3
 #: log the request line of a webhook at debug level). A logger's filters see only its own records.
 SENDING_LOGGERS = ("apprise", "urllib3.connectionpool", "requests")
+#: Path segments, query values, user names and host tokens shorter than this are not masked.
+_MIN_TOKEN = 6
 _HOSTNAME = re.compile(r"^(localhost|[\w.-]*\.[\w.-]+|\[[0-9a-fA-F:.]+\])$")
 
 
 def _secrets_of(url: str) -> tuple[str, ...]:
-    """Every part of ``url`` that may be a secret: password, user of a non-mail URL, host when it
-    is not a host name (tokens), path segments and query values; decoded forms too."""
+    """Every part of ``url`` that may be a secret: the password, and (from 6 characters) the user
+    of a non-mail URL, a host that is not a host name (tokens), path segments and query values;
+    their decoded forms too."""
     try:
         parts = urlsplit(url)
-        password, username, host = parts.password, parts.username, parts.hostname
+        password, username = parts.password, parts.username
     except ValueError:
         return (url,)
     found: list[str] = []
-    if password:
-        found.append(password)
     if username and not parts.scheme.startswith("mailto"):
         found.append(username)
     netloc_host = parts.netloc.rpartition("@")[2].rsplit(":", 1)[0]
@@ -69,9 +70,11 @@ def _secrets_of(url: str) -> tuple[str, ...]:
         value = pair.partition("=")[2]
         if value:
             found.append(value)
-    del host
-    decoded = [unquote(s) for s in found]
-    every = {s for s in [*found, *decoded] if len(s) >= 2}
+    # a token is long; masking every short path word ("in", "hook") would garble log lines
+    tokens = [s for s in found if len(s) >= _MIN_TOKEN]
+    if password:
+        tokens.append(password)
+    every = {s for s in [*tokens, *map(unquote, tokens)] if s}
     return tuple(sorted(every, key=len, reverse=True))
 
 
@@ -99,8 +102,9 @@ def quiet_apprise() -> Iterator[None]:
 
 
 def instantiate(url: str) -> Any:
-    """apprise's plugin for ``url``, or None when apprise cannot send to it."""
-    with quiet_apprise():
+    """apprise's plugin for ``url``, or None when apprise cannot send to it (apprise logs the
+    URL it loaded: masked here)."""
+    with quiet_apprise(), _masking(_secrets_of(url)):
         import apprise
 
         return apprise.Apprise.instantiate(url, suppress_exceptions=True)
@@ -160,8 +164,8 @@ def parse_targets(
 ) -> list[NotifyTarget]:
     """:meth:`NotifyTarget.parse` for each URL (a single string is one URL).
 
-    >>> [str(t) for t in parse_targets(["json://localhost/hook"])]
-    ['json://localhost/***']
+    >>> [str(t) for t in parse_targets(["json://localhost/hook/0a1b2c3d4e"])]
+    ['json://localhost/hook/***']
     """
     if urls is None:
         return []
@@ -190,7 +194,13 @@ class _MaskingFilter(logging.Filter):
 def masked_logging(targets: Iterable[NotifyTarget]) -> Iterator[None]:
     """While the block runs, the records of :data:`SENDING_LOGGERS` have the targets' secrets
     masked before any handler sees them."""
-    mask = _MaskingFilter(s for t in targets for s in t.secrets)
+    with _masking([s for t in targets for s in t.secrets]):
+        yield
+
+
+@contextmanager
+def _masking(secrets: Sequence[str]) -> Iterator[None]:
+    mask = _MaskingFilter(secrets)
     loggers = [logging.getLogger(name) for name in SENDING_LOGGERS]
     for logger in loggers:
         logger.addFilter(mask)

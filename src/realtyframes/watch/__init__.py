@@ -25,8 +25,15 @@ import pandas as pd
 
 from realtyframes.errors import QueryError
 from realtyframes.loaders import default_cache_dir
-from realtyframes.watch._message import watch_message
-from realtyframes.watch._run import DEFAULT_WAIT, WatchResult, finish_run, matching, run_watches
+from realtyframes.watch._message import MAX_ROWS, watch_message
+from realtyframes.watch._run import (
+    DEFAULT_WAIT,
+    WatchResult,
+    finish_run,
+    matching,
+    run_watches,
+    scope_id,
+)
 from realtyframes.watch._store import LOCAL_FILTERS, Watch, WatchStore, check_name
 
 if TYPE_CHECKING:
@@ -35,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_WAIT",
     "LOCAL_FILTERS",
+    "MAX_ROWS",
     "Watch",
     "WatchResult",
     "WatchStore",
@@ -42,6 +50,7 @@ __all__ = [
     "finish_run",
     "matching",
     "run_watches",
+    "scope_id",
     "watch_message",
 ]
 
