@@ -155,6 +155,15 @@ def test_always_sends_even_when_nothing_changed(
     (second,) = watches.run(always=True)
     assert second.total == 0 and second.sent
     assert "No changes since the last run" in hook.bodies[1]["message"]
+    # the same search with other targets or link goes on from its last run; another starts afresh
+    last = watches.get("w").last_run
+    watches.add("w", Status="Active", link="https://h.example/{ListingId}", replace=True)
+    assert watches.get("w").last_run == last is not None
+    (third,) = watches.run()
+    assert not third.first_run and third.deliveries == ()
+    watches.add("w", Status="Pending", replace=True)
+    assert watches.get("w").last_run is None
+    assert watches.run()[0].first_run
 
 
 def test_the_watches_file_is_private_and_urls_show_only_masked(

@@ -136,6 +136,9 @@ def run_watch_command(args: argparse.Namespace, settings: Settings) -> int:
             table = watches.list()
             print(table.to_string(index=False) if len(table) else "no watches")
         return EXIT_OK
+    if not args.names and not Watches(cache_dir=settings.cache_dir).names():
+        print("no watches to run (add one with `realtyframes watch add NAME --City ...`)")
+        return EXIT_OK
     with make_client(settings, progress=False, **client_options(args)) as client:
         try:
             results = Watches(client).run(*args.names, always=bool(args.always), wait=args.wait)

@@ -16,6 +16,7 @@ once, compares with the watch's last run through ``rf.market_changes``, and send
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,6 +57,7 @@ __all__ = [
 
 
 _Results = list[WatchResult]
+_Names = list[str]
 
 
 class Watches:
@@ -93,7 +95,9 @@ class Watches:
     ) -> Watch:
         """Save a watch: ``filters`` are listing search filters (``City=``, ``MaxListPrice=``
         ...); ``notify`` apprise URLs; ``link`` a listing page template with ``{ListingId}``.
-        Everything is checked before it is saved; a name in use needs ``replace=True``.
+        Everything is checked before it is saved; a name in use needs ``replace=True`` (a
+        replaced watch with the same scope and filters goes on from its last run; another
+        search starts afresh).
 
         >>> watches.add("miami", City="Miami", MaxListPrice=900_000)  # doctest: +SKIP
         """
@@ -101,8 +105,12 @@ class Watches:
         with self._store.editing() as watches:
             if name in watches and not replace:
                 raise QueryError("name", f"a watch named {name!r} exists", "a new name, or replace")
-            if name in watches:
-                self._store.drop_snapshot(name)  # a new definition starts afresh
+            old = watches.get(name)
+            if old is not None and (old.scope, old.filters) == (watch.scope, watch.filters):
+                # only the targets or the link changed: the watch goes on from its last run
+                watch = dataclasses.replace(watch, last_run=old.last_run, created=old.created)
+            elif old is not None:
+                self._store.drop_snapshot(name)  # another search: it starts afresh
             watches[name] = watch
         return watch
 
@@ -117,6 +125,14 @@ class Watches:
                 raise QueryError("name", f"no watch named {name!r}", sorted(watches) or "none")
             del watches[name]
             self._store.drop_snapshot(name)
+
+    def names(self) -> _Names:
+        """The watches' names, sorted.
+
+        >>> watches.names()  # doctest: +SKIP
+        ['doral', 'miami']
+        """
+        return sorted(self._store.load())
 
     def get(self, name: str) -> Watch:
         """One watch by name."""
