@@ -93,6 +93,8 @@ def test_watch_bad_usage_exits_2_and_bad_values_exit_1_before_any_request(
         main(["watch", "frobnicate"])
     assert usage.value.code == 2
     cache = ["--cache-dir", str(tmp_path / "cache")]
+    assert main(["watch", "run", *cache]) == EXIT_OK  # nothing to run: said, no client started
+    assert capsys.readouterr().out.startswith("no watches to run")
     code = main(["watch", "add", "x", "--notify", "nosuch://u:pw-Secret-4@h", *cache])
     assert code == EXIT_FAILURE
     err = capsys.readouterr().err

@@ -233,3 +233,26 @@ def test_run_refuses_unknown_names_and_bad_waits_before_syncing(
     assert wait.value.param == "wait"
     with pytest.raises(rf.QueryError, match="cache=False"):
         rf.Watches(make_client(sandbox_url, cache=False))
+
+
+def test_synced_market_reads_the_last_sync_without_a_request(
+    start_sandbox: Callable[..., RunningSandbox], tmp_path: Path
+) -> None:
+    """What a run that waited for another process's sync reads instead of syncing again."""
+    from realtyframes.loaders import synced_market
+
+    sandbox = start_sandbox(listings=300)
+    requests: list[str] = []
+    hooks = {"request": [lambda r: requests.append(str(r.url))]}
+    with rf.Client(
+        base_url=sandbox.url, cache_dir=tmp_path / "c", progress=False, event_hooks=hooks
+    ) as client:
+        assert synced_market(client, {"City": "Doral"}) is None
+        market = client.sync_listings(City="Doral")
+        requests.clear()
+        cached = synced_market(client, {"City": "Doral"})
+        assert requests == []
+        assert cached is not None
+        pd.testing.assert_frame_equal(cached.reset_index(drop=True), market.reset_index(drop=True))
+    with rf.Client(base_url=sandbox.url, cache=False, progress=False) as uncached:
+        assert synced_market(uncached, {"City": "Doral"}) is None

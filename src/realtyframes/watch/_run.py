@@ -45,7 +45,7 @@ logger = logging.getLogger("realtyframes.watch")
 DEFAULT_WAIT = 900.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WatchResult:
     """What one watch run did: the changes since the watch's last run (``rf.market_changes``
     rows of its listings), their ``counts`` by kind (every kind of ``CHANGE_KINDS``, 0 when
