@@ -207,3 +207,21 @@ def test_report_notify_refuses_a_bad_url_before_loading(
 
 def _posts(hook: Hook) -> list[tuple[str, dict[str, str], object]]:
     return hook.posts
+
+
+def test_notify_file_keeps_urls_out_of_the_process_list_and_must_be_private(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    urls = tmp_path / "notify.txt"
+    urls.write_text(f"# the team\njsons://hooks.example.com/in/{TOKEN}\n\n")
+    urls.chmod(0o644)
+    code = main(["watch", "add", "w", "--City", "Doral", "--notify-file", str(urls), *cache])
+    assert code == EXIT_FAILURE
+    err = capsys.readouterr().err
+    assert "QueryError: notify-file:" in err and "chmod 600" in err and TOKEN not in err
+    urls.chmod(0o600)
+    code = main(["watch", "add", "w", "--City", "Doral", "--notify-file", str(urls), *cache])
+    assert code == EXIT_OK
+    assert capsys.readouterr().out.endswith("notify 1 target(s)\n")
+    assert rf.Watches(cache_dir=tmp_path / "cache").get("w").notify[0].url.endswith(TOKEN)

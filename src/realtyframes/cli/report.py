@@ -147,6 +147,11 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "(mailtos://user:pw@smtp.host?to=addr), others a summary with the headline figures "
         "(json://host/path, slack://..., msteams://...); URLs are never shown unmasked",
     )
+    parser.add_argument(
+        "--notify-file",
+        metavar="PATH",
+        help="apprise URLs, one a line, from a file of mode 0600 (no URL in the process list)",
+    )
     add_arguments(parser)
     parser.set_defaults(func=_run_report)
 
@@ -196,7 +201,7 @@ def open_report_client(
 
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
-    from realtyframes.notify import parse_targets, raise_for_failures, send
+    from realtyframes.notify import parse_targets, raise_for_failures, read_targets_file, send
     from realtyframes.report import (
         MarketReportOptions,
         chart_workers,
@@ -207,6 +212,8 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
     )
 
     targets = parse_targets(args.notify)  # checked before any request
+    if args.notify_file:
+        targets += read_targets_file(args.notify_file)
 
     options = MarketReportOptions(
         as_of=args.as_of,

@@ -70,6 +70,11 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "json://host/path, slack://..., msteams://... (stored 0600, always shown masked)",
     )
     add.add_argument(
+        "--notify-file",
+        metavar="PATH",
+        help="apprise URLs, one a line, from a file of mode 0600 (no URL in the process list)",
+    )
+    add.add_argument(
         "--link", metavar="TEMPLATE", help="listing page URL with {ListingId}, linked in messages"
     )
     add.add_argument("--replace", action="store_true", help="replace a watch of that name")
@@ -116,14 +121,18 @@ def _run_watch(args: argparse.Namespace) -> int:
 
 def run_watch_command(args: argparse.Namespace, settings: Settings) -> int:
     """The ``watch`` subcommands (stdout: what they did; exit codes in the module docstring)."""
+    from realtyframes.notify import read_targets_file
     from realtyframes.watch import Watches
 
     if args.action != "run":
         watches = Watches(cache_dir=settings.cache_dir)
         if args.action == "add":
+            notify: list[Any] = list(args.notify)
+            if args.notify_file:
+                notify += read_targets_file(args.notify_file)
             watch = watches.add(
                 args.name,
-                notify=args.notify,
+                notify=notify,
                 link=args.link,
                 replace=bool(args.replace),
                 **collect_params(args),

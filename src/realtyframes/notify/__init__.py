@@ -18,6 +18,7 @@ from realtyframes.notify._targets import (
     mask_secrets,
     masked_logging,
     parse_targets,
+    read_targets_file,
 )
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "masked_logging",
     "parse_targets",
     "raise_for_failures",
+    "read_targets_file",
     "send",
     "table",
 ]

@@ -15,11 +15,13 @@ False
 from __future__ import annotations
 
 import logging
+import os
 import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -33,6 +35,7 @@ __all__ = [
     "masked_logging",
     "parse_targets",
     "quiet_apprise",
+    "read_targets_file",
 ]
 
 MASK = "***"
@@ -172,6 +175,33 @@ def parse_targets(
     if isinstance(urls, str):
         urls = [urls]
     return [u if isinstance(u, NotifyTarget) else NotifyTarget.parse(u, param=param) for u in urls]
+
+
+def read_targets_file(
+    path: str | os.PathLike[str], *, param: str = "notify-file"
+) -> list[NotifyTarget]:
+    """The notification URLs of a file, one a line (blank lines and ``#`` comments skipped), so
+    that no URL shows in a process list. The file must be readable by its owner only (0600).
+
+    >>> read_targets_file("~/.config/realtyframes/notify.txt")  # doctest: +SKIP
+    [NotifyTarget('mailtos://me:****@smtp.example.com/me%40example.com')]
+    """
+    file = Path(path).expanduser()
+    try:
+        mode = file.stat().st_mode & 0o777
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise QueryError(param, f"cannot read {file}: {exc.strerror}", "a readable file") from None
+    if os.name == "posix" and mode & 0o077:
+        raise QueryError(
+            param,
+            f"{file} is readable by others (mode {mode:o}): it holds secrets; chmod 600 {file}",
+            "a file of mode 0600",
+        )
+    urls = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not urls:
+        raise QueryError(param, f"{file} holds no URL", "one apprise URL a line")
+    return parse_targets(urls, param=param)
 
 
 class _MaskingFilter(logging.Filter):
