@@ -256,3 +256,26 @@ def test_synced_market_reads_the_last_sync_without_a_request(
         pd.testing.assert_frame_equal(cached.reset_index(drop=True), market.reset_index(drop=True))
     with rf.Client(base_url=sandbox.url, cache=False, progress=False) as uncached:
         assert synced_market(uncached, {"City": "Doral"}) is None
+
+
+def test_a_busy_scope_is_flagged_and_the_other_scopes_still_run(
+    start_sandbox: Callable[..., RunningSandbox], make_client: Callable[..., rf.Client]
+) -> None:
+    from realtyframes.cache import file_lock
+    from realtyframes.watch import WatchStore, scope_id
+
+    sandbox = start_sandbox(listings=300)
+    client = make_client(sandbox.url)
+    watches = rf.Watches(client)
+    watches.add("a", City="Doral")
+    watches.add("b", City="Miami")
+    store = WatchStore(client.dataset_path("market").parent)
+    held = store.lock_path(scope_id(client, watches.get("a").scope))
+    with file_lock(held, timeout=5):  # another run syncing Doral
+        busy, done = watches.run(wait=0)
+    assert busy.busy and not busy.ok and busy.total == 0 and not busy.synced
+    assert busy.error is not None and busy.error.startswith("ScopeBusyError: another run kept")
+    assert client.sync_state(City="Doral") is None  # nothing synced for the busy scope
+    assert done.ok and done.first_run and done.synced
+    (again,) = watches.run("a")  # free now: a first run
+    assert again.ok and again.first_run

@@ -26,12 +26,10 @@ from realtyframes.cli.config import (
     add_arguments,
     checked,
     client_options,
-    error_line,
     make_client,
     run_guarded,
 )
 from realtyframes.cli.fetch import PAGING, RESOURCES, allowed_text, collect_params
-from realtyframes.errors import ScopeBusyError
 
 __all__ = ["add_watch", "run_watch_command"]
 
@@ -149,23 +147,22 @@ def run_watch_command(args: argparse.Namespace, settings: Settings) -> int:
         print("no watches to run (add one with `realtyframes watch add NAME --City ...`)")
         return EXIT_OK
     with make_client(settings, progress=False, **client_options(args)) as client:
-        try:
-            results = Watches(client).run(*args.names, always=bool(args.always), wait=args.wait)
-        except ScopeBusyError as exc:
-            print(f"{PROG} watch: error: {error_line(exc, settings)}", file=sys.stderr)
-            return EXIT_BUSY
-    failed = False
+        results = Watches(client).run(*args.names, always=bool(args.always), wait=args.wait)
     for result in results:
+        if result.busy:
+            print(f"{PROG} watch: error: {result.name}: {result.error}", file=sys.stderr)
+            continue
         print(_line(result), flush=True)
         if result.failed:
-            failed = True
             print(
                 f"{PROG} watch: error: {result.name}: not delivered to "
                 + ", ".join(result.failed)
                 + " (the next run reports these changes again)",
                 file=sys.stderr,
             )
-    return EXIT_FAILURE if failed else EXIT_OK
+    if any(r.failed for r in results):
+        return EXIT_FAILURE
+    return EXIT_BUSY if any(r.busy for r in results) else EXIT_OK
 
 
 def _line(result: Any) -> str:

@@ -53,8 +53,10 @@ class WatchResult:
     run synced it while this one waited) and each notification's :class:`Delivery`.
 
     ``first_run``: the run only recorded where the watch starts (no changes to report yet).
-    ``ok`` is False when a notification was not delivered (the next run reports these changes
-    again: the watch's snapshot stays where it was).
+    ``busy``: another process kept syncing the scope past the wait; this run synced and
+    compared nothing (``error`` says so, as the :class:`~realtyframes.errors.ScopeBusyError`
+    line). ``ok`` is False when busy or when a notification was not delivered (the next run
+    reports these changes again: the watch's snapshot stays where it was).
     """
 
     name: str
@@ -68,6 +70,8 @@ class WatchResult:
     changes: pd.DataFrame = field(repr=False)
     counts: dict[str, int]
     deliveries: tuple[Delivery, ...] = ()
+    busy: bool = False
+    error: str | None = None
 
     @property
     def total(self) -> int:
@@ -86,7 +90,7 @@ class WatchResult:
 
     @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.failed and not self.busy
 
 
 def scope_id(client: Client, scope: Mapping[str, str]) -> str:
@@ -159,14 +163,22 @@ def run_watches(
 ) -> list[WatchResult]:
     """Run ``watches`` in order; each distinct scope is synced once. ``always``: notify even when
     nothing changed (and on a first run)."""
-    markets: dict[str, tuple[pd.DataFrame, bool]] = {}
+    markets: dict[str, tuple[pd.DataFrame, bool] | ScopeBusyError] = {}
     results = []
     for watch in watches:
         started = pd.Timestamp.now(tz="UTC")
         key = scope_id(client, watch.scope)
         if key not in markets:
-            markets[key] = _sync(client, store, watch, wait)
-        market, synced = markets[key]
+            try:
+                markets[key] = _sync(client, store, watch, wait)
+            except ScopeBusyError as busy:  # the other scopes' watches still run
+                logger.info("watch %s: %s", watch.name, busy)  # in its result, for the caller
+                markets[key] = busy
+        found = markets[key]
+        if isinstance(found, ScopeBusyError):
+            results.append(finish_run(store, watch, None, None, started=started, busy=found))
+            continue
+        market, synced = found
         results.append(_compare(store, watch, market, synced, started, always=always))
     return results
 
@@ -210,20 +222,28 @@ def _compare(
     )
 
 
+_EMPTY_MARKET: dict[str, list[Any]] = {"ListingId": [], "ListPrice": [], "StandardStatus": []}
+
+
 def finish_run(
     store: WatchStore,
     watch: Watch,
-    market: pd.DataFrame,
-    changes: pd.DataFrame,
+    market: pd.DataFrame | None,
+    changes: pd.DataFrame | None,
     *,
     started: pd.Timestamp,
-    first_run: bool,
-    synced: bool,
-    matches: int,
-    deliveries: tuple[Delivery, ...],
+    first_run: bool = False,
+    synced: bool = False,
+    matches: int = 0,
+    deliveries: tuple[Delivery, ...] = (),
+    busy: ScopeBusyError | None = None,
 ) -> WatchResult:
-    """Where every watch run ends: the snapshot advances (unless a notification failed, so the
-    next run reports these changes again), ``last_run`` is recorded, the result is returned."""
+    """Where every watch run ends, whatever its outcome: the snapshot advances (unless the scope
+    was busy or a notification failed, so the next run reports these changes), ``last_run`` is
+    recorded, the result is returned."""
+    if changes is None:  # busy: nothing compared
+        empty = pd.DataFrame(_EMPTY_MARKET).astype({"ListingId": "string"})
+        changes = market_changes(empty, empty)
     result = WatchResult(
         name=watch.name,
         scope=dict(watch.scope),
@@ -236,8 +256,10 @@ def finish_run(
         changes=changes,
         counts=_counts(changes),
         deliveries=deliveries,
+        busy=busy is not None,
+        error=f"{type(busy).__name__}: {busy}" if busy is not None else None,
     )
-    if result.ok:
+    if result.ok and market is not None:
         store.write_snapshot(watch.name, market)
         with store.editing() as watches:
             if watch.name in watches:
