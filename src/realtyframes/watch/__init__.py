@@ -163,7 +163,10 @@ class Watches:
     def run(self, *names: str, always: bool = False, wait: float = DEFAULT_WAIT) -> _Results:
         """Run the named watches (all when none is named): sync each scope once, report and
         notify what changed since each watch's last run. ``always``: send a message even when
-        nothing changed. ``wait``: seconds to wait for another process syncing the same scope.
+        nothing changed. ``wait``: seconds to wait for another process syncing the same scope;
+        past it, that scope's watches come back ``busy`` (nothing synced, ``ok`` False) and the
+        other scopes' watches still run. A notification not delivered is in ``result.failed``
+        (logged, masked; the next run reports the same changes again).
 
         >>> for result in watches.run("miami"): print(result.counts)  # doctest: +SKIP
         """
