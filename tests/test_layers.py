@@ -2,7 +2,8 @@
 
 ```
 cli                     command line (the only code that prints)
-report                  scheduled reports
+report, watch           scheduled reports; watches (saved searches that notify)
+notify                  notifications through apprise (knows nothing about listings)
 analysis / plots        pure DataFrame in/out, no HTTP (plots may import analysis, not the reverse)
 Client                  _client.py: one account, its loaders and settings
 loaders                 endpoint -> paged JSON -> validated DataFrame; sync
@@ -47,6 +48,8 @@ RANKS: dict[str, float] = {
     "_client": 7,
     "analysis": 8,
     "plots": 9,
+    "notify": 9.5,  # apprise notifications: used by watches and the report command
+    "watch": 10,
     "report": 10,
     "mcp_server": 10,
     "cli": 11,

@@ -31,6 +31,11 @@ DOCUMENTED = {
     "Analytics",
     "LoadInfo",
     "plot",
+    # watches and notifications (docs/scheduling.md)
+    "Watches",
+    "WatchResult",
+    "NotificationError",
+    "ScopeBusyError",
     # exceptions and warnings
     "RealtyFramesError",
     "QueryError",

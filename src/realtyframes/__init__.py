@@ -29,6 +29,7 @@ from realtyframes.errors import (
     InsufficientScopeError,
     InvalidTokenError,
     NotFoundError,
+    NotificationError,
     OAuthError,
     QueryError,
     RateLimitError,
@@ -37,6 +38,7 @@ from realtyframes.errors import (
     ResponseMismatchError,
     SchemaDriftWarning,
     SchemaValidationError,
+    ScopeBusyError,
     ServerError,
     TransportError,
 )
@@ -66,6 +68,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers and editors
     from realtyframes.api import RetryPolicy
     from realtyframes.loaders import LoadInfo
     from realtyframes.schemas import Analytics
+    from realtyframes.watch import Watches, WatchResult
 
 #: Names imported on first use: name -> module (a module itself when the name is the module's).
 _LAZY: dict[str, str] = {
@@ -90,6 +93,8 @@ _LAZY: dict[str, str] = {
     "RetryPolicy": "realtyframes.api",
     "LoadInfo": "realtyframes.loaders",
     "Analytics": "realtyframes.schemas",
+    "Watches": "realtyframes.watch",
+    "WatchResult": "realtyframes.watch",
     "oauth": "realtyframes.oauth",
     "plot": "realtyframes.plots",
     "sandbox": "realtyframes.sandbox",
@@ -120,6 +125,7 @@ __all__ = [
     "LoadInfo",
     "MissingColumnsError",
     "NotFoundError",
+    "NotificationError",
     "OAuthError",
     "QueryError",
     "RateLimitError",
@@ -129,9 +135,12 @@ __all__ = [
     "RetryPolicy",
     "SchemaDriftWarning",
     "SchemaValidationError",
+    "ScopeBusyError",
     "ServerError",
     "TrafficSummary",
     "TransportError",
+    "WatchResult",
+    "Watches",
     "__version__",
     "compare_markets",
     "comps",

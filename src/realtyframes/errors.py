@@ -25,7 +25,9 @@ Class tree::
     ├── SchemaValidationError(ValueError)  rows failed validation with on_invalid="raise"
     │                                    (.model, .failure_cases)
     ├── CacheLockTimeout(TimeoutError)   another process held a cache entry's lock too long
-    │   └── CacheReadTimeout             a reader waited its bound for a writer to complete an entry
+    │   ├── CacheReadTimeout             a reader waited its bound for a writer to complete an entry
+    │   └── ScopeBusyError               another run of the same scope kept syncing past the wait
+    ├── NotificationError                a notification was not delivered (.targets, masked)
     └── AnalysisInputError(ValueError)   bad argument or frame given to an analysis function
         ├── MissingColumnsError(KeyError)  a needed column is absent (.missing names them)
         └── ColumnTypeError              values cannot be read as numbers / timestamps
@@ -72,6 +74,7 @@ __all__ = [
     "InvalidTokenError",
     "MissingColumnsError",
     "NotFoundError",
+    "NotificationError",
     "OAuthError",
     "QueryError",
     "RateLimitError",
@@ -80,6 +83,7 @@ __all__ = [
     "ResponseMismatchError",
     "SchemaDriftWarning",
     "SchemaValidationError",
+    "ScopeBusyError",
     "ServerError",
     "TransportError",
 ]
@@ -396,6 +400,23 @@ class CacheLockTimeout(RealtyFramesError, TimeoutError):
 class CacheReadTimeout(CacheLockTimeout):
     """A reader found an entry's files from two writes (a writer of an older version at work)
     and the writer did not complete the entry within the reader's bound (``read_wait``)."""
+
+
+class ScopeBusyError(CacheLockTimeout):
+    """Another run (a watch, in another process) kept syncing the same scope for longer than
+    this run would wait for it; nothing was synced twice."""
+
+
+class NotificationError(RealtyFramesError):
+    """A notification was not delivered to some of its targets; ``targets`` names them with their
+    secrets masked (a URL's password, tokens and query values never appear)."""
+
+    def __init__(self, message: str, targets: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.targets = tuple(targets)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.targets))
 
 
 class CacheWarning(UserWarning):

@@ -138,6 +138,20 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="processes drawing the charts beside this one (0: none; default: the idle cores "
         "besides this process's, at most 3); the same report either way",
     )
+    parser.add_argument(
+        "--notify",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="send the report to this apprise URL (repeatable): e-mail gets the HTML attached "
+        "(mailtos://user:pw@smtp.host?to=addr), others a summary with the headline figures "
+        "(json://host/path, slack://..., msteams://...); URLs are never shown unmasked",
+    )
+    parser.add_argument(
+        "--notify-file",
+        metavar="PATH",
+        help="apprise URLs, one a line, from a file of mode 0600 (no URL in the process list)",
+    )
     add_arguments(parser)
     parser.set_defaults(func=_run_report)
 
@@ -187,13 +201,19 @@ def open_report_client(
 
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
+    from realtyframes.notify import parse_targets, raise_for_failures, read_targets_file, send
     from realtyframes.report import (
         MarketReportOptions,
         chart_workers,
         compute_market_report,
         load_market_frames,
+        report_message,
         write_market_report,
     )
+
+    targets = parse_targets(args.notify)  # checked before any request
+    if args.notify_file:
+        targets += read_targets_file(args.notify_file)
 
     options = MarketReportOptions(
         as_of=args.as_of,
@@ -223,4 +243,6 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         )
     logger.info("wrote %s and %d data files", files.html, len(files.all()) - 1)
     print(os.fspath(files.html), flush=True)
+    if targets:
+        raise_for_failures(send(targets, report_message(report, files.html)), "the report")
     return 0

@@ -31,6 +31,7 @@ from realtyframes.loaders._paging import (
     fetch_pages,
     fetch_pages_many,
 )
+from realtyframes.loaders._sync import sync_scope, synced_market
 from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache, run_load
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
@@ -59,4 +60,6 @@ __all__ = [
     "load_listings",
     "make_cache",
     "run_load",
+    "sync_scope",
+    "synced_market",
 ]

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         analytics_to_files,
         load_market_frames,
     )
+    from realtyframes.report.message import report_message
     from realtyframes.report.options import BY_CHOICES, DATA_FILES, MarketReportOptions, period_for
     from realtyframes.report.render import render_market_report
 
@@ -62,6 +63,7 @@ _LAZY: dict[str, str] = {
     "period_for": "realtyframes.report.options",
     "read_report_data": "realtyframes.report.files",
     "render_market_report": "realtyframes.report.render",
+    "report_message": "realtyframes.report.message",
     "write_market_report": "realtyframes.report.files",
 }
 
@@ -83,6 +85,7 @@ __all__ = [
     "period_for",
     "read_report_data",
     "render_market_report",
+    "report_message",
     "write_market_report",
 ]
 
