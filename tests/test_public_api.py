@@ -29,6 +29,7 @@ DOCUMENTED = {
     "LeadFunnel",
     "Analytics",
     "LoadInfo",
+    "Plan",
     "plot",
     # exceptions and warnings
     "RealtyFramesError",
@@ -57,6 +58,7 @@ DOCUMENTED = {
     "DataQualityWarning",
     "SchemaDriftWarning",
     "DriftWarning",
+    "RunAnomalyWarning",
     "CacheWarning",
     "__version__",
 }
@@ -94,6 +96,7 @@ def test_error_classes_form_the_documented_tree() -> None:
     assert issubclass(rf.MissingColumnsError, KeyError)
     assert issubclass(rf.SchemaDriftWarning, rf.DataQualityWarning)
     assert issubclass(rf.DriftWarning, rf.DataQualityWarning)
+    assert issubclass(rf.RunAnomalyWarning, rf.DataQualityWarning)
 
 
 def test_sandbox_and_plot_namespaces() -> None:

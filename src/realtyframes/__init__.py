@@ -35,6 +35,7 @@ from realtyframes.errors import (
     RealtyFramesError,
     RequestTimeoutError,
     ResponseMismatchError,
+    RunAnomalyWarning,
     SchemaDriftWarning,
     SchemaValidationError,
     ServerError,
@@ -63,7 +64,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers and editors
         traffic_summary,
     )
     from realtyframes.api import RetryPolicy
-    from realtyframes.loaders import LoadInfo
+    from realtyframes.loaders import LoadInfo, Plan
     from realtyframes.schemas import Analytics
 
 #: Names imported on first use: name -> module (a module itself when the name is the module's).
@@ -87,6 +88,7 @@ _LAZY: dict[str, str] = {
     "traffic_summary": "realtyframes.analysis",
     "RetryPolicy": "realtyframes.api",
     "LoadInfo": "realtyframes.loaders",
+    "Plan": "realtyframes.loaders",
     "Analytics": "realtyframes.schemas",
     "oauth": "realtyframes.oauth",
     "plot": "realtyframes.plots",
@@ -119,12 +121,14 @@ __all__ = [
     "MissingColumnsError",
     "NotFoundError",
     "OAuthError",
+    "Plan",
     "QueryError",
     "RateLimitError",
     "RealtyFramesError",
     "RequestTimeoutError",
     "ResponseMismatchError",
     "RetryPolicy",
+    "RunAnomalyWarning",
     "SchemaDriftWarning",
     "SchemaValidationError",
     "ServerError",

@@ -31,6 +31,7 @@ from realtyframes.loaders._paging import (
     fetch_pages,
     fetch_pages_many,
 )
+from realtyframes.loaders._plan import Plan, plan_listings
 from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache, run_load
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
@@ -44,6 +45,7 @@ __all__ = [
     "LoadContext",
     "LoadInfo",
     "Paged",
+    "Plan",
     "check_on_invalid",
     "default_cache_dir",
     "fetch_details",
@@ -58,5 +60,6 @@ __all__ = [
     "load_listing",
     "load_listings",
     "make_cache",
+    "plan_listings",
     "run_load",
 ]
