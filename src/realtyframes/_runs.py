@@ -94,7 +94,8 @@ def recorded(
     finally:
         if not refused:
             info = client.last_load
-            fields = _from_load(info if info is not before_info else None, kind)
+            own = kind in ("load", "sync") and info is not before_info
+            fields = _from_load(info if own else None, kind)
             if run.rows is not None:
                 fields["rows"] = run.rows
             if run.quarantined is not None:

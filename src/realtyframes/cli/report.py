@@ -185,8 +185,19 @@ def open_report_client(
         yield client, data_source(client)
 
 
+def _scope(options: Any) -> dict[str, Any]:
+    """What makes two reports "the same" in the run history (not the date: one a day)."""
+    return {
+        "City": list(options.cities),
+        "PropertyType": list(options.property_types),
+        "by": options.by,
+        "window_days": options.window_days,
+    }
+
+
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
+    from realtyframes._runs import recorded
     from realtyframes.report import (
         MarketReportOptions,
         chart_workers,
@@ -205,17 +216,22 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         min_sample=args.min_sample,
     )
     quiet = bool(getattr(args, "quiet", False))
-    # started now, the chart workers import matplotlib and pandas while the data loads
-    with chart_workers(args.chart_workers):
-        with open_report_client(
+    # the chart workers (started first) import matplotlib and pandas while the data loads; the
+    # report is one record in the run history (its syncs and loads keep their own)
+    with (
+        chart_workers(args.chart_workers),
+        open_report_client(
             settings,
             options.day,
             explicit_date=args.as_of is not None,
             progress=False if quiet else None,
             **client_options(args),
-        ) as (client, source):
-            options = dataclasses.replace(options, source=source)
-            frames = load_market_frames(client, options, refresh=bool(args.refresh))
+        ) as (client, source),
+        recorded(client, "report", "report", _scope(options)) as run,
+    ):
+        options = dataclasses.replace(options, source=source)
+        frames = load_market_frames(client, options, refresh=bool(args.refresh))
+        run.rows = len(frames.listings)
         logger.info("computing the report (%d listings)", len(frames.listings))
         report = compute_market_report(frames, options)
         files = write_market_report(
