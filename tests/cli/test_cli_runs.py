@@ -106,3 +106,19 @@ def test_a_report_appends_its_own_record(
     assert report["rows"].iloc[0] == sync["rows"].iloc[0]  # the market's listings
     assert report["started"].iloc[0] <= loads["started"].min()
     assert report["finished"].iloc[0] >= loads["finished"].max()
+
+
+def test_report_dry_run_prints_each_syncs_plan_and_writes_nothing(
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache, out = tmp_path / "cache", tmp_path / "reports"
+    argv = ["report", "market", "--city", "Miami", "Doral", "--dry-run", "-q"]
+    args = ["--base-url", sandbox_url, "--cache-dir", str(cache), "--out", str(out)]
+    assert main([*argv, *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    with rf.Client(sandbox_url, cache_dir=cache, progress=False) as client:
+        plans = [client.plan_sync(City=c, PropertyType="Residential") for c in ("Miami", "Doral")]
+    assert lines[:2] == [repr(p) for p in plans]
+    total = sum(p.requests for p in plans)
+    assert lines[2].startswith(f"total: {total:,} requests for 2 syncs")
+    assert not out.exists() and not (cache / "market").exists() and not (cache / "runs").exists()

@@ -138,6 +138,12 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="processes drawing the charts beside this one (0: none; default: the idle cores "
         "besides this process's, at most 3); the same report either way",
     )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what the report's syncs would cost (requests, time at the rate limit) from "
+        "a few cheap requests, and write nothing",
+    )
     add_arguments(parser)
     parser.set_defaults(func=_run_report)
 
@@ -185,6 +191,32 @@ def open_report_client(
         yield client, data_source(client)
 
 
+def _dry_run(args: argparse.Namespace, settings: Settings, options: Any) -> int:
+    """``report market --dry-run``: each sync's plan, then the total (stdout)."""
+    from realtyframes.loaders import duration
+
+    with open_report_client(
+        settings,
+        options.day,
+        explicit_date=args.as_of is not None,
+        progress=False,
+        **client_options(args),
+    ) as (client, _):
+        plans = [client.plan_sync(refresh=bool(args.refresh), **s) for s in options.scopes]
+    for plan in plans:
+        print(repr(plan))
+    requests = sum(p.requests for p in plans)
+    seconds = [p.seconds for p in plans]
+    time = (
+        f", {duration(sum(s for s in seconds if s is not None))} at the rate limit"
+        if None not in seconds
+        else ""
+    )
+    print(f"total: {requests:,} requests for {len(plans)} syncs{time}; the contacts and "
+          "analytics add a few", flush=True)  # fmt: skip
+    return 0
+
+
 def _scope(options: Any) -> dict[str, Any]:
     """What makes two reports "the same" in the run history (not the date: one a day)."""
     return {
@@ -216,6 +248,8 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         min_sample=args.min_sample,
     )
     quiet = bool(getattr(args, "quiet", False))
+    if getattr(args, "dry_run", False):
+        return _dry_run(args, settings, options)
     # the chart workers (started first) import matplotlib and pandas while the data loads; the
     # report is one record in the run history (its syncs and loads keep their own)
     with (

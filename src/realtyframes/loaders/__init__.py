@@ -31,7 +31,7 @@ from realtyframes.loaders._paging import (
     fetch_pages,
     fetch_pages_many,
 )
-from realtyframes.loaders._plan import Plan, plan_listings
+from realtyframes.loaders._plan import Plan, duration, plan_listings
 from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache, run_load
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
@@ -48,6 +48,7 @@ __all__ = [
     "Plan",
     "check_on_invalid",
     "default_cache_dir",
+    "duration",
     "fetch_details",
     "fetch_pages",
     "fetch_pages_many",
