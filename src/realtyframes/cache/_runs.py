@@ -1,9 +1,9 @@
 """The run history: one small Parquet file per load, sync, report or watch run in ``<root>/runs``.
 
 Each run appends one record (:data:`RUN_COLUMNS`) as its own file,
-``runs/run.<started>.<random>.parquet``, written in ``.rf/staging`` and renamed into place: runs
-of several processes never touch one file, and a reader (``read_parquet('runs/*.parquet')``)
-never sees a half-written one. Before it is written, a record is compared with the previous
+``runs/run.<started>.<scope_key>.<run_id>.parquet``, written in ``.rf/staging`` and renamed into
+place: runs of several processes never touch one file, and a reader
+(``read_parquet('runs/*.parquet')``) never sees a half-written one. Before it is written, a record is compared with the previous
 successful run of the same scope (:func:`anomaly`): rows down by more than
 :data:`ROW_DROP_SHARE`, or a quarantine share up by more than :data:`QUARANTINE_JUMP`, is
 written in its ``anomaly`` column.
@@ -266,9 +266,26 @@ def append_run(
         "toolkit_version": __version__,
         "resumed_from": resumed_from,
     }
-    record["anomaly"] = anomaly(record, read_runs(root))
-    _write(Path(root).expanduser(), record)
+    root = Path(root).expanduser()
+    record["anomaly"] = anomaly(record, _latest_ok(root / RUNS, record["scope_key"]))
+    _write(root, record)
     return record
+
+
+def _latest_ok(folder: Path, key: str, most: int = 50) -> pd.DataFrame:
+    """The latest successful record of scope ``key`` (its files are named by it, newest last:
+    only they are read, a history of thousands of runs costs a folder listing)."""
+    if not folder.is_dir():
+        return read_runs(folder / "none")
+    names = sorted(folder.glob(f"run.*.{key}.*.parquet"), reverse=True)[:most]
+    for path in names:
+        try:
+            table = pq.read_table(path, schema=SCHEMA)
+        except (OSError, ValueError, pa.ArrowException):
+            continue
+        if table.num_rows and table.column("outcome")[0].as_py() == "ok":
+            return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    return read_runs(folder / "none")
 
 
 def _write(root: Path, record: Mapping[str, Any]) -> Path:
@@ -276,7 +293,7 @@ def _write(root: Path, record: Mapping[str, Any]) -> Path:
     _private_dirs(folder)
     _private_dirs(staging)
     stamp = record["started"].strftime("%Y%m%dT%H%M%S%fZ")
-    path = folder / f"run.{stamp}.{record['run_id']}.parquet"
+    path = folder / f"run.{stamp}.{record['scope_key']}.{record['run_id']}.parquet"
     table = pa.Table.from_pylist([dict(record)], schema=SCHEMA)
     with atomic_path(path, mode=PRIVATE_MODE, staging=staging / path.name) as tmp:
         pq.write_table(table, tmp)
