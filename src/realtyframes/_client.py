@@ -255,6 +255,8 @@ class Client(RunsMixin):
         mode = self._mode(on_invalid)
         endpoint = ENDPOINTS[name]
         scope = {**params, **{k: v for k, v in options.items() if v not in (None, False)}}
+        if mode != "quarantine":  # other rows: another scope, as in the cache key
+            scope["on_invalid"] = mode
         with recorded(self, "load", endpoint.resource or name, scope):
             result = run_load(
                 self._context(), endpoint, params, refresh=refresh, on_invalid=mode, **options

@@ -238,8 +238,8 @@ class _Bar:
                 leave=False,
                 file=sys.stderr,
                 bar_format=BAR_FORMAT,
+                postfix=self.left(),
             )
-            self._bar.set_postfix_str(self.left(), refresh=False)
         else:
             self._bar.total = self.planned
             self._bar.set_postfix_str(self.left(), refresh=False)
