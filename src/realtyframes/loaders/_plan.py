@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
+from datetime import UTC, datetime
 from typing import Any
 
 from realtyframes.api import ApiClient
@@ -122,6 +123,29 @@ def _total(api: ApiClient, path: str, query: Mapping[str, str]) -> dict[str, Any
     return body if isinstance(body, dict) else {}
 
 
+def _count(body: Mapping[str, Any]) -> int:
+    """A page's ``total`` (0 when absent or not a count).
+
+    >>> _count({"total": 412}), _count({"total": "many"}), _count({})
+    (412, 0, 0)
+    """
+    total = body.get("total")
+    return total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else 0
+
+
+def _when(text: str) -> datetime:
+    """An ISO 8601 timestamp for ordering (one that does not parse comes last).
+
+    >>> _when("2026-01-02T00:00:00Z") < _when("2026-01-02T01:00:00+00:00") < _when("soon")
+    True
+    """
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        return datetime.max.replace(tzinfo=UTC)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
 def plan_listings(
     ctx: LoadContext,
     filters: Mapping[str, Any],
@@ -137,7 +161,7 @@ def plan_listings(
     """
     call = ENDPOINTS["listings"].call(filters, {"max_results": max_results, "details": details})
     body = _total(ctx.api, call.path, {**call.query, "Limit": "1"})
-    total = int(body.get("total") or 0)
+    total = _count(body)
     rows = total if call.options["max_results"] is None else min(total, call.options["max_results"])
     detail = rows if call.options["details"] else 0
     mode = "details" if call.options["details"] else "search"
@@ -243,7 +267,7 @@ def _plan_first(
         query = {**params, "Status": status, "Sort": _SAMPLE_SORT, "Limit": str(PAGE_SIZE)}
         body = _total(api, _SEARCH, query)
         probes += 1
-        totals[status] = total = int(body.get("total") or 0)
+        totals[status] = total = _count(body)
         listings = [r for r in body.get("listings") or () if isinstance(r, dict)]
         ids = [str(r["ListingId"]) for r in listings if r.get("ListingId")]
         if not backfill or not ids:
@@ -251,12 +275,12 @@ def _plan_first(
         entries = [
             str(r["OriginalEntryTimestamp"]) for r in listings if r.get("OriginalEntryTimestamp")
         ]
-        since = history_since or (min(entries) if entries else None)
+        since = history_since or (min(entries, key=_when) if entries else None)
         if since is None:
             continue
         feed = _total(api, _FEED, {"Since": since, "ListingIds": ",".join(ids), "Limit": "1"})
         probes += 1
-        changes += int(feed.get("total") or 0) / len(ids) * total
+        changes += _count(feed) / len(ids) * total
     rows = sum(totals.values())
     pages = sum(_pages(t) for t in totals.values())
     feed_requests = 0
@@ -275,7 +299,7 @@ def _plan_incremental(
     search = {**params, "Limit": "1"}
     if state.get("entry_watermark"):
         search["Since"] = str(state["entry_watermark"])
-    new = [int(_total(api, _SEARCH, {**search, "Status": s}).get("total") or 0) for s in STATUSES]
+    new = [_count(_total(api, _SEARCH, {**search, "Status": s})) for s in STATUSES]
     probes = len(STATUSES)
     market = previous.market
     open_ids = market.loc[market["StandardStatus"].astype("str") != "Closed", "ListingId"].tolist()
@@ -288,7 +312,7 @@ def _plan_incremental(
         query = {"Since": str(since), "ListingIds": ",".join(first), "Limit": str(PAGE_SIZE)}
         body = _total(api, _FEED, query)
         probes += 1
-        per_id = int(body.get("total") or 0) / len(first)
+        per_id = _count(body) / len(first)
         feed_requests = round(_feed_requests(sizes, per_id)) + refused
         closings = _closing_share(body.get("changes")) * per_id * len(open_ids)
     pages = sum(_pages(n) for n in new)
