@@ -30,6 +30,7 @@ DOCUMENTED = {
     "LeadFunnel",
     "Analytics",
     "LoadInfo",
+    "Plan",
     "plot",
     # watches and notifications (docs/scheduling.md)
     "Watches",
@@ -63,6 +64,7 @@ DOCUMENTED = {
     "DataQualityWarning",
     "SchemaDriftWarning",
     "DriftWarning",
+    "RunAnomalyWarning",
     "CacheWarning",
     "__version__",
 }
@@ -100,6 +102,7 @@ def test_error_classes_form_the_documented_tree() -> None:
     assert issubclass(rf.MissingColumnsError, KeyError)
     assert issubclass(rf.SchemaDriftWarning, rf.DataQualityWarning)
     assert issubclass(rf.DriftWarning, rf.DataQualityWarning)
+    assert issubclass(rf.RunAnomalyWarning, rf.DataQualityWarning)
 
 
 def test_sandbox_and_plot_namespaces() -> None:

@@ -36,6 +36,7 @@ from realtyframes.errors import (
     RealtyFramesError,
     RequestTimeoutError,
     ResponseMismatchError,
+    RunAnomalyWarning,
     SchemaDriftWarning,
     SchemaValidationError,
     ScopeBusyError,
@@ -66,7 +67,7 @@ if TYPE_CHECKING:  # the lazy names, for type checkers and editors
         traffic_summary,
     )
     from realtyframes.api import RetryPolicy
-    from realtyframes.loaders import LoadInfo
+    from realtyframes.loaders import LoadInfo, Plan
     from realtyframes.schemas import Analytics
     from realtyframes.watch import Watches, WatchResult
 
@@ -92,6 +93,7 @@ _LAZY: dict[str, str] = {
     "traffic_summary": "realtyframes.analysis",
     "RetryPolicy": "realtyframes.api",
     "LoadInfo": "realtyframes.loaders",
+    "Plan": "realtyframes.loaders",
     "Analytics": "realtyframes.schemas",
     "Watches": "realtyframes.watch",
     "WatchResult": "realtyframes.watch",
@@ -127,12 +129,14 @@ __all__ = [
     "NotFoundError",
     "NotificationError",
     "OAuthError",
+    "Plan",
     "QueryError",
     "RateLimitError",
     "RealtyFramesError",
     "RequestTimeoutError",
     "ResponseMismatchError",
     "RetryPolicy",
+    "RunAnomalyWarning",
     "SchemaDriftWarning",
     "SchemaValidationError",
     "ScopeBusyError",

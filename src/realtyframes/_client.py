@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pandas as pd
 
+from realtyframes._client_runs import RunsMixin
 from realtyframes._client_settings import (
     TTL,
     ClientSettings,
@@ -35,6 +36,7 @@ from realtyframes._client_settings import (
     _embedded_sandbox,
     _settings,
 )
+from realtyframes._runs import recorded
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
@@ -66,7 +68,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("realtyframes")
 
 
-class Client:
+class Client(RunsMixin):
     """The realtyframes client: one account on one service (or the embedded sandbox).
 
     With no ``base_url`` and no credentials it starts the embedded sandbox (once per process).
@@ -252,9 +254,13 @@ class Client:
         """The valid frame of endpoint ``name`` loaded with ``params`` (records last_load)."""
         mode = self._mode(on_invalid)
         endpoint = ENDPOINTS[name]
-        result = run_load(
-            self._context(), endpoint, params, refresh=refresh, on_invalid=mode, **options
-        )
+        scope = {**params, **{k: v for k, v in options.items() if v not in (None, False)}}
+        if mode != "quarantine":  # other rows: another scope, as in the cache key
+            scope["on_invalid"] = mode
+        with recorded(self, "load", endpoint.resource or name, scope):
+            result = run_load(
+                self._context(), endpoint, params, refresh=refresh, on_invalid=mode, **options
+            )
         return result.frame
 
     @property
@@ -382,9 +388,10 @@ class Client:
 
         >>> client.analytics("7d", Device="mobile").overview  # doctest: +SKIP
         """
-        analytics, _ = load_analytics(
-            self._context(), period, filters, refresh=refresh, on_invalid=self._mode(on_invalid)
-        )
+        with recorded(self, "load", "analytics", {"Period": period, **filters}):
+            analytics, _ = load_analytics(
+                self._context(), period, filters, refresh=refresh, on_invalid=self._mode(on_invalid)
+            )
         return analytics
 
     def sync_listings(
@@ -401,7 +408,8 @@ class Client:
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
-        return _sync.sync_listings(self, scope, refresh=refresh, history_since=history_since)
+        with recorded(self, "sync", _sync.RESOURCE, _sync.sync_scope(scope)):
+            return _sync.sync_listings(self, scope, refresh=refresh, history_since=history_since)
 
     def listing_history(self, **scope: Any) -> pd.DataFrame:
         """Every change the service reported for a scope's listings (backfilled by the first sync,

@@ -37,7 +37,9 @@ Warnings::
     ApiDeprecationWarning(DeprecationWarning)  a deprecated operation answered (sunset, link)
     DataQualityWarning(UserWarning)            rows were quarantined (count and checks)
     ├── SchemaDriftWarning                     a column arrived with another type than the schema's
-    └── DriftWarning                           the data moved while paged; records are missing
+    ├── DriftWarning                           the data moved while paged; records are missing
+    └── RunAnomalyWarning                      a run's rows fell, or its quarantine rose, against
+                                               the previous run of its scope (client.runs())
     CacheWarning(UserWarning)                  an unreadable cache file was moved aside (a miss)
 
 >>> try:
@@ -81,6 +83,7 @@ __all__ = [
     "RealtyFramesError",
     "RequestTimeoutError",
     "ResponseMismatchError",
+    "RunAnomalyWarning",
     "SchemaDriftWarning",
     "SchemaValidationError",
     "ScopeBusyError",
@@ -362,6 +365,12 @@ class DataQualityWarning(UserWarning):
 
 class DriftWarning(DataQualityWarning):
     """The data moved while it was paged and the gap could not be closed (records missing)."""
+
+
+class RunAnomalyWarning(DataQualityWarning):
+    """A load, sync or report returned far fewer rows than the previous run of its scope, or
+    quarantined a much larger share (thresholds: ``docs/cache.md``, "The run history"); the
+    run's record says why in its ``anomaly`` column."""
 
 
 class SchemaDriftWarning(DataQualityWarning):

@@ -8,6 +8,7 @@ through :class:`realtyframes.Client`.
 from __future__ import annotations
 
 from realtyframes.api._auth import ApiKeyAuth, BearerAuth, LegacyKeyAuth
+from realtyframes.api._counts import RequestCounts
 from realtyframes.api._http import ApiClient
 from realtyframes.api._params import (
     PreparedRequest,
@@ -27,6 +28,7 @@ __all__ = [
     "LegacyKeyAuth",
     "PreparedRequest",
     "RateLimitState",
+    "RequestCounts",
     "RetryBudget",
     "RetryPolicy",
     "prepare",

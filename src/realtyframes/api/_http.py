@@ -41,6 +41,7 @@ from realtyframes.api._constants import (
     MAX_CONCURRENCY,
     SERVICE_API_VERSION,
 )
+from realtyframes.api._counts import RequestCounts
 from realtyframes.api._deprecation import Deprecation
 from realtyframes.api._engine import (
     Host,
@@ -265,6 +266,15 @@ class ApiClient(_Engine):
     def fingerprint(self) -> str:
         """A short label of host + credential, for cache keys; never the secret itself."""
         return self._fingerprint
+
+    def request_counts(self) -> RequestCounts:
+        """HTTP requests sent (every attempt), retries and 429 answers since this connection
+        pool was made (shared with ``with_options`` copies); a run keeps the difference.
+
+        >>> before = api.request_counts(); api.call("me"); (api.request_counts() - before).requests  # doctest: +SKIP
+        1
+        """
+        return self._shared.counter.snapshot()
 
     @property
     def rate_limit(self) -> RateLimitState | None:

@@ -159,7 +159,6 @@ def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         )
         parser.add_argument(
             "--out",
-            required=True,
             metavar="FILE",
             help="output file: .parquet, .csv, .json (records) or .xlsx (Excel); parent folders "
             "are created; personal data (contacts) is written mode 0600, owner only",
@@ -210,6 +209,12 @@ def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
             )
     if name == "listings":
         parser.add_argument("--max-results", type=int, metavar="N", help="stop after N listings")
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print what the fetch would cost (requests, time at the rate limit) from one "
+            "cheap request, and fetch nothing (--out not needed)",
+        )
         parser.add_argument(
             "--details", action="store_true", help="every detail field (one request each)"
         )
@@ -331,10 +336,13 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     from realtyframes.report.options import data_source
 
     resource = RESOURCES[args.resource]
+    dry_run = bool(getattr(args, "dry_run", False))
+    if args.out is None and not dry_run:
+        raise QueryError("--out", "missing", "an output file: .parquet, .csv, .json or .xlsx")
     params = collect_params(args)
     scope = collect_params(args, "s_")
     member = getattr(args, "member", None)
-    fmt = output_format(args.out, member)
+    fmt = output_format(args.out, member) if not dry_run else None
     _prepare(resource, dict(params), scope)
     max_results = getattr(args, "max_results", None)
     if max_results is not None and max_results < 1:
@@ -342,6 +350,12 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     quiet = bool(getattr(args, "quiet", False))
     options = client_options(args)
     with make_client(settings, progress=False if quiet else None, **options) as client:
+        if dry_run:
+            plan = client.plan_listings(
+                max_results=max_results, details=bool(args.details), **params
+            )
+            print(repr(plan), flush=True)
+            return 0
         source = data_source(client)
         data = fetch_frames(
             client,
@@ -356,6 +370,7 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
         )
     if isinstance(data, dict) and member != "all":
         data = data[member or "overview"]
+    assert fmt is not None
     rows = write_output(data, args.out, fmt, name=resource.name, source=source)
     logger.info("%s: %d rows written to %s", resource.name, rows, args.out)
     if rows == 0:  # exit 0 (a valid answer), but a scheduled job must not mistake it for data

@@ -31,6 +31,7 @@ from realtyframes.loaders._paging import (
     fetch_pages,
     fetch_pages_many,
 )
+from realtyframes.loaders._plan import Plan, duration, plan_listings
 from realtyframes.loaders._sync import sync_scope, synced_market
 from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache, run_load
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
@@ -45,8 +46,10 @@ __all__ = [
     "LoadContext",
     "LoadInfo",
     "Paged",
+    "Plan",
     "check_on_invalid",
     "default_cache_dir",
+    "duration",
     "fetch_details",
     "fetch_pages",
     "fetch_pages_many",
@@ -59,6 +62,7 @@ __all__ = [
     "load_listing",
     "load_listings",
     "make_cache",
+    "plan_listings",
     "run_load",
     "sync_scope",
     "synced_market",

@@ -49,8 +49,10 @@ from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadInfo, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
+from realtyframes.loaders._plan import Plan, plan_sync_requests
 from realtyframes.loaders._sync_apply import (
     HISTORY_COLUMNS,
+    iso,
     stamp,
 )
 from realtyframes.loaders._sync_feed import (
@@ -84,6 +86,7 @@ __all__ = [
     "RESOURCE",
     "STATUSES",
     "listing_history",
+    "plan_sync",
     "sync_listings",
     "sync_scope",
     "sync_state",
@@ -226,6 +229,43 @@ def sync_listings(
         write_host_chunk(root, api.cache_host(), ChunkSize.from_state(result.state))
     _record(client, key, result)
     return result.market.copy()
+
+
+def plan_sync(
+    client: _ClientLike,
+    scope: Mapping[str, Any],
+    *,
+    refresh: bool = False,
+    history_since: HistorySince = None,
+) -> Plan:
+    """What :func:`sync_listings` of ``scope`` will cost, from a few cheap requests: a first sync
+    (or ``refresh=True``) one page of each status and one ``Limit=1`` change-feed request per
+    status (the backfill's sample), a later sync a ``Limit=1`` search per status since the
+    watermark and one feed request. Validates like the sync (QueryError before any request).
+
+    >>> plan_sync(client, {"City": "Miami"}).requests  # doctest: +SKIP
+    642
+    """
+    params = sync_scope(scope)
+    check_flag("refresh", refresh)
+    since = _history_since(history_since)
+    cache = client._cache
+    key = _key(client, cache, params) if cache is not None else None
+    previous = _previous(cache, key)
+    root = cache.root if cache is not None else None
+    host_chunk = read_host_chunk(root, client._api.cache_host())
+    backfill = since is not False and cache is not None
+    if refresh and previous is not None:  # a full load that keeps the history it has
+        backfill = backfill and not len(previous.history)
+        previous = None
+    return plan_sync_requests(
+        client._api,
+        params,
+        previous=previous,
+        host_chunk=host_chunk,
+        history_since=None if since is None or since is False else str(iso(since)),
+        backfill=backfill,
+    )
 
 
 def _record(client: _ClientLike, key: str | None, result: SyncResult) -> None:

@@ -216,8 +216,7 @@ def _concat_unique(parts: Sequence[pd.DataFrame], key: list[str]) -> pd.DataFram
 
 
 def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: bool) -> _Market:
-    places: list[dict[str, Any]] = [{"City": c} for c in options.cities] or [{}]
-    scopes = [{**p, "PropertyType": t} for p in places for t in options.property_types]
+    scopes = options.scopes
     parts, histories, changed, notes, empty = [], [], [], [], []
     first, quarantined = False, 0
     for scope in scopes:
