@@ -46,6 +46,9 @@ class Run:
     rows: int | None = None
     quarantined: int | None = None
     counts: dict[str, Any] = field(default_factory=dict)
+    #: Set by a body that ends without an exception yet failed (a watch whose message was not
+    #: delivered, or whose scope stayed busy): the class name recorded as ``error_code``.
+    failure: str | None = None
     record: dict[str, Any] | None = None  # the record written, once the run is over
 
 
@@ -102,6 +105,8 @@ def recorded(
                 fields["quarantined"] = run.quarantined
             fields.update(run.counts)
             spent = api.request_counts() - before
+            if outcome == "ok" and run.failure is not None:
+                outcome, error_code = "failed", run.failure
             run.record = _append(
                 cache.root,
                 kind=kind,

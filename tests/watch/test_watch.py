@@ -114,6 +114,18 @@ def test_a_run_reports_exactly_what_market_changes_finds_then_nothing(
     assert [r.deliveries for r in again] == [(), ()]
     assert len(hook.posts) == 1 and len(inbox.messages) == 1
 
+    # each watch run is one record of the run history, with the counts of its result
+    runs = client.runs()
+    watch_runs = runs[runs["kind"] == "watch"].reset_index(drop=True)
+    assert list(watch_runs["resource"]) == ["cheap", "market"] * 3  # runs go by name
+    assert set(watch_runs["outcome"]) == {"ok"}
+    week = watch_runs.iloc[[2, 3]]  # the runs after the clock advance: cheap, then market
+    for record, result in zip(week.itertuples(), (cheap, market), strict=True):
+        assert record.rows == result.matches
+        assert record.new == result.counts["new"] and record.removed == result.counts["removed"]
+        assert record.changed == result.total - result.counts["new"] - result.counts["removed"]
+    assert list(watch_runs["changed"].iloc[4:]) == [0, 0]
+
 
 def test_a_message_not_delivered_is_reported_again_by_the_next_run(
     start_sandbox: Callable[..., RunningSandbox],
@@ -123,7 +135,8 @@ def test_a_message_not_delivered_is_reported_again_by_the_next_run(
 ) -> None:
     _, hook = receivers
     sandbox = start_sandbox(listings=1000)
-    watches = rf.Watches(make_client(sandbox.url))
+    client = make_client(sandbox.url)
+    watches = rf.Watches(client)
     watches.add("w", notify=_hook_url(hook))
     watches.run()
     advance(http_client, sandbox.url, 5)
@@ -138,6 +151,11 @@ def test_a_message_not_delivered_is_reported_again_by_the_next_run(
     assert len(hook.posts) == 2
     (quiet,) = watches.run()
     assert quiet.total == 0 and quiet.deliveries == ()
+    runs = client.runs()
+    watch_runs = runs[runs["kind"] == "watch"]
+    assert list(watch_runs["outcome"]) == ["ok", "failed", "ok", "ok"]
+    assert list(watch_runs["error_code"].fillna("")) == ["", "NotificationError", "", ""]
+    assert "hook" not in " ".join(map(str, watch_runs["scope"]))  # no URL in the history
 
 
 def test_always_sends_even_when_nothing_changed(

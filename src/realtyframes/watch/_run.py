@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from realtyframes._changes import CHANGE_KINDS
+from realtyframes._runs import Run, recorded
 from realtyframes.analysis import market_changes
 from realtyframes.cache import file_lock, is_locked
 from realtyframes.errors import CacheLockTimeout, ScopeBusyError
@@ -166,21 +167,40 @@ def run_watches(
     markets: dict[str, tuple[pd.DataFrame, bool] | ScopeBusyError] = {}
     results = []
     for watch in watches:
-        started = pd.Timestamp.now(tz="UTC")
-        key = scope_id(client, watch.scope)
-        if key not in markets:
-            try:
-                markets[key] = _sync(client, store, watch, wait)
-            except ScopeBusyError as busy:  # the other scopes' watches still run
-                logger.info("watch %s: %s", watch.name, busy)  # in its result, for the caller
-                markets[key] = busy
-        found = markets[key]
-        if isinstance(found, ScopeBusyError):
-            results.append(finish_run(store, watch, None, None, started=started, busy=found))
-            continue
-        market, synced = found
-        results.append(_compare(store, watch, market, synced, started, always=always))
+        # one record in the run history per watch run (the sync keeps its own record)
+        with recorded(client, "watch", watch.name, {**watch.scope, **watch.filters}) as run:
+            started = pd.Timestamp.now(tz="UTC")
+            key = scope_id(client, watch.scope)
+            if key not in markets:
+                try:
+                    markets[key] = _sync(client, store, watch, wait)
+                except ScopeBusyError as busy:  # the other scopes' watches still run
+                    logger.info("watch %s: %s", watch.name, busy)  # in its result, for the caller
+                    markets[key] = busy
+            found = markets[key]
+            if isinstance(found, ScopeBusyError):
+                result = finish_run(store, watch, None, None, started=started, busy=found)
+            else:
+                market, synced = found
+                result = _compare(store, watch, market, synced, started, always=always)
+            _note(run, result)
+        results.append(result)
     return results
+
+
+def _note(run: Run, result: WatchResult) -> None:
+    """The watch's counts in its run record: rows = listings matching, new / removed, changed =
+    the other kinds; a busy scope or an undelivered message is a failed run."""
+    run.rows = result.matches
+    run.counts = {
+        "new": result.counts["new"],
+        "removed": result.counts["removed"],
+        "changed": sum(n for kind, n in result.counts.items() if kind not in ("new", "removed")),
+    }
+    if result.busy:
+        run.failure = "ScopeBusyError"
+    elif result.failed:
+        run.failure = "NotificationError"
 
 
 def _compare(
