@@ -494,7 +494,7 @@ class Client(RunsMixin):
 
     def __repr__(self) -> str:
         where = "embedded sandbox" if self._embedded else self.base_url
-        return (
+        return self._api.mask(
             f"Client(base_url={where!r}, auth={self._api.auth_kind!r}, "
             f"cache={self._settings.cache})"
         )

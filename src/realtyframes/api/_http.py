@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -148,7 +149,10 @@ class ApiClient(_Engine):
         }
         self._base_auth: httpx.Auth | None = None
         self._legacy_auth: httpx.Auth | None = None
-        self._secrets: tuple[str, ...] = ()
+        # a password in a host's URL is a secret like the token (masked in reprs, logs, errors)
+        self._secrets: tuple[str, ...] = tuple(
+            p for url in self._hosts.values() if (p := urlsplit(url).password)
+        )
         if token is not None:
             self._base_auth = BearerAuth(token)
             self._secrets += (token,)
@@ -322,7 +326,7 @@ class ApiClient(_Engine):
         self.close()
 
     def __repr__(self) -> str:
-        return (
+        return self.mask(
             f"{type(self).__name__}(base_url={self.base_url!r}, auth={self._auth_kind!r}, "
             f"max_concurrency={self.max_concurrency})"
         )
