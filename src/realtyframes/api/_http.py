@@ -47,7 +47,7 @@ from realtyframes.api._engine import (
     _Engine,
     _Shared,
 )
-from realtyframes.api._params import prepare
+from realtyframes.api._operations import prepare
 from realtyframes.api._ratelimit import (
     RateLimitState,
 )

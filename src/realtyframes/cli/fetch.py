@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes._spec import BREAKDOWNS
-from realtyframes.api import _params
+from realtyframes.api import _params, prepare
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
 
@@ -270,8 +270,8 @@ def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) 
                 "missing: name the listings (--ListingIds) or a scope that finds them",
                 "--ListingIds A1,A2 or listing search filters such as --City Miami",
             )
-        _params.prepare("listings", scope)
-        _params.prepare("listing_changes", {**params, "ListingIds": "-"})
+        prepare("listings", scope)
+        prepare("listing_changes", {**params, "ListingIds": "-"})
     elif resource.name == "changes" and scope:
         raise QueryError(
             "ListingIds",
@@ -279,7 +279,7 @@ def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) 
             "either --ListingIds or scope filters",
         )
     else:
-        _params.prepare(resource.operation, params)
+        prepare(resource.operation, params)
 
 
 def fetch_frames(
