@@ -1,7 +1,7 @@
 """``realtyframes fetch``: one resource as a Parquet, CSV or JSON file, for pipelines and tools.
 
 The resource table and the options are command-line code (here); the file writers are shared with
-the report (:func:`realtyframes.report.files.write_output`).
+the report (:func:`realtyframes.report.write_output`).
 
 The options are the spec's parameter names (``--City``, ``--MinListPrice``, ``--Status`` ...),
 built from the client's own parameter tables (:mod:`realtyframes.api._params`): ``--help`` lists
@@ -327,7 +327,7 @@ def fetch_frames(
 
 def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     """The ``fetch`` command: validate, fetch through the client, write, print the path."""
-    from realtyframes.report.files import output_format, write_output
+    from realtyframes.report import output_format, write_output
     from realtyframes.report.options import data_source
 
     resource = RESOURCES[args.resource]
