@@ -30,6 +30,7 @@ from realtyframes.sandbox._market_path import check_history_years
 from realtyframes.sandbox._middleware import LimitsMiddleware
 from realtyframes.sandbox._negotiate import ErrorRenderer, http_error, sandbox_error
 from realtyframes.sandbox._options import DEMO, SandboxOptions
+from realtyframes.sandbox._spec import DOCS_PATH, MCP_PATH
 from realtyframes.sandbox.routes import (
     LEGACY_PATHS,
     SEARCH_PATH,
@@ -37,7 +38,6 @@ from realtyframes.sandbox.routes import (
     starlette_routes,
 )
 from realtyframes.sandbox.routes.admin import iso
-from realtyframes.sandbox.routes.docs import DOCS_PATH, MCP_PATH
 
 __all__ = ["SandboxAdmin", "build_admin", "create_app"]
 

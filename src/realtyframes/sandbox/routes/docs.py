@@ -20,15 +20,12 @@ from starlette.routing import BaseRoute, Route
 
 from realtyframes.sandbox._errors import CODES, EXTRA_CODES
 from realtyframes.sandbox._negotiate import SUNSET
+from realtyframes.sandbox._spec import DOCS_PATH, MCP_PATH, OPENAPI_PATH
 from realtyframes.sandbox.routes import legacy, v1
 from realtyframes.sandbox.routes._declare import Endpoint, admin_of
 
-__all__ = ["DOCS_PATH", "ENDPOINTS", "MCP_PATH", "OPENAPI_PATH", "mounts"]
+__all__ = ["ENDPOINTS", "mounts"]
 
-DOCS_PATH = "/docs"
-OPENAPI_PATH = "/openapi.json"
-#: The MCP endpoint of the main host (announced by the index document) and of the docs host.
-MCP_PATH = "/mcp"
 MCP_METHODS = ["GET", "POST", "DELETE"]
 
 _DOCS = """<!doctype html>
