@@ -50,7 +50,8 @@ Module map (each module one concern; imports point down the list):
 
 from __future__ import annotations
 
-from realtyframes.sandbox._app import SandboxAdmin, create_app
+from realtyframes.sandbox._admin import SandboxAdmin
+from realtyframes.sandbox._app import create_app
 from realtyframes.sandbox._embedded import EmbeddedSandbox, embedded
 from realtyframes.sandbox._market_path import (
     DEFAULT_HISTORY_YEARS,
