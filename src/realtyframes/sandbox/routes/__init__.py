@@ -1,8 +1,9 @@
 """Every route of the sandbox, by family; the app is routed from these declarations.
 
 ``v1`` (the spec's operations and the index), ``legacy`` (the deprecated legacy host), ``oauth``
-(the authorization code flow), ``docs`` (the documentation host: ``/docs``, ``/openapi.json`` and
-the place for mounted sub-apps) and ``admin`` (the sandbox's own ``/_sandbox/*``).
+(the authorization code flow), ``docs`` (the documentation host: ``/docs`` and ``/openapi.json``)
+and ``admin`` (the sandbox's own ``/_sandbox/*``). The MCP sub-apps are mounted by
+``create_app``, which imports the routes, never the other way round.
 
 >>> len(ENDPOINTS) == len({e.path for e in ENDPOINTS})
 True
@@ -38,6 +39,5 @@ def _route(endpoint: Endpoint) -> Route:
 
 
 def starlette_routes(endpoints: Iterable[Endpoint] = ENDPOINTS) -> list[BaseRoute]:
-    """Starlette routes of ``endpoints`` in declaration order, then the documentation mounts."""
-    routes: list[BaseRoute] = [_route(e) for e in endpoints]
-    return [*routes, *docs.mounts()]
+    """Starlette routes of ``endpoints`` in declaration order (``create_app`` adds the MCP mounts)."""
+    return [_route(e) for e in endpoints]
