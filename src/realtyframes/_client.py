@@ -35,15 +35,16 @@ from realtyframes._client_settings import (
     _embedded_sandbox,
     _settings,
 )
-from realtyframes.api._constants import (
+from realtyframes.api import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_TIMEOUT,
+    ApiClient,
+    ErrorFormat,
+    RateLimitState,
+    RetryPolicy,
+    refuse_none,
 )
-from realtyframes.api._http import ApiClient, ErrorFormat
-from realtyframes.api._params import refuse_none
-from realtyframes.api._ratelimit import RateLimitState
-from realtyframes.api._retry import RetryPolicy
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
