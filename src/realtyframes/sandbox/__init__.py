@@ -53,6 +53,8 @@ from __future__ import annotations
 from realtyframes.sandbox._admin import SandboxAdmin
 from realtyframes.sandbox._app import create_app
 from realtyframes.sandbox._embedded import EmbeddedSandbox, embedded
+from realtyframes.sandbox._faults import validate_faults
+from realtyframes.sandbox._limits import parse_rate_limit
 from realtyframes.sandbox._market_path import (
     DEFAULT_HISTORY_YEARS,
     HISTORY_YEARS_RANGE,
@@ -61,11 +63,19 @@ from realtyframes.sandbox._market_path import (
     seasonal_factor,
 )
 from realtyframes.sandbox._options import DEMO, Faults, SandboxOptions
-from realtyframes.sandbox._server import RunningSandbox, serve, start
+from realtyframes.sandbox._server import (
+    EXPOSED,
+    RunningSandbox,
+    is_loopback,
+    run_forever,
+    serve,
+    start,
+)
 
 __all__ = [
     "DEFAULT_HISTORY_YEARS",
     "DEMO",
+    "EXPOSED",
     "HISTORY_YEARS_RANGE",
     "EmbeddedSandbox",
     "Faults",
@@ -74,9 +84,13 @@ __all__ = [
     "SandboxOptions",
     "create_app",
     "embedded",
+    "is_loopback",
+    "parse_rate_limit",
     "price_level",
     "price_path",
+    "run_forever",
     "seasonal_factor",
     "serve",
     "start",
+    "validate_faults",
 ]
