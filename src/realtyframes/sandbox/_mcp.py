@@ -46,8 +46,7 @@ from realtyframes.sandbox._mcp_common import (
     unknown_tool,
 )
 from realtyframes.sandbox._spec import API_VERSION
-from realtyframes.sandbox.routes import v1
-from realtyframes.sandbox.routes._declare import Endpoint
+from realtyframes.sandbox.routes import Endpoint, v1
 
 if TYPE_CHECKING:
     import mcp_types as types

@@ -18,7 +18,14 @@ from starlette.routing import BaseRoute, Route
 from realtyframes.sandbox.routes import admin, docs, legacy, oauth, v1
 from realtyframes.sandbox.routes._declare import Endpoint
 
-__all__ = ["ENDPOINTS", "LEGACY_PATHS", "SEARCH_PATH", "SPARED_PATHS", "starlette_routes"]
+__all__ = [
+    "ENDPOINTS",
+    "LEGACY_PATHS",
+    "SEARCH_PATH",
+    "SPARED_PATHS",
+    "Endpoint",
+    "starlette_routes",
+]
 
 ENDPOINTS: tuple[Endpoint, ...] = (
     *v1.ENDPOINTS,
