@@ -51,13 +51,15 @@ from realtyframes.loaders import (
     ENDPOINTS,
     LoadContext,
     LoadInfo,
-    _sync,
+    changes_params,
     check_on_invalid,
+    listing_history,
     load_analytics,
     make_cache,
     run_load,
+    sync_listings,
+    sync_state,
 )
-from realtyframes.loaders._loads import changes_params
 from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
@@ -402,7 +404,7 @@ class Client:
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
-        return _sync.sync_listings(self, scope, refresh=refresh, history_since=history_since)
+        return sync_listings(self, scope, refresh=refresh, history_since=history_since)
 
     def listing_history(self, **scope: Any) -> pd.DataFrame:
         """Every change the service reported for a scope's listings (backfilled by the first sync,
@@ -411,14 +413,14 @@ class Client:
 
         >>> history = client.listing_history(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         """
-        return _sync.listing_history(self, scope)
+        return listing_history(self, scope)
 
     def sync_state(self, **scope: Any) -> dict[str, Any] | None:
         """The sync state of a scope (watermarks, id chunk size, syncs, last requests), or None.
 
         >>> client.sync_state(City="Miami")["last_requests"]  # doctest: +SKIP
         """
-        return _sync.sync_state(self, scope)
+        return sync_state(self, scope)
 
     def mcp(self, host: McpHost = "main") -> McpSession:
         """An MCP session on the service (a context manager): ``host="main"`` the product tools

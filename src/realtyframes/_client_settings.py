@@ -18,9 +18,9 @@ from realtyframes._config import load_settings
 from realtyframes.api import DEFAULT_MAX_RETRIES, RetryPolicy
 from realtyframes.errors import ConfigError, QueryError
 from realtyframes.loaders import (
+    check_flag,
     check_on_invalid,
 )
-from realtyframes.loaders._checks import check_flag
 
 TTL = float | timedelta | None
 

@@ -27,7 +27,7 @@ from realtyframes._spec import DEVICES, FEATURE_FLAGS, PERIODS, PROPERTY_TYPES, 
 from realtyframes.analysis import MARKET_METRICS, SEGMENTS
 from realtyframes.analysis import market as _market
 from realtyframes.api import ANALYTICS, LISTING_SEARCH, RANGE_PAIRS
-from realtyframes.loaders._sync import _REFUSED as SYNC_MANAGED
+from realtyframes.loaders import SYNC_REFUSED as SYNC_MANAGED
 
 __all__ = [
     "MAX_LIST_ITEMS",
