@@ -367,8 +367,8 @@ class ApiClient(_Engine):
     def call(self, operation: str, params: Params = None, *, raw: bool = False) -> Any:
         """Validate ``params`` for a spec ``operation`` (QueryError before any request), then GET.
 
-        Operations: listings, listing, listing_changes, analytics, contacts, contact,
-        contact_activity, me, legacy_me, legacy_contacts.
+        Operations: the names of :data:`realtyframes.api.OPERATIONS` (``listings``, ``listing``,
+        ``listing_changes``, ``analytics``, ``contacts``, ``me`` ...).
 
         >>> api.call("listings", {"City": "Miami", "Limit": 5})["limit"]  # doctest: +SKIP
         5
