@@ -37,28 +37,33 @@ from realtyframes._client_settings import (
     _settings,
 )
 from realtyframes._runs import recorded
-from realtyframes.api._constants import (
+from realtyframes.api import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_TIMEOUT,
+    ApiClient,
+    ErrorFormat,
+    RateLimitState,
+    RetryPolicy,
+    refuse_none,
 )
-from realtyframes.api._http import ApiClient, ErrorFormat
-from realtyframes.api._params import refuse_none
-from realtyframes.api._ratelimit import RateLimitState
-from realtyframes.api._retry import RetryPolicy
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     ENDPOINTS,
+    SYNC_RESOURCE,
     LoadContext,
     LoadInfo,
-    _sync,
+    changes_params,
     check_on_invalid,
+    listing_history,
     load_analytics,
     make_cache,
     run_load,
+    sync_listings,
+    sync_scope,
+    sync_state,
 )
-from realtyframes.loaders._loads import changes_params
 from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
@@ -408,8 +413,8 @@ class Client(RunsMixin):
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
-        with recorded(self, "sync", _sync.RESOURCE, _sync.sync_scope(scope)):
-            return _sync.sync_listings(self, scope, refresh=refresh, history_since=history_since)
+        with recorded(self, "sync", SYNC_RESOURCE, sync_scope(scope)):
+            return sync_listings(self, scope, refresh=refresh, history_since=history_since)
 
     def listing_history(self, **scope: Any) -> pd.DataFrame:
         """Every change the service reported for a scope's listings (backfilled by the first sync,
@@ -418,14 +423,14 @@ class Client(RunsMixin):
 
         >>> history = client.listing_history(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         """
-        return _sync.listing_history(self, scope)
+        return listing_history(self, scope)
 
     def sync_state(self, **scope: Any) -> dict[str, Any] | None:
         """The sync state of a scope (watermarks, id chunk size, syncs, last requests), or None.
 
         >>> client.sync_state(City="Miami")["last_requests"]  # doctest: +SKIP
         """
-        return _sync.sync_state(self, scope)
+        return sync_state(self, scope)
 
     def mcp(self, host: McpHost = "main") -> McpSession:
         """An MCP session on the service (a context manager): ``host="main"`` the product tools

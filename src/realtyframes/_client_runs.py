@@ -57,9 +57,9 @@ class RunsMixin:
         >>> client.plan_sync(City="Miami").requests  # doctest: +SKIP
         114
         """
-        from realtyframes.loaders import _sync
+        from realtyframes.loaders import plan_sync
 
-        return _sync.plan_sync(self, scope, refresh=refresh, history_since=history_since)
+        return plan_sync(self, scope, refresh=refresh, history_since=history_since)
 
     def runs(self, *, last: int | None = None, failed: bool = False) -> pd.DataFrame:
         """The run history of this client's cache (every load, sync, report and watch run of

@@ -49,7 +49,7 @@ from realtyframes.api._engine import (
     _Engine,
     _Shared,
 )
-from realtyframes.api._params import prepare
+from realtyframes.api._operations import prepare
 from realtyframes.api._ratelimit import (
     RateLimitState,
 )
@@ -381,8 +381,8 @@ class ApiClient(_Engine):
     def call(self, operation: str, params: Params = None, *, raw: bool = False) -> Any:
         """Validate ``params`` for a spec ``operation`` (QueryError before any request), then GET.
 
-        Operations: listings, listing, listing_changes, analytics, contacts, contact,
-        contact_activity, me, legacy_me, legacy_contacts.
+        Operations: the names of :data:`realtyframes.api.OPERATIONS` (``listings``, ``listing``,
+        ``listing_changes``, ``analytics``, ``contacts``, ``me`` ...).
 
         >>> api.call("listings", {"City": "Miami", "Limit": 5})["limit"]  # doctest: +SKIP
         5

@@ -29,7 +29,7 @@ from realtyframes._config import (
     load_settings,
 )
 from realtyframes._environment import unknown_variables
-from realtyframes.api._auth import SecretMaskingFilter, mask_text
+from realtyframes.api import SecretMaskingFilter, mask_text
 from realtyframes.errors import (
     ApiDeprecationWarning,
     ApiError,

@@ -1,10 +1,10 @@
 """``realtyframes fetch``: one resource as a Parquet, CSV or JSON file, for pipelines and tools.
 
 The resource table and the options are command-line code (here); the file writers are shared with
-the report (:func:`realtyframes.report.files.write_output`).
+the report (:func:`realtyframes.report.write_output`).
 
 The options are the spec's parameter names (``--City``, ``--MinListPrice``, ``--Status`` ...),
-built from the client's own parameter tables (:mod:`realtyframes.api._params`): ``--help`` lists
+built from the client's own parameter tables (:mod:`realtyframes.api`): ``--help`` lists
 each one with what it allows, and values are checked by the same validators as the Python API, so
 a bad value stops before any request with the :class:`~realtyframes.errors.QueryError` message.
 
@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes._spec import BREAKDOWNS
-from realtyframes.api import _params
+from realtyframes.api import (
+    ANALYTICS,
+    CONTACTS,
+    LISTING_CHANGES,
+    LISTING_DEFAULTS,
+    LISTING_SEARCH,
+    SUBTYPES,
+    prepare,
+)
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
 
@@ -47,7 +55,7 @@ PAGING: frozenset[str] = frozenset({"Offset", "Limit"})
 def allowed_text(name: str, checker: Callable[[str, Any], str]) -> str:
     """What a parameter allows, as its validator says it (asked with an empty value).
 
-    >>> allowed_text("Status", _params.LISTING_SEARCH["Status"])
+    >>> allowed_text("Status", LISTING_SEARCH["Status"])
     'Active, Pending, Closed, Active Under Contract'
     """
     try:
@@ -61,7 +69,7 @@ def allowed_text(name: str, checker: Callable[[str, Any], str]) -> str:
         "True, False", "true, false"
     )
     if name == "Subtypes":
-        per_type = "; ".join(f"{k}: {', '.join(v)}" for k, v in _params.SUBTYPES.items())
+        per_type = "; ".join(f"{k}: {', '.join(v)}" for k, v in SUBTYPES.items())
         text = f"comma-separated, for PropertyType {per_type}"
     elif name == "ListingIds":
         text = f"{text}, comma-separated or the option repeated (at most 100 per request)"
@@ -83,14 +91,14 @@ RESOURCES: dict[str, Resource] = {
     "listings": Resource(
         "listings",
         "listings",
-        _params.LISTING_SEARCH,
+        LISTING_SEARCH,
         "listing search (GET /v1/listings), every page; one row per ListingId",
-        _params.LISTING_DEFAULTS,
+        LISTING_DEFAULTS,
     ),
     "changes": Resource(
         "changes",
         "listing_changes",
-        _params.LISTING_CHANGES,
+        LISTING_CHANGES,
         "change feed of chosen listings (GET /v1/listings/changes); one row per change",
         {},
     ),
@@ -101,9 +109,7 @@ RESOURCES: dict[str, Resource] = {
         "one listing with every detail field (GET /v1/listings/{ListingId}); one row",
         {},
     ),
-    "contacts": Resource(
-        "contacts", "contacts", _params.CONTACTS, "CRM contacts (GET /v1/contacts)", {}
-    ),
+    "contacts": Resource("contacts", "contacts", CONTACTS, "CRM contacts (GET /v1/contacts)", {}),
     "activity": Resource(
         "activity",
         "contact_activity",
@@ -114,7 +120,7 @@ RESOURCES: dict[str, Resource] = {
     "analytics": Resource(
         "analytics",
         "analytics",
-        _params.ANALYTICS,
+        ANALYTICS,
         "website analytics (GET /v1/analytics); one member of the result per file",
         {"Period": "30d"},
     ),
@@ -130,8 +136,8 @@ RESOURCES: dict[str, Resource] = {
 #: Listing search filters that choose the listings of ``fetch changes`` (instead of --ListingIds).
 SCOPE_OF_CHANGES: tuple[str, ...] = tuple(
     name
-    for name in _params.LISTING_SEARCH
-    if name not in _params.LISTING_CHANGES and name not in PAGING and name != "Sort"
+    for name in LISTING_SEARCH
+    if name not in LISTING_CHANGES and name not in PAGING and name != "Sort"
 )
 
 
@@ -199,7 +205,7 @@ def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
             "scope", "listing search filters choosing the listings, instead of --ListingIds"
         )
         for param in SCOPE_OF_CHANGES:
-            checker = _params.LISTING_SEARCH[param]
+            checker = LISTING_SEARCH[param]
             group.add_argument(
                 f"--{param}",
                 dest=f"s_{param}",
@@ -275,8 +281,8 @@ def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) 
                 "missing: name the listings (--ListingIds) or a scope that finds them",
                 "--ListingIds A1,A2 or listing search filters such as --City Miami",
             )
-        _params.prepare("listings", scope)
-        _params.prepare("listing_changes", {**params, "ListingIds": "-"})
+        prepare("listings", scope)
+        prepare("listing_changes", {**params, "ListingIds": "-"})
     elif resource.name == "changes" and scope:
         raise QueryError(
             "ListingIds",
@@ -284,7 +290,7 @@ def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) 
             "either --ListingIds or scope filters",
         )
     else:
-        _params.prepare(resource.operation, params)
+        prepare(resource.operation, params)
 
 
 def fetch_frames(
@@ -332,7 +338,7 @@ def fetch_frames(
 
 def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     """The ``fetch`` command: validate, fetch through the client, write, print the path."""
-    from realtyframes.report.files import output_format, write_output
+    from realtyframes.report import output_format, write_output
     from realtyframes.report.options import data_source
 
     resource = RESOURCES[args.resource]

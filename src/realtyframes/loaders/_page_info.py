@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from realtyframes.api._constants import MAX_PAGE_SIZE
+from realtyframes.api import MAX_PAGE_SIZE
 
 ID_FIELDS: dict[str, str] = {"listings": "ListingId", "contacts": "id", "changes": "ListingId"}
 

@@ -43,8 +43,7 @@ import pandas as pd
 
 from realtyframes._changes import CHANGE_COLUMNS
 from realtyframes._spec import LISTING_DEFAULTS
-from realtyframes.api import ApiClient, validate_listing_search
-from realtyframes.api._params import refuse_none
+from realtyframes.api import ApiClient, refuse_none, validate_listing_search
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadInfo, parquet_safe
