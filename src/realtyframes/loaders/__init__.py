@@ -37,6 +37,7 @@ from realtyframes.loaders._sync import _REFUSED as SYNC_REFUSED
 from realtyframes.loaders._sync import RESOURCE as SYNC_RESOURCE
 from realtyframes.loaders._sync import (
     listing_history,
+    plan_sync,
     sync_listings,
     sync_scope,
     sync_state,
