@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 _DAY = 86_400_000_000  # microseconds
+#: Cells × distinct values up to which a median of whole days is read from a histogram.
+_HISTOGRAM_CELLS = 8_000_000
 #: Days from listing within which a listing that went under contract counts as off the market
 #: in two weeks (Redfin).
 TWO_WEEKS = 14
@@ -67,10 +69,31 @@ def days(later: np.ndarray, earlier: np.ndarray) -> np.ndarray:
     return later // _DAY - earlier // _DAY
 
 
-def _by_cell(cells: np.ndarray, values: np.ndarray, name: str, how: str) -> pd.DataFrame:
-    """``how`` ('median' or 'mean') of ``values`` per flat cell, with the count as ``<name>_n``."""
-    grouped = pd.Series(values, dtype="float64").groupby(cells, sort=False)
-    return pd.DataFrame({name: getattr(grouped, how)(), f"{name}_n": grouped.count()})
+def _by_cell(cells: np.ndarray, values: np.ndarray, name: str, how: str, size: int) -> pd.DataFrame:
+    """``how`` ('median' or 'mean') of ``values`` per flat cell (``size`` cells), with the count
+    as ``<name>_n``. Means by ``bincount``; medians of whole days from a histogram per cell when
+    the table of cells × distinct days is small, else by a group-by."""
+    n = np.bincount(cells, minlength=size)
+    if how == "mean":
+        total = np.bincount(cells, weights=values, minlength=size)
+        return pd.DataFrame({name: safe_div(total, n), f"{name}_n": n})
+    low = int(values.min()) if len(values) else 0
+    span = int(values.max()) - low + 1 if len(values) else 1
+    if size * span > _HISTOGRAM_CELLS:
+        grouped = pd.Series(values, dtype="float64").groupby(cells, sort=False)
+        median = grouped.median().reindex(np.arange(size)).to_numpy()
+        return pd.DataFrame({name: median, f"{name}_n": n})
+    counts = np.bincount(cells * span + (values - low), minlength=size * span)
+    median = _histogram_median(counts.reshape(size, span), n) + low
+    return pd.DataFrame({name: median, f"{name}_n": n})
+
+
+def _histogram_median(counts: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The median value (0 .. columns - 1) of each row of a histogram ``counts`` holding ``n``
+    values (NaN where none)."""
+    below = np.cumsum(counts, axis=1)  # values up to each one, per row
+    middle = [(below <= k[:, None]).sum(axis=1) for k in ((n - 1) // 2, n // 2)]  # 0-based ranks
+    return np.where(n > 0, (middle[0] + middle[1]) / 2, np.nan)
 
 
 def active_any(intervals: Intervals, grid: Grid) -> dict[str, np.ndarray]:
@@ -91,14 +114,35 @@ def active_any(intervals: Intervals, grid: Grid) -> dict[str, np.ndarray]:
 
 def inventory_age(listings: Listings, intervals: Intervals, grid: Grid) -> pd.DataFrame:
     """``age_of_inventory``: the median days from entry to the period's last day of the
-    listings Active at its end, by flat cell."""
+    listings Active at its end, by flat cell. The median age is the period's last day minus the
+    median entry day, read from a histogram of entry days per market and period end (a
+    difference array over the period ends each Active interval spans), when that table is
+    small; else from the (listing, period end) pairs."""
     active = intervals.status == ACTIVE
     lo, hi = grid.ends_within(intervals.start[active], intervals.stop[active])
-    which, window = expand(lo, hi)  # a listing's Active intervals are disjoint: once per end
-    pos = intervals.pos[active][which]
-    cells = listings.market[pos] * grid.n_periods + window
-    age = days(grid.ends[window], listings.entered[pos])
-    return _by_cell(cells, age, "age_of_inventory", "median")
+    pos = intervals.pos[active]  # a listing's Active intervals are disjoint: once per end
+    end_day = grid.ends // _DAY
+    entry_day = (listings.entered // _DAY)[pos]
+    some = hi > lo
+    low = int(entry_day[some].min()) if some.any() else 0
+    span = int(entry_day[some].max()) - low + 1 if some.any() else 1
+    width = grid.n_periods + 1
+    table = grid.n_markets * width * span
+    if table > _HISTOGRAM_CELLS:
+        which, window = expand(lo, hi)
+        cells = listings.market[pos[which]] * grid.n_periods + window
+        age = end_day[window] - entry_day[which]
+        return _by_cell(cells, age, "age_of_inventory", "median", grid.size)
+    row = (listings.market[pos[some]] * width) * span + (entry_day[some] - low)
+    diff = np.bincount(row + lo[some] * span, minlength=table) - np.bincount(
+        row + hi[some] * span, minlength=table
+    )
+    counts = np.cumsum(diff.reshape(grid.n_markets, width, span), axis=1)[:, : grid.n_periods]
+    counts = counts.reshape(grid.size, span)
+    n = counts.sum(axis=1)
+    median_entry = _histogram_median(counts, n) + low
+    age = np.tile(end_day, grid.n_markets) - median_entry
+    return pd.DataFrame({"age_of_inventory": age, "age_of_inventory_n": n})
 
 
 def _contract_at(listings: Listings, intervals: Intervals) -> np.ndarray:
@@ -135,14 +179,15 @@ def contract_stats(
     entry), ``median_days_to_pending`` (days from entry of the listings whose status became
     Pending in the period, each once) and ``median_days_to_close`` (days from the last Pending
     to CloseDate of the homes sold in the period that were Pending before), with their counts."""
-    entered, market = listings.entered, listings.market
+    entered, market, size = listings.entered, listings.market, grid.size
+    day = entered // _DAY
     contract = _contract_at(listings, intervals)
-    seen = (entered != NAT) & (days(np.full(len(entered), as_of), entered) >= TWO_WEEKS)
-    cohort = np.flatnonzero(seen)
+    cohort = np.flatnonzero((entered != NAT) & (as_of // _DAY - day >= TWO_WEEKS))
     rows, cells = grid.pairs(market[cohort], entered[cohort])
     cohort = cohort[rows]
-    quick = (contract[cohort] != NAT) & (days(contract[cohort], entered[cohort]) <= TWO_WEEKS)
-    off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean")
+    went_at = contract[cohort]
+    quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
+    off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
 
     went = intervals.status == PENDING
     rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
@@ -152,8 +197,8 @@ def contract_stats(
     key, pos, start, cells = key[order], pos[order], start[order], cells[order]
     once = np.ones(len(key), dtype=bool)
     once[1:] = key[1:] != key[:-1]
-    to_pending = days(start[once], entered[pos[once]])
-    pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median")
+    to_pending = start[once] // _DAY - day[pos[once]]
+    pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median", size)
 
     sold = np.flatnonzero((listings.status == CLOSED) & (listings.closed_at != NAT))
     rows, cells = grid.pairs(market[sold], listings.closed_at[sold])
@@ -161,7 +206,7 @@ def contract_stats(
     since = _last_pending(intervals, sold, listings.closed_at[sold])
     known = since != NAT
     to_close = days(listings.closed_at[sold][known], since[known])
-    close = _by_cell(cells[known], to_close, "median_days_to_close", "median")
+    close = _by_cell(cells[known], to_close, "median_days_to_close", "median", size)
     return pd.concat([off, pending, close], axis=1)
 
 

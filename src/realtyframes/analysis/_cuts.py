@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from realtyframes.analysis._common import safe_div
-from realtyframes.analysis._periods import Grid, expand
+from realtyframes.analysis._periods import Grid
 from realtyframes.analysis._stocks import Intervals, active_at, distinct, event_order
 from realtyframes.analysis._trends_kernel import ACTIVE, NAT, History, Listings
 
-__all__ = ["cuts_in_periods", "price_cut_share", "prices_at"]
+__all__ = ["active_during", "active_windows", "cuts_in_periods", "price_cut_share", "prices_at"]
 
 
 def cuts_in_periods(
@@ -84,14 +84,14 @@ def prices_at(
     """Each listing ``pos``'s price at the instant ``when``: the new price of its last change at
     or before it (``strictly``: before it), else its price at entry. The changes are by listing
     then time; a listing's few changes are looked at one step per change."""
-    first = np.searchsorted(change_pos, pos, side="left")
-    last = np.searchsorted(change_pos, pos, side="right")
+    per_listing = np.bincount(change_pos, minlength=len(entry))
+    first, count = (np.cumsum(per_listing) - per_listing)[pos], per_listing[pos]
     seen = np.zeros(len(pos), dtype="int64")
-    for k in range(int((last - first).max(initial=0))):
+    for k in range(int(count.max(initial=0))):
         j = np.minimum(first + k, len(change_at) - 1)
         at = change_at[j]
         before = at < when if strictly else at <= when
-        seen += (first + k < last) & before
+        seen += (k < count) & before
     price = entry[pos].copy()
     changed = seen > 0
     price[changed] = change_new[first[changed] + seen[changed] - 1]
@@ -103,23 +103,40 @@ def price_cut_share(
 ) -> tuple[np.ndarray, pd.DataFrame]:
     """The listings active at any point in a period whose price at its end is below their price
     at its start (markets × periods), and the median cut (start − end) / start among them, with
-    its count, by flat cell."""
+    its count, by flat cell. Only a period holding a price change of the listing can end below
+    its start: the (listing, period) pairs are those of the changes, each once."""
     change_pos, change_at, change_new, entry = _price_changes(listings, history)
-    changed = np.zeros(len(listings), dtype=bool)
-    changed[change_pos] = True
-    active = (intervals.status == ACTIVE) & changed[intervals.pos]
-    pos, lo, hi = active_windows(intervals, active, grid)
-    which, window = expand(lo, hi)
-    pos = pos[which]
+    rows, cells = grid.pairs(listings.market[change_pos], change_at)
+    pairs = distinct(change_pos[rows] * grid.size + cells)
+    pos, cell = pairs // grid.size, pairs % grid.size
+    window = cell % grid.n_periods
+    begin, end = grid.starts[window], grid.ends[window]
     args = (change_pos, change_at, change_new, entry)
-    start = prices_at(pos, grid.starts[window], *args, strictly=True)
-    end = prices_at(pos, grid.ends[window], *args)
+    before = prices_at(pos, begin, *args, strictly=True)
+    after = prices_at(pos, end, *args)
     with np.errstate(invalid="ignore"):
-        cut = end < start
-    cell = listings.market[pos[cut]] * grid.n_periods + window[cut]
-    pct = pd.Series(safe_div(start[cut] - end[cut], start[cut])).groupby(cell, sort=False)
+        cut = after < before
+    cut[cut] = active_during(intervals, pos[cut], begin[cut], end[cut])
+    cell = cell[cut]
+    pct = pd.Series(safe_div(before[cut] - after[cut], before[cut])).groupby(cell, sort=False)
     stats = pd.DataFrame({"median_cut_pct": pct.median(), "median_cut_pct_n": pct.count()})
     return grid.tally(cell), stats
+
+
+def active_during(
+    intervals: Intervals, pos: np.ndarray, begin: np.ndarray, end: np.ndarray
+) -> np.ndarray:
+    """Whether each listing ``pos`` is Active at some instant of ``[begin, end]`` (its few
+    Active intervals looked at one step per interval)."""
+    active = intervals.status == ACTIVE
+    a_pos, a_start, a_stop = intervals.pos[active], intervals.start[active], intervals.stop[active]
+    per_listing = np.bincount(a_pos, minlength=int(pos.max(initial=-1)) + 1)
+    first, count = (np.cumsum(per_listing) - per_listing)[pos], per_listing[pos]
+    found = np.zeros(len(pos), dtype=bool)
+    for k in range(int(count.max(initial=0))):
+        j = np.minimum(first + k, len(a_start) - 1)
+        found |= (k < count) & (a_start[j] <= end) & (a_stop[j] > begin)
+    return found
 
 
 def active_windows(
