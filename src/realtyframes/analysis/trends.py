@@ -1,4 +1,5 @@
-"""Market trends: ``rf.market_trends`` — one row per period (week, month, quarter) × market.
+"""Market trends: ``rf.market_trends`` — one row per period (week, rolling 4 weeks, month,
+quarter) × market.
 
 Like Redfin Data Center's series (``period_begin``, ``period_end``, the same metrics per region and
 property type), built from a market frame (``client.sync_listings``) and its history
@@ -6,9 +7,10 @@ property type), built from a market frame (``client.sync_listings``) and its his
 medians of a period are ``rf.market_summary``'s over the same dates. Everything is vectorised:
 group-bys and cumulative sums over periods, no loop over listings or markets.
 
-Modules: this one (periods, flows, medians, changes, small samples); :mod:`._trends_kernel` (what
-the engine reduces, the listings and history as arrays); :mod:`._stocks` (the point-in-time stocks
-rebuilt from each listing's status timeline).
+Modules: this one (flows, medians, changes, small samples); :mod:`._periods` (calendar periods
+and rolling windows); :mod:`._trends_kernel` (what the engine reduces, the listings and history as
+arrays); :mod:`._stocks` (the point-in-time stocks rebuilt from each listing's status timeline);
+:mod:`._cuts` (price cuts per period) and :mod:`._competition` (the competition columns).
 """
 
 from __future__ import annotations
@@ -132,17 +134,21 @@ def market_trends(
     min_sample: int = 5,
 ) -> pd.DataFrame:
     """One row per period × market: point-in-time stocks at period end, flows in the period,
-    medians and ratios with their sample sizes, and month-over-month / year-over-year changes.
+    medians and ratios with their sample sizes, the competition columns (days to pending, off
+    market in two weeks, price-cut share, ...), and period-over-period / year-over-year changes.
 
     ``market``: every status of a market (``client.sync_listings(...)``); ``history``: its price
     and status changes (``client.listing_history(...)``; without it the stocks and cuts are
-    estimated from ``MajorChangeTimestamp`` and ``attrs["stocks"]`` says so). ``freq``: ``"W"``
-    (weeks ending Sunday), ``"M"``, ``"Q"``. ``by``: market columns (None: the whole frame).
-    ``start`` / ``end``: the first and last period (default: the 24 months to the newest
-    timestamp in the data). ``min_sample``: a median or ratio on fewer than this many listings is
+    estimated from ``MajorChangeTimestamp`` and ``attrs["stocks"]`` says so, and the columns that
+    read contract dates are blank: ``attrs["blank_without_history"]``). ``freq``: ``"W"`` (weeks
+    ending Sunday), ``"4W"`` (rolling 4-week windows ending each Sunday), ``"M"``, ``"Q"``.
+    ``by``: market columns (None: the whole frame). ``start`` / ``end``: the first and last
+    period (default: the 24 months to the newest timestamp in the data). ``min_sample``: a median or ratio on fewer than this many listings is
     blanked (NaN); ``attrs["blanked"]`` counts them. Columns: ``period_begin``, ``period_end``,
     ``complete``, the ``by`` columns, :data:`TREND_METRICS`, ``<metric>_n`` for each median and
-    ratio, ``<metric>_mom`` and ``<metric>_yoy``.
+    ratio, ``<metric>_mom`` (against the previous period that does not overlap: the week, 4
+    weeks, month or quarter before; the name is kept for every ``freq``) and ``<metric>_yoy``;
+    ``attrs["changes"]`` gives both lags in rows.
 
     ``market`` and ``history`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
     DuckDB relation or a PySpark DataFrame (typed columns): the engine keeps the segment's
@@ -150,6 +156,7 @@ def market_trends(
     computed locally and the result is the same pandas frame (docs/scale.md).
 
     >>> trends = rf.market_trends(market, history, freq="M", by="City")  # doctest: +SKIP
+    >>> rf.market_trends(market, history, freq="4W")[["period_end", "off_market_in_two_weeks"]]  # doctest: +SKIP
     >>> rf.market_trends(pl.scan_parquet("market.parquet"), pl.scan_parquet("history.parquet"))  # doctest: +SKIP
     >>> trends[["period_begin", "City", "median_sale_price", "median_sale_price_n"]]  # doctest: +SKIP
     """
