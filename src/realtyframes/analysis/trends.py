@@ -231,8 +231,9 @@ def _cells(
     listings: Listings, past: History | None, grid: Grid, as_of: int
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
-    big market: the status intervals, then the stocks, flows and competition metrics on one; the
-    medians, then the cuts (which wait for the intervals) on the other."""
+    big market: the status intervals, then the stocks, flows, active listings at any point and
+    age of inventory on one; the medians, then the cuts and the contract-date metrics (which
+    wait for the intervals) on the other."""
     shared: Future[Intervals] = Future()
 
     def timelines() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
@@ -248,19 +249,19 @@ def _cells(
             **_flows(listings, intervals, grid),
             **active_any(intervals, grid),
         }
-        contracts = (
-            no_contract_stats()
-            if past is None
-            else contract_stats(listings, intervals, grid, as_of)
-        )
-        return counts, [inventory_age(listings, intervals, grid), contracts]
+        return counts, [inventory_age(listings, intervals, grid)]
 
     def sales() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
         stats = _medians(listings, _entry_prices(listings, past), grid)
         intervals = shared.result()
         cut_any, cut_pct = price_cut_share(listings, past, intervals, grid)
         counts = {**cuts_in_periods(listings, past, intervals, grid), "_cut_any": cut_any}
-        return counts, [stats, cut_pct]
+        contracts = (
+            no_contract_stats()
+            if past is None
+            else contract_stats(listings, intervals, grid, as_of)
+        )
+        return counts, [stats, cut_pct, contracts]
 
     steps: list[Callable[[], Any]] = [timelines, sales]  # in this order when on one thread
     (counts, stats), (more, medians) = concurrently(steps, len(listings))
