@@ -28,7 +28,7 @@ import pandas as pd
 from _util import table
 
 from realtyframes import Client
-from realtyframes.loaders._sync import listing_history, sync_state
+from realtyframes.loaders import listing_history, sync_state
 from realtyframes.sandbox import serve
 
 AS_OF = datetime(2026, 6, 30, tzinfo=UTC)

@@ -1,71 +1,69 @@
-"""The one public surface: ``realtyframes.__all__`` is exactly the documented names."""
+"""The one public surface: ``realtyframes.__all__``, derived from one declaration of each name."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import realtyframes as rf
-
-DOCUMENTED = {
-    # client and its settings (design.md "Public face")
-    "Client",
-    "ClientSettings",
-    "RetryPolicy",
-    "oauth",
-    "sandbox",
-    # analysis and plots
-    "price_drops",
-    "price_drop_summary",
-    "market_summary",
-    "market_trends",
-    "market_changes",
-    "comps",
-    "price_index",
-    "compare_markets",
-    "traffic_summary",
-    "lead_funnel",
-    "TrafficSummary",
-    "LeadFunnel",
-    "Analytics",
-    "LoadInfo",
-    "plot",
-    # exceptions and warnings
-    "RealtyFramesError",
-    "QueryError",
-    "ConfigError",
-    "ApiError",
-    "BadRequestError",
-    "InvalidTokenError",
-    "InsufficientScopeError",
-    "NotFoundError",
-    "RateLimitError",
-    "ServerError",
-    "TransportError",
-    "ConnectError",
-    "RequestTimeoutError",
-    "BadResponseError",
-    "ResponseMismatchError",
-    "OAuthError",
-    "ApiDeprecationWarning",
-    "AnalysisInputError",
-    "MissingColumnsError",
-    "ColumnTypeError",
-    "SchemaValidationError",
-    "CacheLockTimeout",
-    "CacheReadTimeout",
-    "DataQualityWarning",
-    "SchemaDriftWarning",
-    "DriftWarning",
-    "CacheWarning",
-    "__version__",
-}
+from realtyframes import errors
+from realtyframes._lazy import declared
 
 
-def test_all_is_exactly_the_documented_names() -> None:
-    assert set(rf.__all__) == DOCUMENTED
+def test_all_is_derived_from_the_one_declaration_of_each_name() -> None:
+    # each public name is written once: errors.__all__ or one TYPE_CHECKING line of __init__.py
+    assert rf.__all__ == sorted({*errors.__all__, "__version__", *rf._LAZY})
     assert len(rf.__all__) == len(set(rf.__all__))
-    assert rf.__all__ == sorted(rf.__all__)
+    assert {"Client", "market_trends", "plot", "sandbox", "QueryError"} <= set(rf.__all__)
+    assert not set(rf._LAZY) & set(errors.__all__)
+
+
+def test_every_public_name_is_documented() -> None:
+    for name in rf.__all__:
+        if name != "__version__":
+            assert (getattr(rf, name).__doc__ or "").strip(), name
+
+
+def test_each_lazy_name_comes_from_its_declared_module() -> None:
+    table, modules = declared(rf.__file__)
+    assert table == rf._LAZY and modules == {"oauth", "plot", "sandbox"}
+    for name, module in table.items():
+        loaded = importlib.import_module(module)
+        assert getattr(rf, name) is (loaded if name in modules else getattr(loaded, name)), name
+
+
+def test_a_new_public_name_is_one_line(tmp_path: Path) -> None:
+    init = tmp_path / "__init__.py"
+    init.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from realtyframes import plots as plot\n"
+        "    from realtyframes.analysis import market_trends as market_trends\n"
+        "    from realtyframes.analysis import seasonally_adjust as seasonally_adjust\n",
+        encoding="utf-8",
+    )
+    table, modules = declared(init)
+    assert table == {
+        "plot": "realtyframes.plots",
+        "market_trends": "realtyframes.analysis",
+        "seasonally_adjust": "realtyframes.analysis",
+    }
+    assert modules == {"plot"}
+
+
+def test_touching_an_error_loads_no_data_library() -> None:
+    # the errors are imported with the package: rf.MissingColumnsError (an analysis error) does
+    # not import pandas, pandera or narwhals
+    code = (
+        "import sys, realtyframes as rf; "
+        "assert issubclass(rf.MissingColumnsError, rf.AnalysisInputError); "
+        "rf.ColumnTypeError; rf.QueryError; "
+        "print(sorted(m for m in ('pandas', 'pandera', 'narwhals', 'numpy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
 
 
 def test_every_exported_name_is_defined() -> None:
@@ -94,6 +92,7 @@ def test_error_classes_form_the_documented_tree() -> None:
     assert issubclass(rf.MissingColumnsError, KeyError)
     assert issubclass(rf.SchemaDriftWarning, rf.DataQualityWarning)
     assert issubclass(rf.DriftWarning, rf.DataQualityWarning)
+    assert issubclass(rf.RunAnomalyWarning, rf.DataQualityWarning)
 
 
 def test_sandbox_and_plot_namespaces() -> None:
@@ -140,9 +139,8 @@ def test_import_and_cli_help_load_no_data_library() -> None:
 
 
 def test_lazy_names_are_the_public_ones() -> None:
-    eager = {n for n in rf.__all__ if n in vars(rf)} - set(rf._LAZY)
     assert set(rf._LAZY) <= set(rf.__all__)
-    assert {n for n in rf.__all__ if n not in rf._LAZY} <= eager | set(vars(rf))
+    assert {n for n in rf.__all__ if n not in rf._LAZY} <= set(vars(rf))  # eager: the errors
     assert sorted(dir(rf)) == dir(rf) and set(rf.__all__) <= set(dir(rf))
 
 

@@ -5,145 +5,51 @@
 >>> client.me()["domain"]                                                     # doctest: +SKIP
 'demo-realty.example'
 
-One public surface: everything users call is re-exported here (``__all__`` is tested). The errors
-are imported at once; every other name is imported on first use (:data:`_LAZY`), so ``import
-realtyframes`` and ``realtyframes --help`` do not load pandas, pandera, httpx or matplotlib.
+One public surface: everything users call is re-exported here, each name written once:
+
+- the exceptions and warnings are imported at once, every name of ``errors.__all__`` (touching
+  ``rf.MissingColumnsError`` loads no data library);
+- every other public name is one line of the ``TYPE_CHECKING`` block below, in the re-export form
+  ``from realtyframes.analysis import seasonally_adjust as seasonally_adjust``: type checkers and
+  editors read it there, and :func:`realtyframes._lazy.lazy_declared` reads the same lines to
+  import the name on first use, so ``import realtyframes`` and ``realtyframes --help`` load
+  neither pandas, pandera, httpx nor matplotlib. Adding a public name is adding its line;
+- ``__all__`` is derived: the errors, ``__version__`` and the lazy names, sorted.
 """
 
 from typing import TYPE_CHECKING
 
-from realtyframes._lazy import lazy
-from realtyframes._version import __version__
-from realtyframes.errors import (
-    ApiDeprecationWarning,
-    ApiError,
-    BadRequestError,
-    BadResponseError,
-    CacheLockTimeout,
-    CacheReadTimeout,
-    CacheWarning,
-    ConfigError,
-    ConnectError,
-    DataQualityWarning,
-    DriftWarning,
-    InsufficientScopeError,
-    InvalidTokenError,
-    NotFoundError,
-    OAuthError,
-    QueryError,
-    RateLimitError,
-    RealtyFramesError,
-    RequestTimeoutError,
-    ResponseMismatchError,
-    SchemaDriftWarning,
-    SchemaValidationError,
-    ServerError,
-    TransportError,
+from realtyframes import errors as _errors
+from realtyframes._lazy import lazy_declared
+from realtyframes._version import __version__ as __version__
+from realtyframes.errors import *  # noqa: F403  (every exception: errors.__all__)
+
+if TYPE_CHECKING:  # the lazy public names, one line each: the only place they are declared
+    from realtyframes import oauth as oauth
+    from realtyframes import plots as plot  # noqa: F401  (rf.plot: the plots package)
+    from realtyframes import sandbox as sandbox
+    from realtyframes._client import Client as Client
+    from realtyframes._client import ClientSettings as ClientSettings
+    from realtyframes.analysis import LeadFunnel as LeadFunnel
+    from realtyframes.analysis import TrafficSummary as TrafficSummary
+    from realtyframes.analysis import compare_markets as compare_markets
+    from realtyframes.analysis import comps as comps
+    from realtyframes.analysis import lead_funnel as lead_funnel
+    from realtyframes.analysis import market_changes as market_changes
+    from realtyframes.analysis import market_summary as market_summary
+    from realtyframes.analysis import market_trends as market_trends
+    from realtyframes.analysis import price_drop_summary as price_drop_summary
+    from realtyframes.analysis import price_drops as price_drops
+    from realtyframes.analysis import price_index as price_index
+    from realtyframes.analysis import seasonally_adjust as seasonally_adjust
+    from realtyframes.analysis import traffic_summary as traffic_summary
+    from realtyframes.api import RetryPolicy as RetryPolicy
+    from realtyframes.loaders import LoadInfo as LoadInfo
+    from realtyframes.loaders import Plan as Plan
+    from realtyframes.schemas import Analytics as Analytics
+    from realtyframes.watch import Watches as Watches
+    from realtyframes.watch import WatchResult as WatchResult
+
+__getattr__, __dir__ = lazy_declared(
+    __name__, __file__, globals(), [*_errors.__all__, "__version__"]
 )
-
-if TYPE_CHECKING:  # the lazy names, for type checkers and editors
-    from realtyframes import oauth, sandbox
-    from realtyframes import plots as plot
-    from realtyframes._client import Client, ClientSettings
-    from realtyframes.analysis import (
-        AnalysisInputError,
-        ColumnTypeError,
-        LeadFunnel,
-        MissingColumnsError,
-        TrafficSummary,
-        compare_markets,
-        comps,
-        lead_funnel,
-        market_changes,
-        market_summary,
-        market_trends,
-        price_drop_summary,
-        price_drops,
-        price_index,
-        traffic_summary,
-    )
-    from realtyframes.api import RetryPolicy
-    from realtyframes.loaders import LoadInfo
-    from realtyframes.schemas import Analytics
-
-#: Names imported on first use: name -> module (a module itself when the name is the module's).
-_LAZY: dict[str, str] = {
-    "Client": "realtyframes._client",
-    "ClientSettings": "realtyframes._client",
-    "AnalysisInputError": "realtyframes.analysis",
-    "ColumnTypeError": "realtyframes.analysis",
-    "LeadFunnel": "realtyframes.analysis",
-    "MissingColumnsError": "realtyframes.analysis",
-    "TrafficSummary": "realtyframes.analysis",
-    "compare_markets": "realtyframes.analysis",
-    "comps": "realtyframes.analysis",
-    "lead_funnel": "realtyframes.analysis",
-    "market_changes": "realtyframes.analysis",
-    "market_summary": "realtyframes.analysis",
-    "market_trends": "realtyframes.analysis",
-    "price_drop_summary": "realtyframes.analysis",
-    "price_drops": "realtyframes.analysis",
-    "price_index": "realtyframes.analysis",
-    "traffic_summary": "realtyframes.analysis",
-    "RetryPolicy": "realtyframes.api",
-    "LoadInfo": "realtyframes.loaders",
-    "Analytics": "realtyframes.schemas",
-    "oauth": "realtyframes.oauth",
-    "plot": "realtyframes.plots",
-    "sandbox": "realtyframes.sandbox",
-}
-_MODULES = frozenset({"oauth", "plot", "sandbox"})
-
-
-__all__ = [
-    "AnalysisInputError",
-    "Analytics",
-    "ApiDeprecationWarning",
-    "ApiError",
-    "BadRequestError",
-    "BadResponseError",
-    "CacheLockTimeout",
-    "CacheReadTimeout",
-    "CacheWarning",
-    "Client",
-    "ClientSettings",
-    "ColumnTypeError",
-    "ConfigError",
-    "ConnectError",
-    "DataQualityWarning",
-    "DriftWarning",
-    "InsufficientScopeError",
-    "InvalidTokenError",
-    "LeadFunnel",
-    "LoadInfo",
-    "MissingColumnsError",
-    "NotFoundError",
-    "OAuthError",
-    "QueryError",
-    "RateLimitError",
-    "RealtyFramesError",
-    "RequestTimeoutError",
-    "ResponseMismatchError",
-    "RetryPolicy",
-    "SchemaDriftWarning",
-    "SchemaValidationError",
-    "ServerError",
-    "TrafficSummary",
-    "TransportError",
-    "__version__",
-    "compare_markets",
-    "comps",
-    "lead_funnel",
-    "market_changes",
-    "market_summary",
-    "market_trends",
-    "oauth",
-    "plot",
-    "price_drop_summary",
-    "price_drops",
-    "price_index",
-    "sandbox",
-    "traffic_summary",
-]
-
-__getattr__, __dir__ = lazy(__name__, _LAZY, globals(), __all__, modules=_MODULES)

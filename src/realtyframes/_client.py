@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pandas as pd
 
+from realtyframes._client_runs import RunsMixin
 from realtyframes._client_settings import (
     TTL,
     ClientSettings,
@@ -35,28 +36,34 @@ from realtyframes._client_settings import (
     _embedded_sandbox,
     _settings,
 )
-from realtyframes.api._constants import (
+from realtyframes._runs import recorded
+from realtyframes.api import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_TIMEOUT,
+    ApiClient,
+    ErrorFormat,
+    RateLimitState,
+    RetryPolicy,
+    refuse_none,
 )
-from realtyframes.api._http import ApiClient, ErrorFormat
-from realtyframes.api._params import refuse_none
-from realtyframes.api._ratelimit import RateLimitState
-from realtyframes.api._retry import RetryPolicy
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     ENDPOINTS,
+    SYNC_RESOURCE,
     LoadContext,
     LoadInfo,
-    _sync,
+    changes_params,
     check_on_invalid,
+    listing_history,
     load_analytics,
     make_cache,
     run_load,
+    sync_listings,
+    sync_scope,
+    sync_state,
 )
-from realtyframes.loaders._loads import changes_params
 from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
@@ -66,7 +73,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("realtyframes")
 
 
-class Client:
+class Client(RunsMixin):
     """The realtyframes client: one account on one service (or the embedded sandbox).
 
     With no ``base_url`` and no credentials it starts the embedded sandbox (once per process).
@@ -252,9 +259,13 @@ class Client:
         """The valid frame of endpoint ``name`` loaded with ``params`` (records last_load)."""
         mode = self._mode(on_invalid)
         endpoint = ENDPOINTS[name]
-        result = run_load(
-            self._context(), endpoint, params, refresh=refresh, on_invalid=mode, **options
-        )
+        scope = {**params, **{k: v for k, v in options.items() if v not in (None, False)}}
+        if mode != "quarantine":  # other rows: another scope, as in the cache key
+            scope["on_invalid"] = mode
+        with recorded(self, "load", endpoint.resource or name, scope):
+            result = run_load(
+                self._context(), endpoint, params, refresh=refresh, on_invalid=mode, **options
+            )
         return result.frame
 
     @property
@@ -382,9 +393,10 @@ class Client:
 
         >>> client.analytics("7d", Device="mobile").overview  # doctest: +SKIP
         """
-        analytics, _ = load_analytics(
-            self._context(), period, filters, refresh=refresh, on_invalid=self._mode(on_invalid)
-        )
+        with recorded(self, "load", "analytics", {"Period": period, **filters}):
+            analytics, _ = load_analytics(
+                self._context(), period, filters, refresh=refresh, on_invalid=self._mode(on_invalid)
+            )
         return analytics
 
     def sync_listings(
@@ -401,7 +413,8 @@ class Client:
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
-        return _sync.sync_listings(self, scope, refresh=refresh, history_since=history_since)
+        with recorded(self, "sync", SYNC_RESOURCE, sync_scope(scope)):
+            return sync_listings(self, scope, refresh=refresh, history_since=history_since)
 
     def listing_history(self, **scope: Any) -> pd.DataFrame:
         """Every change the service reported for a scope's listings (backfilled by the first sync,
@@ -410,14 +423,14 @@ class Client:
 
         >>> history = client.listing_history(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         """
-        return _sync.listing_history(self, scope)
+        return listing_history(self, scope)
 
     def sync_state(self, **scope: Any) -> dict[str, Any] | None:
         """The sync state of a scope (watermarks, id chunk size, syncs, last requests), or None.
 
         >>> client.sync_state(City="Miami")["last_requests"]  # doctest: +SKIP
         """
-        return _sync.sync_state(self, scope)
+        return sync_state(self, scope)
 
     def mcp(self, host: McpHost = "main") -> McpSession:
         """An MCP session on the service (a context manager): ``host="main"`` the product tools
@@ -486,7 +499,7 @@ class Client:
 
     def __repr__(self) -> str:
         where = "embedded sandbox" if self._embedded else self.base_url
-        return (
+        return self._api.mask(
             f"Client(base_url={where!r}, auth={self._api.auth_kind!r}, "
             f"cache={self._settings.cache})"
         )

@@ -15,15 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import load_settings
-from realtyframes.api._constants import (
-    DEFAULT_MAX_RETRIES,
-)
-from realtyframes.api._retry import RetryPolicy
+from realtyframes.api import DEFAULT_MAX_RETRIES, RetryPolicy
 from realtyframes.errors import ConfigError, QueryError
 from realtyframes.loaders import (
+    check_flag,
     check_on_invalid,
 )
-from realtyframes.loaders._checks import check_flag
 
 TTL = float | timedelta | None
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from realtyframes._environment import CONFIG_VARIABLE, SETTING_VARIABLES
-from realtyframes.api._auth import mask_text
+from realtyframes.api import mask_text
 from realtyframes.errors import ConfigError, QueryError
 
 __all__ = [

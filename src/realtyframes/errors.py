@@ -25,7 +25,9 @@ Class tree::
     ├── SchemaValidationError(ValueError)  rows failed validation with on_invalid="raise"
     │                                    (.model, .failure_cases)
     ├── CacheLockTimeout(TimeoutError)   another process held a cache entry's lock too long
-    │   └── CacheReadTimeout             a reader waited its bound for a writer to complete an entry
+    │   ├── CacheReadTimeout             a reader waited its bound for a writer to complete an entry
+    │   └── ScopeBusyError               another run of the same scope kept syncing past the wait
+    ├── NotificationError                a notification was not delivered (.targets, masked)
     └── AnalysisInputError(ValueError)   bad argument or frame given to an analysis function
         ├── MissingColumnsError(KeyError)  a needed column is absent (.missing names them)
         └── ColumnTypeError              values cannot be read as numbers / timestamps
@@ -35,7 +37,9 @@ Warnings::
     ApiDeprecationWarning(DeprecationWarning)  a deprecated operation answered (sunset, link)
     DataQualityWarning(UserWarning)            rows were quarantined (count and checks)
     ├── SchemaDriftWarning                     a column arrived with another type than the schema's
-    └── DriftWarning                           the data moved while paged; records are missing
+    ├── DriftWarning                           the data moved while paged; records are missing
+    └── RunAnomalyWarning                      a run's rows fell, or its quarantine rose, against
+                                               the previous run of its scope (client.runs())
     CacheWarning(UserWarning)                  an unreadable cache file was moved aside (a miss)
 
 >>> try:
@@ -72,14 +76,17 @@ __all__ = [
     "InvalidTokenError",
     "MissingColumnsError",
     "NotFoundError",
+    "NotificationError",
     "OAuthError",
     "QueryError",
     "RateLimitError",
     "RealtyFramesError",
     "RequestTimeoutError",
     "ResponseMismatchError",
+    "RunAnomalyWarning",
     "SchemaDriftWarning",
     "SchemaValidationError",
+    "ScopeBusyError",
     "ServerError",
     "TransportError",
 ]
@@ -360,6 +367,12 @@ class DriftWarning(DataQualityWarning):
     """The data moved while it was paged and the gap could not be closed (records missing)."""
 
 
+class RunAnomalyWarning(DataQualityWarning):
+    """A load, sync or report returned far fewer rows than the previous run of its scope, or
+    quarantined a much larger share (thresholds: ``docs/cache.md``, "The run history"); the
+    run's record says why in its ``anomaly`` column."""
+
+
 class SchemaDriftWarning(DataQualityWarning):
     """A column arrived with values of another type than the schema's (the message names it)."""
 
@@ -396,6 +409,23 @@ class CacheLockTimeout(RealtyFramesError, TimeoutError):
 class CacheReadTimeout(CacheLockTimeout):
     """A reader found an entry's files from two writes (a writer of an older version at work)
     and the writer did not complete the entry within the reader's bound (``read_wait``)."""
+
+
+class ScopeBusyError(CacheLockTimeout):
+    """Another run (a watch, in another process) kept syncing the same scope for longer than
+    this run would wait for it; nothing was synced twice."""
+
+
+class NotificationError(RealtyFramesError):
+    """A notification was not delivered to some of its targets; ``targets`` names them with their
+    secrets masked (a URL's password, tokens and query values never appear)."""
+
+    def __init__(self, message: str, targets: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.targets = tuple(targets)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.targets))
 
 
 class CacheWarning(UserWarning):

@@ -211,6 +211,17 @@ def test_market_changes_between_two_snapshots() -> None:
     assert rf.market_changes(before, before).empty
 
 
+@pytest.mark.parametrize("dtype", ["string", "str", object])
+def test_market_changes_of_equal_markets_is_the_typed_empty_frame(dtype: object) -> None:
+    """No change at all (a watch's quiet week): an empty frame with the columns and types of a
+    changes frame, whatever the type of ListingId (a string-typed one used to fail to merge)."""
+    frame = market().astype({"ListingId": dtype})
+    changes = rf.market_changes(frame, frame)
+    assert changes.empty and list(changes.columns) == list(rf.analysis.CHANGE_COLUMNS)
+    assert str(changes["ListingId"].dtype) == "string"
+    assert rf.market_changes(frame.iloc[:0], frame.iloc[:0]).empty
+
+
 # -- on the sandbox's market (a real sync, its backfilled history) ------------------------------------
 
 

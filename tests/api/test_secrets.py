@@ -155,3 +155,26 @@ def test_no_secret_in_logs_errors_reprs_or_files(
                 continue  # the token file holds the token, by design (mode 0600)
             assert secret not in content, f"secret in {path}"
     assert len(texts) > 60
+
+
+def test_a_password_in_the_base_url_is_a_secret(
+    sandbox_url: str, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """``https://user:password@host`` (a proxy or gateway): the password never shows in reprs,
+    logs or the errors of the requests made with it (the runs helper saw it in a traceback)."""
+    password = "pw-FAKESECRET-0c4f2a"
+    parts = urlsplit(sandbox_url)
+    url = f"{parts.scheme}://analyst:{password}@{parts.netloc}"
+    caplog.set_level(logging.DEBUG)
+    with Client(base_url=url, cache_dir=tmp_path, retry=FAST) as client:
+        texts = [repr(client), str(client), repr(client.api)]
+        client.listings(City="Miami", max_results=5)
+        try:
+            client.listing("NO-SUCH-LISTING")
+        except RealtyFramesError as exc:
+            texts += _exception_texts(exc)
+        else:  # pragma: no cover - the sandbox answers 404
+            raise AssertionError("an unknown listing id was found")
+    texts += [r.getMessage() for r in caplog.records]
+    assert "analyst:***@" in repr(client.api)
+    assert not [t for t in texts if password in t]

@@ -30,7 +30,7 @@ from realtyframes._config import (
     load_settings,
     read_config,
 )
-from realtyframes.api import _params
+from realtyframes.api import _params, prepare
 from realtyframes.cli import main
 from realtyframes.cli.config import SYNTHETIC_NOTICE
 from realtyframes.cli.report import open_report_client
@@ -258,7 +258,7 @@ def test_fetch_bad_values_exit_1_with_the_query_error(
     params: dict[str, str],
 ) -> None:
     with pytest.raises(QueryError) as expected:
-        _params.prepare(operation, params)
+        prepare(operation, params)
     out = tmp_path / "out.parquet"
     running = _embedded.current()
     code = main(["fetch", *args, "--out", str(out)])
@@ -621,7 +621,7 @@ def test_cli_number_messages_match_the_python_api(
         line = one_error_line(capsys.readouterr().err, "fetch", "QueryError")
         assert code == 1
         with pytest.raises(QueryError) as expected:
-            _params.prepare("listings", {name: number})
+            prepare("listings", {name: number})
         python = str(expected.value).replace(repr(number), repr(text), 1)
         python = python.replace(f"{number!r} ", f"{text!r} ", 1)  # a float's repr, unquoted
         assert line == f"realtyframes fetch: error: QueryError: {python}"

@@ -18,8 +18,8 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.cli import main
+from realtyframes.report import is_private, write_frame, write_output
 from realtyframes.report.excel import write_workbook
-from realtyframes.report.files import is_private, write_frame, write_output
 from realtyframes.sandbox import DEMO
 
 PRIVATE = 0o600

@@ -43,6 +43,8 @@ from realtyframes.analysis.price_index import (
     INDEX_WEIGHTS,
     price_index,
 )
+from realtyframes.analysis.seasonal import SEASONAL_FREQS, SEASONAL_MODELS, seasonally_adjust
+from realtyframes.analysis.tiers import TIER_BANDS, TIERS
 from realtyframes.analysis.traffic import TRAFFIC_METRICS, TrafficSummary, traffic_summary
 from realtyframes.analysis.trends import FREQS, TREND_METRICS, market_trends
 
@@ -64,7 +66,11 @@ __all__ = [
     "RENT_TYPES",
     "SALE_TYPES",
     "SAMPLE_SIZE_OF",
+    "SEASONAL_FREQS",
+    "SEASONAL_MODELS",
     "SEGMENTS",
+    "TIERS",
+    "TIER_BANDS",
     "TRAFFIC_METRICS",
     "TREND_METRICS",
     "AnalysisInputError",
@@ -84,5 +90,6 @@ __all__ = [
     "price_drop_summary",
     "price_drops",
     "price_index",
+    "seasonally_adjust",
     "traffic_summary",
 ]

@@ -100,7 +100,9 @@ def market_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     events = (
         pd.concat([p for p in parts if len(p)], ignore_index=True)
         if any(len(p) for p in parts)
-        else pd.DataFrame({"ListingId": [], "change": []})
+        else pd.DataFrame(  # no change: typed like the frames' ids (float64 would not merge)
+            {"ListingId": after["ListingId"].iloc[:0].to_numpy(), "change": np.array([], object)}
+        )
     )
     return collapse(events, pd.concat([before, after], ignore_index=True))
 

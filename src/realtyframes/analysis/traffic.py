@@ -19,7 +19,7 @@ from realtyframes.analysis._common import (
     to_float,
     to_utc,
 )
-from realtyframes.schemas._analytics_result import BREAKDOWNS
+from realtyframes.schemas import BREAKDOWNS
 
 #: Headline metrics of :class:`TrafficSummary`, in order.
 TRAFFIC_METRICS: tuple[str, ...] = (

@@ -69,6 +69,8 @@ from realtyframes.analysis._trends_kernel import (
     listing_rows,
 )
 from realtyframes.analysis.market import NEEDED_COLUMNS, SALE_TO_LIST_RANGE
+from realtyframes.analysis.seasonal import seasonally_adjust
+from realtyframes.analysis.tiers import tiered_trends
 
 __all__ = ["FREQS", "TREND_METRICS", "market_trends"]
 
@@ -132,6 +134,8 @@ def market_trends(
     start: Any = None,
     end: Any = None,
     min_sample: int = 5,
+    tiers: bool = False,
+    seasonally_adjusted: bool | Sequence[str] = False,
 ) -> pd.DataFrame:
     """One row per period × market: point-in-time stocks at period end, flows in the period,
     medians and ratios with their sample sizes, the competition columns (days to pending, off
@@ -155,6 +159,13 @@ def market_trends(
     listings and the status and price changes, with the columns the metrics read; the periods are
     computed locally and the result is the same pandas frame (docs/scale.md).
 
+    ``tiers=True``: one row per period × market × ``tier`` (bottom / middle / top: Zillow's 5th–35th,
+    35th–65th, 65th–95th percentile bands of the market's prices in the period; sale metrics by
+    sale price, the others by list price at entry; band edges in ``sale_band_low`` ...
+    ``list_band_high``; :mod:`.tiers`). ``seasonally_adjusted``: True (every metric) or a list of
+    metrics: adds ``<metric>_sa`` by :func:`~.seasonal.seasonally_adjust` (monthly or weekly
+    series of at least 3 years: pass ``start``).
+
     >>> trends = rf.market_trends(market, history, freq="M", by="City")  # doctest: +SKIP
     >>> rf.market_trends(market, history, freq="4W")[["period_end", "off_market_in_two_weeks"]]  # doctest: +SKIP
     >>> rf.market_trends(pl.scan_parquet("market.parquet"), pl.scan_parquet("history.parquet"))  # doctest: +SKIP
@@ -169,6 +180,44 @@ def market_trends(
             f"{func}(): `segment` must be 'sale' or 'rent' (a series mixes no segments: call it "
             "once per segment)"
         )
+    if not isinstance(tiers, bool):
+        raise AnalysisInputError(f"{func}(): `tiers` must be True or False, got {tiers!r}")
+    if not isinstance(seasonally_adjusted, bool) and (
+        isinstance(seasonally_adjusted, str)
+        or not all(isinstance(c, str) for c in seasonally_adjusted)
+        or not seasonally_adjusted
+    ):
+        raise AnalysisInputError(
+            f"{func}(): `seasonally_adjusted` must be True, False or a list of metric names, "
+            f"got {seasonally_adjusted!r}"
+        )
+    if tiers:
+        out = _tiered(market, history, freq, keys, segment, start, end, min_sample)
+    else:
+        out = _trends(market, history, freq, keys, segment, start, end, min_sample)
+    if seasonally_adjusted is False:
+        return out
+    columns = list(TREND_METRICS) if seasonally_adjusted is True else seasonally_adjusted
+    return seasonally_adjust(out, columns)
+
+
+def _tiered(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
+            end: Any, min_sample: int) -> pd.DataFrame:  # fmt: skip
+    """The trends per tier (:func:`~.tiers.tiered_trends`): the untiered trends run per side."""
+
+    def run(frame: pd.DataFrame, by: list[str], last: Any) -> pd.DataFrame:
+        return _trends(frame, history, freq, by, segment, start, last, min_sample)
+
+    return tiered_trends(
+        run, market, history, keys=keys, freq=freq, code=FREQS[freq], segment=segment, end=end,
+        metrics=TREND_METRICS, sampled=SAMPLED, min_sample=min_sample, needed=_NEEDED,
+    )  # fmt: skip
+
+
+def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
+            end: Any, min_sample: int) -> pd.DataFrame:  # fmt: skip
+    """The untiered trends (the arguments checked)."""
+    func = "market_trends"
     frame = frame_of(market, [*keys, *_NEEDED], "market", func)
     changes = None
     if history is not None:

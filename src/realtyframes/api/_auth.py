@@ -34,21 +34,27 @@ _SECRET_QUERY = re.compile(
     r"(?P<name>(?:[?&;]|\b)(?:" + "|".join(SECRET_QUERY_PARAMS) + r")=)(?P<value>[^&#\s\"'<>]+)",
     re.IGNORECASE,
 )
+#: The password of a URL's user information (``https://user:password@host``).
+_USERINFO = re.compile(r"(?P<name>://[^/\s:@]*:)(?P<value>[^@\s/]+)(?=@)")
 _BEARER = re.compile(r"(?P<name>\bBearer\s+)(?P<value>[A-Za-z0-9._~+/=-]+)", re.IGNORECASE)
 
 
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with secret query values, Bearer values and the given secrets replaced by ``***``.
+    """``text`` with secret query values, URL passwords, Bearer values and the given secrets
+    replaced by ``***``.
 
     >>> mask_text("GET https://h/api/me?api_key=abc123&x=1")
     'GET https://h/api/me?api_key=***&x=1'
     >>> mask_text("token xyz987 leaked", ["xyz987"])
     'token *** leaked'
+    >>> mask_text("ApiClient(base_url='https://me:pw@h/v1')")
+    "ApiClient(base_url='https://me:***@h/v1')"
     """
     for secret in secrets:
         if secret:
             text = text.replace(secret, MASK)
     text = _SECRET_QUERY.sub(lambda m: m.group("name") + MASK, text)
+    text = _USERINFO.sub(lambda m: m.group("name") + MASK, text)
     return _BEARER.sub(lambda m: m.group("name") + MASK, text)
 
 

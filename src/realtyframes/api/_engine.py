@@ -29,6 +29,7 @@ from realtyframes.api._constants import (
     JSON,
     PROBLEM_JSON,
 )
+from realtyframes.api._counts import RequestCounter
 from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
 from realtyframes.api._errors import error_from_response
 from realtyframes.api._pacer import Pacer
@@ -67,6 +68,7 @@ class _Shared:
     deprecations: DeprecationRegistry = field(default_factory=DeprecationRegistry)
     lock: threading.Lock = field(default_factory=threading.Lock)
     closed: bool = False
+    counter: RequestCounter = field(default_factory=RequestCounter)  # for the run history
 
 
 #: What a 401 means for each way of signing in (the server's own words follow).
@@ -336,12 +338,14 @@ class _Engine:
                     url, params=query, headers=self._headers(), auth=auth, timeout=timeout
                 )
             except httpx.HTTPError as exc:
+                self._shared.counter.sent()
                 pacer.cancel(ticket)
                 error = self._transport_error(exc, str(shown))
                 retryable = _should_retry("GET", exc=exc) or isinstance(exc, httpx.DecodingError)
                 logger.debug("GET %s -> %s after %.0f ms (attempt %d)", shown, type(exc).__name__,
                              (time.monotonic() - sent) * 1000, attempt + 1)  # fmt: skip
             else:
+                self._shared.counter.sent(response.status_code)
                 pacer.release(ticket, self._rate_info(response))
                 self._note_deprecation(response, host, path, notices)
                 logger.debug("GET %s -> %d in %.0f ms (attempt %d)", shown, response.status_code,
@@ -368,6 +372,7 @@ class _Engine:
                 raise error
             attempt += 1
             self._before_retry(error, attempt, wait_s, deadline_at, budget, shown, stop)
+            self._shared.counter.retried()
 
     def _before_retry(
         self,

@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -41,13 +42,14 @@ from realtyframes.api._constants import (
     MAX_CONCURRENCY,
     SERVICE_API_VERSION,
 )
+from realtyframes.api._counts import RequestCounts
 from realtyframes.api._deprecation import Deprecation
 from realtyframes.api._engine import (
     Host,
     _Engine,
     _Shared,
 )
-from realtyframes.api._params import prepare
+from realtyframes.api._operations import prepare
 from realtyframes.api._ratelimit import (
     RateLimitState,
 )
@@ -147,7 +149,10 @@ class ApiClient(_Engine):
         }
         self._base_auth: httpx.Auth | None = None
         self._legacy_auth: httpx.Auth | None = None
-        self._secrets: tuple[str, ...] = ()
+        # a password in a host's URL is a secret like the token (masked in reprs, logs, errors)
+        self._secrets: tuple[str, ...] = tuple(
+            p for url in self._hosts.values() if (p := urlsplit(url).password)
+        )
         if token is not None:
             self._base_auth = BearerAuth(token)
             self._secrets += (token,)
@@ -266,6 +271,15 @@ class ApiClient(_Engine):
         """A short label of host + credential, for cache keys; never the secret itself."""
         return self._fingerprint
 
+    def request_counts(self) -> RequestCounts:
+        """HTTP requests sent (every attempt), retries and 429 answers since this connection
+        pool was made (shared with ``with_options`` copies); a run keeps the difference.
+
+        >>> before = api.request_counts(); api.call("me"); (api.request_counts() - before).requests  # doctest: +SKIP
+        1
+        """
+        return self._shared.counter.snapshot()
+
     @property
     def rate_limit(self) -> RateLimitState | None:
         """The latest limit / remaining / reset the main host reported (None before any)."""
@@ -312,7 +326,7 @@ class ApiClient(_Engine):
         self.close()
 
     def __repr__(self) -> str:
-        return (
+        return self.mask(
             f"{type(self).__name__}(base_url={self.base_url!r}, auth={self._auth_kind!r}, "
             f"max_concurrency={self.max_concurrency})"
         )
@@ -367,8 +381,8 @@ class ApiClient(_Engine):
     def call(self, operation: str, params: Params = None, *, raw: bool = False) -> Any:
         """Validate ``params`` for a spec ``operation`` (QueryError before any request), then GET.
 
-        Operations: listings, listing, listing_changes, analytics, contacts, contact,
-        contact_activity, me, legacy_me, legacy_contacts.
+        Operations: the names of :data:`realtyframes.api.OPERATIONS` (``listings``, ``listing``,
+        ``listing_changes``, ``analytics``, ``contacts``, ``me`` ...).
 
         >>> api.call("listings", {"City": "Miami", "Limit": 5})["limit"]  # doctest: +SKIP
         5

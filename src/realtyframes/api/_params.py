@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
 from realtyframes._spec import (
@@ -325,25 +325,6 @@ class PreparedRequest:
 Validator = Callable[[Mapping[str, Any] | None], dict[str, str]]
 
 
-class Operation(Protocol):
-    """What :func:`prepare` needs of an operation (the loaders' ``Endpoint`` declares each one)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def prepare(self, params: Mapping[str, Any] | None = None) -> PreparedRequest: ...
-
-
-#: The spec's operations by name, declared in :mod:`realtyframes.loaders.endpoints` (each path is
-#: stated there once) and registered here so that ``ApiClient.call(name)`` can build them.
-OPERATIONS: dict[str, Operation] = {}
-
-
-def register(operation: Operation) -> None:
-    """Make ``operation`` known to :func:`prepare` and ``ApiClient.call`` under its name."""
-    OPERATIONS[operation.name] = operation
-
-
 def build_request(
     operation: str,
     path: str,
@@ -366,21 +347,3 @@ def build_request(
         path = path.format(validate_path_id(path_param, params.pop(path_param)))
     query = validate(params) if validate is not None else _validate(operation, {}, params)
     return PreparedRequest(operation, path, query, host)
-
-
-def prepare(operation: str, params: Mapping[str, Any] | None = None) -> PreparedRequest:
-    """Validate ``params`` for ``operation`` and build its path; raises QueryError before any I/O.
-
-    Path identifiers are given under their spec names (``ListingId``, ``contactId``).
-
-    >>> prepare("listing", {"ListingId": "A1"}).path
-    '/v1/listings/A1'
-    >>> prepare("listings", {"Limit": 50}).params
-    {'Limit': '50'}
-    """
-    op = OPERATIONS.get(operation)
-    if op is None:
-        near = _suggest(operation, OPERATIONS)
-        hint = f"; did you mean {near!r}?" if near else ""
-        raise QueryError("operation", f"unknown operation {operation!r}{hint}", list(OPERATIONS))
-    return op.prepare(params)

@@ -2,6 +2,7 @@
 
 >>> from realtyframes.cache import ParquetCache, account_fingerprint
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
+>>> append_run("data/cache", kind="watch", resource="market", scope={"City": "Miami"})  # doctest: +SKIP
 """
 
 from realtyframes.cache._entries import (
@@ -12,21 +13,39 @@ from realtyframes.cache._entries import (
     normalise_params,
 )
 from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
+from realtyframes.cache._runs import (
+    QUARANTINE_JUMP,
+    ROW_DROP_MIN,
+    ROW_DROP_SHARE,
+    RUN_COLUMNS,
+    RUN_KINDS,
+    RUNS,
+    append_run,
+    read_runs,
+)
 from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, ParquetCache
 from realtyframes.errors import CacheReadTimeout
 
 __all__ = [
     "META_KEY",
+    "QUARANTINE_JUMP",
     "READ_WAIT",
+    "ROW_DROP_MIN",
+    "ROW_DROP_SHARE",
+    "RUNS",
+    "RUN_COLUMNS",
+    "RUN_KINDS",
     "CacheLockTimeout",
     "CacheReadTimeout",
     "CacheWarning",
     "Entry",
     "ParquetCache",
     "account_fingerprint",
+    "append_run",
     "cache_key",
     "file_lock",
     "is_fresh",
     "is_locked",
     "normalise_params",
+    "read_runs",
 ]

@@ -3,7 +3,7 @@
 One module per command, each with an ``add_<command>(subparsers)`` that registers it and sets
 ``func`` to a handler taking the parsed arguments and returning the exit code:
 ``sandbox`` (:mod:`.sandbox`), ``report`` (:mod:`.report`), ``fetch`` (:mod:`.fetch`), ``cache``
-(:mod:`.cache`), ``mcp`` (:mod:`.mcp`); :mod:`.config` holds what they share (connection flags,
+(:mod:`.cache`), ``mcp`` (:mod:`.mcp`), ``watch`` (:mod:`.watch`), ``runs`` (:mod:`.runs`); :mod:`.config` holds what they share (connection flags,
 the client, logging to stderr, one-line errors, exit codes). Only this package writes to stdout and stderr.
 
 >>> main(["sandbox", "--port", "0", "--listings", "500"])  # doctest: +SKIP
@@ -23,7 +23,9 @@ from realtyframes.cli.config import PROG
 from realtyframes.cli.fetch import add_fetch
 from realtyframes.cli.mcp import add_mcp
 from realtyframes.cli.report import add_report
+from realtyframes.cli.runs import add_runs
 from realtyframes.cli.sandbox import add_sandbox
+from realtyframes.cli.watch import add_watch
 
 __all__ = ["PROG", "build_parser", "main"]
 
@@ -79,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_fetch(subparsers)
     add_cache(subparsers)
     add_mcp(subparsers)
+    add_watch(subparsers)
+    add_runs(subparsers)
     return parser
 
 

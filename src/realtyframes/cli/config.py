@@ -29,7 +29,7 @@ from realtyframes._config import (
     load_settings,
 )
 from realtyframes._environment import unknown_variables
-from realtyframes.api._auth import SecretMaskingFilter, mask_text
+from realtyframes.api import SecretMaskingFilter, mask_text
 from realtyframes.errors import (
     ApiDeprecationWarning,
     ApiError,
@@ -46,6 +46,15 @@ if TYPE_CHECKING:
     from realtyframes._client import Client
 
 PROG = "realtyframes"
+
+#: Exit codes of every command (docs/scheduling.md): done; a failure (one line on stderr); bad
+#: usage (argparse, or a bad option value); another run held the scope past its wait
+#: (``EX_TEMPFAIL`` of sysexits.h: try again later); interrupted (Ctrl-C, SIGINT).
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_BUSY = 75
+EXIT_INTERRUPTED = 130
 
 logger = logging.getLogger("realtyframes.cli")
 
@@ -300,7 +309,7 @@ def run_guarded(
             return int(body(settings))
         except KeyboardInterrupt:
             print(f"{prog}: interrupted", file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
         except Exception as exc:
             expected = isinstance(exc, EXPECTED_ERRORS)
             if verbose >= 2:

@@ -1,10 +1,10 @@
 """``realtyframes fetch``: one resource as a Parquet, CSV or JSON file, for pipelines and tools.
 
 The resource table and the options are command-line code (here); the file writers are shared with
-the report (:func:`realtyframes.report.files.write_output`).
+the report (:func:`realtyframes.report.write_output`).
 
 The options are the spec's parameter names (``--City``, ``--MinListPrice``, ``--Status`` ...),
-built from the client's own parameter tables (:mod:`realtyframes.api._params`): ``--help`` lists
+built from the client's own parameter tables (:mod:`realtyframes.api`): ``--help`` lists
 each one with what it allows, and values are checked by the same validators as the Python API, so
 a bad value stops before any request with the :class:`~realtyframes.errors.QueryError` message.
 
@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes._spec import BREAKDOWNS
-from realtyframes.api import _params
+from realtyframes.api import (
+    ANALYTICS,
+    CONTACTS,
+    LISTING_CHANGES,
+    LISTING_DEFAULTS,
+    LISTING_SEARCH,
+    SUBTYPES,
+    prepare,
+)
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
 
@@ -47,7 +55,7 @@ PAGING: frozenset[str] = frozenset({"Offset", "Limit"})
 def allowed_text(name: str, checker: Callable[[str, Any], str]) -> str:
     """What a parameter allows, as its validator says it (asked with an empty value).
 
-    >>> allowed_text("Status", _params.LISTING_SEARCH["Status"])
+    >>> allowed_text("Status", LISTING_SEARCH["Status"])
     'Active, Pending, Closed, Active Under Contract'
     """
     try:
@@ -61,7 +69,7 @@ def allowed_text(name: str, checker: Callable[[str, Any], str]) -> str:
         "True, False", "true, false"
     )
     if name == "Subtypes":
-        per_type = "; ".join(f"{k}: {', '.join(v)}" for k, v in _params.SUBTYPES.items())
+        per_type = "; ".join(f"{k}: {', '.join(v)}" for k, v in SUBTYPES.items())
         text = f"comma-separated, for PropertyType {per_type}"
     elif name == "ListingIds":
         text = f"{text}, comma-separated or the option repeated (at most 100 per request)"
@@ -83,14 +91,14 @@ RESOURCES: dict[str, Resource] = {
     "listings": Resource(
         "listings",
         "listings",
-        _params.LISTING_SEARCH,
+        LISTING_SEARCH,
         "listing search (GET /v1/listings), every page; one row per ListingId",
-        _params.LISTING_DEFAULTS,
+        LISTING_DEFAULTS,
     ),
     "changes": Resource(
         "changes",
         "listing_changes",
-        _params.LISTING_CHANGES,
+        LISTING_CHANGES,
         "change feed of chosen listings (GET /v1/listings/changes); one row per change",
         {},
     ),
@@ -101,9 +109,7 @@ RESOURCES: dict[str, Resource] = {
         "one listing with every detail field (GET /v1/listings/{ListingId}); one row",
         {},
     ),
-    "contacts": Resource(
-        "contacts", "contacts", _params.CONTACTS, "CRM contacts (GET /v1/contacts)", {}
-    ),
+    "contacts": Resource("contacts", "contacts", CONTACTS, "CRM contacts (GET /v1/contacts)", {}),
     "activity": Resource(
         "activity",
         "contact_activity",
@@ -114,7 +120,7 @@ RESOURCES: dict[str, Resource] = {
     "analytics": Resource(
         "analytics",
         "analytics",
-        _params.ANALYTICS,
+        ANALYTICS,
         "website analytics (GET /v1/analytics); one member of the result per file",
         {"Period": "30d"},
     ),
@@ -130,8 +136,8 @@ RESOURCES: dict[str, Resource] = {
 #: Listing search filters that choose the listings of ``fetch changes`` (instead of --ListingIds).
 SCOPE_OF_CHANGES: tuple[str, ...] = tuple(
     name
-    for name in _params.LISTING_SEARCH
-    if name not in _params.LISTING_CHANGES and name not in PAGING and name != "Sort"
+    for name in LISTING_SEARCH
+    if name not in LISTING_CHANGES and name not in PAGING and name != "Sort"
 )
 
 
@@ -159,7 +165,6 @@ def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         )
         parser.add_argument(
             "--out",
-            required=True,
             metavar="FILE",
             help="output file: .parquet, .csv, .json (records) or .xlsx (Excel); parent folders "
             "are created; personal data (contacts) is written mode 0600, owner only",
@@ -200,7 +205,7 @@ def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
             "scope", "listing search filters choosing the listings, instead of --ListingIds"
         )
         for param in SCOPE_OF_CHANGES:
-            checker = _params.LISTING_SEARCH[param]
+            checker = LISTING_SEARCH[param]
             group.add_argument(
                 f"--{param}",
                 dest=f"s_{param}",
@@ -210,6 +215,12 @@ def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
             )
     if name == "listings":
         parser.add_argument("--max-results", type=int, metavar="N", help="stop after N listings")
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print what the fetch would cost (requests, time at the rate limit) from one "
+            "cheap request, and fetch nothing (--out not needed)",
+        )
         parser.add_argument(
             "--details", action="store_true", help="every detail field (one request each)"
         )
@@ -270,8 +281,8 @@ def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) 
                 "missing: name the listings (--ListingIds) or a scope that finds them",
                 "--ListingIds A1,A2 or listing search filters such as --City Miami",
             )
-        _params.prepare("listings", scope)
-        _params.prepare("listing_changes", {**params, "ListingIds": "-"})
+        prepare("listings", scope)
+        prepare("listing_changes", {**params, "ListingIds": "-"})
     elif resource.name == "changes" and scope:
         raise QueryError(
             "ListingIds",
@@ -279,7 +290,7 @@ def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) 
             "either --ListingIds or scope filters",
         )
     else:
-        _params.prepare(resource.operation, params)
+        prepare(resource.operation, params)
 
 
 def fetch_frames(
@@ -327,14 +338,17 @@ def fetch_frames(
 
 def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     """The ``fetch`` command: validate, fetch through the client, write, print the path."""
-    from realtyframes.report.files import output_format, write_output
+    from realtyframes.report import output_format, write_output
     from realtyframes.report.options import data_source
 
     resource = RESOURCES[args.resource]
+    dry_run = bool(getattr(args, "dry_run", False))
+    if args.out is None and not dry_run:
+        raise QueryError("--out", "missing", "an output file: .parquet, .csv, .json or .xlsx")
     params = collect_params(args)
     scope = collect_params(args, "s_")
     member = getattr(args, "member", None)
-    fmt = output_format(args.out, member)
+    fmt = output_format(args.out, member) if not dry_run else None
     _prepare(resource, dict(params), scope)
     max_results = getattr(args, "max_results", None)
     if max_results is not None and max_results < 1:
@@ -342,6 +356,12 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     quiet = bool(getattr(args, "quiet", False))
     options = client_options(args)
     with make_client(settings, progress=False if quiet else None, **options) as client:
+        if dry_run:
+            plan = client.plan_listings(
+                max_results=max_results, details=bool(args.details), **params
+            )
+            print(repr(plan), flush=True)
+            return 0
         source = data_source(client)
         data = fetch_frames(
             client,
@@ -356,6 +376,7 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
         )
     if isinstance(data, dict) and member != "all":
         data = data[member or "overview"]
+    assert fmt is not None
     rows = write_output(data, args.out, fmt, name=resource.name, source=source)
     logger.info("%s: %d rows written to %s", resource.name, rows, args.out)
     if rows == 0:  # exit 0 (a valid answer), but a scheduled job must not mistake it for data

@@ -126,7 +126,7 @@ def _write(result: pd.DataFrame | dict[str, Any], out: str | None, source: str) 
     import pandas as pd
 
     from realtyframes._files import PRIVATE_MODE, atomic_write_text
-    from realtyframes.report.files import output_format, write_output
+    from realtyframes.report import output_format, write_output
     from realtyframes.schemas import holds_personal_data
 
     if out is None:
@@ -152,7 +152,7 @@ def run_mcp_call(args: argparse.Namespace) -> int:
         from realtyframes.report.options import data_source
 
         if args.out is not None:
-            from realtyframes.report.files import output_format
+            from realtyframes.report import output_format
 
             output_format(args.out)  # a bad --out stops before any request
         with make_client(settings, **client_options(args)) as client, client.mcp(

@@ -138,6 +138,26 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="processes drawing the charts beside this one (0: none; default: the idle cores "
         "besides this process's, at most 3); the same report either way",
     )
+    parser.add_argument(
+        "--notify",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="send the report to this apprise URL (repeatable): e-mail gets the HTML attached "
+        "(mailtos://user:pw@smtp.host?to=addr), others a summary with the headline figures "
+        "(json://host/path, slack://..., msteams://...); URLs are never shown unmasked",
+    )
+    parser.add_argument(
+        "--notify-file",
+        metavar="PATH",
+        help="apprise URLs, one a line, from a file of mode 0600 (no URL in the process list)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what the report's syncs would cost (requests, time at the rate limit) from "
+        "a few cheap requests, and write nothing",
+    )
     add_arguments(parser)
     parser.set_defaults(func=_run_report)
 
@@ -185,15 +205,58 @@ def open_report_client(
         yield client, data_source(client)
 
 
+def _dry_run(args: argparse.Namespace, settings: Settings, options: Any) -> int:
+    """``report market --dry-run``: each sync's plan, then the total (stdout)."""
+    from realtyframes.loaders import duration
+
+    with open_report_client(
+        settings,
+        options.day,
+        explicit_date=args.as_of is not None,
+        progress=False,
+        **client_options(args),
+    ) as (client, _):
+        plans = [client.plan_sync(refresh=bool(args.refresh), **s) for s in options.scopes]
+    for plan in plans:
+        print(repr(plan))
+    requests = sum(p.requests for p in plans)
+    seconds = [p.seconds for p in plans]
+    time = (
+        f", {duration(sum(s for s in seconds if s is not None))} at the rate limit"
+        if None not in seconds
+        else ""
+    )
+    print(f"total: {requests:,} requests for {len(plans)} syncs{time}; the contacts and "
+          "analytics add a few", flush=True)  # fmt: skip
+    return 0
+
+
+def _scope(options: Any) -> dict[str, Any]:
+    """What makes two reports "the same" in the run history (not the date: one a day)."""
+    return {
+        "City": list(options.cities),
+        "PropertyType": list(options.property_types),
+        "by": options.by,
+        "window_days": options.window_days,
+    }
+
+
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
+    from realtyframes._runs import recorded
+    from realtyframes.notify import parse_targets, raise_for_failures, read_targets_file, send
     from realtyframes.report import (
         MarketReportOptions,
         chart_workers,
         compute_market_report,
         load_market_frames,
+        report_message,
         write_market_report,
     )
+
+    targets = parse_targets(args.notify)  # checked before any request
+    if args.notify_file:
+        targets += read_targets_file(args.notify_file)
 
     options = MarketReportOptions(
         as_of=args.as_of,
@@ -205,17 +268,24 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         min_sample=args.min_sample,
     )
     quiet = bool(getattr(args, "quiet", False))
-    # started now, the chart workers import matplotlib and pandas while the data loads
-    with chart_workers(args.chart_workers):
-        with open_report_client(
+    if getattr(args, "dry_run", False):
+        return _dry_run(args, settings, options)
+    # the chart workers (started first) import matplotlib and pandas while the data loads; the
+    # report is one record in the run history (its syncs and loads keep their own)
+    with (
+        chart_workers(args.chart_workers),
+        open_report_client(
             settings,
             options.day,
             explicit_date=args.as_of is not None,
             progress=False if quiet else None,
             **client_options(args),
-        ) as (client, source):
-            options = dataclasses.replace(options, source=source)
-            frames = load_market_frames(client, options, refresh=bool(args.refresh))
+        ) as (client, source),
+        recorded(client, "report", "report", _scope(options)) as run,
+    ):
+        options = dataclasses.replace(options, source=source)
+        frames = load_market_frames(client, options, refresh=bool(args.refresh))
+        run.rows = len(frames.listings)
         logger.info("computing the report (%d listings)", len(frames.listings))
         report = compute_market_report(frames, options)
         files = write_market_report(
@@ -223,4 +293,6 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         )
     logger.info("wrote %s and %d data files", files.html, len(files.all()) - 1)
     print(os.fspath(files.html), flush=True)
+    if targets:
+        raise_for_failures(send(targets, report_message(report, files.html)), "the report")
     return 0

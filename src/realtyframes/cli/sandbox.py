@@ -17,7 +17,7 @@ from realtyframes._environment import SANDBOX_ADMIN_SECRET_VARIABLE
 from realtyframes.cli.config import PROG, checked
 
 if TYPE_CHECKING:
-    from realtyframes.sandbox._options import Faults, SandboxOptions
+    from realtyframes.sandbox import Faults, SandboxOptions
 
 __all__ = ["ADMIN_SECRET_ENV", "add_sandbox", "run_sandbox"]
 
@@ -80,7 +80,7 @@ def _secret(text: str) -> str:
 
 
 def _rate_limit(text: str) -> tuple[int, float]:
-    from realtyframes.sandbox._limits import parse_rate_limit
+    from realtyframes.sandbox import parse_rate_limit
 
     try:
         return parse_rate_limit(text)
@@ -89,8 +89,7 @@ def _rate_limit(text: str) -> tuple[int, float]:
 
 
 def _faults(text: str) -> Faults:
-    from realtyframes.sandbox._faults import validate_faults
-    from realtyframes.sandbox._options import Faults
+    from realtyframes.sandbox import Faults, validate_faults
 
     try:
         faults = Faults.parse(text)
@@ -168,7 +167,7 @@ def add_sandbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def _options(args: argparse.Namespace) -> SandboxOptions:
-    from realtyframes.sandbox._options import SandboxOptions
+    from realtyframes.sandbox import SandboxOptions
 
     fields: dict[str, object] = {
         "seed": args.seed,
@@ -202,7 +201,7 @@ def _admin_secret_line(options: SandboxOptions, args: argparse.Namespace) -> str
 
 def _announce(options: SandboxOptions, url: str, admin_secret: str = "") -> None:
     """What is served, the demo credentials when protected, and a first request to try."""
-    from realtyframes.sandbox._options import DEMO
+    from realtyframes.sandbox import DEMO
 
     mode = "protected" if options.protected else "open"
     print(
@@ -227,7 +226,7 @@ def _announce(options: SandboxOptions, url: str, admin_secret: str = "") -> None
 
 def run_sandbox(args: argparse.Namespace) -> int:
     """The ``sandbox`` command: serve until Ctrl-C (exit 0), or 1 when the port cannot be used."""
-    from realtyframes.sandbox._server import EXPOSED, is_loopback, run_forever
+    from realtyframes.sandbox import EXPOSED, is_loopback, run_forever
 
     options = _options(args)
     if not is_loopback(args.host):

@@ -12,9 +12,10 @@ Users call them through :class:`realtyframes.Client`.
 """
 
 from realtyframes.loaders._base import LoadContext, LoadInfo, default_cache_dir
-from realtyframes.loaders._checks import check_on_invalid
+from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
 from realtyframes.loaders._loads import (
+    changes_params,
     load_activity,
     load_analytics,
     load_changes,
@@ -31,6 +32,17 @@ from realtyframes.loaders._paging import (
     fetch_pages,
     fetch_pages_many,
 )
+from realtyframes.loaders._plan import Plan, duration, plan_listings
+from realtyframes.loaders._sync import _REFUSED as SYNC_REFUSED
+from realtyframes.loaders._sync import RESOURCE as SYNC_RESOURCE
+from realtyframes.loaders._sync import (
+    listing_history,
+    plan_sync,
+    sync_listings,
+    sync_scope,
+    sync_state,
+    synced_market,
+)
 from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache, run_load
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
@@ -39,16 +51,23 @@ __all__ = [
     "LOADER_TTLS",
     "MAX_IDS_PER_REQUEST",
     "PAGE_SIZE",
+    "SYNC_REFUSED",
+    "SYNC_RESOURCE",
     "DriftWarning",
     "Endpoint",
     "LoadContext",
     "LoadInfo",
     "Paged",
+    "Plan",
+    "changes_params",
+    "check_flag",
     "check_on_invalid",
     "default_cache_dir",
+    "duration",
     "fetch_details",
     "fetch_pages",
     "fetch_pages_many",
+    "listing_history",
     "load_activity",
     "load_analytics",
     "load_changes",
@@ -58,5 +77,11 @@ __all__ = [
     "load_listing",
     "load_listings",
     "make_cache",
+    "plan_listings",
+    "plan_sync",
     "run_load",
+    "sync_listings",
+    "sync_scope",
+    "sync_state",
+    "synced_market",
 ]

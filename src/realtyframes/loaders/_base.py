@@ -30,8 +30,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realtyframes._environment import SETTING_VARIABLES
-from realtyframes.api._engine import _caller_level
-from realtyframes.api._http import ApiClient, Host
+from realtyframes.api import ApiClient, Host
+from realtyframes.api import caller_level as _caller_level
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning
 from realtyframes.schemas import QUARANTINE_REASON, OnInvalid, validate

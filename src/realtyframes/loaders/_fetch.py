@@ -16,14 +16,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 import pandas as pd
 
+from realtyframes.api import OPERATIONS
 from realtyframes.errors import NotFoundError
 from realtyframes.loaders._answers import check_echo, echo_check
 from realtyframes.loaders._base import LoadContext, Loaded
+from realtyframes.loaders._endpoint import Call, Endpoint
 from realtyframes.loaders._paging import _Bar, fetch_pages, fetch_pages_many, progress_enabled
 from realtyframes.schemas import (
     ANALYTICS_MODELS,
@@ -36,15 +38,11 @@ from realtyframes.schemas import (
     shape_pages,
 )
 
-if TYPE_CHECKING:
-    from realtyframes.loaders.endpoints import Endpoint
-
 logger = logging.getLogger("realtyframes.loaders")
 
 __all__ = [
     "CHANGE_KEY",
     "MAX_IDS_PER_REQUEST",
-    "Call",
     "fetch_changes",
     "fetch_details",
     "fetch_listings",
@@ -58,18 +56,6 @@ __all__ = [
 MAX_IDS_PER_REQUEST = 100
 #: A change record's identity (the same record read twice while paging is kept once).
 CHANGE_KEY = ["ListingId", "ChangeType", "ChangeTimestamp"]
-
-
-@dataclass(frozen=True)
-class Call:
-    """One validated load of an endpoint: the request, the loader's options, the cache key's
-    parameters, and what the answer must echo (top-level field -> value asked)."""
-
-    path: str
-    query: dict[str, str]
-    options: dict[str, Any] = field(default_factory=dict)
-    key_params: dict[str, Any] = field(default_factory=dict)
-    echo: dict[str, str] = field(default_factory=dict)
 
 
 # -- shapers: raw bodies -> frames ------------------------------------------------------------------
@@ -197,9 +183,7 @@ def fetch_details(
     Fetched and parsed :data:`DETAIL_BATCH` at a time (a whole load's bodies would take several
     times the memory of its frames). A detail of another listing than the one asked for is
     retried, then raised (:class:`~realtyframes.errors.ResponseMismatchError`)."""
-    from realtyframes.loaders.endpoints import ENDPOINTS
-
-    paths = [(ENDPOINTS["listing"].at(i), None) for i in ids]
+    paths = [(OPERATIONS["listing"].at(i), None) for i in ids]
     bar = _Bar(progress_enabled(ctx.progress), desc)
     bar.plan(len(paths))
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes.api._params import refuse_none
+from realtyframes.api import refuse_none
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadContext, LoadInfo, Result
 from realtyframes.loaders.endpoints import ENDPOINTS, run_load

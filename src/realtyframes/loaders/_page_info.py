@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from realtyframes.api._constants import MAX_PAGE_SIZE
+from realtyframes.api import MAX_PAGE_SIZE
 
 ID_FIELDS: dict[str, str] = {"listings": "ListingId", "contacts": "id", "changes": "ListingId"}
 
@@ -206,8 +206,17 @@ def progress_enabled(progress: bool | None) -> bool:
     return tty or _in_notebook()
 
 
+#: The progress bar's line: requests done, left, and the ETA at the current pace (tqdm's
+#: ``remaining`` comes from its smoothed rate, i.e. the pace of the latest requests).
+BAR_FORMAT = (
+    "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} requests{postfix} "
+    "[ETA {remaining}, {rate_fmt}]"
+)
+
+
 class _Bar:
-    """A ``tqdm.auto`` bar, made only when shown and once more than one page is planned."""
+    """A ``tqdm.auto`` bar, made only when shown and once more than one request is planned: the
+    requests done and left, and the ETA at the current pace."""
 
     def __init__(self, enabled: bool, desc: str) -> None:
         self.enabled, self.desc = enabled, desc
@@ -224,18 +233,30 @@ class _Bar:
             self._bar = tqdm(
                 total=self.planned,
                 initial=self.done,
-                desc=self.desc or None,
-                unit="page",
+                desc=self.desc or "requests",
+                unit="request",
                 leave=False,
                 file=sys.stderr,
+                bar_format=BAR_FORMAT,
+                postfix=self.left(),
             )
         else:
             self._bar.total = self.planned
+            self._bar.set_postfix_str(self.left(), refresh=False)
             self._bar.refresh()
+
+    def left(self) -> str:
+        """The requests left, for the bar.
+
+        >>> bar = _Bar(False, ""); bar.plan(9); bar.update(); bar.left()
+        '8 left'
+        """
+        return f"{max(0, self.planned - self.done):,} left"
 
     def update(self) -> None:
         self.done += 1
         if self._bar is not None:
+            self._bar.set_postfix_str(self.left(), refresh=False)
             self._bar.update(1)
 
     def close(self) -> None:

@@ -31,8 +31,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from realtyframes.api._engine import _caller_level
-from realtyframes.api._http import ApiClient
+from realtyframes.api import ApiClient
+from realtyframes.api import caller_level as _caller_level
 from realtyframes.errors import DriftWarning
 from realtyframes.loaders._answers import PageQuestion
 from realtyframes.loaders._page_info import (

@@ -43,14 +43,15 @@ import pandas as pd
 
 from realtyframes._changes import CHANGE_COLUMNS
 from realtyframes._spec import LISTING_DEFAULTS
-from realtyframes.api import ApiClient, validate_listing_search
-from realtyframes.api._params import refuse_none
+from realtyframes.api import ApiClient, refuse_none, validate_listing_search
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadInfo, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
+from realtyframes.loaders._plan import Plan, plan_sync_requests
 from realtyframes.loaders._sync_apply import (
     HISTORY_COLUMNS,
+    iso,
     stamp,
 )
 from realtyframes.loaders._sync_feed import (
@@ -84,6 +85,7 @@ __all__ = [
     "RESOURCE",
     "STATUSES",
     "listing_history",
+    "plan_sync",
     "sync_listings",
     "sync_scope",
     "sync_state",
@@ -228,6 +230,43 @@ def sync_listings(
     return result.market.copy()
 
 
+def plan_sync(
+    client: _ClientLike,
+    scope: Mapping[str, Any],
+    *,
+    refresh: bool = False,
+    history_since: HistorySince = None,
+) -> Plan:
+    """What :func:`sync_listings` of ``scope`` will cost, from a few cheap requests: a first sync
+    (or ``refresh=True``) one page of each status and one ``Limit=1`` change-feed request per
+    status (the backfill's sample), a later sync a ``Limit=1`` search per status since the
+    watermark and one feed request. Validates like the sync (QueryError before any request).
+
+    >>> plan_sync(client, {"City": "Miami"}).requests  # doctest: +SKIP
+    642
+    """
+    params = sync_scope(scope)
+    check_flag("refresh", refresh)
+    since = _history_since(history_since)
+    cache = client._cache
+    key = _key(client, cache, params) if cache is not None else None
+    previous = _previous(cache, key)
+    root = cache.root if cache is not None else None
+    host_chunk = read_host_chunk(root, client._api.cache_host())
+    backfill = since is not False and cache is not None
+    if refresh and previous is not None:  # a full load that keeps the history it has
+        backfill = backfill and not len(previous.history)
+        previous = None
+    return plan_sync_requests(
+        client._api,
+        params,
+        previous=previous,
+        host_chunk=host_chunk,
+        history_since=None if since is None or since is False else str(iso(since)),
+        backfill=backfill,
+    )
+
+
 def _record(client: _ClientLike, key: str | None, result: SyncResult) -> None:
     """``client.last_load``: the requests, quarantine, media and changes of this sync."""
     record = getattr(client, "_record", None)
@@ -330,6 +369,23 @@ def listing_history(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFra
     if entry is None or "history" not in entry.extra:
         return empty_frame(ListingChange)
     return entry.extra["history"]
+
+
+def synced_market(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFrame | None:
+    """The market of the last complete sync of ``scope``, read from the cache (no request), or
+    None when the scope was never synced (or the client keeps no cache). A watch run that waited
+    for another process's sync of the same scope reads it instead of syncing again.
+
+    >>> synced_market(client, {"City": "Miami"}).StandardStatus.value_counts()  # doctest: +SKIP
+    """
+    params = sync_scope(scope)
+    cache = client._cache
+    if cache is None:
+        return None
+    entry = cache.read(RESOURCE, _key(client, cache, params))
+    if entry is None or not isinstance(entry.meta.get("sync"), dict):
+        return None
+    return entry.frame.copy()
 
 
 def sync_state(client: _ClientLike, scope: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -35,9 +35,7 @@ import httpx
 import pandas as pd
 
 from realtyframes._version import __version__
-from realtyframes.api import ApiClient
-from realtyframes.api._errors import error_from_response
-from realtyframes.api._ratelimit import parse_rate_limit_headers
+from realtyframes.api import ApiClient, error_from_response, parse_rate_limit_headers
 from realtyframes.errors import (
     ApiError,
     BadResponseError,

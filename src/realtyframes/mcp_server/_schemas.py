@@ -3,7 +3,7 @@
 Written from what the package already declares, never restated:
 
 - the **scope** (which market a tool reads) is the listing search's parameters of
-  :mod:`realtyframes.api._params` minus the ones a sync manages itself
+  :mod:`realtyframes.api` (``LISTING_SEARCH``) minus the ones a sync manages itself
   (:func:`realtyframes.loaders._sync.sync_scope` refuses them); enumerations come from
   :mod:`realtyframes._spec`, ranges from ``RANGE_PAIRS``;
 - the **analysis** arguments are read from the function's signature (name, type, default), with
@@ -26,8 +26,8 @@ from typing import Any
 from realtyframes._spec import DEVICES, FEATURE_FLAGS, PERIODS, PROPERTY_TYPES, SUBTYPES
 from realtyframes.analysis import MARKET_METRICS, SEGMENTS
 from realtyframes.analysis import market as _market
-from realtyframes.api._params import ANALYTICS, LISTING_SEARCH, RANGE_PAIRS
-from realtyframes.loaders._sync import _REFUSED as SYNC_MANAGED
+from realtyframes.api import ANALYTICS, LISTING_SEARCH, RANGE_PAIRS
+from realtyframes.loaders import SYNC_REFUSED as SYNC_MANAGED
 
 __all__ = [
     "MAX_LIST_ITEMS",

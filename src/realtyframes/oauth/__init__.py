@@ -45,10 +45,13 @@ import httpx
 
 from realtyframes._environment import SETTING_VARIABLES
 from realtyframes._files import PRIVATE_MODE, atomic_write_text
-from realtyframes.api._auth import mask_text
-from realtyframes.api._constants import JSON, SERVICE_API_VERSION
-from realtyframes.api._errors import error_from_response
-from realtyframes.api._http import USER_AGENT
+from realtyframes.api import (
+    JSON,
+    SERVICE_API_VERSION,
+    USER_AGENT,
+    error_from_response,
+    mask_text,
+)
 from realtyframes.errors import (
     BadResponseError,
     ConnectError,

@@ -12,7 +12,8 @@ Steps on their own: :func:`load_market_frames` (I/O) -> :func:`compute_market_re
 
 Modules: ``options`` (what a report covers, the names it uses) < ``load`` (the client calls,
 typed by :class:`ReportClient`; the frames) < ``compute`` (pure) < ``render`` (HTML, with
-``_html``) < ``files`` (writing, reading back, the writers ``realtyframes fetch`` shares). The
+``_html``) < ``files`` (writing, reading back). The general writers (Parquet, CSV, JSON, Excel:
+``_writers`` over ``_plain`` and ``excel``) are what ``realtyframes fetch`` shares. The
 report never starts a sandbox: the caller gives the client (``rf.Client()`` falls back to the
 embedded sandbox by itself). The charts are drawn by this process and worker processes
 together (``_charts``); :func:`chart_workers` starts the workers early, to import while the data
@@ -25,6 +26,7 @@ from realtyframes._lazy import lazy
 
 if TYPE_CHECKING:
     from realtyframes.report._charts import chart_workers
+    from realtyframes.report._writers import is_private, output_format, write_frame, write_output
     from realtyframes.report.compute import MarketReport, compute_market_report
     from realtyframes.report.files import (
         ReportFiles,
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
         analytics_to_files,
         load_market_frames,
     )
+    from realtyframes.report.message import report_message
     from realtyframes.report.options import BY_CHOICES, DATA_FILES, MarketReportOptions, period_for
     from realtyframes.report.render import render_market_report
 
@@ -57,12 +60,17 @@ _LAZY: dict[str, str] = {
     "chart_workers": "realtyframes.report._charts",
     "compute_market_report": "realtyframes.report.compute",
     "data_paths": "realtyframes.report.files",
+    "is_private": "realtyframes.report._writers",
     "load_market_frames": "realtyframes.report.load",
     "market_report": "realtyframes.report.files",
+    "output_format": "realtyframes.report._writers",
     "period_for": "realtyframes.report.options",
     "read_report_data": "realtyframes.report.files",
     "render_market_report": "realtyframes.report.render",
+    "report_message": "realtyframes.report.message",
+    "write_frame": "realtyframes.report._writers",
     "write_market_report": "realtyframes.report.files",
+    "write_output": "realtyframes.report._writers",
 }
 
 __all__ = [
@@ -78,12 +86,17 @@ __all__ = [
     "chart_workers",
     "compute_market_report",
     "data_paths",
+    "is_private",
     "load_market_frames",
     "market_report",
+    "output_format",
     "period_for",
     "read_report_data",
     "render_market_report",
+    "report_message",
+    "write_frame",
     "write_market_report",
+    "write_output",
 ]
 
 __getattr__, __dir__ = lazy(__name__, _LAZY, globals(), __all__)

@@ -21,8 +21,7 @@ from typing import Any
 import pandas as pd
 
 from realtyframes._files import PRIVATE_MODE, atomic_path
-from realtyframes.report.files import csv_ready
-from realtyframes.report.load import plain_frame
+from realtyframes.report._plain import csv_ready, plain_frame
 
 __all__ = [
     "KIND_FORMATS",

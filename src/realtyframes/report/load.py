@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from realtyframes.errors import InsufficientScopeError, NotFoundError, QueryError
+from realtyframes.report._plain import plain_frame
 from realtyframes.report.options import CONTACT_COLUMNS, MarketReportOptions
 from realtyframes.schemas import BREAKDOWNS
 
@@ -36,7 +37,6 @@ __all__ = [
     "analytics_from_files",
     "analytics_to_files",
     "load_market_frames",
-    "plain_frame",
 ]
 
 logger = logging.getLogger("realtyframes.report")
@@ -121,13 +121,6 @@ class MarketFrames:
         if self.analytics is not None:
             out.update(analytics_to_files(self.analytics))
         return {k: plain_frame(v) for k, v in out.items()}
-
-
-def plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy with a RangeIndex and no ``attrs`` (what is written to files)."""
-    out = frame.reset_index(drop=True)
-    out.attrs = {}
-    return out
 
 
 def analytics_to_files(analytics: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -216,8 +209,7 @@ def _concat_unique(parts: Sequence[pd.DataFrame], key: list[str]) -> pd.DataFram
 
 
 def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: bool) -> _Market:
-    places: list[dict[str, Any]] = [{"City": c} for c in options.cities] or [{}]
-    scopes = [{**p, "PropertyType": t} for p in places for t in options.property_types]
+    scopes = options.scopes
     parts, histories, changed, notes, empty = [], [], [], [], []
     first, quarantined = False, 0
     for scope in scopes:

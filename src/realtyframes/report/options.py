@@ -172,6 +172,17 @@ class MarketReportOptions:
         return "-".join(p for p in parts if p)
 
     @property
+    def scopes(self) -> list[dict[str, str]]:
+        """The market scopes the report syncs: one per city (the whole market without cities)
+        and sale property type.
+
+        >>> MarketReportOptions(cities=("Miami", "Doral")).scopes[1]
+        {'City': 'Doral', 'PropertyType': 'Residential'}
+        """
+        places: list[dict[str, str]] = [{"City": c} for c in self.cities] or [{}]
+        return [{**p, "PropertyType": t} for p in places for t in self.property_types]
+
+    @property
     def as_of_timestamp(self) -> pd.Timestamp:
         """The end of the window: the last microsecond of ``as_of`` (UTC)."""
         import pandas as pd

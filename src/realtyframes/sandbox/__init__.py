@@ -10,7 +10,8 @@ deterministic synthetic data, an open and a protected mode, an adjustable clock 
 Module map (each module one concern; imports point down the list):
 
 - ``_spec``: the spec's enumerations, once (property types, statuses, subtypes, sorts, periods,
-  devices, change types, feature and range filters, stages, scopes, plans, the error table).
+  devices, change types, feature and range filters, stages, scopes, plans, the error table), and
+  the sandbox's own paths (``DOCS_PATH``, ``OPENAPI_PATH``, ``MCP_PATH``).
 - ``_errors``: :class:`SandboxError`, ``bad_param`` (a 400 naming the parameter) and
   ``oauth_error`` (the token endpoint's RFC 6749 5.2 codes).
 - ``_query``: every operation's query parameters, declared once (``Param``); the same
@@ -35,23 +36,28 @@ Module map (each module one concern; imports point down the list):
   headers).
 - HTTP: ``_negotiate`` (error negotiation: the one renderer of every 4xx/5xx, ApiError, Problem
   or the legacy body), ``_middleware`` (quotas and the last-resort 500), ``_faults`` (fault
-  injection), ``routes`` (``routes/v1``, ``legacy``, ``oauth``, ``docs``, ``admin``: each route
-  declared once with its path, methods, parameters, scope rule and documentation; ``docs`` is the
-  documentation host under ``/docs`` and the place to mount ASGI sub-apps such as MCP),
-  ``_openapi`` and ``_openapi_schemas`` (``/openapi.json``, written from the declarations and
-  ``_spec``), ``_app`` (``create_app``, :class:`SandboxAdmin`).
-- MCP (on the official ``mcp`` SDK): ``_mcp_host`` (the streamable HTTP session managers, mounted
-  by ``routes/docs``), ``_mcp`` (the product tools at ``/mcp``: each runs its REST route in-process)
-  and ``_mcp_docs`` (``/docs/mcp``: the spec text ``service-api.md`` searched and served as
-  resources).
+  injection), ``_admin`` (:class:`SandboxAdmin`: the state the middleware and routes read),
+  ``routes`` (``routes/v1``, ``legacy``, ``oauth``, ``docs``, ``admin``: each route declared once
+  with its path, methods, parameters, scope rule and documentation; ``docs`` is the documentation
+  host under ``/docs``), ``_openapi`` and ``_openapi_schemas`` (``/openapi.json``, written from
+  the declarations and ``_spec``).
+- MCP (on the official ``mcp`` SDK): ``_mcp_host`` (the streamable HTTP session managers),
+  ``_mcp`` (the product tools at ``/mcp``: each runs its REST route in-process), ``_mcp_docs``
+  (``/docs/mcp``: the spec text ``service-api.md`` searched and served as resources) and
+  ``_mcp_common`` (what the two share).
+- ``_app``: ``create_app`` composes the app: the declared routes, the MCP mounts, the OpenAPI
+  writer ``/openapi.json`` calls, the middleware and the state.
 - Serving: ``_server`` (``serve``, ``start``, ``run_forever``) and ``_embedded``
   (:func:`embedded`: the process's shared, reference-counted sandbox that ``Client()`` uses).
 """
 
 from __future__ import annotations
 
-from realtyframes.sandbox._app import SandboxAdmin, create_app
+from realtyframes.sandbox._admin import SandboxAdmin
+from realtyframes.sandbox._app import create_app
 from realtyframes.sandbox._embedded import EmbeddedSandbox, embedded
+from realtyframes.sandbox._faults import validate_faults
+from realtyframes.sandbox._limits import parse_rate_limit
 from realtyframes.sandbox._market_path import (
     DEFAULT_HISTORY_YEARS,
     HISTORY_YEARS_RANGE,
@@ -60,11 +66,19 @@ from realtyframes.sandbox._market_path import (
     seasonal_factor,
 )
 from realtyframes.sandbox._options import DEMO, Faults, SandboxOptions
-from realtyframes.sandbox._server import RunningSandbox, serve, start
+from realtyframes.sandbox._server import (
+    EXPOSED,
+    RunningSandbox,
+    is_loopback,
+    run_forever,
+    serve,
+    start,
+)
 
 __all__ = [
     "DEFAULT_HISTORY_YEARS",
     "DEMO",
+    "EXPOSED",
     "HISTORY_YEARS_RANGE",
     "EmbeddedSandbox",
     "Faults",
@@ -73,9 +87,13 @@ __all__ = [
     "SandboxOptions",
     "create_app",
     "embedded",
+    "is_loopback",
+    "parse_rate_limit",
     "price_level",
     "price_path",
+    "run_forever",
     "seasonal_factor",
     "serve",
     "start",
+    "validate_faults",
 ]

@@ -1,7 +1,9 @@
-"""The sandbox app: its state (:class:`SandboxAdmin`) and :func:`create_app`, routed from the
-declarations in :mod:`realtyframes.sandbox.routes`.
+"""The sandbox app: :func:`create_app`, routed from the declarations in
+:mod:`realtyframes.sandbox.routes`, its state a :class:`~realtyframes.sandbox._admin.SandboxAdmin`.
 
-One Starlette app serves every host of the spec (base, auth and legacy share the base URL).
+One Starlette app serves every host of the spec (base, auth and legacy share the base URL);
+``create_app`` composes it: the declared routes, the MCP sub-apps (:func:`mounts`), the OpenAPI
+writer the ``/openapi.json`` route calls, the middleware and the state.
 Middleware, outermost first: rate limits (:mod:`~realtyframes.sandbox._middleware`: headers on
 every answer, 429 when a quota is used up, 500 ``server_error`` for unhandled exceptions, never a
 stack trace) -> faults (``/v1/*`` only) -> Starlette's exception handling (SandboxError and HTTP
@@ -14,102 +16,48 @@ errors rendered by :mod:`~realtyframes.sandbox._negotiate`). Paths match exactly
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
-
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.routing import BaseRoute, Route
 
-from realtyframes.sandbox._auth import AuthRegistry
-from realtyframes.sandbox._errors import SandboxError, bad_param
-from realtyframes.sandbox._faults import FaultCounters, FaultsMiddleware, validate_faults
-from realtyframes.sandbox._limits import RateLimiter
-from realtyframes.sandbox._market_path import check_history_years
+from realtyframes.sandbox._admin import build_admin
+from realtyframes.sandbox._errors import SandboxError
+from realtyframes.sandbox._faults import FaultsMiddleware
+from realtyframes.sandbox._mcp import product_host
+from realtyframes.sandbox._mcp_docs import docs_host
 from realtyframes.sandbox._middleware import LimitsMiddleware
 from realtyframes.sandbox._negotiate import ErrorRenderer, http_error, sandbox_error
-from realtyframes.sandbox._options import DEMO, SandboxOptions
+from realtyframes.sandbox._openapi import openapi_document
+from realtyframes.sandbox._options import SandboxOptions
+from realtyframes.sandbox._spec import DOCS_PATH, MCP_PATH
 from realtyframes.sandbox.routes import (
     LEGACY_PATHS,
     SEARCH_PATH,
     SPARED_PATHS,
     starlette_routes,
 )
-from realtyframes.sandbox.routes.admin import iso
-from realtyframes.sandbox.routes.docs import DOCS_PATH, MCP_PATH
 
-__all__ = ["SandboxAdmin", "build_admin", "create_app"]
+__all__ = ["create_app", "mounts"]
 
-
-@dataclass
-class SandboxAdmin:
-    """Everything one sandbox app holds; ``app.state.admin`` (tests read counters from it)."""
-
-    options: SandboxOptions
-    listings: Any
-    contacts: Any
-    analytics: Any
-    auth: AuthRegistry = field(default_factory=AuthRegistry)
-    limiter: RateLimiter | None = None
-    faults: FaultCounters = field(default_factory=FaultCounters)
-
-    def __post_init__(self) -> None:
-        if self.limiter is None:
-            self.limiter = RateLimiter(self.options.effective_rate_limit)
-
-    @property
-    def stores(self) -> tuple[Any, ...]:
-        """The data stores whose clocks move together."""
-        return (self.listings, self.contacts, self.analytics)
-
-    @property
-    def now(self) -> datetime:
-        """The sandbox clock (as of which data is visible)."""
-        return self.listings.now  # type: ignore[no-any-return]
-
-    def set_now(self, when: datetime) -> None:
-        """Move the clock of every store to ``when`` (tz-aware; forward only)."""
-        if when.tzinfo is None:
-            raise bad_param("now", "needs a time zone (e.g. 2026-07-01T00:00:00Z)")
-        when = when.astimezone(UTC)
-        if when < self.now:
-            raise bad_param("now", f"the clock only moves forward; it is {iso(self.now)}")
-        for store in self.stores:
-            store.set_now(when)
+#: The MCP transport's methods (streamable HTTP).
+MCP_METHODS = ["GET", "POST", "DELETE"]
 
 
-def build_admin(options: SandboxOptions) -> SandboxAdmin:
-    """Generate the data of ``options`` (the slow part) and wrap it in a SandboxAdmin."""
-    from realtyframes.sandbox._analytics import AnalyticsStore
-    from realtyframes.sandbox._crm import ContactStore
-    from realtyframes.sandbox._store import ListingStore
+def mounts() -> list[BaseRoute]:
+    """The ASGI sub-apps (new ones per app): the product MCP at :data:`MCP_PATH` (announced by the
+    index document) and the documentation host's MCP at ``DOCS_PATH + MCP_PATH``.
 
-    validate_faults(options.faults)
-    if options.as_of.tzinfo is None:
-        raise ValueError("as_of: needs a time zone (e.g. datetime(2026, 6, 30, tzinfo=UTC))")
-    if options.rate_limit is not None:
-        count, window = options.rate_limit
-        if count < 1 or window <= 0:
-            raise ValueError(
-                f"rate_limit: expected (requests >= 1, window > 0), got {options.rate_limit}"
-            )
-    if options.latency_ms < 0:
-        raise ValueError(f"latency_ms: must be >= 0, got {options.latency_ms}")
-    check_history_years(options.history_years)
-    as_of = options.as_of.astimezone(UTC)
-    return SandboxAdmin(
-        options=options,
-        listings=ListingStore(
-            options.listings,
-            options.seed,
-            as_of=as_of,
-            max_listing_ids=options.max_listing_ids,
-            history_years=options.history_years,
-        ),
-        contacts=ContactStore(options.contacts, options.seed, as_of=as_of, domain=DEMO.domain),
-        analytics=AnalyticsStore(options.seed, as_of=as_of),
-    )
+    >>> [route.path for route in mounts()]
+    ['/mcp', '/docs/mcp']
+    """
+    routes = [
+        Route(MCP_PATH, product_host(), methods=MCP_METHODS),
+        Route(DOCS_PATH + MCP_PATH, docs_host(), methods=MCP_METHODS),
+    ]
+    for route in routes:  # no implicit HEAD: the MCP transport has none (405 with Allow)
+        route.methods = set(MCP_METHODS)
+    return list(routes)
 
 
 def create_app(options: SandboxOptions | None = None) -> Starlette:
@@ -128,7 +76,7 @@ def create_app(options: SandboxOptions | None = None) -> Starlette:
         LEGACY_PATHS, DOCS_PATH, protected=options.protected, mcp_path=MCP_PATH
     )
     app = Starlette(
-        routes=starlette_routes(),
+        routes=[*starlette_routes(), *mounts()],
         middleware=[
             Middleware(LimitsMiddleware, admin=admin, render_error=render_error),
             Middleware(
@@ -149,5 +97,6 @@ def create_app(options: SandboxOptions | None = None) -> Starlette:
     # redirect would answer before authentication and validation. It is a 404 not_found.
     app.router.redirect_slashes = False
     app.state.admin = admin
+    app.state.openapi = openapi_document  # read by GET /openapi.json (routes/docs)
     app.state.render_error = render_error
     return app

@@ -25,6 +25,13 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from realtyframes.sandbox._errors import SandboxError, bad_param
+from realtyframes.sandbox._mcp_common import (
+    error_body,
+    query_text,
+    refuse_nulls,
+    tool_result,
+    unknown_tool,
+)
 from realtyframes.sandbox._query import Param, parse
 from realtyframes.sandbox._spec import API_VERSION
 
@@ -155,8 +162,6 @@ def _section_result(arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parse(declared: tuple[Param, ...], arguments: dict[str, Any]) -> dict[str, Any]:
-    from realtyframes.sandbox._mcp import query_text, refuse_nulls
-
     allowed = [p.name for p in declared]
     for name in arguments:
         if name not in allowed:
@@ -240,8 +245,6 @@ def _tools() -> list[types.Tool]:
 def _server() -> Server[Any]:
     import mcp_types as types
     from mcp.server.lowlevel import Server
-
-    from realtyframes.sandbox._mcp import error_body, tool_result, unknown_tool
 
     tools = _tools()
 

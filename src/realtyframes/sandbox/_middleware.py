@@ -16,7 +16,7 @@ from realtyframes.sandbox._errors import SandboxError
 from realtyframes.sandbox._negotiate import ErrorRenderer
 
 if TYPE_CHECKING:
-    from realtyframes.sandbox._app import SandboxAdmin
+    from realtyframes.sandbox._admin import SandboxAdmin
 
 __all__ = ["LimitsMiddleware"]
 

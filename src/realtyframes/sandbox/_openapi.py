@@ -24,8 +24,7 @@ from typing import Any
 from realtyframes.sandbox._errors import EXTRA_CODES
 from realtyframes.sandbox._openapi_schemas import headers, ref, schemas
 from realtyframes.sandbox._spec import API_VERSION, ERRORS
-from realtyframes.sandbox.routes import ENDPOINTS
-from realtyframes.sandbox.routes._declare import Endpoint
+from realtyframes.sandbox.routes import ENDPOINTS, Endpoint
 
 __all__ = ["openapi_document"]
 

@@ -22,6 +22,7 @@ from realtyframes.sandbox._spec import (
     ERRORS,
     LINK_FIELDS,
     MAX_LIMIT,
+    MCP_PATH,
     PERIODS,
     PLANS,
     PROPERTY_TYPES,
@@ -390,7 +391,6 @@ def _analytics_schemas() -> dict[str, Any]:
 def _meta_schemas() -> dict[str, Any]:
     """The index document and the three error bodies."""
     from realtyframes.sandbox.routes import ENDPOINTS
-    from realtyframes.sandbox.routes.docs import MCP_PATH
 
     group = {"type": "object", "additionalProperties": {"type": "string"}}
     groups = list(dict.fromkeys(e.index[0] for e in ENDPOINTS if e.index is not None))

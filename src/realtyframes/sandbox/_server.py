@@ -22,7 +22,8 @@ import uvicorn
 from starlette.applications import Starlette
 from uvicorn.config import LOGGING_CONFIG
 
-from realtyframes.sandbox._app import SandboxAdmin, create_app
+from realtyframes.sandbox._admin import SandboxAdmin
+from realtyframes.sandbox._app import create_app
 from realtyframes.sandbox._faults import install_log_filter
 from realtyframes.sandbox._options import SandboxOptions
 

@@ -15,6 +15,15 @@ from datetime import timedelta
 
 API_VERSION = "1"
 
+# -- the sandbox's own paths -----------------------------------------------------------------------
+#: The documentation host (the page error types and deprecation links point to).
+DOCS_PATH = "/docs"
+#: The machine-readable description of every route.
+OPENAPI_PATH = "/openapi.json"
+#: The MCP endpoint of the main host (announced by the index document); the docs host's is
+#: ``DOCS_PATH + MCP_PATH``.
+MCP_PATH = "/mcp"
+
 # -- listings --------------------------------------------------------------------------------------
 #: Property types (search filter ``PropertyType``), in the spec's order; the first is the default.
 PROPERTY_TYPES: tuple[str, ...] = (

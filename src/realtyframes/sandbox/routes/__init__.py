@@ -1,8 +1,9 @@
 """Every route of the sandbox, by family; the app is routed from these declarations.
 
 ``v1`` (the spec's operations and the index), ``legacy`` (the deprecated legacy host), ``oauth``
-(the authorization code flow), ``docs`` (the documentation host: ``/docs``, ``/openapi.json`` and
-the place for mounted sub-apps) and ``admin`` (the sandbox's own ``/_sandbox/*``).
+(the authorization code flow), ``docs`` (the documentation host: ``/docs`` and ``/openapi.json``)
+and ``admin`` (the sandbox's own ``/_sandbox/*``). The MCP sub-apps are mounted by
+``create_app``, which imports the routes, never the other way round.
 
 >>> len(ENDPOINTS) == len({e.path for e in ENDPOINTS})
 True
@@ -17,7 +18,14 @@ from starlette.routing import BaseRoute, Route
 from realtyframes.sandbox.routes import admin, docs, legacy, oauth, v1
 from realtyframes.sandbox.routes._declare import Endpoint
 
-__all__ = ["ENDPOINTS", "LEGACY_PATHS", "SEARCH_PATH", "SPARED_PATHS", "starlette_routes"]
+__all__ = [
+    "ENDPOINTS",
+    "LEGACY_PATHS",
+    "SEARCH_PATH",
+    "SPARED_PATHS",
+    "Endpoint",
+    "starlette_routes",
+]
 
 ENDPOINTS: tuple[Endpoint, ...] = (
     *v1.ENDPOINTS,
@@ -38,6 +46,5 @@ def _route(endpoint: Endpoint) -> Route:
 
 
 def starlette_routes(endpoints: Iterable[Endpoint] = ENDPOINTS) -> list[BaseRoute]:
-    """Starlette routes of ``endpoints`` in declaration order, then the documentation mounts."""
-    routes: list[BaseRoute] = [_route(e) for e in endpoints]
-    return [*routes, *docs.mounts()]
+    """Starlette routes of ``endpoints`` in declaration order (``create_app`` adds the MCP mounts)."""
+    return [_route(e) for e in endpoints]

@@ -22,7 +22,7 @@ from realtyframes.sandbox._errors import SandboxError, bad_param
 from realtyframes.sandbox._query import Param, check_names
 
 if TYPE_CHECKING:
-    from realtyframes.sandbox._app import SandboxAdmin
+    from realtyframes.sandbox._admin import SandboxAdmin
 
 __all__ = ["Access", "Doc", "Endpoint", "admin_of", "check_version", "operation", "query"]
 

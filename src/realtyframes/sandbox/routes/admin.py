@@ -16,23 +16,19 @@ import hmac
 import json
 import math
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from realtyframes.sandbox._admin import iso
 from realtyframes.sandbox._auth import parse_scopes
 from realtyframes.sandbox._errors import SandboxError, bad_param
 from realtyframes.sandbox._spec import PLANS, SCOPES
 from realtyframes.sandbox.routes._declare import Endpoint, admin_of
 
-__all__ = ["ADMIN_HEADER", "ENDPOINTS", "guard", "iso"]
-
-
-def iso(dt: datetime) -> str:
-    """An aware datetime as ISO 8601 UTC with 'Z'."""
-    return dt.astimezone(UTC).isoformat().replace("+00:00", "Z")
+__all__ = ["ADMIN_HEADER", "ENDPOINTS", "guard"]
 
 
 #: The header that carries the admin secret in protected mode.

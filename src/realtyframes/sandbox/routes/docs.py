@@ -1,35 +1,32 @@
 """The documentation host: ``/docs`` (the page error types and deprecation links point to) and
 ``/openapi.json`` (the machine-readable description).
 
-The place for ASGI sub-apps: :func:`mounts` routes the MCP endpoints, the main host's product
-MCP at :data:`MCP_PATH` (announced by the index document; :mod:`realtyframes.sandbox._mcp`) and
-the documentation host's MCP at ``DOCS_PATH + MCP_PATH`` (:mod:`realtyframes.sandbox._mcp_docs`).
+The document is written from the route table this module is part of, so the handler does not
+import its writer: ``create_app`` gives it (``app.state.openapi``, :mod:`realtyframes.sandbox._openapi`),
+as it mounts the MCP sub-apps beside these routes.
 
->>> DOCS_PATH, MCP_PATH, [route.path for route in mounts()]
-('/docs', '/mcp', ['/mcp', '/docs/mcp'])
+>>> [e.path for e in ENDPOINTS]
+['/openapi.json', '/docs']
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from email.utils import format_datetime
 from html import escape
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import BaseRoute, Route
 
 from realtyframes.sandbox._errors import CODES, EXTRA_CODES
 from realtyframes.sandbox._negotiate import SUNSET
+from realtyframes.sandbox._spec import DOCS_PATH, MCP_PATH, OPENAPI_PATH
 from realtyframes.sandbox.routes import legacy, v1
 from realtyframes.sandbox.routes._declare import Endpoint, admin_of
 
-__all__ = ["DOCS_PATH", "ENDPOINTS", "MCP_PATH", "OPENAPI_PATH", "mounts"]
+__all__ = ["ENDPOINTS"]
 
-DOCS_PATH = "/docs"
-OPENAPI_PATH = "/openapi.json"
-#: The MCP endpoint of the main host (announced by the index document) and of the docs host.
-MCP_PATH = "/mcp"
-MCP_METHODS = ["GET", "POST", "DELETE"]
 
 _DOCS = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>realtyframes sandbox API</title></head>
@@ -51,17 +48,20 @@ this section. Use {successors} instead.</p>
 """
 
 
+#: What writes ``/openapi.json`` (``_openapi.openapi_document``, given by ``create_app``).
+OpenApiWriter = Callable[..., dict[str, Any]]
+
+
 def _operations(paths: tuple[str, ...]) -> str:
     return " and ".join(f"<code>GET {escape(path)}</code>" for path in paths)
 
 
 async def openapi(request: Request) -> Response:
     """GET /openapi.json."""
-    from realtyframes.sandbox._openapi import openapi_document
-
+    write: OpenApiWriter = request.app.state.openapi
     base_url = str(request.base_url).rstrip("/")
     protected = admin_of(request).options.protected
-    return JSONResponse(openapi_document(base_url=base_url, protected=protected))
+    return JSONResponse(write(base_url=base_url, protected=protected))
 
 
 async def docs(request: Request) -> Response:
@@ -82,20 +82,6 @@ async def docs(request: Request) -> Response:
         sunset=format_datetime(SUNSET, usegmt=True),
     )
     return HTMLResponse(page)
-
-
-def mounts() -> list[BaseRoute]:
-    """The ASGI sub-apps (new ones per app): the product MCP and the documentation MCP."""
-    from realtyframes.sandbox._mcp import product_host
-    from realtyframes.sandbox._mcp_docs import docs_host
-
-    routes = [
-        Route(MCP_PATH, product_host(), methods=MCP_METHODS),
-        Route(DOCS_PATH + MCP_PATH, docs_host(), methods=MCP_METHODS),
-    ]
-    for route in routes:  # no implicit HEAD: the MCP transport has none (405 with Allow)
-        route.methods = set(MCP_METHODS)
-    return list(routes)
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (

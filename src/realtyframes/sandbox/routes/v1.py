@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 from realtyframes.sandbox import _query as q
 from realtyframes.sandbox._auth import Principal
 from realtyframes.sandbox._errors import SandboxError
-from realtyframes.sandbox._spec import API_VERSION
+from realtyframes.sandbox._spec import API_VERSION, MCP_PATH
 from realtyframes.sandbox.routes._declare import (
     Access,
     Doc,
@@ -107,7 +107,6 @@ async def me(request: Request, principal: Principal, query: dict[str, str]) -> R
 
 async def index(request: Request) -> Response:
     """GET / and /v1: the index document."""
-    from realtyframes.sandbox.routes.docs import MCP_PATH
 
     check_version(request)
     endpoints: dict[str, dict[str, str]] = {}

@@ -1,0 +1,307 @@
+"""Price tiers of ``rf.market_trends(..., tiers=True)``: every series per bottom / middle / top tier.
+
+Zillow's bands: the 5th–35th, 35th–65th and 65th–95th percentile of a market's prices in a
+period; prices below the 5th or above the 95th percentile are in no tier. Two prices, so a
+listing may sit in one tier for its sale and another for its listing (docs/metrics.md):
+
+- **sale tier** (the sale metrics, :data:`SALE_SIDE`): the ClosePrice against the bands of the
+  sale prices of the same market and period of close;
+- **list tier** (every other metric: listings, inventory, flows and stocks): the list price at
+  entry (the kernel's ``median_list_price`` price) against the bands of the entry prices of the
+  listings that entered the same market in the same period; a listing keeps that tier for life.
+
+Bands are group-by quantiles over the listings (no loop over listings); the trends kernel then
+runs once per side on the tiered listings with ``tier`` as one more market key, on pandas
+(docs/scale.md). Columns ``sale_band_low`` / ``sale_band_high`` and ``list_band_low`` /
+``list_band_high`` give each row's band edges.
+
+>>> edges = [np.full(3, q) for q in (2.0, 4.0, 8.0, 10.0)]  # 5th, 35th, 65th, 95th percentile
+>>> band_tier(np.array([1.0, 5.0, 9.0]), *edges).tolist()  # below the 5th: no tier
+[nan, 1.0, 2.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import narwhals as nw
+import numpy as np
+import pandas as pd
+
+from realtyframes.analysis._common import (
+    AnalysisInputError,
+    as_key,
+    segment_mask,
+    to_float,
+    to_utc,
+)
+from realtyframes.analysis._kernel import collect, frame_of, is_pandas
+
+__all__ = ["SALE_SIDE", "TIERS", "TIER_BANDS", "TIER_FREQS", "band_tier", "tiered_trends"]
+
+#: The tiers, low to high.
+TIERS: tuple[str, ...] = ("bottom", "middle", "top")
+#: Each tier's percentile band (Zillow's): from the low percentile (included) to the high one.
+TIER_BANDS: dict[str, tuple[float, float]] = {
+    "bottom": (0.05, 0.35),
+    "middle": (0.35, 0.65),
+    "top": (0.65, 0.95),
+}
+#: The freqs tiers take (periods that do not overlap: a listing enters or sells in one of them).
+TIER_FREQS: tuple[str, ...] = ("W", "M", "Q")
+#: Metrics of the closed sales, tiered by sale price (the others by list price at entry); the
+#: names not in the trends' metrics are skipped.
+SALE_SIDE: tuple[str, ...] = (
+    "homes_sold",
+    "median_sale_price",
+    "median_sale_ppsf",
+    "median_dom",
+    "avg_sale_to_list",
+    "pct_sold_above_list",
+    "median_days_to_close",
+)
+_EDGES = (0.05, 0.35, 0.65, 0.95)
+_TIMES = ("OriginalEntryTimestamp", "MajorChangeTimestamp", "CloseDate")
+_HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp")
+
+
+def band_tier(
+    price: np.ndarray, q05: np.ndarray, q35: np.ndarray, q65: np.ndarray, q95: np.ndarray
+) -> np.ndarray:
+    """Tier code per price (0 bottom, 1 middle, 2 top; NaN outside the 5th–95th percentile or
+    unknown): ``[q05, q35)``, ``[q35, q65)``, ``[q65, q95]``."""
+    with np.errstate(invalid="ignore"):
+        conditions = [
+            (price >= q05) & (price < q35),
+            (price >= q35) & (price < q65),
+            (price >= q65) & (price <= q95),
+        ]
+    return np.select(conditions, [0.0, 1.0, 2.0], default=np.nan)
+
+
+def _bands(price: pd.Series, groups: dict[str, pd.Series]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The 5th, 35th, 65th and 95th percentile of ``price`` per group (one row per group with a
+    price: the ``groups`` columns, ``q05`` ... ``q95``), and the same per row of ``price`` (NaN
+    where the row has no price or no group)."""
+    frame = pd.DataFrame({**groups, "_price": price}).dropna()
+    names = list(groups)
+    edges = [f"q{round(q * 100):02d}" for q in _EDGES]
+    if frame.empty:  # no price: no band
+        table = pd.DataFrame({**{n: frame[n] for n in names}, **dict.fromkeys(edges, np.nan)})
+    else:
+        table = frame.groupby(names, sort=False)["_price"].quantile(list(_EDGES)).unstack()
+        table.columns = edges
+        table = table.reset_index()
+    per_row = pd.DataFrame(groups).merge(table, on=names, how="left")
+    return table, per_row[table.columns[len(names) :]].set_axis(price.index)
+
+
+def _entry_prices(table: pd.DataFrame, history: Any, func: str) -> pd.Series:
+    """Each listing's list price when it entered: the old price of its first price change in
+    the history, else its ListPrice (the kernel's ``median_list_price`` price)."""
+    price = to_float(table["ListPrice"], "ListPrice", func)
+    if history is None:
+        return price
+    changes = frame_of(history, _HISTORY, "history", func, ("PreviousListPrice",))
+    if "PreviousListPrice" not in changes.collect_schema():
+        return price
+    rows = collect(
+        changes.filter(
+            (nw.col("ChangeType").cast(nw.String) == "price_change").fill_null(False)
+        ).select(
+            nw.col("ListingId").cast(nw.String),
+            "ChangeTimestamp",
+            nw.col("PreviousListPrice").cast(nw.Float64),
+        )
+    )
+    if rows.empty:
+        return price
+    rows = rows.assign(_at=to_utc(rows["ChangeTimestamp"], "ChangeTimestamp", func))
+    first = rows.sort_values("_at", kind="stable").drop_duplicates("ListingId")
+    old = first.set_index("ListingId")["PreviousListPrice"]
+    at_entry = table["ListingId"].astype("str").map(old).astype("float64")
+    return at_entry.where(at_entry.notna(), price)
+
+
+def _tiers(
+    table: pd.DataFrame, history: Any, keys: list[str], segment: str, code: str, func: str
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Per row of the market: whether it is listed (segment, market) and its sale and list tier
+    (codes, NaN: none); and per side the bands of each market × period × tier."""
+    listed = pd.Series(segment_mask(table["PropertyType"], segment), index=table.index)
+    for key in keys:
+        listed &= table[key].notna()
+    markets = {
+        k: pd.Series(as_key(table[k]).to_numpy(dtype=object), index=table.index) for k in keys
+    }
+    closed = _closed(table) & listed
+    close = to_float(table["ClosePrice"], "ClosePrice", func).where(closed)
+    entry = _entry_prices(table, history, func).where(listed)
+    out: dict[str, Any] = {"listed": listed.to_numpy()}
+    bands = {}
+    for side, price, column in (
+        ("sale", close, "CloseDate"),
+        ("list", entry, "OriginalEntryTimestamp"),
+    ):
+        naive = to_utc(table[column], column, func).dt.tz_convert(None)
+        period = naive.dt.to_period(code).dt.start_time.dt.as_unit("us")
+        groups = {**markets, "period_begin": period}
+        table_, edges = _bands(price, groups)
+        out[f"{side}_tier"] = band_tier(
+            price.to_numpy(dtype="float64"), *(edges[c].to_numpy(dtype="float64") for c in edges)
+        )
+        bands[side] = _band_rows(table_, [*keys, "period_begin"], side)
+    return pd.DataFrame(out, index=table.index), bands
+
+
+def _band_rows(table: pd.DataFrame, names: list[str], side: str) -> pd.DataFrame:
+    """One row per group × tier: the tier's ``<side>_band_low`` and ``<side>_band_high``."""
+    parts = []
+    for tier, (low, high) in TIER_BANDS.items():
+        part = table[names].assign(tier=tier)
+        part[f"{side}_band_low"] = table[f"q{round(low * 100):02d}"].to_numpy()
+        part[f"{side}_band_high"] = table[f"q{round(high * 100):02d}"].to_numpy()
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _as_of(table: pd.DataFrame, keys: list[str], segment: str, func: str) -> pd.Timestamp:
+    """The newest timestamp of the segment's listings with a market (the kernel's default
+    end), so that both runs cover the same periods."""
+    rows = pd.Series(segment_mask(table["PropertyType"], segment), index=table.index)
+    for key in keys:
+        rows &= table[key].notna()
+    known = [to_utc(table.loc[rows, c], c, func).max() for c in _TIMES]
+    known = [t for t in known if pd.notna(t)]
+    if not known:
+        raise AnalysisInputError(f"{func}(): `market` has no timestamps to place in periods")
+    return pd.Timestamp(max(known))
+
+
+def _family(column: str, metrics: Sequence[str]) -> str | None:
+    """The metric a column belongs to (itself, ``<metric>_n``, ``<metric>_yoy`` ...)."""
+    best = None
+    for metric in metrics:
+        if (column == metric or column.startswith(f"{metric}_")) and (
+            best is None or len(metric) > len(best)
+        ):
+            best = metric
+    return best
+
+
+def tiered_trends(
+    run: Callable[[pd.DataFrame, list[str], Any], pd.DataFrame],
+    market: Any,
+    history: Any,
+    *,
+    keys: list[str],
+    freq: str,
+    code: str,
+    segment: str,
+    end: Any,
+    metrics: Sequence[str],
+    sampled: Sequence[str],
+    min_sample: int,
+    needed: Sequence[str],
+    func: str = "market_trends",
+) -> pd.DataFrame:
+    """The trends per market × tier × period: ``run(frame, by, end)`` is the untiered
+    ``market_trends`` with the caller's other options, run once on the sale-tiered sales and
+    once on the list-tiered listings; the sale metrics come from the first, the rest from the
+    second."""
+    if freq not in TIER_FREQS:
+        raise AnalysisInputError(
+            f"{func}(): `tiers=True` takes `freq` in {list(TIER_FREQS)} (periods that do not "
+            f"overlap, so each sale and entry falls in one), got {freq!r}"
+        )
+    if "tier" in keys:
+        raise AnalysisInputError(f"{func}(): `by` may not name 'tier' with `tiers=True`")
+    frame_of(market, [*keys, *needed], "market", func)  # the columns checked before any work
+    table = market if is_pandas(market) else collect(nw.from_native(market))
+    table = table.drop(columns=[c for c in ("tier",) if c in table.columns]).reset_index(drop=True)
+    tiers, bands = _tiers(table, history, keys, segment, code, func)
+    last = _as_of(table, keys, segment, func) if end is None else end
+    names = np.asarray(TIERS, dtype=object)
+    by = [*keys, "tier"]
+    runs = {}
+    for side in ("sale", "list"):
+        tier = tiers[f"{side}_tier"]
+        rows = table[tier.notna().to_numpy()]
+        rows = rows.assign(tier=names[tier.dropna().to_numpy(dtype="int64")])
+        runs[side] = run(rows, by, last)
+    out = _combine(runs, keys, metrics)
+    no_sale = tiers["sale_tier"].isna()
+    out = _with_bands(out, bands, keys)
+    out.attrs = {
+        **runs["list"].attrs,
+        "by": keys,
+        "blanked": _blanked(out, sampled, min_sample),
+        "tiers": {
+            "bands": {t: list(b) for t, b in TIER_BANDS.items()},
+            "sale_metrics": [m for m in metrics if m in SALE_SIDE],
+            "sale_price": "ClosePrice, against the sales of the market and period of close",
+            "list_price": "list price at entry, against the listings that entered the market "
+            "in the same period; a listing keeps that tier for life",
+            "untiered_sales": int((tiers["listed"] & _closed(table) & no_sale).sum()),
+            "untiered_listings": int((tiers["listed"] & tiers["list_tier"].isna()).sum()),
+        },
+    }
+    return out
+
+
+def _closed(table: pd.DataFrame) -> pd.Series:
+    return table["StandardStatus"].astype("str") == "Closed"
+
+
+def _combine(
+    runs: dict[str, pd.DataFrame], keys: list[str], metrics: Sequence[str]
+) -> pd.DataFrame:
+    """The sale metrics of the sale run beside the others of the list run, on every market ×
+    tier × period (a combination with no listings: counts 0, the rest NaN)."""
+    base = ["period_begin", "period_end", "complete", *keys, "tier"]
+    runs = {side: run.astype({"tier": object}) for side, run in runs.items()}  # empty: float
+    columns = [c for c in runs["list"].columns if c not in base]
+    sale = [c for c in columns if _family(c, metrics) in SALE_SIDE]
+    rest = [c for c in columns if c not in sale]
+    periods = runs["list"][["period_begin", "period_end", "complete"]].drop_duplicates()
+    if periods.empty:
+        periods = runs["sale"][["period_begin", "period_end", "complete"]].drop_duplicates()
+    markets = pd.concat([runs[s][keys] for s in runs]).drop_duplicates()
+    if not keys:  # one market (the whole frame)
+        markets = pd.DataFrame(index=range(1))
+    grid = markets.merge(pd.DataFrame({"tier": np.asarray(TIERS, dtype=object)}), how="cross")
+    grid = grid.merge(periods, how="cross")
+    on = ["period_begin", *keys, "tier"]
+    out = grid.merge(runs["list"][[*on, *rest]], on=on, how="left")
+    out = out.merge(runs["sale"][[*on, *sale]], on=on, how="left")
+    source = {c: runs["sale" if c in sale else "list"] for c in columns}
+    counts = [c for c in columns if pd.api.types.is_integer_dtype(source[c][c].dtype)]
+    for column in counts:  # the counts and sample sizes: 0 where a tier has nothing
+        out[column] = out[column].fillna(0).astype("int64")
+    out["tier"] = pd.Categorical(out["tier"], categories=list(TIERS), ordered=True)
+    out = out.sort_values([*keys, "tier", "period_begin"], kind="stable")
+    return out[[*base, *columns]].reset_index(drop=True)
+
+
+def _with_bands(out: pd.DataFrame, bands: dict[str, pd.DataFrame], keys: list[str]) -> pd.DataFrame:
+    """Each row's band edges per side (NaN where the market had no price in the period)."""
+    on = [*keys, "tier", "period_begin"]
+    if out.empty:
+        return out.assign(**{c: np.nan for e in bands.values() for c in e.columns if c not in on})
+    for edges in bands.values():
+        edges = edges.assign(
+            tier=pd.Categorical(edges["tier"], categories=list(TIERS), ordered=True),
+            period_begin=edges["period_begin"].astype(out["period_begin"].dtype),
+        )
+        out = out.merge(edges, on=on, how="left")
+    return out
+
+
+def _blanked(out: pd.DataFrame, sampled: Sequence[str], min_sample: int) -> int:
+    """Values blanked below ``min_sample`` (a sample of 1 to ``min_sample - 1``)."""
+    total = 0
+    for metric in sampled:
+        n = out[f"{metric}_n"]
+        total += int(((n > 0) & (n < min_sample)).sum())
+    return total

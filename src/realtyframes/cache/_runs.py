@@ -1,0 +1,300 @@
+"""The run history: one small Parquet file per load, sync, report or watch run in ``<root>/runs``.
+
+Each run appends one record (:data:`RUN_COLUMNS`) as its own file,
+``runs/run.<started>.<scope_key>.<run_id>.parquet``, written in ``.rf/staging`` and renamed into
+place: runs of several processes never touch one file, and a reader
+(``read_parquet('runs/*.parquet')``) never sees a half-written one. Before it is written, a record is compared with the previous
+successful run of the same scope (:func:`anomaly`): rows down by more than
+:data:`ROW_DROP_SHARE`, or a quarantine share up by more than :data:`QUARANTINE_JUMP`, is
+written in its ``anomaly`` column.
+
+>>> record = append_run("data/cache", kind="watch", resource="market", scope={"City": "Miami"},
+...                     rows=1506, outcome="ok")  # doctest: +SKIP
+>>> read_runs("data/cache").tail(1)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from realtyframes._files import PRIVATE_MODE, atomic_path
+from realtyframes._version import __version__
+from realtyframes.cache._entries import _private_dirs, normalise_params
+from realtyframes.cache._layout import INTERNAL
+
+__all__ = [
+    "QUARANTINE_JUMP",
+    "ROW_DROP_MIN",
+    "ROW_DROP_SHARE",
+    "RUNS",
+    "RUN_COLUMNS",
+    "RUN_KINDS",
+    "anomaly",
+    "append_run",
+    "read_runs",
+    "scope_key",
+]
+
+#: The folder of the run history under the cache root.
+RUNS = "runs"
+#: What appends records.
+RUN_KINDS = ("load", "sync", "report", "watch")
+#: A run whose rows fall by more than this share of the previous run of its scope is flagged.
+ROW_DROP_SHARE = 0.20
+#: ... when that previous run had at least this many rows (smaller scopes swing by chance).
+ROW_DROP_MIN = 20
+#: A run whose quarantined share of rows rises by more than this (absolute) is flagged.
+QUARANTINE_JUMP = 0.05
+
+_TIME = pa.timestamp("us", tz="UTC")
+#: The columns of a run record and their Arrow types (the schema of every runs file).
+SCHEMA = pa.schema(
+    [
+        ("run_id", pa.string()),
+        ("started", _TIME),
+        ("finished", _TIME),
+        ("kind", pa.string()),
+        ("resource", pa.string()),
+        ("scope", pa.string()),
+        ("scope_key", pa.string()),
+        ("host", pa.string()),
+        ("account", pa.string()),
+        ("requests", pa.int64()),
+        ("retries", pa.int64()),
+        ("throttled", pa.int64()),
+        ("rows", pa.int64()),
+        ("quarantined", pa.int64()),
+        ("new", pa.int64()),
+        ("changed", pa.int64()),
+        ("removed", pa.int64()),
+        ("from_cache", pa.bool_()),
+        ("outcome", pa.string()),
+        ("error_code", pa.string()),
+        ("anomaly", pa.string()),
+        ("toolkit_version", pa.string()),
+        ("resumed_from", pa.string()),
+    ]
+)
+RUN_COLUMNS: tuple[str, ...] = tuple(SCHEMA.names)
+_INTS = ("requests", "retries", "throttled", "rows", "quarantined", "new", "changed", "removed")
+_SECRET_NAME = re.compile(r"key|token|secret|password|passwd|auth|credential", re.IGNORECASE)
+
+
+def _plain_host(host: str | None) -> str | None:
+    """``host`` without a user or password (``https://u:p@h/`` -> ``https://h/``).
+
+    >>> _plain_host("https://me:pw@api.example.com/v1")
+    'https://api.example.com/v1'
+    """
+    if not host:
+        return host
+    try:
+        parts = urlsplit(host)
+    except ValueError:
+        return "<unparsable host>"
+    if parts.username is None and parts.password is None:
+        return host
+    netloc = parts.hostname or ""
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def scope_text(scope: Mapping[str, Any] | None) -> str:
+    """The scope as sorted JSON: values normalised as in cache keys, credential-like names
+    ``<redacted>``, id lists longer than 10 as their count and a digest.
+
+    >>> scope_text({"City": "Miami", "Pool": True, "api_key": "s3cret"})
+    '{"City": "Miami", "Pool": "true", "api_key": "<redacted>"}'
+    >>> "50 ids sha256:" in scope_text({"ListingIds": [str(i) for i in range(50)]})
+    True
+    """
+    shown: dict[str, Any] = {}
+    for name, value in dict(scope or {}).items():
+        if _SECRET_NAME.search(str(name)):
+            shown[name] = "<redacted>"
+        elif isinstance(value, list | tuple | set | frozenset) and len(value) > 10:
+            items = sorted(str(v) for v in value)
+            digest = hashlib.sha256(",".join(items).encode()).hexdigest()[:16]
+            shown[name] = f"{len(items)} ids sha256:{digest}"
+        else:
+            shown[name] = value
+    return json.dumps(normalise_params(shown), sort_keys=True)
+
+
+def scope_key(kind: str, resource: str, scope: str, host: str | None, account: str | None) -> str:
+    """What makes two runs "the same scope": kind, resource, scope, host and account (16 hex).
+
+    >>> len(scope_key("load", "listings", '{"City": "Miami"}', "https://h", "acct"))
+    16
+    """
+    text = json.dumps([kind, resource, scope, host, account])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _stamp(value: datetime | None) -> pd.Timestamp:
+    when = pd.Timestamp(value if value is not None else datetime.now(UTC))
+    return when.tz_localize(UTC) if when.tzinfo is None else when.tz_convert(UTC)
+
+
+def read_runs(root: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every run record under the cache ``root``, oldest first (an empty frame with
+    :data:`RUN_COLUMNS` when there is none). A file that cannot be read is skipped.
+
+    >>> read_runs("data/cache")[["started", "kind", "resource", "requests", "outcome"]]  # doctest: +SKIP
+    """
+    folder = Path(root).expanduser() / RUNS
+    tables = []
+    for path in sorted(folder.glob("run.*.parquet")) if folder.is_dir() else ():
+        try:
+            tables.append(pq.read_table(path, schema=SCHEMA))
+        except (OSError, ValueError, pa.ArrowException):
+            continue  # removed meanwhile, or not a run file
+    table = pa.concat_tables(tables) if tables else SCHEMA.empty_table()
+    frame = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    for name in ("from_cache",):
+        frame[name] = frame[name].astype("boolean")
+    for name in RUN_COLUMNS:
+        if SCHEMA.field(name).type == pa.string():
+            frame[name] = frame[name].astype("str")
+    return frame.sort_values(["started", "run_id"], kind="stable").reset_index(drop=True)
+
+
+def anomaly(record: Mapping[str, Any], previous: pd.DataFrame) -> str | None:
+    """Why ``record`` is flagged against the latest successful run of its scope in ``previous``
+    (the run history), or None. Rows down by more than :data:`ROW_DROP_SHARE` (when that run had
+    :data:`ROW_DROP_MIN` rows or more); the quarantined share of rows up by more than
+    :data:`QUARANTINE_JUMP`.
+
+    >>> before = pd.DataFrame({"scope_key": ["s"], "outcome": ["ok"], "rows": [100],
+    ...                        "quarantined": [0], "started": [pd.Timestamp("2026-01-01", tz="UTC")]})
+    >>> anomaly({"scope_key": "s", "outcome": "ok", "rows": 70, "quarantined": 0}, before)
+    'rows fell 30% against the previous run of this scope (100 -> 70; flagged above 20%)'
+    """
+    if record.get("outcome") != "ok" or record.get("rows") is None or not len(previous):
+        return None
+    same = previous[
+        (previous["scope_key"] == record["scope_key"])
+        & (previous["outcome"] == "ok")
+        & previous["rows"].notna()
+    ]
+    if not len(same):
+        return None
+    last = same.sort_values("started", kind="stable").iloc[-1]
+    rows, before = int(record["rows"]), int(last["rows"])
+    found = []
+    if before >= ROW_DROP_MIN and before - rows > ROW_DROP_SHARE * before:
+        found.append(
+            f"rows fell {(before - rows) / before:.0%} against the previous run of this scope "
+            f"({before} -> {rows}; flagged above {ROW_DROP_SHARE:.0%})"
+        )
+    quarantined = int(record.get("quarantined") or 0)
+    then = 0 if pd.isna(last["quarantined"]) else int(last["quarantined"])
+    share = quarantined / (rows + quarantined) if rows + quarantined else 0.0
+    share_before = then / (before + then) if before + then else 0.0
+    if share - share_before > QUARANTINE_JUMP:
+        found.append(
+            f"quarantined share rose from {share_before:.1%} to {share:.1%} "
+            f"(flagged above +{QUARANTINE_JUMP:.0%})"
+        )
+    return "; ".join(found) or None
+
+
+def append_run(
+    root: str | os.PathLike[str],
+    *,
+    kind: str,
+    resource: str,
+    scope: Mapping[str, Any] | None = None,
+    started: datetime | None = None,
+    finished: datetime | None = None,
+    host: str | None = None,
+    account: str | None = None,
+    outcome: str = "ok",
+    error_code: str | None = None,
+    resumed_from: str | None = None,
+    **counts: Any,
+) -> dict[str, Any]:
+    """Append one run record to the history under the cache ``root`` and return it (with its
+    ``anomaly``, compared with the previous successful run of the same scope). ``kind``: one of
+    :data:`RUN_KINDS`; ``outcome``: ``"ok"`` or ``"failed"``; ``error_code``: the exception's
+    class name or the exit code. ``counts``: ``requests``, ``retries``, ``throttled``, ``rows``,
+    ``quarantined``, ``new``, ``changed``, ``removed`` (None: unknown) and ``from_cache``.
+    ``host`` loses any user and password; scope values with credential-like names are
+    redacted. The file is ``0600`` and appears whole (written aside, then renamed).
+
+    >>> append_run(client.dataset_path("listings").parent, kind="watch", resource="market",
+    ...            scope={"City": "Miami"}, rows=1506, new=3, changed=5, removed=0)  # doctest: +SKIP
+    """
+    if kind not in RUN_KINDS:
+        raise ValueError(f"kind: {kind!r} is not one of {', '.join(RUN_KINDS)}")
+    if outcome not in ("ok", "failed"):
+        raise ValueError(f"outcome: {outcome!r} is not 'ok' or 'failed'")
+    unknown = set(counts) - {*_INTS, "from_cache"}
+    if unknown:
+        raise TypeError(f"append_run: unexpected fields {sorted(unknown)}")
+    text = scope_text(scope)
+    host = _plain_host(host)
+    record: dict[str, Any] = {
+        "run_id": secrets.token_hex(8),
+        "started": _stamp(started),
+        "finished": _stamp(finished),
+        "kind": kind,
+        "resource": resource,
+        "scope": text,
+        "scope_key": scope_key(kind, resource, text, host, account),
+        "host": host,
+        "account": account,
+        **{name: None if counts.get(name) is None else int(counts[name]) for name in _INTS},
+        "from_cache": bool(counts.get("from_cache", False)),
+        "outcome": outcome,
+        "error_code": error_code,
+        "anomaly": None,
+        "toolkit_version": __version__,
+        "resumed_from": resumed_from,
+    }
+    root = Path(root).expanduser()
+    record["anomaly"] = anomaly(record, _latest_ok(root / RUNS, record["scope_key"]))
+    _write(root, record)
+    return record
+
+
+def _latest_ok(folder: Path, key: str, most: int = 50) -> pd.DataFrame:
+    """The latest successful record of scope ``key`` (its files are named by it, newest last:
+    only they are read, a history of thousands of runs costs a folder listing)."""
+    if not folder.is_dir():
+        return read_runs(folder / "none")
+    names = sorted(folder.glob(f"run.*.{key}.*.parquet"), reverse=True)[:most]
+    for path in names:
+        try:
+            table = pq.read_table(path, schema=SCHEMA)
+        except (OSError, ValueError, pa.ArrowException):
+            continue
+        if table.num_rows and table.column("outcome")[0].as_py() == "ok":
+            return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    return read_runs(folder / "none")
+
+
+def _write(root: Path, record: Mapping[str, Any]) -> Path:
+    folder, staging = root / RUNS, root / INTERNAL / "staging"
+    _private_dirs(folder)
+    _private_dirs(staging)
+    stamp = record["started"].strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"run.{stamp}.{record['scope_key']}.{record['run_id']}.parquet"
+    table = pa.Table.from_pylist([dict(record)], schema=SCHEMA)
+    with atomic_path(path, mode=PRIVATE_MODE, staging=staging / path.name) as tmp:
+        pq.write_table(table, tmp)
+    return path

@@ -1,0 +1,78 @@
+"""The notification of a market report: its headline figures as a summary, the HTML file attached
+(e-mail only; a webhook or chat gets the summary).
+
+>>> report = compute_market_report(frames, options)  # doctest: +SKIP
+>>> report_message(report, files.html).title  # doctest: +SKIP
+'realtyframes market report 2026-03-02 (Miami): 412 active, 96 sold in 90 days'
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from realtyframes.notify import Message, table
+
+if TYPE_CHECKING:
+    from realtyframes.report.compute import MarketReport
+
+__all__ = ["report_message"]
+
+#: Headline figures in the message: key, label (``{days}``: the window), kind of number.
+FIGURES: tuple[tuple[str, str, str], ...] = (
+    ("active_listings", "Active listings", "count"),
+    ("new_listings", "New listings, {days}", "count"),
+    ("homes_sold", "Homes sold, {days}", "count"),
+    ("median_sale_price", "Median sale price, {days}", "money"),
+    ("median_dom", "Median days on market, {days}", "number"),
+    ("months_of_supply", "Months of supply", "number"),
+    ("price_drops", "Price cuts, {days}", "count"),
+    ("median_drop_pct", "Median price cut", "percent"),
+    ("visitors", "Website visitors", "count"),
+    ("conversion_rate", "Conversion rate", "percent"),
+    ("new_leads", "New leads", "count"),
+)
+
+
+def _figure(value: Any, kind: str) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "—"
+    if math.isnan(number):
+        return "—"
+    if kind == "money":
+        return f"${number:,.0f}"
+    if kind == "percent":
+        return f"{number:.1%}"
+    if kind == "count":
+        return f"{number:,.0f}"
+    return f"{number:,.1f}"
+
+
+def report_message(report: MarketReport, html_file: Path | str | None = None) -> Message:
+    """The message of ``report``: a title with the main figures, a table of the headline
+    figures, and ``html_file`` (the written report) attached for e-mail targets."""
+    options = report.options
+    days = f"{float(options.window_days):g} days"
+    where = ", ".join(options.cities) if options.cities else "all markets"
+    h = report.headline
+    rows = [
+        [label.format(days=days), _figure(h[key], kind)] for key, label, kind in FIGURES if key in h
+    ]
+    title = (
+        f"realtyframes market report {options.day.isoformat()} ({where}): "
+        f"{_figure(h.get('active_listings'), 'count')} active, "
+        f"{_figure(h.get('homes_sold'), 'count')} sold in {days}"
+    )
+    intro = f"Market report of {options.day.isoformat()} for {where} (source: {options.source})."
+    attached = " The full report is attached." if html_file is not None else ""
+    text, md, html = table(["Figure", "Value"], rows)
+    return Message(
+        title,
+        text=f"{intro}\n\n{text}",
+        markdown=f"{intro}\n\n{md}",
+        html=f"<p>{intro}{attached}</p>{html}",
+        attach=(Path(html_file),) if html_file is not None else (),
+    )

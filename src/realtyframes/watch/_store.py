@@ -1,0 +1,202 @@
+"""Where watches live: ``<cache_dir>/.watches/`` — ``watches.json`` (the definitions, mode 0600:
+notification URLs hold secrets) and one ``<name>.parquet`` per watch (the listings of its scope at
+its last run, what the next run compares with), plus ``locks/`` (one lock per synced scope).
+
+The folder's name starts with a dot so the cache's own listing and clearing (resources are
+lower-case names) never take it for a dataset; ``realtyframes cache clear`` leaves it.
+
+>>> store = WatchStore(Path("~/.cache/realtyframes").expanduser())  # doctest: +SKIP
+>>> store.load()  # doctest: +SKIP
+{}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from realtyframes._changes import DESCRIBE
+from realtyframes._files import PRIVATE_MODE, atomic_path, atomic_write_text
+from realtyframes.api import validate_listing_search
+from realtyframes.cache import file_lock
+from realtyframes.errors import QueryError
+from realtyframes.loaders import sync_scope
+from realtyframes.notify import NotifyTarget, parse_targets
+
+__all__ = ["FOLDER", "LOCAL_FILTERS", "SNAPSHOT_COLUMNS", "Watch", "WatchStore", "check_name"]
+
+FOLDER = ".watches"
+_VERSION = 1
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+#: Filters on what moves (a listing enters and leaves them as prices change and days pass): the
+#: sync keeps the whole market of the other filters, and these choose the watch's listings in it.
+LOCAL_FILTERS: tuple[str, ...] = ("Status", "MinListPrice", "MaxListPrice", "MaxDaysOnMarket")
+#: What a watch keeps of each listing between runs: what ``rf.market_changes`` compares and
+#: describes, and what its filters read.
+SNAPSHOT_COLUMNS: tuple[str, ...] = (
+    "ListingId",
+    "ListPrice",
+    "StandardStatus",
+    "DaysOnMarket",
+    "OriginalEntryTimestamp",
+    "ModificationTimestamp",
+    "MajorChangeTimestamp",
+    *DESCRIBE,
+)
+
+
+def check_name(name: object) -> str:
+    """A watch's name: letters, digits, ``_ . -``, up to 64 characters, starting alphanumeric.
+
+    >>> check_name("miami-under-900k")
+    'miami-under-900k'
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise QueryError(
+            "name",
+            f"not a watch name: {name!r}",
+            "letters, digits, '_', '.', '-' (up to 64, starting with a letter or digit)",
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class Watch:
+    """A saved search: the synced ``scope``, the ``filters`` choosing listings in it, where to
+    notify (masked in every repr), a link template (``{ListingId}``) and when it last ran."""
+
+    name: str
+    scope: dict[str, str]
+    filters: dict[str, str]
+    notify: tuple[NotifyTarget, ...] = ()
+    link: str | None = None
+    last_run: str | None = None
+    created: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def define(
+        cls,
+        name: str,
+        filters: Mapping[str, Any],
+        *,
+        notify: Any = None,
+        link: str | None = None,
+    ) -> Watch:
+        """A new watch, every argument checked before any request."""
+        check_name(name)
+        if not isinstance(filters, Mapping):
+            raise QueryError("filters", "expected listing search filters", "City=..., ...")
+        params = validate_listing_search(dict(filters))
+        local = {k: params.pop(k) for k in LOCAL_FILTERS if k in params}
+        scope = sync_scope(params)
+        if link is not None and (not isinstance(link, str) or "{ListingId}" not in link):
+            raise QueryError(
+                "link", f"not a link template: {link!r}", "a URL containing {ListingId}"
+            )
+        targets = tuple(parse_targets(notify))
+        created = pd.Timestamp.now(tz="UTC").isoformat()
+        return cls(name, scope, local, targets, link, None, created)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scope": self.scope,
+            "filters": self.filters,
+            "notify": [t.url for t in self.notify],
+            "link": self.link,
+            "last_run": self.last_run,
+            "created": self.created,
+        }
+
+    @classmethod
+    def from_json(cls, name: str, data: Mapping[str, Any]) -> Watch:
+        return cls(
+            name,
+            dict(data.get("scope") or {}),
+            dict(data.get("filters") or {}),
+            tuple(parse_targets(list(data.get("notify") or []))),
+            data.get("link"),
+            data.get("last_run"),
+            data.get("created"),
+        )
+
+    def describe(self) -> str:
+        """The scope and filters as ``City=Miami MaxListPrice=900000`` (no secrets)."""
+        items = {**self.scope, **self.filters}
+        return " ".join(f"{k}={v}" for k, v in items.items())
+
+
+class WatchStore:
+    """The watches of one cache folder (see the module's docstring)."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = Path(root) / FOLDER
+
+    @property
+    def path(self) -> Path:
+        return self.folder / "watches.json"
+
+    def _make(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "locks").mkdir(exist_ok=True)
+
+    @contextmanager
+    def editing(self) -> Iterator[dict[str, Watch]]:
+        """The watches, locked against other processes; written back (0600) when the block ends
+        without an error."""
+        self._make()
+        with file_lock(self.folder / "locks" / "watches.lock", timeout=60):
+            watches = self.load()
+            yield watches
+            payload = {
+                "version": _VERSION,
+                "watches": {n: w.to_json() for n, w in sorted(watches.items())},
+            }
+            atomic_write_text(self.path, json.dumps(payload, indent=1) + "\n", mode=PRIVATE_MODE)
+
+    def load(self) -> dict[str, Watch]:
+        """Every watch by name ({} when none was added)."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise QueryError(
+                "watches", f"{self.path} is not readable ({type(exc).__name__})", "a watches file"
+            ) from None
+        return {n: Watch.from_json(n, w) for n, w in (data.get("watches") or {}).items()}
+
+    def lock_path(self, scope_id: str) -> Path:
+        """The lock file of one synced scope (created on use)."""
+        self._make()
+        return self.folder / "locks" / f"scope-{scope_id}.lock"
+
+    def snapshot_path(self, name: str) -> Path:
+        return self.folder / f"{check_name(name)}.parquet"
+
+    def read_snapshot(self, name: str) -> pd.DataFrame | None:
+        """The listings of the watch's scope at its last run, or None before its first run."""
+        path = self.snapshot_path(name)
+        return pd.read_parquet(path) if path.exists() else None
+
+    def write_snapshot(self, name: str, market: pd.DataFrame) -> None:
+        """Keep ``market``'s :data:`SNAPSHOT_COLUMNS` for the next run (atomic, 0600)."""
+        self._make()
+        columns = [c for c in SNAPSHOT_COLUMNS if c in market.columns]
+        with atomic_path(self.snapshot_path(name), mode=PRIVATE_MODE) as tmp:
+            market[columns].reset_index(drop=True).to_parquet(tmp, index=False)
+
+    def drop_snapshot(self, name: str) -> None:
+        self.snapshot_path(name).unlink(missing_ok=True)
+
+
+def private_mode(path: Path) -> int:
+    """The permission bits of ``path`` (for checks)."""
+    return os.stat(path).st_mode & 0o777
