@@ -26,8 +26,8 @@ from realtyframes.report._render_market import (
     comps_section,
     maps_section,
     market_section,
-    trends_section,
 )
+from realtyframes.report._render_trends import trends_section
 from realtyframes.report._render_web import leads_section, traffic_section
 from realtyframes.report.compute import COVERAGE_DAYS, MarketReport
 from realtyframes.report.options import DATA_FILES

@@ -51,7 +51,7 @@ Module map (each module one concern; imports point down the list):
 from __future__ import annotations
 
 from realtyframes.sandbox._app import SandboxAdmin, create_app
-from realtyframes.sandbox._embedded import EmbeddedSandbox, embedded
+from realtyframes.sandbox._embedded import EMBEDDED_LISTINGS, EmbeddedSandbox, embedded
 from realtyframes.sandbox._market_path import (
     DEFAULT_HISTORY_YEARS,
     HISTORY_YEARS_RANGE,
@@ -65,6 +65,7 @@ from realtyframes.sandbox._server import RunningSandbox, serve, start
 __all__ = [
     "DEFAULT_HISTORY_YEARS",
     "DEMO",
+    "EMBEDDED_LISTINGS",
     "HISTORY_YEARS_RANGE",
     "EmbeddedSandbox",
     "Faults",
