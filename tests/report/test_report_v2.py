@@ -323,7 +323,9 @@ def test_the_quarterly_and_index_tables_are_recomputed_from_the_written_frames(
     first_month = report.trend_total["period_begin"].min()
     listings = data["listings"]
     closed = pd.to_datetime(listings["CloseDate"], utc=True).dt.tz_localize(None)
-    sales = listings[(closed >= first_month).to_numpy() & (closed.dt.date <= options.day).to_numpy()]
+    sales = listings[
+        (closed >= first_month).to_numpy() & (closed.dt.date <= options.day).to_numpy()
+    ]
     index = rf.price_index(sales, freq="M", min_sample=options.min_sample).set_index("period_begin")
     months = rf.market_trends(
         data["listings"], data["changes"], freq="M", end=options.day, start=first_month.date(),

@@ -48,7 +48,11 @@ def price_index(index: pd.DataFrame, *, median: str | None = "median_index") -> 
     ax.axhline(100, color="0.5", linewidth=0.8, zorder=1)
     done, partial = _split(rows)
     lines: list[tuple[str, dict[str, Any], str]] = [
-        ("index", {"color": PALETTE[0], "linewidth": 2.0}, "Price index (homes of constant quality)")
+        (
+            "index",
+            {"color": PALETTE[0], "linewidth": 2.0},
+            "Price index (homes of constant quality)",
+        )
     ]
     if median is not None and median in rows:
         lines.append((median, {"color": "0.35", "linewidth": 1.2, "linestyle": "--"},

@@ -111,8 +111,7 @@ def _keys(trends: pd.DataFrame, by: str | None, metrics: Sequence[str], func: st
     for metric in metrics:
         if metric not in TREND_METRICS:
             raise ValueError(
-                f"plot.{func}(): `metric` must be one of {', '.join(TREND_METRICS)}, "
-                f"got {metric!r}"
+                f"plot.{func}(): `metric` must be one of {', '.join(TREND_METRICS)}, got {metric!r}"
             )
     keys = list(trends.attrs.get("by") or []) if by is None else [by]
     _need(trends, ["period_begin", *metrics, *keys], "trends", func)

@@ -190,8 +190,11 @@ def trends_section(report: MarketReport) -> Section:
     o = report.options
     blocks = [
         _tables(report),
-        _figure(chart(plots.inventory_trend, total), "Inventory and flows, whole market",
-                "inventory_trend"),  # fmt: skip
+        _figure(
+            chart(plots.inventory_trend, total),
+            "Inventory and flows, whole market",
+            "inventory_trend",
+        ),
         _markets_block(report),
         index_block(report),
     ]

@@ -47,17 +47,14 @@ def traffic_section(report: MarketReport) -> Section:
         "all the period's visitors.",
         numeric_header=[False, True],
     )
-    charts = (
-        _figure(
-            chart(plots.traffic_timeline, t),
-            "Visitors, pageviews and conversions per day",
-            "traffic_timeline",
-        )
-        + _figure(
-            chart(plots.traffic_panels, t),
-            "Top traffic sources, top pages, visitors by device and top countries",
-            "traffic_panels",
-        )
+    charts = _figure(
+        chart(plots.traffic_timeline, t),
+        "Visitors, pageviews and conversions per day",
+        "traffic_timeline",
+    ) + _figure(
+        chart(plots.traffic_panels, t),
+        "Top traffic sources, top pages, visitors by device and top countries",
+        "traffic_panels",
     )
     return Section("traffic", "Website traffic", table + charts)
 

@@ -32,8 +32,8 @@ from realtyframes.analysis import (
     market_summary,
     market_trends,
     price_drop_summary,
-    price_index,
     price_drops,
+    price_index,
     traffic_summary,
 )
 from realtyframes.errors import DataQualityWarning, QueryError
@@ -185,9 +185,7 @@ def _first_covered(
     report's date and covered by the data (months before it would show a build-up that is not in
     the market; a period's YoY exists only when its year-earlier period is in the frame, so
     covered)."""
-    start = period.rollforward(
-        (options.as_of_timestamp - pd.DateOffset(months=months)).normalize()
-    )
+    start = period.rollforward((options.as_of_timestamp - pd.DateOffset(months=months)).normalize())
     covered = covered_from(frames.listings)
     if covered is not None:
         start = max(start, period.rollforward(covered.ceil("D")))
@@ -207,7 +205,8 @@ def _trends(frames: MarketFrames, options: MarketReportOptions) -> dict[str, Any
         ("Q", pd.offsets.QuarterBegin(startingMonth=1), months + 12, ("quarters_by", "quarters")),
     ):
         start = _first_covered(frames, options, period, span)
-        kw = {"freq": freq, "start": start, "end": options.day, "min_sample": options.min_sample}
+        kw: dict[str, Any] = {"freq": freq, "start": start, "end": options.day,
+                              "min_sample": options.min_sample}  # fmt: skip
         by_market = market_trends(frames.listings, history, by=options.by, **kw)
         out[names[0]] = _no_partial_yoy(by_market)
         out[names[1]] = _no_partial_yoy(market_trends(frames.listings, history, **kw))
