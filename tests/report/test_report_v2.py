@@ -256,9 +256,17 @@ def test_no_chart_text_leaves_its_figure(written: tuple[Any, Any]) -> None:
         "market_map": rf.plot.listing_map(listings[listings["StandardStatus"] == "Active"]),
         "ppsf_boxplot": rf.plot.ppsf_boxplot(listings, by=o.by, markets=report.markets),
     }
+    quarters = report.quarters_by[report.quarters_by["City"].isin(report.markets)]
+    quarters.attrs = dict(report.quarters_by.attrs)
+    figures["trend_panels"] = rf.plot.trend_panels(
+        quarters, ["median_sale_price", "median_sale_ppsf", "homes_sold", "new_listings",
+                   "months_of_supply", "median_dom"], highlight=list(report.markets)[:4],
+    )  # fmt: skip
+    figures["price_index"] = rf.plot.price_index(report.index)
     if report.traffic is not None:
         figures["top_sources"] = rf.plot.top_sources(report.traffic)
         figures["traffic_timeline"] = rf.plot.traffic_timeline(report.traffic)
+        figures["traffic_panels"] = rf.plot.traffic_panels(report.traffic)
     from matplotlib.figure import Figure
 
     control = Figure(figsize=(4, 3))

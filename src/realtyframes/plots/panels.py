@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from realtyframes.plots._base import METRIC_LABELS, _fmt, _market_label, _no_data, _style
 from realtyframes.plots.trends import (
@@ -104,9 +105,8 @@ def trend_panels(
         extra.append(({"color": "0.75", "linewidth": 0.9}, f"{others} other markets (grey)"))
     if partial_seen:
         extra.append(({"color": "0.3", "marker": "o", **PARTIAL_STYLE}, PARTIAL_LABEL))
-    for style, text in extra:
-        (line,) = axes[0].plot([], [], **style)
-        handles.append(line)
+    for style, text in extra:  # legend entries only, on no panel
+        handles.append(Line2D([], [], **style))
         labels.append(text)
     fig.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.85 / 11.0, 0.02),
                ncols=2, frameon=False, fontsize=8)  # fmt: skip
