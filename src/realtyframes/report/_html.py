@@ -182,7 +182,6 @@ def figure_png(fig: Figure, *, dpi: int = CHART_DPI) -> bytes:
     pixels once and they are encoded as ``savefig`` encodes them (``_print_pil``).
     """
     import matplotlib.image
-    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = FigureCanvasAgg(fig)  # attaches itself as fig.canvas
@@ -194,8 +193,9 @@ def figure_png(fig: Figure, *, dpi: int = CHART_DPI) -> bytes:
             engine.execute(fig)
             fig.set_layout_engine("none")
         canvas.draw()
+        no_software: Any = {"Software": None}  # no version in the bytes (savefig's default)
         matplotlib.image.imsave(buffer, np.asarray(canvas.buffer_rgba()), format="png",
-                                origin="upper", dpi=dpi, metadata={"Software": None})  # fmt: skip
+                                origin="upper", dpi=dpi, metadata=no_software)  # fmt: skip
     finally:
         if engine is not None:
             fig.set_layout_engine(engine)
