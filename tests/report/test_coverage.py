@@ -102,13 +102,17 @@ def test_a_partial_period_loses_its_changes_and_only_it() -> None:
 
     trends = pd.DataFrame({"complete": [True, True, False], "homes_sold": [10, 12, 4],
                            "homes_sold_mom": [np.nan, 0.2, -0.67],
-                           "homes_sold_yoy": [0.1, 0.3, -0.5]})  # fmt: skip
+                           "homes_sold_yoy": [0.1, 0.3, -0.5],
+                           "months_of_supply": [4.0, 4.2, 9.9]})  # fmt: skip
     trends.attrs = {"freq": "M"}
     out = _no_partial_yoy(trends)
     assert out["homes_sold_mom"].iloc[1] == 0.2
     assert out["homes_sold_yoy"].iloc[:2].tolist() == [0.1, 0.3]
     assert out[["homes_sold_mom", "homes_sold_yoy"]].iloc[2].isna().all()
     assert out["homes_sold"].tolist() == [10, 12, 4] and out.attrs == {"freq": "M"}
+    # months of supply of the period so far is the sales so far over the whole period's days
+    assert out["months_of_supply"].iloc[:2].tolist() == [4.0, 4.2]
+    assert pd.isna(out["months_of_supply"].iloc[2])
     assert trends["homes_sold_yoy"].iloc[2] == -0.5  # the caller's frame is left alone
 
 

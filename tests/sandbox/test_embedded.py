@@ -14,7 +14,7 @@ def test_identity_is_the_data_and_the_package_version() -> None:
     """The cache identity of the embedded sandbox: byte-identical to what the client used. Its
     market is larger than ``SandboxOptions``' default (a default report's months need sales)."""
     options = SandboxOptions(listings=EMBEDDED_LISTINGS)
-    assert EMBEDDED_LISTINGS == 2 * SandboxOptions().listings
+    assert SandboxOptions().listings * 2 == EMBEDDED_LISTINGS
     sandbox = embedded()
     try:
         assert sandbox.options == options
