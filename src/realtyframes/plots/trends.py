@@ -74,7 +74,9 @@ def _groups(
 ) -> tuple[list[tuple[Any, pd.DataFrame]], dict[int, int]]:
     """The markets' rows (sorted by key), and the colour rank of each highlighted market: the
     ``highlight`` largest by ``metric``'s sample, or the markets named, in that order."""
-    groups = list(trends.groupby(keys, sort=True)) if keys else [("All", trends)]
+    rows = trends.sort_values("period_begin", kind="stable")  # each market's rows in order
+    rows.attrs = {}  # pandas deep-copies attrs on every step: half of a chart's time
+    groups = list(rows.groupby(keys, sort=True)) if keys else [("All", rows)]
     if isinstance(highlight, int):
         ranked = sorted(range(len(groups)), key=lambda i: -_size(groups[i][1], metric))
         return groups, {g: rank for rank, g in enumerate(ranked[:highlight])}
@@ -87,11 +89,11 @@ def _lines(
     ax: Axes, groups: list[tuple[Any, pd.DataFrame]], colour: dict[int, int], metric: str,
     label: Any,
 ) -> bool:  # fmt: skip
-    """Each market's line on ``ax`` (``label(key, complete rows)`` names a highlighted one);
-    True when a partial period was drawn."""
+    """Each market's line on ``ax`` (``label(key, complete rows)`` names a highlighted one; rows
+    in period order, as :func:`_groups` gives them); True when a partial period was drawn."""
     partial_seen = False
     for i, (key, rows) in enumerate(groups):
-        done, partial = _split(rows.sort_values("period_begin"))
+        done, partial = _split(rows)
         style: dict[str, Any]
         if i in colour:
             text = label(key, done)
