@@ -19,6 +19,7 @@ from report_html import parse, same
 
 import realtyframes as rf
 from realtyframes.report import MarketReportOptions, compute_market_report, load_market_frames
+from realtyframes.report._html import esc
 from realtyframes.report.compute import COVERAGE_DAYS, covered_from
 from realtyframes.report.render import render_market_report
 from realtyframes.sandbox import SandboxOptions, start
@@ -163,3 +164,19 @@ def test_the_multiyear_sandbox_shows_yoy_for_every_quarter_with_a_covered_year_b
 
 def test_the_multiyear_period_not_over_has_no_change_against_the_past(multiyear: Any) -> None:
     test_the_period_not_over_has_no_change_against_the_past(multiyear)
+
+
+def test_a_market_too_thin_for_a_price_index_says_so(
+    short_history: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No month with ``min_sample`` sales: no base period, so no index; the report says why (the
+    reason rf.price_index gives) and draws no empty index chart."""
+    thin = _report(short_history, tmp_path_factory.mktemp("cache"), cities=("Doral",),
+                   min_sample=1000)  # fmt: skip
+    assert thin.index is None
+    (note,) = [n for n in thin.notes if n.startswith("Price index:")]
+    assert "no base period with min_sample=1000" in note
+    html = render_market_report(thin, workers=0)
+    assert f'<p class="notice">{esc(note)}</p>' in html
+    assert 'data-chart="price_index"' not in html
+    assert 'data-table="price_index"' not in html

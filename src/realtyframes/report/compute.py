@@ -215,22 +215,27 @@ def _trends(frames: MarketFrames, options: MarketReportOptions) -> dict[str, Any
 
 def _index(
     frames: MarketFrames, options: MarketReportOptions, total: pd.DataFrame | None
-) -> pd.DataFrame | None:
+) -> tuple[pd.DataFrame | None, list[str]]:
     """The hedonic price index by month from the first whole covered month (the base: the first
     month with ``min_sample`` sales), with the median sale price indexed to the same base (``median_index``) and ``complete``; None when
     there are no sales to index."""
     listings = frames.listings
     if total is None or total.empty or "CloseDate" not in listings.columns:
-        return None
+        return None, []
     start = pd.Timestamp(total["period_begin"].min())
     closed = pd.to_datetime(listings["CloseDate"], errors="coerce")
     closed = closed.dt.tz_localize(None) if closed.dt.tz is not None else closed
     sales = listings[(closed >= start).to_numpy() & (closed.dt.date <= options.day).to_numpy()]
     if sales.empty:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DataQualityWarning)  # thin months are blank, and said so
+        return None, []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataQualityWarning)
         index = price_index(sales, freq="M", method="hedonic", min_sample=options.min_sample)
+    notes = [
+        f"Price index: {w.message}" for w in caught if issubclass(w.category, DataQualityWarning)
+    ]
+    if index.empty or index["index"].notna().sum() == 0:
+        return None, notes
     months = total.set_index(pd.to_datetime(total["period_begin"]))
     begin = pd.to_datetime(index["period_begin"])
     median = months["median_sale_price"].reindex(begin).to_numpy()
@@ -238,7 +243,7 @@ def _index(
     index["median_index"] = 100.0 * median / base
     index["median_n"] = months["median_sale_price_n"].reindex(begin).fillna(0).to_numpy()
     index["complete"] = months["complete"].reindex(begin).fillna(True).astype(bool).to_numpy()
-    return index
+    return index, notes
 
 
 def _no_partial_yoy(trends: pd.DataFrame) -> pd.DataFrame:
@@ -373,14 +378,15 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         headline["new_leads"] = int(funnel.weekly["new_leads"].sum()) if len(funnel.weekly) else 0
     trends = _trends(frames, options)
     found, comp_notes = _comps(listings, options)
+    index, index_notes = _index(frames, options, trends.get("trend_total"))
     return MarketReport(
         **trends,
-        index=_index(frames, options, trends.get("trend_total")),
+        index=index,
         year_ago=_year_ago(frames, options, markets),
         covered_from=covered_from(frames.listings),
         subtypes=_subtypes(listings, options),
         comps=found,
-        notes=tuple(comp_notes),
+        notes=tuple(comp_notes + index_notes),
         options=options,
         frames=frames,
         markets=markets,
