@@ -88,6 +88,7 @@ def _report_rows() -> tuple[list[list[str]], dict[str, float]]:
         "warm / imports": wall["warm"] / base,
         "cold / warm": wall["cold"] / wall["warm"],
         "warm one process / warm": wall["warm, one process"] / wall["warm"],
+        "CPU of warm one process / CPU of imports": cpu["warm, one process"] / cpu["imports"],
     }
     return rows, ratios
 

@@ -145,7 +145,8 @@ def run() -> str:
             "",
             f"`market_trends` takes **{trends / baseline:.1f}×** a plain groupby median: it also "
             "rebuilds every listing's status timeline from the history for the point-in-time "
-            "stocks, and computes 14 metrics, their sample sizes and MoM / YoY changes. Against "
+            "stocks, and computes 23 metrics (the competition columns of #27 among them), their "
+            "sample sizes and period-over-period / YoY changes. Against "
             "the plainest pandas work that reads the same two inputs (a merge of the history "
             f"with the market and one monthly median), it takes **{trends / joined:.1f}×**. "
             f"Issue 12's goal (3× the groupby median) is {_verdict(trends / baseline)}: "

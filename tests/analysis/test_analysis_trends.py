@@ -137,8 +137,11 @@ def test_small_samples_are_blanked_and_counted() -> None:
     assert out.loc[JAN, "median_list_price"] == 400_000.0  # two new listings: kept
     assert out.loc[MAR, "pct_active_with_price_drop"] == 0.5  # two active listings: kept
     # blanked: 5 sale metrics + months of supply in Jan and Mar, median list price in Feb,
-    # and Feb's share (one active listing)
-    assert out.attrs["blanked"] == 2 * 6 + 1 + 1
+    # and Feb's share (one active listing); of the competition metrics (#27): off market in two
+    # weeks in Feb (L3 alone listed), days to pending in Jan (L4), days to close in Jan and Mar,
+    # age of inventory in Feb (L3), the median cut in Feb and Mar, and the pending ratio and
+    # absorption rate in Feb (one active listing)
+    assert out.attrs["blanked"] == 2 * 6 + 1 + 1 + (1 + 1 + 2 + 1 + 2 + 1 + 1)
     assert math.isnan(out.loc[MAR, "median_sale_price_mom"])
 
 
@@ -182,7 +185,7 @@ def test_without_history_the_stocks_are_estimated_and_say_so() -> None:
 
 
 def test_bad_arguments_name_the_parameter() -> None:
-    with pytest.raises(AnalysisInputError, match="`freq` must be one of \\['W', 'M', 'Q'\\]"):
+    with pytest.raises(AnalysisInputError, match="`freq` must be one of \\['W', '4W', 'M', 'Q'\\]"):
         rf.market_trends(market(), freq="D")
     with pytest.raises(AnalysisInputError, match="`min_sample` must be an integer >= 0"):
         rf.market_trends(market(), min_sample=-1)

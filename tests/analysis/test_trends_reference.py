@@ -7,7 +7,8 @@ definition can be written: Active from ``OriginalEntryTimestamp``, then every ``
 the history at its ``ChangeTimestamp``, and Closed at ``CloseDate`` when the history has no
 closing. Counted per calendar month (UTC): the stocks at the month's end (``active_listings``,
 ``pending_listings``), the flows in the month (``new_listings``, ``homes_sold``, ``price_drops``)
-and the median sale price with its n.
+and the median sale price with its n; and of the competition columns (#27) the listings Active at
+any point in the month, the age of the month-end inventory and the days to pending, with their n.
 """
 
 from __future__ import annotations
@@ -120,12 +121,46 @@ def status_at(x: dict[str, Any], when: pd.Timestamp) -> str | None:
     return status
 
 
+def timeline(x: dict[str, Any]) -> list[tuple[pd.Timestamp, str]]:
+    """The listing's statuses from entry, in time order (the closing from CloseDate when the
+    history lacks it)."""
+    out = [(x["entry"], "Active")]
+    for at, _old, new in x["events"]:
+        if new != "Closed" or x["closing_in_history"]:
+            out.append((at, new))
+    if not x["closing_in_history"] and not pd.isna(x["close_at"]):
+        out.append((x["close_at"], "Closed"))
+    return out
+
+
+def active_during(x: dict[str, Any], begin: pd.Timestamp, end: pd.Timestamp) -> bool:
+    """Active at some instant of [begin, end): Active just before ``begin`` (entered before it),
+    or becoming Active inside."""
+    return status_at(x, begin) == "Active" or any(
+        begin <= at < end and new == "Active" for at, new in timeline(x)
+    )
+
+
+def days_to_pending(x: dict[str, Any], begin: pd.Timestamp, end: pd.Timestamp) -> list[int]:
+    """Calendar days from entry to the listing's first Pending in [begin, end) (none: [])."""
+    went = [at for at, new in timeline(x) if new == "Pending" and begin <= at < end]
+    return [(went[0].normalize() - x["entry"].normalize()).days] if went else []
+
+
+def median(values: list[float]) -> float:
+    return float(np.median(values)) if values else np.nan
+
+
 def reference(listings: list[dict[str, Any]]) -> pd.DataFrame:
     rows = []
     for begin in pd.date_range(START, END, freq="MS"):
         end = begin + pd.offsets.MonthBegin(1)
         statuses = [status_at(x, end) for x in listings]
         sold = [x["close_price"] for x in listings if begin <= x["close_at"] < end]
+        last_day = (end - pd.Timedelta(days=1)).normalize()
+        ages = [(last_day - x["entry"].normalize()).days for x, s in zip(listings, statuses,
+                strict=True) if s == "Active"]  # fmt: skip
+        to_pending = [d for x in listings for d in days_to_pending(x, begin, end)]
         rows.append(
             {
                 "period_begin": begin.tz_localize(None),
@@ -139,6 +174,11 @@ def reference(listings: list[dict[str, Any]]) -> pd.DataFrame:
                     any(begin <= at < end and new < old for at, old, new in x["cuts"])
                     for x in listings
                 ),
+                "active_listings_any": sum(active_during(x, begin, end) for x in listings),
+                "age_of_inventory": median(ages),
+                "age_of_inventory_n": len(ages),
+                "median_days_to_pending": median(to_pending),
+                "median_days_to_pending_n": len(to_pending),
             }
         )
     return pd.DataFrame(rows)
@@ -175,6 +215,11 @@ def test_the_reference_is_not_vacuous() -> None:
     ]
     assert ref.loc["2026-02-01", ["active_listings", "pending_listings"]].tolist() == [0, 1]
     assert ref.loc["2026-03-01", ["homes_sold", "median_sale_price"]].tolist() == [1, 4.9e5]
+    # Active Jan 10 - Feb 3: at some point in Jan and Feb; 21 days old on Jan 31; Pending after
+    # Feb 3 - Jan 10 = 24 days
+    assert ref["active_listings_any"].tolist()[:3] == [1, 1, 0]
+    assert ref.loc["2026-01-01", "age_of_inventory"] == 21
+    assert ref.loc["2026-02-01", "median_days_to_pending"] == 24
     market, history = frames([x])
     assert "Closed" not in set(history["StandardStatus"].dropna())  # closed by CloseDate alone
     trends = rf.market_trends(market, history, freq="M", start=START.date(), end=END.date(),

@@ -2,8 +2,8 @@
 shown only where the data cover that whole period (from 180 days after the oldest listing's
 entry); else "—" and a note saying why. On a sandbox with one year of history the year-earlier
 window of a report falls in its build-up months (no YoY, a note); on the default multi-year
-sandbox every month of the trends table with a covered year before it has its YoY, and the
-headline its change against a year earlier.
+sandbox every quarter of the quarterly trends table with a covered year before it has its YoY,
+and the headline its change against a year earlier.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from report_html import parse, same
 
 import realtyframes as rf
 from realtyframes.report import MarketReportOptions, compute_market_report, load_market_frames
+from realtyframes.report._html import esc
 from realtyframes.report.compute import COVERAGE_DAYS, covered_from
 from realtyframes.report.render import render_market_report
 from realtyframes.sandbox import SandboxOptions, start
@@ -68,14 +69,16 @@ def test_no_year_over_year_where_the_data_do_not_cover_the_year_before(report: A
     assert len(notes) >= 5 and not [n for n in notes if "year earlier" in n]
     since = report.covered_from.date().isoformat()
     assert f"No change against a year earlier: the data cover this market from {since} on" in html
-    # every YoY of the trends is blank: no month has a covered month a year before it
+    # every YoY of the trends is blank: no month or quarter has a covered one a year before it
     assert report.trend_total["median_sale_price_yoy"].isna().all()
+    assert report.quarters["median_sale_price_yoy"].isna().all()
     first = pd.Timestamp(report.trend_total["period_begin"].min()).tz_localize("UTC")
     assert first >= report.covered_from  # the first month starts once the data cover it
     values = parse(html).values
-    yoy = [v for (t, _, c), (v, _) in values.items() if t == "trends" and c.endswith("_yoy")]
+    yoy = [v for (t, _, c), (v, _) in values.items()
+           if t == "trends_quarterly" and c.endswith("_yoy")]  # fmt: skip
     assert yoy and set(yoy) == {""}  # shown as "—", no value behind it
-    assert "YoY is shown only where the data cover the whole month a year earlier" in html
+    assert "YoY: against the same quarter a year earlier, shown only where the data cover" in html
 
 
 def test_the_period_not_over_has_no_change_against_the_past(report: Any) -> None:
@@ -100,17 +103,21 @@ def test_a_partial_period_loses_its_changes_and_only_it() -> None:
 
     trends = pd.DataFrame({"complete": [True, True, False], "homes_sold": [10, 12, 4],
                            "homes_sold_mom": [np.nan, 0.2, -0.67],
-                           "homes_sold_yoy": [0.1, 0.3, -0.5]})  # fmt: skip
+                           "homes_sold_yoy": [0.1, 0.3, -0.5],
+                           "months_of_supply": [4.0, 4.2, 9.9]})  # fmt: skip
     trends.attrs = {"freq": "M"}
     out = _no_partial_yoy(trends)
     assert out["homes_sold_mom"].iloc[1] == 0.2
     assert out["homes_sold_yoy"].iloc[:2].tolist() == [0.1, 0.3]
     assert out[["homes_sold_mom", "homes_sold_yoy"]].iloc[2].isna().all()
     assert out["homes_sold"].tolist() == [10, 12, 4] and out.attrs == {"freq": "M"}
+    # months of supply of the period so far is the sales so far over the whole period's days
+    assert out["months_of_supply"].iloc[:2].tolist() == [4.0, 4.2]
+    assert pd.isna(out["months_of_supply"].iloc[2])
     assert trends["homes_sold_yoy"].iloc[2] == -0.5  # the caller's frame is left alone
 
 
-def test_the_multiyear_sandbox_shows_yoy_for_every_month_with_a_covered_year_before(
+def test_the_multiyear_sandbox_shows_yoy_for_every_quarter_with_a_covered_year_before(
     multiyear: Any,
 ) -> None:
     report = multiyear
@@ -124,30 +131,52 @@ def test_the_multiyear_sandbox_shows_yoy_for_every_month_with_a_covered_year_bef
     notes = re.findall(r'<div class="card-note">(.*?)</div>', html)
     assert sum("vs a year earlier" in n for n in notes) >= 4
     assert "No change against" not in html
-    # the trends table: every month over whose month a year earlier is covered has its YoY,
-    # as rf.market_trends computes it on the same frames from the first covered month on
-    first = pd.offsets.MonthBegin().rollforward(covered.ceil("D")).date()
+    # the quarterly table: every quarter over whose quarter a year earlier is covered has its
+    # YoY, as rf.market_trends computes it on the same frames from the first covered quarter on
+    first = pd.offsets.QuarterBegin(startingMonth=1).rollforward(covered.ceil("D")).date()
     raw = rf.market_trends(
-        listings, changes, freq="M", start=first, end=report.options.day,
-        min_sample=report.options.min_sample,
+        listings, changes, freq="Q", start=max(first, report.quarters["period_begin"].min().date()),
+        end=report.options.day, min_sample=report.options.min_sample,
     ).set_index("period_begin")  # fmt: skip
+    months = report.trend_total["period_begin"]
     values = parse(html).values
     shown = 0
-    for _, row in report.trend_total.tail(12).iterrows():
-        month = row["period_begin"]
-        if not row["complete"]:
-            continue  # the month not over: "(so far)", no YoY
-        year_before = pd.Timestamp(month).tz_localize("UTC") - pd.DateOffset(years=1)
-        assert year_before >= covered
-        expected = raw.loc[month, "median_sale_price_yoy"]
-        assert not pd.isna(expected), month
-        assert row["median_sale_price_yoy"] == pytest.approx(expected, rel=1e-12)
-        label = month.strftime("%Y-%m")
-        value, text = values[("trends", label, "median_sale_price_yoy")]
-        assert same(value, expected) and text not in ("", "—")
+    for _, row in report.quarters.iterrows():
+        quarter = row["period_begin"]
+        if quarter < months.min() - pd.offsets.QuarterBegin(startingMonth=1):
+            continue  # before the months shown: in the frame for its YoY, not in the table
+        year_before = pd.Timestamp(quarter).tz_localize("UTC") - pd.DateOffset(years=1)
+        label = f"{quarter.year} Q{quarter.quarter}"
+        if not row["complete"] or year_before < covered:
+            assert pd.isna(row["median_sale_price_yoy"])  # not over, or no covered year before
+            continue
+        for column in ("median_sale_price_yoy", "median_sale_ppsf_yoy", "homes_sold_yoy"):
+            expected = raw.loc[quarter, column]
+            assert not pd.isna(expected), (quarter, column)
+            assert row[column] == pytest.approx(expected, rel=1e-12)
+            value, text = values[("trends_quarterly", label, column)]
+            assert same(value, expected) and text not in ("", "—")
         shown += 1
-    assert shown >= 11  # of the twelve months in the table (one may not be over)
+    assert shown >= 6  # of the eight quarters shown (the data cover this sandbox from 2023-12)
+    # the monthly table has no YoY column: a month's median stands on too few sales to compare
+    assert not [c for (t, _, c) in values if t == "trends" and c.endswith("_yoy")]
 
 
 def test_the_multiyear_period_not_over_has_no_change_against_the_past(multiyear: Any) -> None:
     test_the_period_not_over_has_no_change_against_the_past(multiyear)
+
+
+def test_a_market_too_thin_for_a_price_index_says_so(
+    short_history: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """No month with ``min_sample`` sales: no base period, so no index; the report says why (the
+    reason rf.price_index gives) and draws no empty index chart."""
+    thin = _report(short_history, tmp_path_factory.mktemp("cache"), cities=("Doral",),
+                   min_sample=1000)  # fmt: skip
+    assert thin.index is None
+    (note,) = [n for n in thin.notes if n.startswith("Price index:")]
+    assert "no base period with min_sample=1000" in note
+    html = render_market_report(thin, workers=0)
+    assert f'<p class="notice">{esc(note)}</p>' in html
+    assert 'data-chart="price_index"' not in html
+    assert 'data-table="price_index"' not in html

@@ -98,8 +98,8 @@ def _same(cell: Any, shown: str) -> bool:
 
 @pytest.mark.slow
 def test_the_workbook_holds_every_table_the_page_shows(written: tuple[Any, Any]) -> None:
-    """Sheet by sheet, the report's own tables (headline, comparison, subtypes, trends, price
-    drops, comps, traffic, leads) equal the page's cells, each in its kind's number format;
+    """Sheet by sheet, the report's own tables (headline, comparison, subtypes, trends by month
+    and by quarter, the price index, price drops, comps, traffic, leads) equal the page's cells, each in its kind's number format;
     then the input frames, then Definitions as plain text. Comps are written beside the report."""
     import openpyxl
 
@@ -110,8 +110,8 @@ def test_the_workbook_holds_every_table_the_page_shows(written: tuple[Any, Any])
     book = openpyxl.load_workbook(files.workbook)
     tables = [name for name in book.sheetnames if name in grids.grids or name == "headline"]
     assert tables[0] == "headline" and book.sheetnames[: len(tables)] == tables
-    assert {"comparison", "subtypes", "trends", "drop_summary", "top_drops", "traffic", "funnel",
-            "lead_sources"} <= set(tables)  # fmt: skip
+    assert {"comparison", "subtypes", "trends", "trends_quarterly", "price_index", "drop_summary",
+            "top_drops", "traffic", "funnel", "lead_sources"} <= set(tables)  # fmt: skip
     assert any(t.startswith("comps_") for t in tables)
     for name in tables[1:]:
         rows = [[c.value for c in r] for r in book[name].iter_rows()]
@@ -256,9 +256,17 @@ def test_no_chart_text_leaves_its_figure(written: tuple[Any, Any]) -> None:
         "market_map": rf.plot.listing_map(listings[listings["StandardStatus"] == "Active"]),
         "ppsf_boxplot": rf.plot.ppsf_boxplot(listings, by=o.by, markets=report.markets),
     }
+    quarters = report.quarters_by[report.quarters_by["City"].isin(report.markets)]
+    quarters.attrs = dict(report.quarters_by.attrs)
+    figures["trend_panels"] = rf.plot.trend_panels(
+        quarters, ["median_sale_price", "median_sale_ppsf", "homes_sold", "new_listings",
+                   "months_of_supply", "median_dom"], highlight=list(report.markets)[:4],
+    )  # fmt: skip
+    figures["price_index"] = rf.plot.price_index(report.index)
     if report.traffic is not None:
         figures["top_sources"] = rf.plot.top_sources(report.traffic)
         figures["traffic_timeline"] = rf.plot.traffic_timeline(report.traffic)
+        figures["traffic_panels"] = rf.plot.traffic_panels(report.traffic)
     from matplotlib.figure import Figure
 
     control = Figure(figsize=(4, 3))
@@ -294,12 +302,66 @@ def test_the_trend_and_change_tables_are_recomputed_from_the_written_frames(
             continue
         month = pd.Timestamp(row.split(" ")[0] + "-01")
         expected = trends.loc[month, col]
-        if row.endswith("(so far)") and col.endswith(("_yoy", "_mom")):
-            expected = np.nan  # the month not over has no change against the past
+        if row.endswith("(so far)") and (
+            col.endswith(("_yoy", "_mom")) or col == "months_of_supply"
+        ):
+            expected = np.nan  # the month not over: no change against the past, no supply
         if pd.isna(expected):
             assert shown == "", (row, col)
         else:
             assert float(shown) == pytest.approx(float(expected)), (row, col)
         checked += 1
-    assert checked >= 12 * 9
+    assert checked >= 12 * 8
     assert "data-first-run" in files.html.read_text()  # the first run says so
+
+
+@pytest.mark.slow
+def test_the_quarterly_and_index_tables_are_recomputed_from_the_written_frames(
+    written: tuple[Any, Any],
+) -> None:
+    """The quarterly table is rf.market_trends(freq="Q") and the price index table is
+    rf.price_index on the frames written beside the report, the index's median column the
+    monthly median over the base month's."""
+    report, files = written
+    data = read_report_data(files.html)
+    values = parse(files.html.read_text()).values
+    options = report.options
+    quarters = rf.market_trends(
+        data["listings"], data["changes"], freq="Q", end=options.day,
+        start=report.quarters["period_begin"].min().date(), min_sample=options.min_sample,
+    ).set_index("period_begin")  # fmt: skip
+    first_month = report.trend_total["period_begin"].min()
+    listings = data["listings"]
+    closed = pd.to_datetime(listings["CloseDate"], utc=True).dt.tz_localize(None)
+    sales = listings[
+        (closed >= first_month).to_numpy() & (closed.dt.date <= options.day).to_numpy()
+    ]
+    index = rf.price_index(sales, freq="M", min_sample=options.min_sample).set_index("period_begin")
+    months = rf.market_trends(
+        data["listings"], data["changes"], freq="M", end=options.day, start=first_month.date(),
+        min_sample=options.min_sample,
+    ).set_index("period_begin")["median_sale_price"]  # fmt: skip
+    base = months[pd.Timestamp(index.attrs["base"])]
+    checked = {"trends_quarterly": 0, "price_index": 0}
+    for (table, row, col), (shown, _) in values.items():
+        if table == "trends_quarterly":
+            year, quarter = row.split(" ")[0], row.split(" ")[1]
+            period = pd.Timestamp(f"{year}-{3 * int(quarter[1]) - 2:02d}-01")
+            expected = quarters.loc[period, col]
+            if row.endswith("(so far)") and col.endswith("_yoy"):
+                expected = np.nan  # the quarter not over has no change against the past
+        elif table == "price_index":
+            month = pd.Timestamp(row.split(" ")[0] + "-01")
+            if col == "median_index":
+                expected = 100 * months[month] / base
+            else:
+                expected = index.loc[month, col]
+        else:
+            continue
+        if pd.isna(expected):
+            assert shown == "", (table, row, col)
+        else:
+            assert float(shown) == pytest.approx(float(expected)), (table, row, col)
+        checked[table] += 1
+    assert checked["trends_quarterly"] >= 8 * 8 and checked["price_index"] >= 12 * 5
+    assert index.attrs["base"] == pd.Timestamp(first_month)  # 100 at the first month shown

@@ -6,15 +6,18 @@ import httpx
 import pytest
 
 import realtyframes
-from realtyframes.sandbox import EmbeddedSandbox, SandboxOptions, embedded
+from realtyframes.sandbox import EMBEDDED_LISTINGS, EmbeddedSandbox, SandboxOptions, embedded
 from realtyframes.sandbox import _embedded as embedded_module
 
 
 def test_identity_is_the_data_and_the_package_version() -> None:
-    """The cache identity of the embedded sandbox: byte-identical to what the client used."""
-    options = SandboxOptions()
+    """The cache identity of the embedded sandbox: byte-identical to what the client used. Its
+    market is larger than ``SandboxOptions``' default (a default report's months need sales)."""
+    options = SandboxOptions(listings=EMBEDDED_LISTINGS)
+    assert SandboxOptions().listings * 2 == EMBEDDED_LISTINGS
     sandbox = embedded()
     try:
+        assert sandbox.options == options
         assert sandbox.identity == (
             f"realtyframes-sandbox:seed={options.seed}:listings={options.listings}:"
             f"history_years={options.history_years}:as_of={options.as_of:%Y-%m-%d}:v{realtyframes.__version__}"

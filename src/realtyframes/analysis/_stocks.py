@@ -1,4 +1,4 @@
-"""Point-in-time stocks and price cuts for :func:`realtyframes.analysis.trends.market_trends`.
+"""Point-in-time stocks for :func:`realtyframes.analysis.trends.market_trends`.
 
 Each listing's status is a timeline: Active from its ``OriginalEntryTimestamp``, then each
 ``status_change`` of the history at its ``ChangeTimestamp`` (and Closed at ``CloseDate`` when the
@@ -36,7 +36,7 @@ from realtyframes.analysis._trends_kernel import (
 
 __all__ = [
     "Intervals",
-    "cuts_in_periods",
+    "active_at",
     "distinct",
     "event_order",
     "period_of",
@@ -161,12 +161,6 @@ def status_intervals(listings: Listings, history: History | None) -> Intervals:
     return Intervals(kept, listings.market[kept], all_code[keep], all_at[keep], stop[keep])
 
 
-def _per_cell(market: np.ndarray, period: np.ndarray, n_markets: int, n_periods: int) -> np.ndarray:
-    """How many of the (market, period) pairs fall in each cell, as (markets × periods)."""
-    size = n_markets * n_periods
-    return np.bincount(market * n_periods + period, minlength=size).reshape(n_markets, n_periods)
-
-
 def stocks_at(
     intervals: Intervals, starts: np.ndarray, ends: np.ndarray, n_markets: int
 ) -> dict[str, np.ndarray]:
@@ -184,7 +178,7 @@ def stocks_at(
     return {"active_listings": counts[0], "pending_listings": counts[1]}
 
 
-def _active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:
+def active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:
     """Whether each listing ``pos`` is Active at the instant ``when`` (its few Active intervals
     looked up by listing)."""
     active = intervals.status == ACTIVE
@@ -197,33 +191,3 @@ def _active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.nd
         has = first + k < last
         still |= has & (a_start[j] <= when) & (when < a_stop[j])
     return still
-
-
-def cuts_in_periods(
-    listings: Listings,
-    history: History | None,
-    intervals: Intervals,
-    starts: np.ndarray,
-    ends: np.ndarray,
-    n_markets: int,
-) -> dict[str, np.ndarray]:
-    """``price_drops`` (listings cut in the period) and the listings Active at the period's end
-    that were cut in it, as (markets × periods) arrays. A cut is a price change down in the
-    history; without one (estimated), PreviousListPrice above ListPrice at MajorChangeTimestamp."""
-    if history is None:
-        with np.errstate(invalid="ignore"):
-            cut = listings.prev_list > listings.list
-        pos, at = np.flatnonzero(cut), listings.major[cut]
-    else:
-        pos, at = history.pos[history.is_cut], history.at[history.is_cut]
-    n_periods = len(ends)
-    period = period_of(at, starts, ends)
-    inside = (period < n_periods) & (at >= starts[0])  # periods without gaps; NaT is smallest
-    pairs = distinct(pos[inside] * n_periods + period[inside])  # each listing once per period
-    cut_pos, cut_period = pairs // n_periods, pairs % n_periods
-    market = listings.market[cut_pos]
-    still = _active_at(intervals, cut_pos, ends[cut_period])
-    return {
-        "price_drops": _per_cell(market, cut_period, n_markets, n_periods),
-        "_active_cut": _per_cell(market[still], cut_period[still], n_markets, n_periods),
-    }

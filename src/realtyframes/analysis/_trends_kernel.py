@@ -196,7 +196,7 @@ class History:
     """The status and price changes of the listings as arrays: ``pos`` (the listing's row in
     :class:`Listings`; a ListingId repeated in the market matches its last row), ``at`` (naive
     UTC microseconds), ``is_status``, ``status`` (code of the new status), ``is_price``,
-    ``is_cut`` (a price change down) and ``old_price``. Records of listings not in the table are
+    ``is_cut`` (a price change down), ``old_price`` and ``new_price``. Records of listings not in the table are
     left out."""
 
     def __init__(self, changes: Changes, listings: Listings) -> None:
@@ -209,6 +209,7 @@ class History:
 
         self.pos, self.at, self.is_status = mine(pos), mine(changes.at), mine(changes.is_status)
         self.status, self.old_price = mine(changes.status), mine(changes.old_price)
+        self.new_price = mine(changes.new_price)
         self.is_price = ~self.is_status
         with np.errstate(invalid="ignore"):
-            self.is_cut = self.is_price & (mine(changes.new_price) < self.old_price)
+            self.is_cut = self.is_price & (self.new_price < self.old_price)

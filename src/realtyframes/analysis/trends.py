@@ -1,4 +1,5 @@
-"""Market trends: ``rf.market_trends`` — one row per period (week, month, quarter) × market.
+"""Market trends: ``rf.market_trends`` — one row per period (week, rolling 4 weeks, month,
+quarter) × market.
 
 Like Redfin Data Center's series (``period_begin``, ``period_end``, the same metrics per region and
 property type), built from a market frame (``client.sync_listings``) and its history
@@ -6,9 +7,10 @@ property type), built from a market frame (``client.sync_listings``) and its his
 medians of a period are ``rf.market_summary``'s over the same dates. Everything is vectorised:
 group-bys and cumulative sums over periods, no loop over listings or markets.
 
-Modules: this one (periods, flows, medians, changes, small samples); :mod:`._trends_kernel` (what
-the engine reduces, the listings and history as arrays); :mod:`._stocks` (the point-in-time stocks
-rebuilt from each listing's status timeline).
+Modules: this one (flows, medians, changes, small samples); :mod:`._periods` (calendar periods
+and rolling windows); :mod:`._trends_kernel` (what the engine reduces, the listings and history as
+arrays); :mod:`._stocks` (the point-in-time stocks rebuilt from each listing's status timeline);
+:mod:`._cuts` (price cuts per period) and :mod:`._competition` (the competition columns).
 """
 
 from __future__ import annotations
@@ -27,13 +29,32 @@ from realtyframes.analysis._common import (
     safe_div,
     to_timestamp,
 )
+from realtyframes.analysis._competition import (
+    COMPETITION_COUNTS,
+    COMPETITION_SAMPLED,
+    NEEDS_HISTORY,
+    active_any,
+    contract_stats,
+    derive,
+    inventory_age,
+    no_contract_stats,
+)
+from realtyframes.analysis._cuts import cuts_in_periods, price_cut_share
 from realtyframes.analysis._drops_kernel import is_empty
 from realtyframes.analysis._kernel import concurrently, frame_of, in_background
+from realtyframes.analysis._periods import (
+    FREQS,
+    PREVIOUS,
+    WIDTHS,
+    YEAR,
+    Grid,
+    base_periods,
+    spans,
+)
 from realtyframes.analysis._stocks import (
     Intervals,
-    cuts_in_periods,
+    distinct,
     event_order,
-    period_of,
     status_intervals,
     stocks_at,
 )
@@ -53,8 +74,6 @@ from realtyframes.analysis.tiers import tiered_trends
 
 __all__ = ["FREQS", "TREND_METRICS", "market_trends"]
 
-#: ``freq`` values: weeks ending Sunday, calendar months, calendar quarters (pandas period codes).
-FREQS: dict[str, str] = {"W": "W-SUN", "M": "M", "Q": "Q-DEC"}
 #: Counts of a trend row (no sample size of their own).
 _COUNTS: tuple[str, ...] = (
     "active_listings",
@@ -63,6 +82,7 @@ _COUNTS: tuple[str, ...] = (
     "pending_sales",
     "homes_sold",
     "price_drops",
+    *COMPETITION_COUNTS,
 )
 #: Medians and ratios, each with its sample size ``<metric>_n`` and blanked below ``min_sample``.
 SAMPLED: tuple[str, ...] = (
@@ -74,14 +94,25 @@ SAMPLED: tuple[str, ...] = (
     "avg_sale_to_list",
     "pct_sold_above_list",
     "months_of_supply",
+    *COMPETITION_SAMPLED,
 )
 #: Columns of a trend row after the period and the ``by`` columns, in order.
 TREND_METRICS: tuple[str, ...] = _COUNTS + SAMPLED
 #: Ratios and shares: their changes are differences (points), not relative changes.
-_RATIOS = ("pct_active_with_price_drop", "avg_sale_to_list", "pct_sold_above_list")
+_RATIOS = (
+    "pct_active_with_price_drop",
+    "avg_sale_to_list",
+    "pct_sold_above_list",
+    "off_market_in_two_weeks",
+    "price_cut_share",
+    "median_cut_pct",
+    "pending_ratio",
+    "absorption_rate",
+)
 _NEEDED = ("ListingId", *NEEDED_COLUMNS)
 _HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp")
 _HISTORY_OPTIONAL = ("PreviousListPrice", "ListPrice", "StandardStatus")
+_DAY = 86_400_000_000  # microseconds
 
 
 def _check(freq: object, min_sample: object, func: str) -> None:
@@ -107,17 +138,21 @@ def market_trends(
     seasonally_adjusted: bool | Sequence[str] = False,
 ) -> pd.DataFrame:
     """One row per period × market: point-in-time stocks at period end, flows in the period,
-    medians and ratios with their sample sizes, and month-over-month / year-over-year changes.
+    medians and ratios with their sample sizes, the competition columns (days to pending, off
+    market in two weeks, price-cut share, ...), and period-over-period / year-over-year changes.
 
     ``market``: every status of a market (``client.sync_listings(...)``); ``history``: its price
     and status changes (``client.listing_history(...)``; without it the stocks and cuts are
-    estimated from ``MajorChangeTimestamp`` and ``attrs["stocks"]`` says so). ``freq``: ``"W"``
-    (weeks ending Sunday), ``"M"``, ``"Q"``. ``by``: market columns (None: the whole frame).
-    ``start`` / ``end``: the first and last period (default: the 24 months to the newest
-    timestamp in the data). ``min_sample``: a median or ratio on fewer than this many listings is
+    estimated from ``MajorChangeTimestamp`` and ``attrs["stocks"]`` says so, and the columns that
+    read contract dates are blank: ``attrs["blank_without_history"]``). ``freq``: ``"W"`` (weeks
+    ending Sunday), ``"4W"`` (rolling 4-week windows ending each Sunday), ``"M"``, ``"Q"``.
+    ``by``: market columns (None: the whole frame). ``start`` / ``end``: the first and last
+    period (default: the 24 months to the newest timestamp in the data). ``min_sample``: a median or ratio on fewer than this many listings is
     blanked (NaN); ``attrs["blanked"]`` counts them. Columns: ``period_begin``, ``period_end``,
     ``complete``, the ``by`` columns, :data:`TREND_METRICS`, ``<metric>_n`` for each median and
-    ratio, ``<metric>_mom`` and ``<metric>_yoy``.
+    ratio, ``<metric>_mom`` (against the previous period that does not overlap: the week, 4
+    weeks, month or quarter before; the name is kept for every ``freq``) and ``<metric>_yoy``;
+    ``attrs["changes"]`` gives both lags in rows.
 
     ``market`` and ``history`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
     DuckDB relation or a PySpark DataFrame (typed columns): the engine keeps the segment's
@@ -132,6 +167,7 @@ def market_trends(
     series of at least 3 years: pass ``start``).
 
     >>> trends = rf.market_trends(market, history, freq="M", by="City")  # doctest: +SKIP
+    >>> rf.market_trends(market, history, freq="4W")[["period_end", "off_market_in_two_weeks"]]  # doctest: +SKIP
     >>> rf.market_trends(pl.scan_parquet("market.parquet"), pl.scan_parquet("history.parquet"))  # doctest: +SKIP
     >>> trends[["period_begin", "City", "median_sale_price", "median_sale_price_n"]]  # doctest: +SKIP
     """
@@ -193,16 +229,15 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
         listings = listings_job.result()  # the market's error first, as on one thread
     markets = listings.markets
     first, last = _span(listings, start, end, func)
-    periods = pd.period_range(first.tz_localize(None), last.tz_localize(None), freq=FREQS[freq])
-    starts = periods.start_time.as_unit("us").to_numpy().view("int64")
-    ends = periods.end_time.floor("us").as_unit("us").to_numpy().view("int64")
+    base = base_periods(first.tz_localize(None), last.tz_localize(None), freq)
     past = None if records is None else History(records, listings)
-    grid = Grid(len(markets), starts, ends)
-    counts, stats = _cells(listings, past, grid)
-    out = _assemble(counts, stats, grid, markets, periods, keys)
+    grid = Grid(len(markets), *spans(base), width=WIDTHS[freq])
+    as_of = int(last.tz_localize(None).as_unit("us").asm8.view("int64"))
+    counts, stats = _cells(listings, past, grid, as_of)
+    out = _assemble(counts, stats, grid, markets, keys)
     blanked = _finish(out, grid, min_sample)
-    out = _changes(out, len(periods), freq)
-    done = np.asarray(periods.end_time <= last.tz_localize(None), dtype=bool)
+    out = _changes(out, grid.n_periods, freq)
+    done = grid.ends <= as_of
     out.insert(2, "complete", np.tile(done, len(markets)))
     out = out[_column_order(keys)].reset_index(drop=True)
     out.attrs = {
@@ -215,29 +250,10 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
         if past is not None
         else "estimated from MajorChangeTimestamp (no history)",
         "as_of": last,
+        "changes": {"mom": PREVIOUS[freq], "yoy": YEAR[freq]},
+        "blank_without_history": [] if past is not None else list(NEEDS_HISTORY),
     }
     return out
-
-
-class Grid:
-    """Markets × periods: where a (market, time) pair falls, and tallies over the grid."""
-
-    def __init__(self, n_markets: int, starts: np.ndarray, ends: np.ndarray) -> None:
-        self.n_markets, self.starts, self.ends = n_markets, starts, ends
-        self.n_periods = len(ends)
-
-    def cell(self, market: np.ndarray, at: np.ndarray) -> np.ndarray:
-        """Flat cell (market * periods + period) of each time (microseconds), -1 when outside
-        every period (the periods follow each other without gaps: only the first start and the
-        last end bound them)."""
-        period = period_of(at, self.starts, self.ends)
-        inside = (period < self.n_periods) & (at >= self.starts[0])  # NaT: the smallest int64
-        return np.where(inside, market * self.n_periods + period, -1)
-
-    def tally(self, cells: np.ndarray) -> np.ndarray:
-        cells = cells[cells >= 0]
-        size = self.n_markets * self.n_periods
-        return np.bincount(cells, minlength=size).reshape(self.n_markets, self.n_periods)
 
 
 def _listings(frame: Any, keys: list[str], segment: str, matched: bool) -> Listings:
@@ -261,33 +277,44 @@ def _records(changes: Any) -> Changes | None:
 
 
 def _cells(
-    listings: Listings, past: History | None, grid: Grid
+    listings: Listings, past: History | None, grid: Grid, as_of: int
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
-    big market: the status intervals, then the stocks and flows on one; the medians, then the
-    cuts (which wait for the intervals) on the other."""
-    starts, ends, n_markets = grid.starts, grid.ends, grid.n_markets
+    big market: the status intervals, then the stocks, flows, active listings at any point and
+    age of inventory on one; the medians, then the cuts and the contract-date metrics (which
+    wait for the intervals) on the other."""
     shared: Future[Intervals] = Future()
 
-    def timelines() -> dict[str, np.ndarray]:
+    def timelines() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
         try:
             intervals = status_intervals(listings, past)
         except BaseException as exc:  # the other step waits for them: it raises it too
             shared.set_exception(exc)
             raise
         shared.set_result(intervals)
-        return {
-            **stocks_at(intervals, starts, ends, n_markets),
+        base = grid.width - 1  # the stocks at the windows' ends: the base periods ending there
+        counts = {
+            **stocks_at(intervals, grid.base_starts[base:], grid.ends, grid.n_markets),
             **_flows(listings, intervals, grid),
+            **active_any(intervals, grid),
         }
+        return counts, [inventory_age(listings, intervals, grid)]
 
-    def sales() -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    def sales() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
         stats = _medians(listings, _entry_prices(listings, past), grid)
-        return stats, cuts_in_periods(listings, past, shared.result(), starts, ends, n_markets)
+        intervals = shared.result()
+        cut_any, cut_pct = price_cut_share(listings, past, intervals, grid)
+        counts = {**cuts_in_periods(listings, past, intervals, grid), "_cut_any": cut_any}
+        contracts = (
+            no_contract_stats()
+            if past is None
+            else contract_stats(listings, intervals, grid, as_of)
+        )
+        return counts, [stats, cut_pct, contracts]
 
     steps: list[Callable[[], Any]] = [timelines, sales]  # in this order when on one thread
-    counts, (stats, cuts) = concurrently(steps, len(listings))
-    return {**counts, **cuts}, stats
+    (counts, stats), (more, medians) = concurrently(steps, len(listings))
+    return {**counts, **more}, pd.concat([*medians, *stats], axis=1)
 
 
 def _span(listings: Listings, start: Any, end: Any, func: str) -> tuple[pd.Timestamp, pd.Timestamp]:
@@ -313,14 +340,12 @@ def _flows(listings: Listings, intervals: Any, grid: Grid) -> dict[str, np.ndarr
     market = listings.market
     closed = listings.status == CLOSED
     went = intervals.status == PENDING
-    cells = grid.cell(intervals.market[went], intervals.start[went])
-    pos = intervals.pos[went]  # by listing, then time: a listing's cells in order
-    again = np.zeros(len(pos), dtype=bool)
-    again[1:] = (pos[1:] == pos[:-1]) & (cells[1:] == cells[:-1])  # each listing once per cell
+    rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
+    once = distinct(intervals.pos[went][rows] * grid.size + cells) % grid.size  # per listing
     return {
-        "new_listings": grid.tally(grid.cell(market, listings.entered)),
-        "pending_sales": grid.tally(cells[~again]),
-        "homes_sold": grid.tally(grid.cell(market[closed], listings.closed_at[closed])),
+        "new_listings": grid.tally(grid.pairs(market, listings.entered)[1]),
+        "pending_sales": grid.tally(once),
+        "homes_sold": grid.tally(grid.pairs(market[closed], listings.closed_at[closed])[1]),
     }
 
 
@@ -344,8 +369,8 @@ def _medians(listings: Listings, entry_price: np.ndarray, grid: Grid) -> pd.Data
     """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
     their sample sizes, indexed by flat cell."""
     sold = np.flatnonzero(listings.status == CLOSED)
-    cell = grid.cell(listings.market[sold], listings.closed_at[sold])
-    sold, cell = sold[cell >= 0], cell[cell >= 0]
+    rows, cell = grid.pairs(listings.market[sold], listings.closed_at[sold])
+    sold = sold[rows]
     close, price = listings.close[sold], listings.list[sold]
     ratio = safe_div(close, price)
     lo, hi = SALE_TO_LIST_RANGE
@@ -365,8 +390,8 @@ def _medians(listings: Listings, entry_price: np.ndarray, grid: Grid) -> pd.Data
     medians = grouped[["median_sale_price", "median_sale_ppsf", "median_dom"]].median()
     means = grouped[["avg_sale_to_list", "pct_sold_above_list"]].mean()
     counts = grouped.count().add_suffix("_n")
-    entered = grid.cell(listings.market, listings.entered)
-    listed = pd.Series(entry_price[entered >= 0]).groupby(entered[entered >= 0], sort=False)
+    rows, entered = grid.pairs(listings.market, listings.entered)
+    listed = pd.Series(entry_price[rows]).groupby(entered, sort=False)
     stats = pd.DataFrame(
         {"median_list_price": listed.median(), "median_list_price_n": listed.count()}
     )
@@ -378,15 +403,14 @@ def _assemble(
     stats: pd.DataFrame,
     grid: Grid,
     markets: pd.Index,
-    periods: pd.PeriodIndex,
     keys: list[str],
 ) -> pd.DataFrame:
     """The (market, period) rows, markets in order, periods in order within each."""
     size = grid.n_markets * grid.n_periods
     out = pd.DataFrame(
         {
-            "period_begin": np.tile(periods.start_time.as_unit("us").to_numpy(), grid.n_markets),
-            "period_end": np.tile(periods.end_time.normalize().as_unit("us").to_numpy(), grid.n_markets),
+            "period_begin": np.tile(grid.starts.astype("datetime64[us]"), grid.n_markets),
+            "period_end": np.tile((grid.ends // _DAY * _DAY).astype("datetime64[us]"), grid.n_markets),
         }
     )  # fmt: skip
     values = np.repeat(np.arange(grid.n_markets), grid.n_periods)
@@ -404,15 +428,13 @@ def _assemble(
 def _finish(out: pd.DataFrame, grid: Grid, min_sample: int) -> int:
     """Counts as int64, supply and the share from the stocks, sample sizes, and blanking below
     ``min_sample`` (in place); returns how many values were blanked."""
-    counts = ["active_listings", "pending_listings", "new_listings", "pending_sales",
-              "homes_sold", "price_drops"]  # fmt: skip
+    counts = list(_COUNTS)
     out[counts] = out[counts].astype("int64")
     active = out["active_listings"].to_numpy()
     out["pct_active_with_price_drop"] = safe_div(out.pop("_active_cut").to_numpy(), active)
-    days = ((grid.ends - grid.starts) / 86_400_000_000).round()  # microseconds to days
-    out["months_of_supply"] = safe_div(
-        active, out["homes_sold"].to_numpy() * 30.0 / np.tile(days, grid.n_markets)
-    )
+    days = np.tile(((grid.ends - grid.starts) / _DAY).round(), grid.n_markets)  # per row
+    out["months_of_supply"] = safe_div(active, out["homes_sold"].to_numpy() * 30.0 / days)
+    derive(out, days)
     out["months_of_supply_n"] = out["homes_sold"]
     out["pct_active_with_price_drop_n"] = out["active_listings"]
     blanked = 0
@@ -428,11 +450,11 @@ def _finish(out: pd.DataFrame, grid: Grid, min_sample: int) -> int:
 def _changes(out: pd.DataFrame, n_periods: int, freq: str) -> pd.DataFrame:
     """``<metric>_mom`` (against the previous period) and ``<metric>_yoy`` (the same period a
     year earlier): relative changes for counts and levels, differences for ratios and shares."""
-    year = {"W": 52, "M": 12, "Q": 4}[freq]
+    year, previous = YEAR[freq], PREVIOUS[freq]
     added: dict[str, np.ndarray] = {}
     for metric in TREND_METRICS:
         values = out[metric].astype("float64").to_numpy().reshape(-1, n_periods)
-        for suffix, lag in (("mom", 1), ("yoy", year)):
+        for suffix, lag in (("mom", previous), ("yoy", year)):
             before = np.full_like(values, np.nan)
             if lag < n_periods:
                 before[:, lag:] = values[:, :-lag]

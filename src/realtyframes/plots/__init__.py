@@ -11,6 +11,7 @@ No function changes ``matplotlib.rcParams`` or imports pyplot.
 """
 
 from realtyframes.plots._base import METRIC_LABELS, PALETTE, money
+from realtyframes.plots.index import price_index
 from realtyframes.plots.maps import COLOR_CHOICES, comps, listing_map
 from realtyframes.plots.market import (
     market_metric,
@@ -19,6 +20,7 @@ from realtyframes.plots.market import (
     price_drop_distribution,
     top_price_drops,
 )
+from realtyframes.plots.panels import traffic_panels, trend_panels
 from realtyframes.plots.trends import HIGHLIGHTED, PARTIAL_LABEL, inventory_trend, market_trend
 from realtyframes.plots.web import (
     countries,
@@ -49,8 +51,11 @@ __all__ = [
     "money",
     "ppsf_boxplot",
     "price_drop_distribution",
+    "price_index",
     "top_pages",
     "top_price_drops",
     "top_sources",
+    "traffic_panels",
     "traffic_timeline",
+    "trend_panels",
 ]

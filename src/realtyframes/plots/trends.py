@@ -27,6 +27,7 @@ from realtyframes.plots._base import (
 
 __all__ = ["HIGHLIGHTED", "PARTIAL_LABEL", "PARTIAL_STYLE", "inventory_trend", "market_trend"]
 
+
 _LINES = ("-", "--", "-.", ":")  # with the colours, so lines read in black-and-white print
 
 
@@ -68,6 +69,61 @@ def _size(rows: pd.DataFrame, metric: str) -> float:
     return float(pd.to_numeric(values, errors="coerce").fillna(0).sum())
 
 
+def _groups(
+    trends: pd.DataFrame, metric: str, keys: list[str], highlight: int | Sequence[Hashable]
+) -> tuple[list[tuple[Any, pd.DataFrame]], dict[int, int]]:
+    """The markets' rows (sorted by key), and the colour rank of each highlighted market: the
+    ``highlight`` largest by ``metric``'s sample, or the markets named, in that order."""
+    rows = trends.sort_values("period_begin", kind="stable")  # each market's rows in order
+    rows.attrs = {}  # pandas deep-copies attrs on every step: half of a chart's time
+    groups = list(rows.groupby(keys, sort=True)) if keys else [("All", rows)]
+    if isinstance(highlight, int):
+        ranked = sorted(range(len(groups)), key=lambda i: -_size(groups[i][1], metric))
+        return groups, {g: rank for rank, g in enumerate(ranked[:highlight])}
+    named = {key: rank for rank, key in enumerate(highlight)}
+    plain = [k[0] if isinstance(k, tuple) and len(k) == 1 else k for k, _ in groups]
+    return groups, {i: named[key] for i, key in enumerate(plain) if key in named}
+
+
+def _lines(
+    ax: Axes, groups: list[tuple[Any, pd.DataFrame]], colour: dict[int, int], metric: str,
+    label: Any,
+) -> bool:  # fmt: skip
+    """Each market's line on ``ax`` (``label(key, complete rows)`` names a highlighted one; rows
+    in period order, as :func:`_groups` gives them); True when a partial period was drawn."""
+    partial_seen = False
+    for i, (key, rows) in enumerate(groups):
+        done, partial = _split(rows)
+        style: dict[str, Any]
+        if i in colour:
+            text = label(key, done)
+            style = {"color": PALETTE[colour[i] % len(PALETTE)], "linewidth": 1.8, "zorder": 3}
+        else:
+            text, style = "_nolegend_", {"color": "0.75", "linewidth": 0.9, "zorder": 2}
+        ax.plot(done["period_begin"], done[metric].astype("float64"), marker="o",
+                markersize=3, label=text, **style)  # fmt: skip
+        if len(partial):
+            partial_seen = True
+            ax.plot(partial["period_begin"], partial[metric].astype("float64"), marker="o",
+                    markersize=4, label="_nolegend_", **{**style, **PARTIAL_STYLE})  # fmt: skip
+    return partial_seen
+
+
+def _keys(trends: pd.DataFrame, by: str | None, metrics: Sequence[str], func: str) -> list[str]:
+    for metric in metrics:
+        if metric not in TREND_METRICS:
+            raise ValueError(
+                f"plot.{func}(): `metric` must be one of {', '.join(TREND_METRICS)}, got {metric!r}"
+            )
+    keys = list(trends.attrs.get("by") or []) if by is None else [by]
+    _need(trends, ["period_begin", *metrics, *keys], "trends", func)
+    return keys
+
+
+def _period_word(trends: pd.DataFrame) -> str:
+    return {"W": "week", "M": "month", "Q": "quarter"}.get(trends.attrs.get("freq", "M"), "period")
+
+
 def market_trend(
     trends: pd.DataFrame, metric: str = "median_sale_price", by: str | None = None, *,
     ax: Axes | None = None, highlight: int | Sequence[Hashable] = HIGHLIGHTED,
@@ -80,45 +136,20 @@ def market_trend(
 
     >>> rf.plot.market_trend(rf.market_trends(market, history, by="City"), "median_sale_price")  # doctest: +SKIP
     """
-    if metric not in TREND_METRICS:
-        raise ValueError(
-            f"plot.market_trend(): `metric` must be one of {', '.join(TREND_METRICS)}, "
-            f"got {metric!r}"
-        )
-    keys = list(trends.attrs.get("by") or []) if by is None else [by]
-    _need(trends, ["period_begin", metric, *keys], "trends", "market_trend")
+    keys = _keys(trends, by, [metric], "market_trend")
     title_text, unit, kind = METRIC_LABELS[metric]
     fig, ax = _axes(ax)
-    freq = {"W": "week", "M": "month", "Q": "quarter"}.get(trends.attrs.get("freq", "M"), "period")
-    title = f"{title_text} by {freq}" + (f" and {', '.join(keys)}" if keys else "")
+    title = f"{title_text} by {_period_word(trends)}" + (f" and {', '.join(keys)}" if keys else "")
     if trends.empty or trends[metric].notna().sum() == 0:
         _no_data(ax, title)
         return _done(fig, ax)
-    groups = list(trends.groupby(keys, sort=True)) if keys else [("All", trends)]
-    if isinstance(highlight, int):
-        ranked = sorted(range(len(groups)), key=lambda i: -_size(groups[i][1], metric))
-        colour = {g: rank for rank, g in enumerate(ranked[:highlight])}
-    else:
-        named = {key: rank for rank, key in enumerate(highlight)}
-        plain = [k[0] if isinstance(k, tuple) and len(k) == 1 else k for k, _ in groups]
-        colour = {i: named[key] for i, key in enumerate(plain) if key in named}
-    partial_seen = False
-    for i, (key, rows) in enumerate(groups):
-        rows = rows.sort_values("period_begin")
-        done, partial = _split(rows)
-        style: dict[str, Any]
-        if i in colour:
-            yoy = done[f"{metric}_yoy"].iloc[-1] if f"{metric}_yoy" in rows and len(done) else None
-            label = f"{_market_label(key)} ({_yoy_text(yoy, metric)})"
-            style = {"color": PALETTE[colour[i] % len(PALETTE)], "linewidth": 1.8, "zorder": 3}
-        else:
-            label, style = "_nolegend_", {"color": "0.75", "linewidth": 0.9, "zorder": 2}
-        ax.plot(done["period_begin"], done[metric].astype("float64"), marker="o",
-                markersize=3, label=label, **style)  # fmt: skip
-        if len(partial):
-            partial_seen = True
-            ax.plot(partial["period_begin"], partial[metric].astype("float64"), marker="o",
-                    markersize=4, label="_nolegend_", **{**style, **PARTIAL_STYLE})  # fmt: skip
+    groups, colour = _groups(trends, metric, keys, highlight)
+
+    def label(key: Any, done: pd.DataFrame) -> str:
+        yoy = done[f"{metric}_yoy"].iloc[-1] if f"{metric}_yoy" in done and len(done) else None
+        return f"{_market_label(key)} ({_yoy_text(yoy, metric)})"
+
+    partial_seen = _lines(ax, groups, colour, metric, label)
     others = len(groups) - len(colour)
     if others:
         ax.plot([], [], color="0.75", linewidth=0.9, label=f"{others} other markets (grey)")

@@ -18,7 +18,6 @@ __all__ = [
     "comps_section",
     "maps_section",
     "market_section",
-    "trends_section",
 ]
 
 #: Market metrics shown in the comparison table, in order.
@@ -124,77 +123,6 @@ def comparison_table(table_id: str, comp: pd.DataFrame, min_sample: int, caption
         caption=caption,
         numeric_header=[False] + [True] * len(columns),
     )
-
-
-#: The trend charts: metric, and what its chart says.
-TREND_CHARTS: tuple[tuple[str, str], ...] = (
-    ("median_sale_price", "Median sale price per month"),
-    ("median_sale_ppsf", "Median sale price per sq ft per month"),
-    ("homes_sold", "Homes sold per month"),
-    ("new_listings", "New listings per month"),
-    ("months_of_supply", "Months of supply at each month's end"),
-    ("median_dom", "Median days on market of the month's sales"),
-)
-_TREND_TABLE: tuple[tuple[str, str, str], ...] = (
-    ("active_listings", "Active (end)", "count"),
-    ("new_listings", "New", "count"),
-    ("homes_sold", "Sold", "count"),
-    ("median_sale_price", "Median sale", "money"),
-    ("median_sale_price_n", "n", "count"),
-    ("median_sale_price_yoy", "Median sale YoY", "percent"),
-    ("median_sale_ppsf", "$/sq ft", "money"),
-    ("months_of_supply", "Months of supply", "number"),
-    ("median_dom", "Days on market", "number"),
-)
-
-
-def _day(when: pd.Timestamp | None) -> str:
-    return "—" if when is None else when.date().isoformat()
-
-
-def trends_section(report: MarketReport) -> Section:
-    """Monthly series of the whole market (a table of the last 12 months, inventory) and of the
-    markets shown (lines, YoY in the legends)."""
-    from realtyframes import plots
-
-    total, by_market = report.trend_total, report.trends
-    if total is None or by_market is None or total.empty:
-        return Section("trends", "Trends", '<p class="empty">No listings to follow.</p>')
-    o = report.options
-    last = total.tail(12)
-    rows: list[list[Cell | str]] = []
-    for _, row in last.iterrows():
-        month = row["period_begin"].strftime("%Y-%m") + ("" if row["complete"] else " (so far)")
-        rows.append([month, *[Cell(row[c], k, row=month, col=c) for c, _, k in _TREND_TABLE]])
-    table = _table(
-        "trends",
-        ["Month", *[h for _, h, _ in _TREND_TABLE]],
-        rows,
-        caption=f"The whole market, month by month (calendar months, UTC). Stocks at each "
-        f"month's end, flows in the month; medians on fewer than {o.min_sample} sales are "
-        f"blank. YoY is shown only where the data cover the whole month a year earlier (they "
-        f"cover this market from {_day(report.covered_from)} on) and the month is over: else "
-        "'—'. Definitions: at the end of this report, 'Market trends'.",
-        numeric_header=[False] + [True] * len(_TREND_TABLE),
-    )
-    shown = by_market[by_market[o.by].isin(list(report.markets))]
-    highlighted = list(report.markets)[: plots.HIGHLIGHTED]  # the same colours on every chart
-    shown.attrs = dict(by_market.attrs)
-    charts = _figure(
-        chart(plots.inventory_trend, total), "Inventory and flows, whole market", "inventory_trend"
-    )
-    charts += '<div class="grid2">' + "".join(
-        _figure(chart(plots.market_trend, shown, metric, highlight=highlighted), text,
-                f"trend_{metric}")
-        for metric, text in TREND_CHARTS
-    ) + "</div>"  # fmt: skip
-    intro = (
-        f"{len(total):,} months to {o.day.isoformat()}; lines per {o.by} for the markets shown "
-        f"above (the {len(highlighted)} largest in colour, the same colour on every chart; the "
-        "others grey), with the latest complete month's year-over-year change in each legend. "
-        "The month not over yet is a hollow point on a dotted line."
-    )
-    return Section("trends", "Trends", table + charts, intro)
 
 
 def maps_section(report: MarketReport) -> Section:

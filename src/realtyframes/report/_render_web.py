@@ -47,18 +47,14 @@ def traffic_section(report: MarketReport) -> Section:
         "all the period's visitors.",
         numeric_header=[False, True],
     )
-    charts = (
-        _figure(
-            chart(plots.traffic_timeline, t),
-            "Visitors, pageviews and conversions per day",
-            "traffic_timeline",
-        )
-        + '<div class="grid2">'
-        + _figure(chart(plots.top_sources, t), "Top traffic sources", "top_sources")
-        + _figure(chart(plots.top_pages, t), "Top pages", "top_pages")
-        + _figure(chart(plots.devices, t), "Visitors by device", "devices")
-        + _figure(chart(plots.countries, t), "Top countries", "countries")
-        + "</div>"
+    charts = _figure(
+        chart(plots.traffic_timeline, t),
+        "Visitors, pageviews and conversions per day",
+        "traffic_timeline",
+    ) + _figure(
+        chart(plots.traffic_panels, t),
+        "Top traffic sources, top pages, visitors by device and top countries",
+        "traffic_panels",
     )
     return Section("traffic", "Website traffic", table + charts)
 

@@ -33,6 +33,7 @@ from realtyframes.analysis import (
     market_trends,
     price_drop_summary,
     price_drops,
+    price_index,
     traffic_summary,
 )
 from realtyframes.errors import DataQualityWarning, QueryError
@@ -61,6 +62,12 @@ class MarketReport:
     - ``drop_summary``: ``price_drop_summary(drops, by, listings=listings)``
     - ``traffic``: ``traffic_summary(analytics)`` (None without analytics)
     - ``funnel``: ``lead_funnel(contacts)`` (None without contacts)
+    - ``trends`` / ``trend_total``: ``market_trends(freq="M")`` by market / of the whole market,
+      from the first whole covered month; ``quarters`` / ``quarters_by``: the same by quarter
+      (the medians and their YoY on three times the sales), from the first whole covered quarter
+      up to ``trend_months`` + 12 months back (so the quarters shown have their year-earlier one)
+    - ``index``: ``price_index(method="hedonic", freq="M")`` of the sales from the first whole
+      covered month, 100 at its first month with enough sales, and ``median_sale_price`` indexed to the same base
     """
 
     options: MarketReportOptions
@@ -80,6 +87,9 @@ class MarketReport:
     comps: dict[str, pd.DataFrame] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     covered_from: pd.Timestamp | None = None
+    quarters: pd.DataFrame | None = None
+    quarters_by: pd.DataFrame | None = None
+    index: pd.DataFrame | None = None
 
     def covers(self, start: pd.Timestamp) -> bool:
         """Whether a period starting at ``start`` may be shown or compared with (the data
@@ -168,31 +178,86 @@ def covers(start: pd.Timestamp | None, listings_covered: pd.Timestamp | None) ->
     return start is not None and listings_covered is not None and start >= listings_covered
 
 
-def _trends(frames: MarketFrames, options: MarketReportOptions) -> tuple[Any, Any]:
-    if frames.listings.empty:
-        return None, None
-    start = options.as_of_timestamp - pd.DateOffset(months=options.trend_months)
-    # months before the data cover the market fully would show a build-up that is not in the
-    # market; a month's YoY exists only when its year-earlier month is in the frame, so covered
+def _first_covered(
+    frames: MarketFrames, options: MarketReportOptions, period: pd.DateOffset, months: int
+) -> dt.date:
+    """The first whole ``period`` (a month or quarter begin) both within ``months`` of the
+    report's date and covered by the data (months before it would show a build-up that is not in
+    the market; a period's YoY exists only when its year-earlier period is in the frame, so
+    covered)."""
+    start = period.rollforward((options.as_of_timestamp - pd.DateOffset(months=months)).normalize())
     covered = covered_from(frames.listings)
-    if covered is not None:  # the first whole month the data cover
-        start = max(start, pd.offsets.MonthBegin().rollforward(covered.ceil("D")))
-    start = start.date()
-    kw = {"freq": "M", "start": start, "end": options.day, "min_sample": options.min_sample}
+    if covered is not None:
+        start = max(start, period.rollforward(covered.ceil("D")))
+    return pd.Timestamp(start).date()
+
+
+def _trends(frames: MarketFrames, options: MarketReportOptions) -> dict[str, Any]:
+    """Monthly and quarterly trends, by market and of the whole market."""
+    if frames.listings.empty:
+        return {}
     history = frames.changes if len(frames.changes) else None
-    by_market = _no_partial_yoy(market_trends(frames.listings, history, by=options.by, **kw))
-    total = _no_partial_yoy(market_trends(frames.listings, history, **kw))
-    return by_market, total
+    out: dict[str, Any] = {}
+    months = options.trend_months
+    for freq, period, span, names in (
+        ("M", pd.offsets.MonthBegin(), months, ("trends", "trend_total")),
+        # a year more: the first quarters shown have their year-earlier quarter
+        ("Q", pd.offsets.QuarterBegin(startingMonth=1), months + 12, ("quarters_by", "quarters")),
+    ):
+        start = _first_covered(frames, options, period, span)
+        kw: dict[str, Any] = {"freq": freq, "start": start, "end": options.day,
+                              "min_sample": options.min_sample}  # fmt: skip
+        by_market = market_trends(frames.listings, history, by=options.by, **kw)
+        out[names[0]] = _no_partial_yoy(by_market)
+        out[names[1]] = _no_partial_yoy(market_trends(frames.listings, history, **kw))
+    return out
+
+
+def _index(
+    frames: MarketFrames, options: MarketReportOptions, total: pd.DataFrame | None
+) -> tuple[pd.DataFrame | None, list[str]]:
+    """The hedonic price index by month from the first whole covered month (the base: the first
+    month with ``min_sample`` sales), with the median sale price indexed to the same base (``median_index``) and ``complete``; None when
+    there are no sales to index."""
+    listings = frames.listings
+    if total is None or total.empty or "CloseDate" not in listings.columns:
+        return None, []
+    start = pd.Timestamp(total["period_begin"].min())
+    closed = pd.to_datetime(listings["CloseDate"], errors="coerce")
+    closed = closed.dt.tz_localize(None) if closed.dt.tz is not None else closed
+    sales = listings[(closed >= start).to_numpy() & (closed.dt.date <= options.day).to_numpy()]
+    if sales.empty:
+        return None, []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DataQualityWarning)
+        index = price_index(sales, freq="M", method="hedonic", min_sample=options.min_sample)
+    notes = [
+        f"Price index: {w.message}" for w in caught if issubclass(w.category, DataQualityWarning)
+    ]
+    if index.empty or index["index"].notna().sum() == 0:
+        return None, notes
+    months = total.set_index(pd.to_datetime(total["period_begin"]))
+    begin = pd.to_datetime(index["period_begin"])
+    median = months["median_sale_price"].reindex(begin).to_numpy()
+    base = months["median_sale_price"].get(pd.Timestamp(index.attrs["base"]), np.nan)
+    index["median_index"] = 100.0 * median / base
+    index["median_n"] = months["median_sale_price_n"].reindex(begin).fillna(0).to_numpy()
+    index["complete"] = months["complete"].reindex(begin).fillna(True).astype(bool).to_numpy()
+    return index, notes
 
 
 def _no_partial_yoy(trends: pd.DataFrame) -> pd.DataFrame:
     """The period not over yet gets no year-over-year change: part of a month against a whole
-    month a year earlier is not a comparison (the table says "(so far)")."""
+    month a year earlier is not a comparison (the table says "(so far)"). Nor months of supply:
+    ``rf.market_trends`` divides the period's sales so far by the whole period's days (26 days of
+    November read as 5.8 months against about 4)."""
     if "complete" not in trends.columns or bool(trends["complete"].all()):
         return trends
     partial = ~trends["complete"].astype(bool).to_numpy()
     out = trends.copy()
     for column in [c for c in out.columns if str(c).endswith(("_yoy", "_mom"))]:
+        out.loc[partial, column] = np.nan
+    for column in [c for c in out.columns if str(c).startswith("months_of_supply")]:
         out.loc[partial, column] = np.nan
     out.attrs = dict(trends.attrs)
     return out
@@ -311,16 +376,17 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     if funnel is not None:
         headline["contacts"] = int(funnel.by_stage["contacts"].sum())
         headline["new_leads"] = int(funnel.weekly["new_leads"].sum()) if len(funnel.weekly) else 0
-    trends, trend_total = _trends(frames, options)
+    trends = _trends(frames, options)
     found, comp_notes = _comps(listings, options)
+    index, index_notes = _index(frames, options, trends.get("trend_total"))
     return MarketReport(
-        trends=trends,
-        trend_total=trend_total,
+        **trends,
+        index=index,
         year_ago=_year_ago(frames, options, markets),
         covered_from=covered_from(frames.listings),
         subtypes=_subtypes(listings, options),
         comps=found,
-        notes=tuple(comp_notes),
+        notes=tuple(comp_notes + index_notes),
         options=options,
         frames=frames,
         markets=markets,

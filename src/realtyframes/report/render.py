@@ -4,7 +4,8 @@ Headline cards (each with its change against the previous window and a year earl
 then the sections in order: what changed since the last report, trends, the market comparison
 (and the largest subtypes), price drops, a map of the market, comps (``--comps``), website traffic
 and leads; each a table (exact values in ``data-value``) and its charts (``rf.plot`` figures,
-embedded PNG). Sections live in ``_render_changes``, ``_render_market`` and ``_render_web``.
+embedded PNG). Sections live in ``_render_changes``, ``_render_market``, ``_render_trends`` and
+``_render_web``.
 
 >>> html = render_market_report(report)  # doctest: +SKIP
 """
@@ -26,8 +27,8 @@ from realtyframes.report._render_market import (
     comps_section,
     maps_section,
     market_section,
-    trends_section,
 )
+from realtyframes.report._render_trends import trends_section
 from realtyframes.report._render_web import leads_section, traffic_section
 from realtyframes.report.compute import COVERAGE_DAYS, MarketReport
 from realtyframes.report.options import DATA_FILES

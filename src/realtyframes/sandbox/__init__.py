@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from realtyframes.sandbox._admin import SandboxAdmin
 from realtyframes.sandbox._app import create_app
-from realtyframes.sandbox._embedded import EmbeddedSandbox, embedded
+from realtyframes.sandbox._embedded import EMBEDDED_LISTINGS, EmbeddedSandbox, embedded
 from realtyframes.sandbox._faults import validate_faults
 from realtyframes.sandbox._limits import parse_rate_limit
 from realtyframes.sandbox._market_path import (
@@ -78,6 +78,7 @@ from realtyframes.sandbox._server import (
 __all__ = [
     "DEFAULT_HISTORY_YEARS",
     "DEMO",
+    "EMBEDDED_LISTINGS",
     "EXPOSED",
     "HISTORY_YEARS_RANGE",
     "EmbeddedSandbox",

@@ -22,8 +22,12 @@ from types import TracebackType
 from realtyframes.sandbox._options import SandboxOptions
 from realtyframes.sandbox._server import RunningSandbox, start
 
-__all__ = ["EmbeddedSandbox", "current", "embedded"]
+__all__ = ["EMBEDDED_LISTINGS", "EmbeddedSandbox", "current", "embedded"]
 
+#: Listings of the embedded sandbox at its clock: twice ``SandboxOptions``' default, so that a
+#: month of the default report holds about 130 sales (65 before: its medians, their YoY and a
+#: monthly price index moved by 30-40 % from chance alone; docs/decisions.md).
+EMBEDDED_LISTINGS = 10_000
 _lock = threading.Lock()
 _current: EmbeddedSandbox | None = None
 
@@ -119,7 +123,7 @@ def embedded(on_start: Callable[[EmbeddedSandbox], None] | None = None) -> Embed
     with _lock:
         started = _current is None
         if _current is None:
-            _current = EmbeddedSandbox(SandboxOptions())
+            _current = EmbeddedSandbox(SandboxOptions(listings=EMBEDDED_LISTINGS))
         sandbox = _current
         sandbox._refs += 1
     if started and on_start is not None:

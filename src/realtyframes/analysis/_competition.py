@@ -1,0 +1,229 @@
+"""Competition metrics of :func:`realtyframes.analysis.trends.market_trends` (docs/metrics.md):
+``active_listings_any`` (Redfin's active listings), ``age_of_inventory`` (Redfin),
+``off_market_in_two_weeks`` (Redfin), ``median_days_to_pending`` and ``median_days_to_close``
+(Zillow), from each listing's status intervals (:func:`~._stocks.status_intervals`); and
+``pending_ratio`` (Realtor.com) and ``absorption_rate`` from the stocks and flows
+(:func:`derive`).
+
+Days are whole UTC calendar days between two dates (the later date minus the earlier one), as
+the data centers count them. A listing *went under contract* when its status first became
+Pending, or Closed without a Pending before (the first such interval of its timeline). The
+three contract-date metrics need a history: without one a sold listing's contract date is not
+in its record, so they are blank with ``_n`` 0 (:data:`NEEDS_HISTORY`).
+
+>>> import numpy as np
+>>> days(np.array([86_400_000_000 * 3 - 1]), np.array([0])).tolist()  # day 2 minus day 0
+[2]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from realtyframes.analysis._common import safe_div
+from realtyframes.analysis._cuts import active_windows
+from realtyframes.analysis._periods import Grid, expand
+from realtyframes.analysis._stocks import Intervals
+from realtyframes.analysis._trends_kernel import ACTIVE, CLOSED, NAT, PENDING, Listings
+
+__all__ = [
+    "COMPETITION_COUNTS",
+    "COMPETITION_SAMPLED",
+    "NEEDS_HISTORY",
+    "active_any",
+    "contract_stats",
+    "days",
+    "derive",
+    "inventory_age",
+    "no_contract_stats",
+]
+
+_DAY = 86_400_000_000  # microseconds
+#: Cells × distinct values up to which a median of whole days is read from a histogram.
+_HISTOGRAM_CELLS = 8_000_000
+#: Days from listing within which a listing that went under contract counts as off the market
+#: in two weeks (Redfin).
+TWO_WEEKS = 14
+COMPETITION_COUNTS: tuple[str, ...] = ("active_listings_any",)
+COMPETITION_SAMPLED: tuple[str, ...] = (
+    "off_market_in_two_weeks",
+    "median_days_to_pending",
+    "median_days_to_close",
+    "age_of_inventory",
+    "price_cut_share",
+    "median_cut_pct",
+    "pending_ratio",
+    "absorption_rate",
+)
+#: Metrics blank (``_n`` 0) without a history: they read the date a listing went under contract.
+NEEDS_HISTORY: tuple[str, ...] = (
+    "off_market_in_two_weeks",
+    "median_days_to_pending",
+    "median_days_to_close",
+)
+
+
+def days(later: np.ndarray, earlier: np.ndarray) -> np.ndarray:
+    """Whole UTC calendar days from ``earlier`` to ``later`` (microseconds, int64)."""
+    return later // _DAY - earlier // _DAY
+
+
+def _by_cell(cells: np.ndarray, values: np.ndarray, name: str, how: str, size: int) -> pd.DataFrame:
+    """``how`` ('median' or 'mean') of ``values`` per flat cell (``size`` cells), with the count
+    as ``<name>_n``. Means by ``bincount``; medians of whole days from a histogram per cell when
+    the table of cells × distinct days is small, else by a group-by."""
+    n = np.bincount(cells, minlength=size)
+    if how == "mean":
+        total = np.bincount(cells, weights=values, minlength=size)
+        return pd.DataFrame({name: safe_div(total, n), f"{name}_n": n})
+    low = int(values.min()) if len(values) else 0
+    span = int(values.max()) - low + 1 if len(values) else 1
+    if size * span > _HISTOGRAM_CELLS:
+        grouped = pd.Series(values, dtype="float64").groupby(cells, sort=False)
+        median = grouped.median().reindex(np.arange(size)).to_numpy()
+        return pd.DataFrame({name: median, f"{name}_n": n})
+    counts = np.bincount(cells * span + (values - low), minlength=size * span)
+    median = _histogram_median(counts.reshape(size, span), n) + low
+    return pd.DataFrame({name: median, f"{name}_n": n})
+
+
+def _histogram_median(counts: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """The median value (0 .. columns - 1) of each row of a histogram ``counts`` holding ``n``
+    values (NaN where none)."""
+    below = np.cumsum(counts, axis=1)  # values up to each one, per row
+    middle = [(below <= k[:, None]).sum(axis=1) for k in ((n - 1) // 2, n // 2)]  # 0-based ranks
+    return np.where(n > 0, (middle[0] + middle[1]) / 2, np.nan)
+
+
+def active_any(intervals: Intervals, grid: Grid) -> dict[str, np.ndarray]:
+    """``active_listings_any``: listings Active at any instant of the period, each once (a
+    difference array per market over the windows each Active interval overlaps)."""
+    active = intervals.status == ACTIVE
+    _, lo, hi = active_windows(intervals, active, grid)
+    market = intervals.market[active]
+    width = grid.n_periods + 1
+    size = grid.n_markets * width
+    some = hi > lo
+    diff = np.bincount(market[some] * width + lo[some], minlength=size) - np.bincount(
+        market[some] * width + hi[some], minlength=size
+    )
+    counts = np.cumsum(diff.reshape(grid.n_markets, width), axis=1)[:, : grid.n_periods]
+    return {"active_listings_any": counts}
+
+
+def inventory_age(listings: Listings, intervals: Intervals, grid: Grid) -> pd.DataFrame:
+    """``age_of_inventory``: the median days from entry to the period's last day of the
+    listings Active at its end, by flat cell. The median age is the period's last day minus the
+    median entry day, read from a histogram of entry days per market and period end (a
+    difference array over the period ends each Active interval spans), when that table is
+    small; else from the (listing, period end) pairs."""
+    active = intervals.status == ACTIVE
+    lo, hi = grid.ends_within(intervals.start[active], intervals.stop[active])
+    pos = intervals.pos[active]  # a listing's Active intervals are disjoint: once per end
+    end_day = grid.ends // _DAY
+    entry_day = (listings.entered // _DAY)[pos]
+    some = hi > lo
+    low = int(entry_day[some].min()) if some.any() else 0
+    span = int(entry_day[some].max()) - low + 1 if some.any() else 1
+    width = grid.n_periods + 1
+    table = grid.n_markets * width * span
+    if table > _HISTOGRAM_CELLS:
+        which, window = expand(lo, hi)
+        cells = listings.market[pos[which]] * grid.n_periods + window
+        age = end_day[window] - entry_day[which]
+        return _by_cell(cells, age, "age_of_inventory", "median", grid.size)
+    row = (listings.market[pos[some]] * width) * span + (entry_day[some] - low)
+    diff = np.bincount(row + lo[some] * span, minlength=table) - np.bincount(
+        row + hi[some] * span, minlength=table
+    )
+    counts = np.cumsum(diff.reshape(grid.n_markets, width, span), axis=1)[:, : grid.n_periods]
+    counts = counts.reshape(grid.size, span)
+    n = counts.sum(axis=1)
+    median_entry = _histogram_median(counts, n) + low
+    age = np.tile(end_day, grid.n_markets) - median_entry
+    return pd.DataFrame({"age_of_inventory": age, "age_of_inventory_n": n})
+
+
+def _contract_at(listings: Listings, intervals: Intervals) -> np.ndarray:
+    """When each listing first went under contract (NAT: never)."""
+    under = (intervals.status == PENDING) | (intervals.status == CLOSED)
+    pos, start = intervals.pos[under], intervals.start[under]
+    first = np.ones(len(pos), dtype=bool)
+    first[1:] = pos[1:] != pos[:-1]  # by listing, then time
+    out = np.full(len(listings), NAT, dtype="int64")
+    out[pos[first]] = start[first]
+    return out
+
+
+def _last_pending(intervals: Intervals, pos: np.ndarray, until: np.ndarray) -> np.ndarray:
+    """The start of each listing ``pos``'s last Pending interval starting at or before
+    ``until`` (NAT: none), looked up among its few Pending intervals."""
+    pending = intervals.status == PENDING
+    p_pos, p_start = intervals.pos[pending], intervals.start[pending]
+    first = np.searchsorted(p_pos, pos, side="left")
+    last = np.searchsorted(p_pos, pos, side="right")
+    found = np.full(len(pos), NAT, dtype="int64")
+    for k in range(int((last - first).max(initial=0))):
+        j = np.minimum(first + k, len(p_start) - 1)
+        ok = (first + k < last) & (p_start[j] <= until)
+        found = np.where(ok, p_start[j], found)
+    return found
+
+
+def contract_stats(
+    listings: Listings, intervals: Intervals, grid: Grid, as_of: int
+) -> pd.DataFrame:
+    """By flat cell: ``off_market_in_two_weeks`` (share of the listings entered in the period,
+    at least 14 days before ``as_of``'s date, that went under contract within 14 days of
+    entry), ``median_days_to_pending`` (days from entry of the listings whose status became
+    Pending in the period, each once) and ``median_days_to_close`` (days from the last Pending
+    to CloseDate of the homes sold in the period that were Pending before), with their counts."""
+    entered, market, size = listings.entered, listings.market, grid.size
+    day = entered // _DAY
+    contract = _contract_at(listings, intervals)
+    cohort = np.flatnonzero((entered != NAT) & (as_of // _DAY - day >= TWO_WEEKS))
+    rows, cells = grid.pairs(market[cohort], entered[cohort])
+    cohort = cohort[rows]
+    went_at = contract[cohort]
+    quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
+    off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
+
+    went = intervals.status == PENDING
+    rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
+    pos, start = intervals.pos[went][rows], intervals.start[went][rows]
+    key = pos * grid.size + cells
+    order = np.argsort(key, kind="stable")  # by listing and cell, then time: the first pending
+    key, pos, start, cells = key[order], pos[order], start[order], cells[order]
+    once = np.ones(len(key), dtype=bool)
+    once[1:] = key[1:] != key[:-1]
+    to_pending = start[once] // _DAY - day[pos[once]]
+    pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median", size)
+
+    sold = np.flatnonzero((listings.status == CLOSED) & (listings.closed_at != NAT))
+    rows, cells = grid.pairs(market[sold], listings.closed_at[sold])
+    sold = sold[rows]
+    since = _last_pending(intervals, sold, listings.closed_at[sold])
+    known = since != NAT
+    to_close = days(listings.closed_at[sold][known], since[known])
+    close = _by_cell(cells[known], to_close, "median_days_to_close", "median", size)
+    return pd.concat([off, pending, close], axis=1)
+
+
+def no_contract_stats() -> pd.DataFrame:
+    """The contract-date metrics without a history: no cell has any."""
+    empty = np.array([], dtype="float64")
+    return pd.DataFrame({c: empty for m in NEEDS_HISTORY for c in (m, f"{m}_n")})
+
+
+def derive(out: pd.DataFrame, days_in_period: np.ndarray) -> None:
+    """``price_cut_share``, ``pending_ratio`` and ``absorption_rate`` from the counts, with
+    their sample sizes, in place (``days_in_period``: per row)."""
+    active, anytime = out["active_listings"].to_numpy(), out["active_listings_any"].to_numpy()
+    out["price_cut_share"] = safe_div(out.pop("_cut_any").to_numpy(), anytime)
+    out["price_cut_share_n"] = out["active_listings_any"]
+    out["pending_ratio"] = safe_div(out["pending_listings"].to_numpy(), active)
+    out["pending_ratio_n"] = out["active_listings"]
+    per_month = out["homes_sold"].to_numpy() * 30.0 / days_in_period
+    out["absorption_rate"] = safe_div(per_month, active)
+    out["absorption_rate_n"] = out["active_listings"]

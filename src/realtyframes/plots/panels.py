@@ -1,0 +1,132 @@
+"""Small multiples: several charts in one Figure, laid out with fixed margins (no layout engine,
+so the Figure is drawn once: a report draws these instead of one Figure per chart)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from realtyframes.plots._base import METRIC_LABELS, _fmt, _market_label, _no_data, _style
+from realtyframes.plots.trends import (
+    HIGHLIGHTED,
+    PARTIAL_LABEL,
+    PARTIAL_STYLE,
+    _dates,
+    _groups,
+    _keys,
+    _lines,
+    _period_word,
+)
+from realtyframes.plots.web import countries, devices, top_pages, top_sources
+
+__all__ = ["traffic_panels", "trend_panels"]
+
+
+def _margins(fig: Figure, *, left: float, right: float, top: float, bottom: float,
+             wspace: float, hspace: float) -> None:  # fmt: skip
+    """Margins in inches, whatever the Figure's size."""
+    width, height = fig.get_size_inches()
+    fig.subplots_adjust(left=left / width, right=1 - right / width, top=1 - top / height,
+                        bottom=bottom / height, wspace=wspace, hspace=hspace)  # fmt: skip
+
+
+def _period_name(when: Any, freq: str) -> str:
+    stamp = pd.Timestamp(when)
+    if freq == "Q":
+        return f"{stamp.year} Q{stamp.quarter}"
+    if freq == "W":
+        return f"week of {stamp:%Y-%m-%d}"
+    return f"{stamp:%b %Y}"
+
+
+def trend_panels(
+    trends: pd.DataFrame,
+    metrics: Sequence[str],
+    by: str | None = None,
+    *,
+    highlight: int | Sequence[Hashable] = HIGHLIGHTED,
+    sample: str = "median_sale_price",
+    ncols: int = 2,
+) -> Figure:
+    """One panel per metric of ``rf.market_trends`` (``metrics``), a line per market in each, the
+    same colours in every panel, with one legend under them naming each coloured market and the
+    sales behind its latest complete period (``sample``'s n). Points at each period's start; the
+    period not over is a hollow point on a dotted line; thin-sample periods are gaps.
+
+    >>> rf.plot.trend_panels(rf.market_trends(market, history, by="City", freq="Q"),
+    ...                      ["median_sale_price", "homes_sold"])  # doctest: +SKIP
+    """
+    if not metrics:
+        raise ValueError("plot.trend_panels(): `metrics` must name at least one metric")
+    keys = _keys(trends, by, metrics, "trend_panels")
+    freq = str(trends.attrs.get("freq", "M"))
+    rows = -(-len(metrics) // ncols)
+    fig = Figure(figsize=(11.0, 2.6 * rows + 1.6))
+    _margins(fig, left=0.85, right=0.25, top=0.75, bottom=1.0, wspace=0.28, hspace=0.42)
+    axes = [fig.add_subplot(rows, ncols, i + 1) for i in range(len(metrics))]
+    word = _period_word(trends)
+    where = f" and {', '.join(keys)}" if keys else ""
+    fig.suptitle(f"By {word}{where}", x=0.85 / 11.0, ha="left", fontsize=12, fontweight="bold")
+    if trends.empty:
+        for ax, metric in zip(axes, metrics, strict=True):
+            _no_data(ax, METRIC_LABELS[metric][0])
+        return fig
+    groups, colour = _groups(trends, sample if sample in trends else metrics[0], keys, highlight)
+    n_col = f"{sample}_n"
+
+    def label(key: Any, done: pd.DataFrame) -> str:
+        if n_col not in done or not len(done):
+            return _market_label(key)
+        last = done.iloc[-1]
+        return (f"{_market_label(key)}: n={int(last[n_col]):,} sales in "
+                f"{_period_name(last['period_begin'], freq)}")  # fmt: skip
+
+    partial_seen = False
+    for ax, metric in zip(axes, metrics, strict=True):
+        title, unit, kind = METRIC_LABELS[metric]
+        ax.set_title(f"{title} ({unit})", loc="left", fontsize=10, fontweight="bold")
+        if trends[metric].notna().sum() == 0:
+            ax.text(0.5, 0.5, "No data", ha="center", va="center", transform=ax.transAxes)
+            continue
+        partial_seen |= _lines(ax, groups, colour, metric, label)
+        ax.yaxis.set_major_formatter(_fmt(kind))
+        ax.tick_params(labelsize=8)
+        _dates(ax)
+        _style(ax, "y")
+    handles, labels = axes[0].get_legend_handles_labels()
+    others = len(groups) - len(colour)
+    extra: list[tuple[dict[str, Any], str]] = []
+    if others:
+        extra.append(({"color": "0.75", "linewidth": 0.9}, f"{others} other markets (grey)"))
+    if partial_seen:
+        extra.append(({"color": "0.3", "marker": "o", **PARTIAL_STYLE}, PARTIAL_LABEL))
+    for style, text in extra:  # legend entries only, on no panel
+        handles.append(Line2D([], [], **style))
+        labels.append(text)
+    fig.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.85 / 11.0, 0.02),
+               ncols=2, frameon=False, fontsize=8)  # fmt: skip
+    return fig
+
+
+_TRAFFIC: tuple[Callable[..., Any], ...] = (top_sources, top_pages, devices, countries)
+
+
+def traffic_panels(analytics: Any, n: int = 8) -> Figure:
+    """The website's top sources, top pages, devices and top countries (``n`` each) as four
+    panels of one Figure (``rf.traffic_summary`` or the analytics frames, as each chart takes).
+
+    >>> rf.plot.traffic_panels(rf.traffic_summary(analytics))  # doctest: +SKIP
+    """
+    fig = Figure(figsize=(12.0, 0.28 * n * 2 + 2.6), layout="constrained")
+    axes: list[Axes] = [fig.add_subplot(2, 2, i + 1) for i in range(4)]
+    for ax, draw in zip(axes, _TRAFFIC, strict=True):
+        if draw is devices:
+            draw(analytics, ax=ax)
+        else:
+            draw(analytics, n, ax=ax)
+    return fig
