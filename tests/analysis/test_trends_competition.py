@@ -206,6 +206,19 @@ def test_months_by_hand() -> None:
     assert out.attrs["blank_without_history"] == []
 
 
+def test_a_period_not_over_takes_a_rate_over_its_days_so_far() -> None:
+    """March seen on Mar 25: its sales so far (A Mar 12, B Mar 25) over its 25 days so far, not
+    over March's 31 (which read as 2 / (2 x 30 / 31) = 1.03 months instead of 0.83)."""
+    out = trends("M", "2026-03-25")
+    assert list(out["complete"]) == [True, False]
+    check(out, {
+        "active_listings": [2, 2],  # Mar 25: D, E
+        "homes_sold": [0, 2],
+        "months_of_supply": [NAN, 2 / (2 * 30 / 25)],
+        "absorption_rate": [0, 2 * 30 / 25 / 2],
+    })  # fmt: skip
+
+
 def test_without_history_the_contract_metrics_are_blank_and_cuts_are_estimated() -> None:
     out = trends("M", "2026-03-31", with_history=False)
     for metric in ("off_market_in_two_weeks", "median_days_to_pending", "median_days_to_close"):

@@ -111,9 +111,8 @@ def test_a_partial_period_loses_its_changes_and_only_it() -> None:
     assert out["homes_sold_yoy"].iloc[:2].tolist() == [0.1, 0.3]
     assert out[["homes_sold_mom", "homes_sold_yoy"]].iloc[2].isna().all()
     assert out["homes_sold"].tolist() == [10, 12, 4] and out.attrs == {"freq": "M"}
-    # months of supply of the period so far is the sales so far over the whole period's days
-    assert out["months_of_supply"].iloc[:2].tolist() == [4.0, 4.2]
-    assert pd.isna(out["months_of_supply"].iloc[2])
+    # months of supply of the period so far stays (market_trends takes its days so far)
+    assert out["months_of_supply"].tolist() == [4.0, 4.2, 9.9]
     assert trends["homes_sold_yoy"].iloc[2] == -0.5  # the caller's frame is left alone
 
 

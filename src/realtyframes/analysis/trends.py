@@ -235,7 +235,7 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
     as_of = int(last.tz_localize(None).as_unit("us").asm8.view("int64"))
     counts, stats = _cells(listings, past, grid, as_of)
     out = _assemble(counts, stats, grid, markets, keys)
-    blanked = _finish(out, grid, min_sample)
+    blanked = _finish(out, grid, as_of, min_sample)
     out = _changes(out, grid.n_periods, freq)
     done = grid.ends <= as_of
     out.insert(2, "complete", np.tile(done, len(markets)))
@@ -425,14 +425,17 @@ def _assemble(
     return out
 
 
-def _finish(out: pd.DataFrame, grid: Grid, min_sample: int) -> int:
+def _finish(out: pd.DataFrame, grid: Grid, as_of: int, min_sample: int) -> int:
     """Counts as int64, supply and the share from the stocks, sample sizes, and blanking below
-    ``min_sample`` (in place); returns how many values were blanked."""
+    ``min_sample`` (in place); returns how many values were blanked. A rate per month takes the
+    days the period has had by ``as_of`` (a period not over has had fewer than its length)."""
     counts = list(_COUNTS)
     out[counts] = out[counts].astype("int64")
     active = out["active_listings"].to_numpy()
     out["pct_active_with_price_drop"] = safe_div(out.pop("_active_cut").to_numpy(), active)
-    days = np.tile(((grid.ends - grid.starts) / _DAY).round(), grid.n_markets)  # per row
+    whole = ((grid.ends - grid.starts) / _DAY).round()
+    so_far = (np.minimum(grid.ends, as_of) - grid.starts) / _DAY
+    days = np.tile(np.where(grid.ends <= as_of, whole, so_far), grid.n_markets)  # per row
     out["months_of_supply"] = safe_div(active, out["homes_sold"].to_numpy() * 30.0 / days)
     derive(out, days)
     out["months_of_supply_n"] = out["homes_sold"]

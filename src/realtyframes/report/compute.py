@@ -248,16 +248,13 @@ def _index(
 
 def _no_partial_yoy(trends: pd.DataFrame) -> pd.DataFrame:
     """The period not over yet gets no year-over-year change: part of a month against a whole
-    month a year earlier is not a comparison (the table says "(so far)"). Nor months of supply:
-    ``rf.market_trends`` divides the period's sales so far by the whole period's days (26 days of
-    November read as 5.8 months against about 4)."""
+    month a year earlier is not a comparison (the table says "(so far)"). Its months of supply
+    stay: ``rf.market_trends`` takes its sales over the days it has had so far."""
     if "complete" not in trends.columns or bool(trends["complete"].all()):
         return trends
     partial = ~trends["complete"].astype(bool).to_numpy()
     out = trends.copy()
     for column in [c for c in out.columns if str(c).endswith(("_yoy", "_mom"))]:
-        out.loc[partial, column] = np.nan
-    for column in [c for c in out.columns if str(c).startswith("months_of_supply")]:
         out.loc[partial, column] = np.nan
     out.attrs = dict(trends.attrs)
     return out
