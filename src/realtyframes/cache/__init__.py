@@ -4,6 +4,7 @@
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
 """
 
+from realtyframes.cache._checkpoints import CHECKPOINT_MAX_AGE, Checkpoint
 from realtyframes.cache._entries import (
     Entry,
     account_fingerprint,
@@ -16,11 +17,13 @@ from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, Parquet
 from realtyframes.errors import CacheReadTimeout
 
 __all__ = [
+    "CHECKPOINT_MAX_AGE",
     "META_KEY",
     "READ_WAIT",
     "CacheLockTimeout",
     "CacheReadTimeout",
     "CacheWarning",
+    "Checkpoint",
     "Entry",
     "ParquetCache",
     "account_fingerprint",
