@@ -374,6 +374,10 @@ class ParquetCache:
         path = self.root / FOLDER / f"{resource}.{key}.journal"
         return Checkpoint.open(path, scope, max_age=self.checkpoint_max_age)
 
+    def checkpoints(self, resource: str | None = None) -> list[Path]:
+        """The checkpoint files of interrupted loads (of ``resource``)."""
+        return checkpoint_files(self.root, resource)
+
     def clear_checkpoints(
         self, resource: str | None = None, *, keys: Collection[str] | None = None
     ) -> int:

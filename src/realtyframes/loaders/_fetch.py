@@ -244,10 +244,14 @@ def fetch_listings(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
     ids = list(dict.fromkeys(loaded.frame.loc[known, "ListingId"].astype(str)))
     no_id = loaded.frame.loc[~known]  # cannot be looked up: validation reports them
     loaded = replace(loaded, frame=no_id.iloc[:0])  # the search frame is not held meanwhile
+    reused = ctx.checkpoint.reused if ctx.checkpoint is not None else 0
     detail, media = fetch_details(ctx, ids)
+    if ctx.checkpoint is not None:  # details taken from the checkpoint were not requested
+        reused = ctx.checkpoint.reused - reused
     if len(no_id):
         detail = pd.concat([detail, no_id], ignore_index=True)
-    return replace(loaded, frame=detail, media=media, requests=loaded.requests + len(ids))
+    requests = loaded.requests + len(ids) - reused
+    return replace(loaded, frame=detail, media=media, requests=requests)
 
 
 def ids_label(ids: list[str]) -> str:
