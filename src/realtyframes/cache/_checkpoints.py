@@ -37,7 +37,7 @@ import os
 import threading
 import time
 import zlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,13 @@ from typing import Any
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import _private_dirs, _redact, normalise_params
 
-__all__ = ["CHECKPOINT_MAX_AGE", "Checkpoint", "checkpoint_files"]
+__all__ = [
+    "CHECKPOINT_MAX_AGE",
+    "Checkpoint",
+    "checkpoint_files",
+    "remove_checkpoints",
+    "remove_old_checkpoints",
+]
 
 logger = logging.getLogger("realtyframes.cache")
 
@@ -77,6 +83,40 @@ def checkpoint_files(root: Path, resource: str | None = None) -> list[Path]:
     folder = root / FOLDER
     pattern = f"{resource}.*{_SUFFIX}" if resource else f"*{_SUFFIX}"
     return sorted(folder.glob(pattern)) if folder.is_dir() else []
+
+
+def remove_checkpoints(
+    root: Path, resource: str | None = None, keys: Collection[str] | None = None
+) -> int:
+    """Remove the checkpoints under ``root`` (of ``resource``; of ``keys`` only, when given)."""
+    removed = 0
+    for path in checkpoint_files(root, resource):
+        key = path.name.removesuffix(_SUFFIX).split(".", 1)[-1]
+        if keys is None or key in keys:
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
+
+def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
+    """Remove the checkpoints under ``root`` not written to for ``max_age`` (loads never
+    repeated), with a log line each; returns how many."""
+    removed = 0
+    for path in checkpoint_files(root):
+        try:
+            age = time.time() - path.stat().st_mtime
+        except OSError:
+            continue
+        if age > max_age.total_seconds():
+            path.unlink(missing_ok=True)
+            removed += 1
+            logger.info(
+                "checkpoint %s discarded: it was last written %s ago, more than %s",
+                path.name.removesuffix(_SUFFIX),
+                timedelta(seconds=int(age)),
+                max_age,
+            )
+    return removed
 
 
 class Checkpoint:

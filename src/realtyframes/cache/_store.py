@@ -40,6 +40,8 @@ from realtyframes.cache._checkpoints import (
     FOLDER,
     Checkpoint,
     checkpoint_files,
+    remove_checkpoints,
+    remove_old_checkpoints,
 )
 from realtyframes.cache._entries import (
     _DEFAULT_TTL,
@@ -140,6 +142,7 @@ class ParquetCache:
         self.checkpoint_max_age = checkpoint_max_age
         self._layout = Layout(self.root)
         remove_dead_writers_files(self._layout)  # a crashed write's leftovers, whatever its key
+        remove_old_checkpoints(self.root, checkpoint_max_age)  # of loads never called again
         migrate_flat_layout(self.root)
 
     def __repr__(self) -> str:
@@ -389,13 +392,7 @@ class ParquetCache:
         """
         if resource is not None:
             _check_name(resource, "resource", _NAME)
-        removed = 0
-        for path in checkpoint_files(self.root, resource):
-            key = path.name.removesuffix(".journal").split(".", 1)[-1]
-            if keys is None or key in keys:
-                path.unlink(missing_ok=True)
-                removed += 1
-        return removed
+        return remove_checkpoints(self.root, resource, keys)
 
     # -- inventory -------------------------------------------------------------------------------
 
