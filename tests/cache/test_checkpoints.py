@@ -38,7 +38,10 @@ def test_saved_answers_come_back_and_a_torn_record_ends_the_reading(tmp_path: Pa
     assert again.noted("chunk") == {"chunk": 100, "chunk_refused": 200}
     assert again.reused == 2
     again.put("/v1/listings?Offset=100", b'{"total": 120, "last": 2}')  # appended after the tear
-    again.done()
+    again.close()
+    with cache.checkpoint("listings", "k1", SCOPE) as third:
+        assert third.get("/v1/listings?Offset=100") == b'{"total": 120, "last": 2}'
+    third.done()
     assert cache.checkpoints() == []
 
 
@@ -50,8 +53,8 @@ def test_a_corrupt_record_ends_the_reading(tmp_path: Path):
     cp.close()
     (path,) = cache.checkpoints()
     path.write_bytes(path.read_bytes().replace(b"second body", b"secund body"))  # crc mismatch
-    again = cache.checkpoint("listings", "k1", SCOPE)
-    assert again.get("a") == b"first body" and again.get("b") is None
+    with cache.checkpoint("listings", "k1", SCOPE) as again:
+        assert again.get("a") == b"first body" and again.get("b") is None
 
 
 def test_another_scope_or_old_age_discards_with_a_log_line(
@@ -74,7 +77,8 @@ def test_another_scope_or_old_age_discards_with_a_log_line(
     os.utime(path, (old, old))
     short = ParquetCache(tmp_path, checkpoint_max_age=timedelta(days=2))  # a longer limit keeps it
     assert short.checkpoints() == [path]
-    assert short.checkpoint("market", "k2", {"params": {}}).get("page") == b"body"
+    with short.checkpoint("market", "k2", {"params": {}}) as kept:
+        assert kept.get("page") == b"body"
     os.utime(path, (old, old))
     ParquetCache(tmp_path)  # opening the cache removes checkpoints older than the limit
     assert cache.checkpoints() == []

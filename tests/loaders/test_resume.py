@@ -65,7 +65,7 @@ def settle() -> None:
     """Wait for the requests a failed ``get_many`` left running (its pool is not waited for):
     they end on the dropped connection; the client is then closed with nothing in use."""
     for thread in threading.enumerate():
-        if thread.name.startswith("realtyframes-"):
+        if thread.name.startswith(("realtyframes-api", "realtyframes-sync")):
             thread.join(timeout=60)
 
 
@@ -164,7 +164,7 @@ def test_first_sync_resumes_after_a_lost_connection(
         assert sync_state(c, {}) is None and listing_history(c, {}).empty
         proxy.set(None)
         market = c.sync_listings()
-        assert c.last_load.resumed_requests >= after - CONCURRENCY
+        assert c.last_load.resumed_requests >= after - CONCURRENCY - 1  # see the SIGKILL test
         assert_same_market(c, market, reference)
     assert interrupted + proxy.forwarded <= reference["sync_requests"] + CONCURRENCY
     assert journals(tmp_path) == []
@@ -173,32 +173,41 @@ def test_first_sync_resumes_after_a_lost_connection(
 # -- SIGKILL ----------------------------------------------------------------------------------------
 
 CHILD = """
-import os, sys
+import os, sys, threading
 import realtyframes as rf
-url, cache, counted, kind = sys.argv[1:5]
+url, cache, counted, kind, stop = sys.argv[1:6]
 fd = os.open(counted, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-hooks = {"request": [lambda request: os.write(fd, b"r")]}
-with rf.Client(url, cache_dir=cache, progress=False, event_hooks=hooks) as client:
+lock, sent = threading.Lock(), [0]
+
+def hook(request):
+    # the first `stop` requests go out (each counted in the file); the next ones wait forever:
+    # the parent kills the process while its last requests are in flight
+    with lock:
+        go = sent[0] < int(stop)
+        if go:
+            sent[0] += 1
+            os.write(fd, b"r")
+    if not go:
+        threading.Event().wait()
+
+with rf.Client(url, cache_dir=cache, progress=False, event_hooks={"request": [hook]}) as client:
     client.listings(details=True) if kind == "details" else client.sync_listings()
 """
 
 
-def run_and_kill(url: str, cache: Path, kind: str, saved: int) -> int:
-    """Run the load in a process, SIGKILL it once ``saved`` answers are in its checkpoint;
-    returns the requests it sent."""
+def run_and_kill(url: str, cache: Path, kind: str, sent: int) -> int:
+    """Run the load in a process and SIGKILL it once it has sent ``sent`` requests (the
+    answers of the last ones may be on their way: in flight); returns the requests it sent."""
     counted = cache.parent / f"{cache.name}-requests"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
-    }
+    paths = [str(SRC), os.environ.get("PYTHONPATH", "")]
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, url, str(cache), str(counted), kind],
-        env=env,
+        [sys.executable, "-c", CHILD, url, str(cache), str(counted), kind, str(sent)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 120
-        while saved_pages(cache) < saved:
+        deadline = time.monotonic() + 300
+        while not counted.exists() or counted.stat().st_size < sent:
             assert child.poll() is None, "the load ended before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.002)
@@ -209,35 +218,37 @@ def run_and_kill(url: str, cache: Path, kind: str, saved: int) -> int:
     return counted.stat().st_size
 
 
-@pytest.mark.parametrize("saved", [2, 60, 150])
+@pytest.mark.parametrize("sent", [2, 60, 150])
 def test_details_load_resumes_after_sigkill(
-    sb: RunningSandbox, reference: dict[str, Any], tmp_path: Path, saved: int
+    sb: RunningSandbox, reference: dict[str, Any], tmp_path: Path, sent: int
 ):
     cache = tmp_path / "cache"
-    interrupted = run_and_kill(sb.url, cache, "details", saved)
-    assert not (cache / "listings").exists()
+    interrupted = run_and_kill(sb.url, cache, "details", sent)
+    assert interrupted == sent and not (cache / "listings").exists()
     hook = Hook()
     with client(sb.url, cache, hook) as c:
         frame = c.listings(details=True)
         info = c.last_load
     assert_same_details(c, frame, reference)
-    assert info.resumed_requests >= saved
+    assert info.resumed_requests >= sent - CONCURRENCY
     assert info.requests + info.resumed_requests == reference["details_requests"]
     assert interrupted + hook.count <= reference["details_requests"] + CONCURRENCY
     assert journals(cache) == []
 
 
-@pytest.mark.parametrize("saved", [3, 20, 38])
+@pytest.mark.parametrize("sent", [3, 20, 38])  # in the searches, the backfill's probe, its chunks
 def test_first_sync_resumes_after_sigkill(
-    sb: RunningSandbox, reference: dict[str, Any], tmp_path: Path, saved: int
+    sb: RunningSandbox, reference: dict[str, Any], tmp_path: Path, sent: int
 ):
     cache = tmp_path / "cache"
-    interrupted = run_and_kill(sb.url, cache, "sync", saved)
-    assert not (cache / "market").exists()
+    interrupted = run_and_kill(sb.url, cache, "sync", sent)
+    assert interrupted == sent and not (cache / "market").exists()
     hook = Hook()
     with client(sb.url, cache, hook) as c:
         market = c.sync_listings()
-        assert c.last_load.resumed_requests >= saved
+        # sent, but not saved as pages: those in flight, and the backfill's refused probe (a 400
+        # on 200 ids, kept in the checkpoint as the chunk size learned, so not sent again)
+        assert c.last_load.resumed_requests >= sent - CONCURRENCY - 1
         assert_same_market(c, market, reference)
     assert interrupted + hook.count <= reference["sync_requests"] + CONCURRENCY
     assert journals(cache) == []

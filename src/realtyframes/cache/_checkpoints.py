@@ -40,7 +40,7 @@ import zlib
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import _private_dirs, _redact, normalise_params
@@ -135,7 +135,8 @@ class Checkpoint:
         self._notes: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._fd: int | None = None
-        self._reader: int | None = None
+        self._reader: BinaryIO | None = None
+        self._broken = False  # a write failed: the load goes on without saving
         self.started = datetime.now(UTC)
         self.resumed_from: datetime | None = None
         self.reused = 0
@@ -205,6 +206,11 @@ class Checkpoint:
             except ValueError:
                 break
             at = end + 2 + length
+        if head is not None and at < len(data):  # a torn tail: later records go after the
+            try:  # last whole one, or they could never be read
+                os.truncate(self.path, at)
+            except OSError:
+                return None  # discarded: starts over
         if head is None or not isinstance(head, dict):
             self._index.clear()
             self._notes.clear()
@@ -221,8 +227,9 @@ class Checkpoint:
         with self._lock:
             try:
                 if self._reader is None:
-                    self._reader = os.open(self.path, os.O_RDONLY)
-                body = os.pread(self._reader, where[1], where[0])
+                    self._reader = open(self.path, "rb")  # noqa: SIM115 - closed by close()
+                self._reader.seek(where[0])
+                body = self._reader.read(where[1])
             except OSError:
                 return None
             if len(body) != where[1]:
@@ -250,20 +257,29 @@ class Checkpoint:
     def _append(self, kind: bytes, name: str, body: bytes) -> None:
         record = _record(kind, name, body)
         with self._lock:
+            if self._broken:
+                return
             try:
                 if self._fd is None:
                     self._fd = self._create()
                 os.write(self._fd, record)
             except OSError as exc:
-                logger.warning("could not write the checkpoint %s: %s", self.path, exc)
+                self._broken = True
+                logger.warning(
+                    "could not write the checkpoint %s (%s); this load will not be resumable",
+                    self.path,
+                    exc,
+                )
                 return
             if kind == b"page":
                 self._index[name] = (-1, len(body))  # known; readable after a reopen
 
     def _create(self) -> int:
         _private_dirs(self.path.parent)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_MODE)
-        os.fchmod(fd, PRIVATE_MODE)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
+        fd = os.open(self.path, flags, PRIVATE_MODE)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, PRIVATE_MODE)  # exactly 0600, whatever the umask
         if os.fstat(fd).st_size == 0:
             head = {
                 "scope": self.digest,
@@ -275,18 +291,28 @@ class Checkpoint:
 
     # -- ending ---------------------------------------------------------------------------------
 
+    def __enter__(self) -> Checkpoint:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Close the file (the journal stays: the next identical load resumes from it)."""
         with self._lock:
-            for fd in (self._fd, self._reader):
-                if fd is not None:
-                    os.close(fd)
-            self._fd = self._reader = None
+            if self._fd is not None:
+                os.close(self._fd)
+            if self._reader is not None:
+                self._reader.close()
+            self._fd, self._reader = None, None
 
     def done(self) -> None:
         """The load is stored: remove the journal."""
         self.close()
-        self.path.unlink(missing_ok=True)
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError as exc:  # e.g. open in another process on Windows: the age limit ends it
+            logger.warning("could not remove the checkpoint %s: %s", self.path, exc)
         self._index.clear()
 
     def discard(self, reason: str) -> None:
@@ -295,6 +321,7 @@ class Checkpoint:
         self.done()
         self._notes.clear()
         self.resumed_from = None
+        self.started, self.reused = datetime.now(UTC), 0  # a load that starts over
         if existed:
             logger.info("checkpoint %s discarded: %s", self.path.name.removesuffix(_SUFFIX), reason)
 
