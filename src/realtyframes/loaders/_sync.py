@@ -204,25 +204,10 @@ def sync_listings(
     chunk = _start_chunk(chunk_size, read_host_chunk(root, api.cache_host()), previous)
     checkpoint: Checkpoint | None = None
     if previous is None or refresh:
-
-        def run(checkpoint: Checkpoint | None) -> SyncResult:
-            result = full_load(
-                api, params, chunk=chunk, progress=progress, on_invalid=on_invalid,
-                checkpoint=checkpoint,
-            )  # fmt: skip
-            if previous is not None:  # refresh: the history so far stays
-                result.history = previous.history
-                result.state["syncs"] = previous.state.get("syncs", 0) + 1
-                result.state["first_sync"] = previous.state.get("first_sync")
-            if since is not False and cache is not None and not len(result.history):
-                backfill(
-                    api, result, since, progress=progress, on_invalid=on_invalid,
-                    checkpoint=checkpoint,
-                )  # fmt: skip
-            return result
-
-        scope = _checkpoint_scope(api, params, since, previous is not None)
-        result, checkpoint = run_resumable(cache, RESOURCE, key, scope, refresh=refresh, run=run)
+        result, checkpoint = _full_sync(
+            api, cache, key, params, previous, since, chunk=chunk, refresh=refresh,
+            progress=progress, on_invalid=on_invalid,
+        )  # fmt: skip
     else:
         result = incremental(
             api, previous, params, chunk=chunk, progress=progress, on_invalid=on_invalid
@@ -243,6 +228,42 @@ def sync_listings(
         checkpoint.done()
     _record(client, key, result, checkpoint)
     return result.market.copy()
+
+
+def _full_sync(
+    api: ApiClient,
+    cache: ParquetCache | None,
+    key: str | None,
+    params: Mapping[str, str],
+    previous: SyncResult | None,
+    since: pd.Timestamp | Literal[False] | None,
+    *,
+    chunk: ChunkSize,
+    refresh: bool,
+    progress: bool | None,
+    on_invalid: OnInvalid,
+) -> tuple[SyncResult, Checkpoint | None]:
+    """A full load (every status) and, when no history is kept yet, the backfill; resumed from
+    the checkpoint of an interrupted identical one (``loaders._resume``)."""
+
+    def run(checkpoint: Checkpoint | None) -> SyncResult:
+        result = full_load(
+            api, params, chunk=chunk, progress=progress, on_invalid=on_invalid,
+            checkpoint=checkpoint,
+        )  # fmt: skip
+        if previous is not None:  # refresh: the history so far stays
+            result.history = previous.history
+            result.state["syncs"] = previous.state.get("syncs", 0) + 1
+            result.state["first_sync"] = previous.state.get("first_sync")
+        if since is not False and cache is not None and not len(result.history):
+            backfill(
+                api, result, since, progress=progress, on_invalid=on_invalid,
+                checkpoint=checkpoint,
+            )  # fmt: skip
+        return result
+
+    scope = _checkpoint_scope(api, params, since, previous is not None)
+    return run_resumable(cache, RESOURCE, key, scope, refresh=refresh, run=run)
 
 
 def _checkpoint_scope(
