@@ -1,6 +1,7 @@
 """Loads and syncs that resume (#28): a `details=True` load and a first sync with its history
-backfill, interrupted at several points by SIGKILL (a subprocess) and by a lost connection (the
-fault proxy's ``drop`` mode), end equal to an uninterrupted load on the next identical call, and
+backfill, interrupted at several points by SIGKILL (a subprocess), by a lost connection (the
+fault proxy's ``drop`` mode) and by Ctrl-C, end equal to an uninterrupted load on the next
+identical call, and
 the requests of interrupted + resumed stay within the uninterrupted count plus the requests that
 were in flight. Then what discards a checkpoint: another scope, drift, age, refresh=True, cache
 clear; and what a checkpoint may hold (no secret, 0600)."""
@@ -168,6 +169,32 @@ def test_first_sync_resumes_after_a_lost_connection(
         assert_same_market(c, market, reference)
     assert interrupted + proxy.forwarded <= reference["sync_requests"] + CONCURRENCY
     assert journals(tmp_path) == []
+
+
+def test_details_load_resumes_after_ctrl_c(
+    sb: RunningSandbox, reference: dict[str, Any], tmp_path: Path
+):
+    """KeyboardInterrupt (Ctrl-C) raised in the middle of the load, from a request hook."""
+    sent = [0]
+
+    def ctrl_c(request: httpx.Request) -> None:
+        if sent[0] >= 80:
+            raise KeyboardInterrupt
+        sent[0] += 1
+
+    with rf.Client(
+        sb.url, cache_dir=tmp_path, progress=False, event_hooks={"request": [ctrl_c]}
+    ) as c:
+        with pytest.raises(KeyboardInterrupt):
+            c.listings(details=True)
+        settle()
+    assert not (tmp_path / "listings").exists() and len(journals(tmp_path)) == 1
+    hook = Hook()
+    with client(sb.url, tmp_path, hook) as c:
+        frame = c.listings(details=True)
+        assert c.last_load.resumed_requests >= 80 - CONCURRENCY
+    assert_same_details(c, frame, reference)
+    assert sent[0] + hook.count <= reference["details_requests"] + CONCURRENCY
 
 
 # -- SIGKILL ----------------------------------------------------------------------------------------
