@@ -15,6 +15,9 @@ so a retry can succeed; None: every time):
 - ``wrong_period``: an analytics request is answered with another period's analytics.
 - ``no_echo``: not a fault: list pages lose their ``offset`` and ``limit`` members (a variant
   of the envelope the client must accept).
+- ``drop``: a lost network: after the first ``after`` requests (``proxy.set("drop", after=N)``),
+  every request (``times`` of them) gets the start of an answer and then its connection is closed,
+  the body cut off; nothing is forwarded. ``proxy.requests`` counts every request that arrived.
 
 ``proxy.injected`` counts the faults injected since the last ``set``, by mode.
 
@@ -41,8 +44,9 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-MODES = ("stale_page", "swapped_detail", "foreign_changes", "wrong_period", "no_echo")
+MODES = ("stale_page", "swapped_detail", "foreign_changes", "wrong_period", "no_echo", "drop")
 LIST_PATHS = frozenset({"/v1/listings", "/v1/listings/changes", "/v1/contacts"})
 _DETAIL = re.compile(r"^/v1/(listings|contacts)/([^/]+)(/activity)?$")
 _LISTING_ID = re.compile(rb'"ListingId"\s*:\s*"([^"\\]+)"')
@@ -62,21 +66,32 @@ class FaultProxy:
         self.left: int | None = None
         self.injected: Counter[str] = Counter()
         self.forwarded = 0
+        self.requests = 0
+        self.after = 0
         self._lock = threading.Lock()
         self._pages: dict[str, tuple[frozenset[tuple[str, str]], bytes, dict[str, str]]] = {}
         self._seen_ids: dict[str, None] = {}
         self._http = httpx.Client(timeout=30)
 
-    def set(self, mode: str | None, *, times: int | None = None) -> None:
-        """Inject ``mode`` from now on (None: none), ``times`` times (None: every time); the
-        counts (``injected``, ``forwarded``) and the cached pages start afresh."""
+    def set(self, mode: str | None, *, times: int | None = None, after: int = 0) -> None:
+        """Inject ``mode`` from now on (None: none), ``times`` times (None: every time), once
+        ``after`` requests have arrived (``drop`` only); the counts (``injected``, ``forwarded``,
+        ``requests``) and the cached pages start afresh."""
         if mode is not None and mode not in MODES:
             raise ValueError(f"mode: {mode!r}; allowed: {', '.join(MODES)}")
         with self._lock:
-            self.mode, self.left = mode, times
+            self.mode, self.left, self.after = mode, times, after
             self.injected.clear()
-            self.forwarded = 0
+            self.forwarded = self.requests = 0
             self._pages.clear()
+
+    def drop_now(self) -> bool:
+        """Count a request; whether to cut its connection (mode ``drop``)."""
+        with self._lock:
+            self.requests += 1
+            if self.mode != "drop" or self.requests <= self.after:
+                return False
+        return self._take("drop")
 
     def _take(self, mode: str) -> bool:
         """Whether to inject ``mode`` now (and count it)."""
@@ -202,7 +217,7 @@ def _kept(headers: httpx.Headers) -> dict[str, str]:
     return {k: v for k, v in headers.items() if k.lower() not in _HOP}
 
 
-def _app(proxy: FaultProxy) -> Starlette:
+def _app(proxy: FaultProxy) -> ASGIApp:
     async def endpoint(request: Request) -> Response:
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP | {"host"}}
         body = await request.body()
@@ -217,7 +232,20 @@ def _app(proxy: FaultProxy) -> Starlette:
         return Response(content, status_code=status, headers=out_headers)
 
     methods = ["GET", "POST", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS"]
-    return Starlette(routes=[Route("/{path:path}", endpoint, methods=methods)])
+    routes = Starlette(routes=[Route("/{path:path}", endpoint, methods=methods)])
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and proxy.drop_now():
+            # half an answer, then the connection goes: uvicorn closes it when the app returns
+            # before the body is complete
+            start = {"type": "http.response.start", "status": 200}
+            headers = [(b"content-type", b"application/json"), (b"content-length", b"4096")]
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": b'{"total": ', "more_body": True})
+            return
+        await routes(scope, receive, send)
+
+    return app
 
 
 @contextmanager

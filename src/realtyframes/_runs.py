@@ -99,6 +99,7 @@ def recorded(
             info = client.last_load
             own = kind in ("load", "sync") and info is not before_info
             fields = _from_load(info if own else None, kind)
+            resumed = getattr(info, "resumed_from", None) if own else None
             if run.rows is not None:
                 fields["rows"] = run.rows
             if run.quarantined is not None:
@@ -118,6 +119,7 @@ def recorded(
                 account=api.fingerprint,
                 outcome=outcome,
                 error_code=error_code,
+                resumed_from=None if resumed is None else resumed.isoformat(),
                 requests=spent.requests,
                 retries=spent.retries,
                 throttled=spent.throttled,

@@ -5,6 +5,7 @@
 >>> append_run("data/cache", kind="watch", resource="market", scope={"City": "Miami"})  # doctest: +SKIP
 """
 
+from realtyframes.cache._checkpoints import CHECKPOINT_MAX_AGE, Checkpoint
 from realtyframes.cache._entries import (
     Entry,
     account_fingerprint,
@@ -27,6 +28,7 @@ from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, Parquet
 from realtyframes.errors import CacheReadTimeout
 
 __all__ = [
+    "CHECKPOINT_MAX_AGE",
     "META_KEY",
     "QUARANTINE_JUMP",
     "READ_WAIT",
@@ -38,6 +40,7 @@ __all__ = [
     "CacheLockTimeout",
     "CacheReadTimeout",
     "CacheWarning",
+    "Checkpoint",
     "Entry",
     "ParquetCache",
     "account_fingerprint",

@@ -35,6 +35,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realtyframes._files import TEMP_MARKER
+from realtyframes.cache._checkpoints import (
+    CHECKPOINT_MAX_AGE,
+    FOLDER,
+    Checkpoint,
+    checkpoint_files,
+    remove_checkpoints,
+    remove_old_checkpoints,
+)
 from realtyframes.cache._entries import (
     _DEFAULT_TTL,
     _KEY,
@@ -117,6 +125,7 @@ class ParquetCache:
         ttl: Mapping[str, timedelta | float | None] | None = None,
         lock_timeout: float | None = 300.0,
         read_wait: float = READ_WAIT,
+        checkpoint_max_age: timedelta = CHECKPOINT_MAX_AGE,
     ) -> None:
         self.root = Path(root).expanduser()
         self._ttl: dict[str, timedelta | float | None] = dict(ttl or {})
@@ -128,8 +137,12 @@ class ParquetCache:
         ):
             raise ValueError(f"read_wait: {read_wait!r} is not a number of seconds >= 0")
         self.read_wait = float(read_wait)
+        if not isinstance(checkpoint_max_age, timedelta):
+            raise ValueError(f"checkpoint_max_age: {checkpoint_max_age!r} is not a timedelta")
+        self.checkpoint_max_age = checkpoint_max_age
         self._layout = Layout(self.root)
         remove_dead_writers_files(self._layout)  # a crashed write's leftovers, whatever its key
+        remove_old_checkpoints(self.root, checkpoint_max_age)  # of loads never called again
         migrate_flat_layout(self.root)
 
     def __repr__(self) -> str:
@@ -350,6 +363,37 @@ class ParquetCache:
         for stale in self._layout.internal.glob(f"staging/.*.{key}.parquet{TEMP_MARKER}*"):
             stale.unlink(missing_ok=True)
 
+    # -- checkpoints of unfinished loads --------------------------------------------------------
+
+    def checkpoint(self, resource: str, key: str, scope: Mapping[str, Any]) -> Checkpoint:
+        """The checkpoint of an unfinished load of ``key`` (``.rf/staging/checkpoints``): what an
+        earlier identical load of ``scope`` saved before it was interrupted, else an empty one.
+        One of another scope, or not written to for ``checkpoint_max_age``, is discarded.
+
+        >>> cp = cache.checkpoint("listings", key, {"host": h, "params": params})  # doctest: +SKIP
+        >>> cp.resumed_from  # doctest: +SKIP
+        """
+        self._folder(resource, key)  # checks both names
+        path = self.root / FOLDER / f"{resource}.{key}.journal"
+        return Checkpoint.open(path, scope, max_age=self.checkpoint_max_age)
+
+    def checkpoints(self, resource: str | None = None) -> list[Path]:
+        """The checkpoint files of interrupted loads (of ``resource``)."""
+        return checkpoint_files(self.root, resource)
+
+    def clear_checkpoints(
+        self, resource: str | None = None, *, keys: Collection[str] | None = None
+    ) -> int:
+        """Remove the checkpoints of unfinished loads (of ``resource``; only ``keys`` when given);
+        returns how many.
+
+        >>> cache.clear_checkpoints("market")  # doctest: +SKIP
+        1
+        """
+        if resource is not None:
+            _check_name(resource, "resource", _NAME)
+        return remove_checkpoints(self.root, resource, keys)
+
     # -- inventory -------------------------------------------------------------------------------
 
     def _resources(self) -> list[str]:
@@ -437,6 +481,7 @@ class ParquetCache:
                 removed += 1
             if keys is None:  # the whole resource: its leftovers too
                 self._clear_leftovers(res)
+        self.clear_checkpoints(resource, keys=keys)  # of every resource when none is given
         return removed
 
     def _clear_leftovers(self, resource: str) -> None:

@@ -98,8 +98,8 @@ def matching(
     return chosen[keep.astype(bool)]
 
 
-def _confirm(count: int, root: Path) -> bool:
-    answer = input(f"remove {count} cache entries from {root}? [y/N] ")
+def _confirm(what: str, root: Path) -> bool:
+    answer = input(f"remove {what} from {root}? [y/N] ")
     return answer.strip().lower() in ("y", "yes")
 
 
@@ -134,21 +134,29 @@ def run_cache(args: argparse.Namespace) -> int:
 
 
 def _clear(cache: ParquetCache, root: Path, entries: pd.DataFrame, args: argparse.Namespace) -> int:
-    if entries.empty:
+    # checkpoints of interrupted loads go too (all, or one resource's; not with --where)
+    checkpoints = 0 if args.where else len(cache.checkpoints(args.resource))
+    if entries.empty and not checkpoints:
         print(f"no matching cache entries in {root}")
         return 0
+    what = f"{len(entries)} cache entries" + (
+        f" and {checkpoints} checkpoints of interrupted loads" if checkpoints else ""
+    )
     if not args.yes and not sys.stdin.isatty():  # nobody to ask: never remove on a guess
         print(
-            f"{PROG} cache clear: would remove {len(entries)} cache entries from {root}, but "
+            f"{PROG} cache clear: would remove {what} from {root}, but "
             "stdin is not a terminal to confirm; nothing removed (pass --yes)",
             file=sys.stderr,
         )
         return 2
-    if not args.yes and not _confirm(len(entries), root):
+    if not args.yes and not _confirm(what, root):
         print("nothing removed", file=sys.stderr)
         return 1
     removed = 0
     for resource, group in entries.groupby("resource", sort=True):
         removed += cache.clear(str(resource), keys=set(group["key"]))
-    print(f"removed {removed} cache entries from {root}")
+    done = f"{removed} cache entries"
+    if checkpoints:
+        done += f" and {cache.clear_checkpoints(args.resource)} checkpoints of interrupted loads"
+    print(f"removed {done} from {root}")
     return 0

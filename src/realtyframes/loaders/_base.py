@@ -32,8 +32,9 @@ import pyarrow.compute as pc
 from realtyframes._environment import SETTING_VARIABLES
 from realtyframes.api import ApiClient, Host
 from realtyframes.api import caller_level as _caller_level
-from realtyframes.cache import ParquetCache
+from realtyframes.cache import Checkpoint, ParquetCache
 from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning
+from realtyframes.loaders._resume import run_resumable
 from realtyframes.schemas import QUARANTINE_REASON, OnInvalid, validate
 
 logger = logging.getLogger("realtyframes.loaders")
@@ -100,6 +101,9 @@ class LoadInfo:
     - ``changes``: ``sync_listings`` only: what an incremental sync changed, one row per listing
       and kind of change (``new``, ``price_cut``, ``pending``, ``closed`` ...; see
       :mod:`realtyframes._changes`); None after a full load (the first sync).
+    - ``resumed_requests``: answers (pages, details, feed pages) taken from the checkpoint of an
+      interrupted identical load instead of being requested again (0: not resumed; not counted
+      in ``requests``); ``resumed_from``: when that interrupted load started (None: not resumed).
 
     >>> df = client.listings(City="Miami", details=True)  # doctest: +SKIP
     >>> client.last_load.media.head()  # doctest: +SKIP
@@ -118,6 +122,8 @@ class LoadInfo:
     media: pd.DataFrame | None = field(default=None, repr=False)
     key: str | None = field(default=None, repr=False)
     changes: pd.DataFrame | None = field(default=None, repr=False)
+    resumed_requests: int = 0
+    resumed_from: datetime | None = None
 
 
 @dataclass
@@ -160,6 +166,8 @@ class LoadContext:
         record: Callable[[LoadInfo], None],
     ) -> None:
         self.api, self.cache, self.progress, self.record = api, cache, progress, record
+        #: the checkpoint of the load under way (set by :func:`load`; see ``_resume``)
+        self.checkpoint: Checkpoint | None = None
 
 
 # -- validation and quarantine ---------------------------------------------------------------------
@@ -368,7 +376,19 @@ def load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> Resul
         if cached is not None:
             return cached
     fetched_at = datetime.now(UTC)
-    loaded = fetch()
+
+    def run(checkpoint: Checkpoint | None) -> Loaded:
+        ctx.checkpoint = checkpoint
+        try:
+            return fetch()
+        finally:
+            ctx.checkpoint = None
+
+    scope = {"resource": spec.resource, "operation": spec.operation, "key": key}
+    loaded, checkpoint = run_resumable(
+        ctx.cache, spec.resource, key, scope, refresh=spec.refresh, run=run
+    )
+    resumed = checkpoint.resumed_from if checkpoint is not None else None
     checked = _check(spec, loaded)
     info = LoadInfo(
         resource=spec.resource,
@@ -376,14 +396,18 @@ def load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> Resul
         quarantined=len(checked.quarantined),
         requests=loaded.requests,
         from_cache=False,
-        fetched_at=fetched_at,
+        fetched_at=resumed or fetched_at,  # a resumed load's data is as old as its first page
         total=loaded.total,
         warnings=tuple(checked.messages),
         quarantine=checked.quarantined,
         media=checked.media,
         key=key,
+        resumed_requests=checkpoint.reused if checkpoint is not None and resumed else 0,
+        resumed_from=resumed,
     )
     if key is not None:
-        _store(ctx, spec, key, loaded, checked, fetched_at)
+        _store(ctx, spec, key, loaded, checked, info.fetched_at)
+    if checkpoint is not None:
+        checkpoint.done()  # stored (or returned uncached): nothing left to resume
     ctx.record(info)
     return Result(checked.valid, info, checked.members, dict(loaded.meta))

@@ -156,6 +156,7 @@ def fetch_paged(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
         max_results=max_results,
         progress=ctx.progress,
         desc=endpoint.resource or endpoint.name,
+        checkpoint=ctx.checkpoint,
     )
     shaped = _shape(endpoint, paged.pages)
     frame = shaped.frame
@@ -182,21 +183,35 @@ def fetch_details(
     """Each listing's detail, fetched concurrently within the rate budget -> (listings, media).
     Fetched and parsed :data:`DETAIL_BATCH` at a time (a whole load's bodies would take several
     times the memory of its frames). A detail of another listing than the one asked for is
-    retried, then raised (:class:`~realtyframes.errors.ResponseMismatchError`)."""
-    paths = [(OPERATIONS["listing"].at(i), None) for i in ids]
+    retried, then raised (:class:`~realtyframes.errors.ResponseMismatchError`). Details the
+    load's checkpoint (``ctx.checkpoint``) holds are taken from it; the others are saved in it."""
+    paths = [OPERATIONS["listing"].at(i) for i in ids]
+    checkpoint = ctx.checkpoint
     bar = _Bar(progress_enabled(ctx.progress), desc)
-    bar.plan(len(paths))
+    bar.plan(len(paths) - sum(1 for p in paths if checkpoint is not None and checkpoint.has(p)))
 
     def batches() -> Iterator[list[Any]]:
         for start in range(0, len(paths), DETAIL_BATCH):
             chunk = paths[start : start + DETAIL_BATCH]
+            bodies: list[Any] = [None if checkpoint is None else checkpoint.get(p) for p in chunk]
+            todo = [i for i, body in enumerate(bodies) if body is None]
 
-            def check(index: int, body: bytes, start: int = start) -> None:
-                check_echo(body, "ListingId", ids[start + index])
+            def check(index: int, body: bytes, start: int = start, todo: list[int] = todo) -> None:
+                check_echo(body, "ListingId", ids[start + todo[index]])
 
-            yield ctx.api.get_many(
-                chunk, raw=True, on_result=lambda _i, _r: bar.update(), check=check
+            def arrived(
+                index: int, body: bytes, chunk: list[str] = chunk, todo: list[int] = todo
+            ) -> None:
+                bar.update()
+                if checkpoint is not None:
+                    checkpoint.put(chunk[todo[index]], body)
+
+            got = ctx.api.get_many(
+                [(chunk[i], None) for i in todo], raw=True, on_result=arrived, check=check
             )
+            for i, body in zip(todo, got, strict=True):
+                bodies[i] = body
+            yield bodies
 
     try:
         return listings_from_record_batches(batches(), detail=True)
@@ -213,10 +228,14 @@ def fetch_listings(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
     ids = list(dict.fromkeys(loaded.frame.loc[known, "ListingId"].astype(str)))
     no_id = loaded.frame.loc[~known]  # cannot be looked up: validation reports them
     loaded = replace(loaded, frame=no_id.iloc[:0])  # the search frame is not held meanwhile
+    reused = ctx.checkpoint.reused if ctx.checkpoint is not None else 0
     detail, media = fetch_details(ctx, ids)
+    if ctx.checkpoint is not None:  # details taken from the checkpoint were not requested
+        reused = ctx.checkpoint.reused - reused
     if len(no_id):
         detail = pd.concat([detail, no_id], ignore_index=True)
-    return replace(loaded, frame=detail, media=media, requests=loaded.requests + len(ids))
+    requests = loaded.requests + len(ids) - reused
+    return replace(loaded, frame=detail, media=media, requests=requests)
 
 
 def ids_label(ids: list[str]) -> str:
@@ -251,6 +270,7 @@ def fetch_changes(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
         item_key=endpoint.item_key,
         progress=ctx.progress,
         desc=endpoint.resource or endpoint.name,
+        checkpoint=ctx.checkpoint,
     )
     shaped = _shape(endpoint, [body for p in paged for body in p.pages])
     total = sum(p.total for p in paged)

@@ -33,6 +33,7 @@ from typing import Any
 
 from realtyframes.api import ApiClient
 from realtyframes.api import caller_level as _caller_level
+from realtyframes.cache import Checkpoint
 from realtyframes.errors import DriftWarning
 from realtyframes.loaders._answers import PageQuestion
 from realtyframes.loaders._page_info import (
@@ -45,6 +46,7 @@ from realtyframes.loaders._page_info import (
     page_info,
     progress_enabled,
 )
+from realtyframes.loaders._resume import CheckpointDrift, drift_tolerance, page_name
 
 __all__ = [
     "DriftWarning",
@@ -74,25 +76,59 @@ def _check_max_results(max_results: int | None) -> None:
 
 
 class _Reader:
-    """Fetches pages of several queries through ``get_many``, counting requests per query."""
+    """Fetches pages of several queries through ``get_many``, counting requests per query. With
+    a ``checkpoint``, a page it holds is taken from it (no request) and each page fetched is
+    saved in it (re-reads of drift recovery are neither: they must see the data of now)."""
 
-    def __init__(self, api: ApiClient, path: str, item_key: str, bar: _Bar) -> None:
+    def __init__(
+        self,
+        api: ApiClient,
+        path: str,
+        item_key: str,
+        bar: _Bar,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
         self.api, self.path, self.item_key, self.bar = api, path, item_key, bar
+        self.checkpoint = checkpoint
 
     def parse(self, body: bytes) -> tuple[bytes, _Info]:
         return body, page_info(body, self.item_key)
 
+    def _name(self, pager: _Pager, offset: int) -> str:
+        return page_name(self.path, _query(pager.base, offset))
+
+    def _saved(self, jobs: list[tuple[_Pager, int]]) -> list[tuple[_Pager, int]]:
+        """Absorb the pages the checkpoint holds; the jobs left to fetch."""
+        if self.checkpoint is None:
+            return jobs
+        left = []
+        for pager, offset in jobs:
+            body = None if pager._extra else self.checkpoint.get(self._name(pager, offset))
+            if body is None:
+                left.append((pager, offset))
+                continue
+            info = page_info(body, self.item_key)
+            if pager.saved_total is None and info.total is not None:
+                pager.saved_total = info.total
+            pager.absorb(offset, body, info)
+        return left
+
     def read(self, jobs: list[tuple[_Pager, int]]) -> None:
         """Read ``(pager, offset)`` pages concurrently; each pager absorbs its pages in the order
         they arrived (so its last total is the most recent one)."""
+        jobs = self._saved(jobs)
         if not jobs:
             return
         self.bar.plan(len(jobs))
         arrived: list[int] = []
+        checkpoint = self.checkpoint
 
-        def on_result(index: int, _result: Any) -> None:
+        def on_result(index: int, result: tuple[bytes, _Info]) -> None:
             arrived.append(index)
             self.bar.update()
+            pager, offset = jobs[index]
+            if checkpoint is not None and not pager._extra:
+                checkpoint.put(self._name(pager, offset), result[0])
 
         def check(index: int, result: tuple[bytes, _Info]) -> None:
             pager, offset = jobs[index]
@@ -109,6 +145,7 @@ class _Reader:
         for index in arrived:
             pager, offset = jobs[index]
             pager.requests += 1
+            pager.check_drift(got[index][1])
             pager.absorb(offset, *got[index])
 
 
@@ -126,6 +163,18 @@ class _Pager:
         self._extra = False
         self.last_new: set[Any] = set()
         self.last_info = _Info(None, None, ())
+        self.saved_total: int | None = None  # the total the checkpoint's pages were read under
+
+    def check_drift(self, info: _Info) -> None:
+        """A page fetched now after pages taken from a checkpoint: its total must be near
+        theirs (:func:`drift_tolerance`), else :class:`CheckpointDrift`."""
+        saved = self.saved_total
+        if (
+            saved is not None
+            and info.total is not None
+            and abs(info.total - saved) > (drift_tolerance(saved))
+        ):
+            raise CheckpointDrift(saved, info.total)
 
     def absorb(self, offset: int, body: bytes, info: _Info) -> None:
         self.last_new = self.state.add(offset, body, info, extra=self._extra)
@@ -228,6 +277,7 @@ def fetch_pages(
     max_results: int | None = None,
     progress: bool | None = None,
     desc: str = "",
+    checkpoint: Checkpoint | None = None,
 ) -> Paged:
     """Every page of a list operation, as raw bodies, with the fewest requests.
 
@@ -237,7 +287,8 @@ def fetch_pages(
     stops after that many records (the first ones in the server's order; pages are whole, the
     caller trims; no drift re-read from the top). ``progress``: a ``tqdm.auto`` bar when more
     than one page is read (None: on in terminals and notebooks). Issues a :class:`DriftWarning`
-    when the data moved under paging and the gap could not be closed.
+    when the data moved under paging and the gap could not be closed. ``checkpoint``: pages it
+    holds are not asked for again, pages fetched are saved in it (``loaders._resume``).
 
     >>> paged = fetch_pages(client.api, "/v1/listings", {"City": "Miami"},
     ...                     item_key="listings", progress=False)  # doctest: +SKIP
@@ -252,6 +303,7 @@ def fetch_pages(
         max_results=max_results,
         progress=progress,
         desc=desc,
+        checkpoint=checkpoint,
     )[0]
 
 
@@ -264,6 +316,7 @@ def fetch_pages_many(
     max_results: int | None = None,
     progress: bool | None = None,
     desc: str = "",
+    checkpoint: Checkpoint | None = None,
 ) -> list[Paged]:
     """:func:`fetch_pages` for several queries of one operation (e.g. id chunks of the change
     feed): the first pages of all queries in one concurrent batch, then every further page of
@@ -277,7 +330,7 @@ def fetch_pages_many(
     if item_key not in ID_FIELDS:
         raise ValueError(f"item_key: unknown value {item_key!r}; allowed: {', '.join(ID_FIELDS)}")
     bar = _Bar(progress_enabled(progress), desc)
-    reader = _Reader(api, path, item_key, bar)
+    reader = _Reader(api, path, item_key, bar, checkpoint)
     pagers = [_Pager(reader, params, max_results) for params in queries]
     try:
         reader.read([(p, p.start) for p in pagers])

@@ -44,11 +44,12 @@ import pandas as pd
 from realtyframes._changes import CHANGE_COLUMNS
 from realtyframes._spec import LISTING_DEFAULTS
 from realtyframes.api import ApiClient, refuse_none, validate_listing_search
-from realtyframes.cache import ParquetCache
+from realtyframes.cache import Checkpoint, ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadInfo, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
 from realtyframes.loaders._plan import Plan, plan_sync_requests
+from realtyframes.loaders._resume import run_resumable
 from realtyframes.loaders._sync_apply import (
     HISTORY_COLUMNS,
     iso,
@@ -202,14 +203,12 @@ def sync_listings(
     previous = _previous(cache, key)
     root = cache.root if cache is not None else None
     chunk = _start_chunk(chunk_size, read_host_chunk(root, api.cache_host()), previous)
+    checkpoint: Checkpoint | None = None
     if previous is None or refresh:
-        result = full_load(api, params, chunk=chunk, progress=progress, on_invalid=on_invalid)
-        if previous is not None:  # refresh: the history so far stays
-            result.history = previous.history
-            result.state["syncs"] = previous.state.get("syncs", 0) + 1
-            result.state["first_sync"] = previous.state.get("first_sync")
-        if since is not False and cache is not None and not len(result.history):
-            backfill(api, result, since, progress=progress, on_invalid=on_invalid)
+        result, checkpoint = _full_sync(
+            api, cache, key, params, previous, since, chunk=chunk, refresh=refresh,
+            progress=progress, on_invalid=on_invalid,
+        )  # fmt: skip
     else:
         result = incremental(
             api, previous, params, chunk=chunk, progress=progress, on_invalid=on_invalid
@@ -226,7 +225,9 @@ def sync_listings(
     if cache is not None and key is not None:
         _write(cache, key, api, params, result)
         write_host_chunk(root, api.cache_host(), ChunkSize.from_state(result.state))
-    _record(client, key, result)
+    if checkpoint is not None:
+        checkpoint.done()
+    _record(client, key, result, checkpoint)
     return result.market.copy()
 
 
@@ -267,9 +268,65 @@ def plan_sync(
     )
 
 
-def _record(client: _ClientLike, key: str | None, result: SyncResult) -> None:
+def _full_sync(
+    api: ApiClient,
+    cache: ParquetCache | None,
+    key: str | None,
+    params: Mapping[str, str],
+    previous: SyncResult | None,
+    since: pd.Timestamp | Literal[False] | None,
+    *,
+    chunk: ChunkSize,
+    refresh: bool,
+    progress: bool | None,
+    on_invalid: OnInvalid,
+) -> tuple[SyncResult, Checkpoint | None]:
+    """A full load (every status) and, when no history is kept yet, the backfill; resumed from
+    the checkpoint of an interrupted identical one (``loaders._resume``)."""
+
+    def run(checkpoint: Checkpoint | None) -> SyncResult:
+        result = full_load(
+            api, params, chunk=chunk, progress=progress, on_invalid=on_invalid,
+            checkpoint=checkpoint,
+        )  # fmt: skip
+        if previous is not None:  # refresh: the history so far stays
+            result.history = previous.history
+            result.state["syncs"] = previous.state.get("syncs", 0) + 1
+            result.state["first_sync"] = previous.state.get("first_sync")
+        if since is not False and cache is not None and not len(result.history):
+            backfill(
+                api, result, since, progress=progress, on_invalid=on_invalid,
+                checkpoint=checkpoint,
+            )  # fmt: skip
+        return result
+
+    scope = _checkpoint_scope(api, params, since, previous is not None)
+    return run_resumable(cache, RESOURCE, key, scope, refresh=refresh, run=run)
+
+
+def _checkpoint_scope(
+    api: ApiClient, params: Mapping[str, str], since: Any, refreshing: bool
+) -> dict[str, Any]:
+    """What a full load's checkpoint must match: the scope, the history's start and the
+    layouts of the state and frames (all but the scope are outside the cache key)."""
+    return {
+        "host": api.cache_host(),
+        "operation": OPERATION,
+        "params": dict(params),
+        "account": api.fingerprint,
+        "history_since": "none" if since is False else iso(since) if since is not None else None,
+        "refresh": refreshing,
+        "state_version": STATE_VERSION,
+        "schema_version": SCHEMA_VERSION,
+    }
+
+
+def _record(
+    client: _ClientLike, key: str | None, result: SyncResult, checkpoint: Checkpoint | None
+) -> None:
     """``client.last_load``: the requests, quarantine, media and changes of this sync."""
     record = getattr(client, "_record", None)
+    resumed = checkpoint.resumed_from if checkpoint is not None else None
     if callable(record):
         record(
             LoadInfo(
@@ -283,6 +340,8 @@ def _record(client: _ClientLike, key: str | None, result: SyncResult) -> None:
                 media=result.media,
                 key=key,
                 changes=result.changes,
+                resumed_requests=checkpoint.reused if checkpoint and resumed else 0,
+                resumed_from=resumed,
             )
         )
 

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from realtyframes._files import PRIVATE_MODE, atomic_write_text
 from realtyframes.api import ApiClient
+from realtyframes.cache import Checkpoint
 from realtyframes.errors import ApiError
 from realtyframes.loaders._paging import PAGE_SIZE, fetch_pages, progress_enabled
 from realtyframes.loaders.endpoints import ENDPOINTS
@@ -196,6 +197,7 @@ def feed_pages(
     chunk: ChunkSize,
     counts: Counts,
     progress: bool | None,
+    checkpoint: Checkpoint | None = None,
 ) -> tuple[list[bytes], ChunkSize]:
     """Change-feed pages of ``ids`` (chunked, each chunk paged); returns them and the chunk size
     learned.
@@ -204,7 +206,8 @@ def feed_pages(
     until the server accepts one (a refused chunk of one id is a real error: raised); an
     accepted chunk doubles the next one while a whole larger chunk of ids is left
     (:meth:`ChunkSize.next_size`). The other chunks then go concurrently; one refused
-    among them (a longer URL) is split in halves.
+    among them (a longer URL) is split in halves. With a ``checkpoint``, pages it holds are
+    not asked for again, pages fetched and the chunk size learned are saved in it.
     """
 
     def attempt(
@@ -218,6 +221,7 @@ def feed_pages(
                 {"Since": since, "ListingIds": ",".join(part)},
                 item_key="changes",
                 progress=False,
+                checkpoint=checkpoint,
             )
         except ApiError as exc:
             if not too_many(exc) or len(part) == 1:
@@ -239,7 +243,9 @@ def feed_pages(
         local.floor += max(1, math.ceil(got.total / PAGE_SIZE))
         return got.pages, len(part), local
 
-    pages, done, chunk = _probe(lambda part: attempt(api, part, split=False), ids, chunk, counts)
+    learn = None if checkpoint is None else lambda c: checkpoint.note("chunk", c.as_state())
+    send = lambda part: attempt(api, part, split=False)  # noqa: E731
+    pages, done, chunk = _probe(send, ids, chunk, counts, learn)
     rest = [ids[i : i + chunk.size] for i in range(done, len(ids), chunk.size)]
     if not rest:
         return pages, chunk
@@ -265,11 +271,12 @@ def _probe(
     ids: Sequence[str],
     chunk: ChunkSize,
     counts: Counts,
+    learn: Callable[[ChunkSize], None] | None = None,
 ) -> tuple[list[bytes], int, ChunkSize]:
     """The first chunks, one at a time: halve on a refusal until one is accepted, then double
     while the server accepts and a whole grown chunk of ids is left (a refused probe costs one
     request, once per host: the size is remembered). Returns the pages, how many ids they cover
-    and the chunk learned."""
+    and the chunk learned. ``learn`` is told each refusal (a resumed sync starts from it)."""
     pages: list[bytes] = []
     done, size = 0, chunk.size
     while done < len(ids):
@@ -281,6 +288,8 @@ def _probe(
             logger.info("change feed refused %d ids (%s); halving the chunk", size, refused.status)
             chunk = chunk.after_refusal(len(part))
             size = chunk.size
+            if learn is not None:
+                learn(chunk)
             continue
         pages += got
         counts.add(local)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from realtyframes._changes import sync_changes
 from realtyframes.api import ApiClient
+from realtyframes.cache import Checkpoint
 from realtyframes.loaders._base import ids_in
 from realtyframes.loaders._paging import PAGE_SIZE, fetch_pages, fetch_pages_many
 from realtyframes.loaders._sync_apply import (
@@ -82,7 +83,10 @@ def full_load(
     chunk: ChunkSize,
     progress: bool | None,
     on_invalid: OnInvalid,
+    checkpoint: Checkpoint | None = None,
 ) -> SyncResult:
+    """Every status of the scope, one paged search each (pages a ``checkpoint`` holds are taken
+    from it)."""
     counts = Counts()
     pages: list[bytes] = []
     for status in STATUSES:
@@ -93,6 +97,7 @@ def full_load(
             item_key="listings",
             progress=progress,
             desc=f"market: {status}",
+            checkpoint=checkpoint,
         )
         pages += paged.pages
         counts.search += paged.requests
@@ -125,9 +130,12 @@ def backfill(
     *,
     progress: bool | None,
     on_invalid: OnInvalid,
+    checkpoint: Checkpoint | None = None,
 ) -> None:
     """The history of a first sync: the change feed over every id of the market, since
-    ``since`` or the oldest OriginalEntryTimestamp in it. Counted as ``backfill`` requests."""
+    ``since`` or the oldest OriginalEntryTimestamp in it. Counted as ``backfill`` requests.
+    A resumed backfill starts from the chunk size the interrupted one learned (so it asks for
+    the same chunks, which its ``checkpoint`` holds)."""
     market = result.market
     if not len(market):
         return
@@ -136,13 +144,15 @@ def backfill(
     if start is None:
         return
     local = Counts()
+    learned = checkpoint.noted("chunk") if checkpoint is not None else None
     pages, chunk = feed_pages(
         api,
         market["ListingId"].tolist(),
         str(iso(start)),
-        ChunkSize.from_state(result.state),
+        ChunkSize.from_state(learned or result.state),
         local,
         progress,
+        checkpoint=checkpoint,
     )
     result.counts.backfill += local.feed
     result.counts.rejected += local.rejected

@@ -1,0 +1,400 @@
+"""Loads and syncs that resume (#28): a `details=True` load and a first sync with its history
+backfill, interrupted at several points by SIGKILL (a subprocess), by a lost connection (the
+fault proxy's ``drop`` mode) and by Ctrl-C, end equal to an uninterrupted load on the next
+identical call, and
+the requests of interrupted + resumed stay within the uninterrupted count plus the requests that
+were in flight. Then what discards a checkpoint: another scope, drift, age, refresh=True, cache
+clear; and what a checkpoint may hold (no secret, 0600)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pandas as pd
+import pytest
+
+import realtyframes as rf
+from faultproxy import FaultProxy, start_proxy
+from realtyframes.cache import ParquetCache
+from realtyframes.cli import main as cli_main
+from realtyframes.loaders._sync import listing_history, sync_state
+from realtyframes.sandbox import RunningSandbox, start
+
+AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
+#: Enough listings for a few search pages of Active listings (about 200) and a backfill of
+#: several chunks; a little latency so that a kill lands in the middle.
+OPTIONS: dict[str, Any] = {
+    "seed": 7,
+    "as_of": AS_OF,
+    "listings": 1500,
+    "contacts": 60,
+    "history_years": 1,
+}
+FAST = rf.RetryPolicy(max_retries=2, backoff_base=0.001, backoff_cap=0.005)
+CONCURRENCY = 4  # the client's default max_concurrency: requests in flight at most
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+class Hook:
+    """A request hook: counts every request the client sends."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, request: httpx.Request) -> None:
+        self.count += 1
+
+
+def client(url: str, cache: Path, hook: Hook | None = None, **options: Any) -> rf.Client:
+    hooks = {"request": [hook]} if hook is not None else None
+    return rf.Client(url, cache_dir=cache, progress=False, retry=FAST, event_hooks=hooks, **options)
+
+
+def settle() -> None:
+    """Wait for the requests a failed ``get_many`` left running (its pool is not waited for):
+    they end on the dropped connection; the client is then closed with nothing in use."""
+    for thread in threading.enumerate():
+        if thread.name.startswith(("realtyframes-api", "realtyframes-sync")):
+            thread.join(timeout=60)
+
+
+def journals(cache: Path) -> list[Path]:
+    return sorted((cache / ".rf" / "staging" / "checkpoints").glob("*.journal"))
+
+
+def saved_pages(cache: Path) -> int:
+    return sum(p.read_bytes().count(b"RFCK1 page ") for p in journals(cache))
+
+
+@pytest.fixture(scope="module")
+def sb() -> Iterator[RunningSandbox]:
+    with start(**OPTIONS, latency_ms=2) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def proxy(sb: RunningSandbox) -> Iterator[FaultProxy]:
+    with start_proxy(sb.url) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def reference(sb: RunningSandbox, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """Uninterrupted loads on the sandbox itself: their frames and request counts."""
+    found: dict[str, Any] = {}
+    hook = Hook()
+    with client(sb.url, tmp_path_factory.mktemp("ref-details"), hook) as c:
+        found["details"] = c.listings(details=True)
+        found["media"] = c.last_load.media
+        found["details_requests"] = hook.count
+    hook = Hook()
+    with client(sb.url, tmp_path_factory.mktemp("ref-sync"), hook) as c:
+        found["market"] = c.sync_listings()
+        found["history"] = listing_history(c, {})
+        found["state"] = sync_state(c, {})
+        found["sync_requests"] = hook.count
+    assert found["details_requests"] > 150 and found["sync_requests"] > 40
+    return found
+
+
+def assert_same_details(c: rf.Client, frame: pd.DataFrame, reference: dict[str, Any]) -> None:
+    pd.testing.assert_frame_equal(frame, reference["details"])
+    pd.testing.assert_frame_equal(c.last_load.media, reference["media"])
+
+
+def assert_same_market(c: rf.Client, market: pd.DataFrame, reference: dict[str, Any]) -> None:
+    pd.testing.assert_frame_equal(market, reference["market"])
+    pd.testing.assert_frame_equal(listing_history(c, {}), reference["history"])
+    state = sync_state(c, {})
+    assert state is not None
+    for name in ("entry_watermark", "change_watermark", "data_time", "history_since"):
+        assert state[name] == reference["state"][name]
+
+
+# -- a lost connection ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("after", [3, 60, 150])
+def test_details_load_resumes_after_a_lost_connection(
+    proxy: FaultProxy, reference: dict[str, Any], tmp_path: Path, after: int
+):
+    proxy.set("drop", after=after)
+    hook = Hook()
+    with client(proxy.url, tmp_path, hook) as c:
+        with pytest.raises(rf.ConnectError):
+            c.listings(details=True)
+        settle()
+        interrupted = after  # the requests that passed (a last one may still be on its way)
+        assert proxy.forwarded <= after
+        assert not (tmp_path / "listings").exists()  # readers see nothing of it
+        assert saved_pages(tmp_path) >= after - CONCURRENCY
+        proxy.set(None)
+        frame = c.listings(details=True)
+        info = c.last_load
+    assert_same_details(c, frame, reference)
+    assert info.resumed_requests >= after - CONCURRENCY and info.resumed_from is not None
+    assert info.requests + info.resumed_requests == reference["details_requests"]
+    assert interrupted + proxy.forwarded <= reference["details_requests"] + CONCURRENCY
+    assert journals(tmp_path) == []  # stored: the checkpoint is gone
+    # the run history: the interrupted load failed, the resumed one says where it went on from
+    runs = c.runs()
+    failed, resumed = runs.iloc[-2], runs.iloc[-1]
+    assert (failed["outcome"], failed["error_code"]) == ("failed", "ConnectError")
+    assert resumed["outcome"] == "ok" and resumed["rows"] == len(frame)
+    assert resumed["resumed_from"] == info.resumed_from.isoformat()
+
+
+@pytest.mark.parametrize("after", [5, 22, 40])  # in the searches, the backfill's probe, its chunks
+def test_first_sync_resumes_after_a_lost_connection(
+    proxy: FaultProxy, reference: dict[str, Any], tmp_path: Path, after: int
+):
+    proxy.set("drop", after=after)
+    with client(proxy.url, tmp_path) as c:
+        with pytest.raises(rf.ConnectError):
+            c.sync_listings()
+        settle()
+        interrupted = after  # the requests that passed (a last one may still be on its way)
+        assert proxy.forwarded <= after
+        assert not (tmp_path / "market").exists()
+        assert sync_state(c, {}) is None and listing_history(c, {}).empty
+        proxy.set(None)
+        market = c.sync_listings()
+        assert c.last_load.resumed_requests >= after - CONCURRENCY - 1  # see the SIGKILL test
+        assert_same_market(c, market, reference)
+    assert interrupted + proxy.forwarded <= reference["sync_requests"] + CONCURRENCY
+    assert journals(tmp_path) == []
+
+
+def test_details_load_resumes_after_ctrl_c(
+    sb: RunningSandbox, reference: dict[str, Any], tmp_path: Path
+):
+    """KeyboardInterrupt (Ctrl-C) raised in the middle of the load, from a request hook."""
+    sent = [0]
+
+    def ctrl_c(request: httpx.Request) -> None:
+        if sent[0] >= 80:
+            raise KeyboardInterrupt
+        sent[0] += 1
+
+    with rf.Client(
+        sb.url, cache_dir=tmp_path, progress=False, event_hooks={"request": [ctrl_c]}
+    ) as c:
+        with pytest.raises(KeyboardInterrupt):
+            c.listings(details=True)
+        settle()
+    assert not (tmp_path / "listings").exists() and len(journals(tmp_path)) == 1
+    hook = Hook()
+    with client(sb.url, tmp_path, hook) as c:
+        frame = c.listings(details=True)
+        assert c.last_load.resumed_requests >= 80 - CONCURRENCY
+    assert_same_details(c, frame, reference)
+    assert sent[0] + hook.count <= reference["details_requests"] + CONCURRENCY
+
+
+# -- SIGKILL ----------------------------------------------------------------------------------------
+
+CHILD = """
+import os, sys, threading
+import realtyframes as rf
+url, cache, counted, kind, stop = sys.argv[1:6]
+fd = os.open(counted, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+lock, sent = threading.Lock(), [0]
+
+def hook(request):
+    # the first `stop` requests go out (each counted in the file); the next ones wait forever:
+    # the parent kills the process while its last requests are in flight
+    with lock:
+        go = sent[0] < int(stop)
+        if go:
+            sent[0] += 1
+            os.write(fd, b"r")
+    if not go:
+        threading.Event().wait()
+
+with rf.Client(url, cache_dir=cache, progress=False, event_hooks={"request": [hook]}) as client:
+    client.listings(details=True) if kind == "details" else client.sync_listings()
+"""
+
+
+def run_and_kill(url: str, cache: Path, kind: str, sent: int) -> int:
+    """Run the load in a process and SIGKILL it once it has sent ``sent`` requests (the
+    answers of the last ones may be on their way: in flight); returns the requests it sent."""
+    counted = cache.parent / f"{cache.name}-requests"
+    paths = [str(SRC), os.environ.get("PYTHONPATH", "")]
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, url, str(cache), str(counted), kind, str(sent)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not counted.exists() or counted.stat().st_size < sent:
+            assert child.poll() is None, "the load ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.communicate()
+    assert child.returncode == -signal.SIGKILL
+    return counted.stat().st_size
+
+
+@pytest.mark.parametrize("sent", [2, 60, 150])
+def test_details_load_resumes_after_sigkill(
+    sb: RunningSandbox, reference: dict[str, Any], tmp_path: Path, sent: int
+):
+    cache = tmp_path / "cache"
+    interrupted = run_and_kill(sb.url, cache, "details", sent)
+    assert interrupted == sent and not (cache / "listings").exists()
+    hook = Hook()
+    with client(sb.url, cache, hook) as c:
+        frame = c.listings(details=True)
+        info = c.last_load
+    assert_same_details(c, frame, reference)
+    assert info.resumed_requests >= sent - CONCURRENCY
+    assert info.requests + info.resumed_requests == reference["details_requests"]
+    assert interrupted + hook.count <= reference["details_requests"] + CONCURRENCY
+    assert journals(cache) == []
+
+
+@pytest.mark.parametrize("sent", [3, 20, 38])  # in the searches, the backfill's probe, its chunks
+def test_first_sync_resumes_after_sigkill(
+    sb: RunningSandbox, reference: dict[str, Any], tmp_path: Path, sent: int
+):
+    cache = tmp_path / "cache"
+    interrupted = run_and_kill(sb.url, cache, "sync", sent)
+    assert interrupted == sent and not (cache / "market").exists()
+    hook = Hook()
+    with client(sb.url, cache, hook) as c:
+        market = c.sync_listings()
+        # sent, but not saved as pages: those in flight, and the backfill's refused probe (a 400
+        # on 200 ids, kept in the checkpoint as the chunk size learned, so not sent again)
+        assert c.last_load.resumed_requests >= sent - CONCURRENCY - 1
+        assert_same_market(c, market, reference)
+    assert interrupted + hook.count <= reference["sync_requests"] + CONCURRENCY
+    assert journals(cache) == []
+
+
+# -- what discards a checkpoint -----------------------------------------------------------------------
+
+
+def interrupt(proxy: FaultProxy, c: rf.Client, call: str, after: int, **kwargs: Any) -> None:
+    proxy.set("drop", after=after)
+    with pytest.raises(rf.ConnectError):
+        getattr(c, call)(**kwargs)
+    settle()
+    proxy.set(None)
+
+
+def discarded(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "discarded" in r.getMessage()]
+
+
+def test_another_scope_discards_the_checkpoint(
+    proxy: FaultProxy, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    """history_since is not in the market's key: a checkpoint made for another start of the
+    history is not used."""
+    caplog.set_level(logging.INFO, logger="realtyframes.cache")
+    with client(proxy.url, tmp_path) as c:
+        interrupt(proxy, c, "sync_listings", 30, history_since="2026-01-01")
+        assert len(journals(tmp_path)) == 1
+        market = c.sync_listings(history_since="2026-03-01")
+        assert c.last_load.resumed_requests == 0
+        assert [m for m in discarded(caplog) if "another scope" in m]
+        history = listing_history(c, {})
+    with client(proxy.url, tmp_path / "fresh") as fresh:
+        pd.testing.assert_frame_equal(market, fresh.sync_listings(history_since="2026-03-01"))
+        pd.testing.assert_frame_equal(history, listing_history(fresh, {}))
+
+
+def test_drift_beyond_tolerance_discards_the_checkpoint(
+    start_sandbox: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    """The closed listings of a search interrupted at its third page grow by more than the
+    tolerance while the load waits: the saved pages are dropped and the load starts over."""
+    caplog.set_level(logging.INFO, logger="realtyframes.cache")
+    own = start_sandbox(**OPTIONS)
+    with start_proxy(own.url) as own_proxy, client(own_proxy.url, tmp_path) as c:
+        interrupt(own_proxy, c, "listings", 3, Status="Closed")
+        before = saved_pages(tmp_path)
+        httpx.post(f"{own.url}/_sandbox/clock", json={"advance_days": 120}).raise_for_status()
+        frame = c.listings(Status="Closed")
+        assert before >= 1 and c.last_load.resumed_requests == 0
+        assert [m for m in discarded(caplog) if "total moved" in m]
+        with client(own_proxy.url, tmp_path / "fresh") as fresh:
+            pd.testing.assert_frame_equal(frame, fresh.listings(Status="Closed"))
+            assert len(frame) > before * 50 + 50
+
+
+def test_an_old_checkpoint_is_discarded(
+    proxy: FaultProxy, reference: dict[str, Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    caplog.set_level(logging.INFO, logger="realtyframes.cache")
+    with client(proxy.url, tmp_path) as c:
+        interrupt(proxy, c, "listings", 40, details=True)
+        (journal,) = journals(tmp_path)
+        old = time.time() - 25 * 3600  # CHECKPOINT_MAX_AGE is 24 hours
+        os.utime(journal, (old, old))
+        frame = c.listings(details=True)
+        assert c.last_load.resumed_requests == 0
+        assert c.last_load.requests == reference["details_requests"]
+    assert [m for m in discarded(caplog) if "more than 1 day" in m]
+    pd.testing.assert_frame_equal(frame, reference["details"])
+
+
+def test_refresh_discards_the_checkpoint(
+    proxy: FaultProxy, reference: dict[str, Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
+):
+    caplog.set_level(logging.INFO, logger="realtyframes.cache")
+    with client(proxy.url, tmp_path) as c:
+        interrupt(proxy, c, "listings", 40, details=True)
+        frame = c.listings(details=True, refresh=True)
+        assert c.last_load.resumed_requests == 0
+        assert c.last_load.requests == reference["details_requests"]
+        interrupt(proxy, c, "sync_listings", 20)
+        c.sync_listings(refresh=True)
+        assert c.last_load.resumed_requests == 0
+    assert len([m for m in discarded(caplog) if "refresh=True" in m]) == 2
+    pd.testing.assert_frame_equal(frame, reference["details"])
+    assert journals(tmp_path) == []
+
+
+def test_cache_clear_discards_checkpoints(proxy: FaultProxy, tmp_path: Path):
+    with client(proxy.url, tmp_path) as c:
+        interrupt(proxy, c, "listings", 40, details=True)
+        interrupt(proxy, c, "sync_listings", 20)
+    assert len(journals(tmp_path)) == 2
+    ParquetCache(tmp_path).clear("market")
+    assert [p.name.split(".")[0] for p in journals(tmp_path)] == ["listings"]
+    assert cli_main(["cache", "clear", "--yes", "--cache-dir", str(tmp_path)]) == 0
+    assert journals(tmp_path) == []
+
+
+def test_a_checkpoint_holds_no_secret_and_contacts_are_private(proxy: FaultProxy, tmp_path: Path):
+    """The journals of an interrupted search and of the contacts, made with a token, hold
+    neither the token nor a query string; they are 0600 in 0700 folders."""
+    secret = "tok-9f8e7d6c5b4a-secret"
+    with client(proxy.url, tmp_path, token=secret) as c:
+        interrupt(proxy, c, "contacts", 1)
+        interrupt(proxy, c, "listings", 2, PropertyType="Residential")
+    found = journals(tmp_path)
+    assert sorted(p.name.split(".")[0] for p in found) == ["contacts", "listings"]
+    for journal in found:
+        text = journal.read_bytes()
+        assert secret.encode() not in text
+        assert b"Offset=" not in text and b"PropertyType=" not in text
+        assert stat.S_IMODE(journal.stat().st_mode) == 0o600
+    assert stat.S_IMODE(found[0].parent.stat().st_mode) == 0o700
