@@ -74,6 +74,12 @@ def journals(cache: Path) -> list[Path]:
     return sorted((cache / ".rf" / "staging" / "checkpoints").glob("*.journal"))
 
 
+#: Requests sent but not in the checkpoint when a load is killed: those in the connection pool
+#: (at most CONCURRENCY) and answers received but not yet handed to the checkpoint by the loading
+#: thread (``on_result`` runs there; on a loaded machine it lags a few answers behind).
+IN_FLIGHT_MAX = 2 * CONCURRENCY
+
+
 def saved_pages(cache: Path) -> int:
     return sum(p.read_bytes().count(b"RFCK1 page ") for p in journals(cache))
 
@@ -258,14 +264,18 @@ def test_details_load_resumes_after_sigkill(
     cache = tmp_path / "cache"
     interrupted = run_and_kill(sb.url, cache, "details", sent)
     assert interrupted == sent and not (cache / "listings").exists()
+    saved = saved_pages(cache)  # the answers that reached the checkpoint before the kill
+    in_flight = interrupted - saved
+    assert 0 <= in_flight <= IN_FLIGHT_MAX
     hook = Hook()
     with client(sb.url, cache, hook) as c:
         frame = c.listings(details=True)
         info = c.last_load
     assert_same_details(c, frame, reference)
-    assert info.resumed_requests >= sent - CONCURRENCY
+    assert info.resumed_requests == saved  # every saved answer reused, none asked again
     assert info.requests + info.resumed_requests == reference["details_requests"]
-    assert interrupted + hook.count <= reference["details_requests"] + CONCURRENCY
+    # interrupted + resumed = uninterrupted + the requests that were in flight, exactly
+    assert interrupted + hook.count == reference["details_requests"] + in_flight
     assert journals(cache) == []
 
 
@@ -276,14 +286,17 @@ def test_first_sync_resumes_after_sigkill(
     cache = tmp_path / "cache"
     interrupted = run_and_kill(sb.url, cache, "sync", sent)
     assert interrupted == sent and not (cache / "market").exists()
+    # sent, but not saved as pages: those in flight, and the backfill's refused probe (a 400 on
+    # 200 ids, kept in the checkpoint as the chunk size learned, so not sent again)
+    saved = saved_pages(cache)
+    in_flight = interrupted - saved
+    assert 0 <= in_flight <= IN_FLIGHT_MAX + 1
     hook = Hook()
     with client(sb.url, cache, hook) as c:
         market = c.sync_listings()
-        # sent, but not saved as pages: those in flight, and the backfill's refused probe (a 400
-        # on 200 ids, kept in the checkpoint as the chunk size learned, so not sent again)
-        assert c.last_load.resumed_requests >= sent - CONCURRENCY - 1
+        assert c.last_load.resumed_requests == saved  # every saved answer reused
         assert_same_market(c, market, reference)
-    assert interrupted + hook.count <= reference["sync_requests"] + CONCURRENCY
+    assert interrupted + hook.count <= reference["sync_requests"] + in_flight
     assert journals(cache) == []
 
 
