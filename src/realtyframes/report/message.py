@@ -13,20 +13,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realtyframes.notify import Message, table
+from realtyframes.report.render import HEADLINE
 
 if TYPE_CHECKING:
     from realtyframes.report.compute import MarketReport
 
 __all__ = ["report_message"]
 
-#: Headline figures in the message: key, label (``{days}``: the window), kind of number.
+#: Headline figures in the message: the report's headline cards, then the price cuts and the web
+#: figures: key, label (``{days}``: the window), kind of number.
 FIGURES: tuple[tuple[str, str, str], ...] = (
-    ("active_listings", "Active listings", "count"),
-    ("new_listings", "New listings, {days}", "count"),
-    ("homes_sold", "Homes sold, {days}", "count"),
-    ("median_sale_price", "Median sale price, {days}", "money"),
-    ("median_dom", "Median days on market, {days}", "number"),
-    ("months_of_supply", "Months of supply", "number"),
+    *HEADLINE,
     ("price_drops", "Price cuts, {days}", "count"),
     ("median_drop_pct", "Median price cut", "percent"),
     ("visitors", "Website visitors", "count"),
