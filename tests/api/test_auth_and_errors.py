@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.api import ApiClient, RetryPolicy
 from realtyframes.errors import (
     ApiDeprecationWarning,

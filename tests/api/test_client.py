@@ -13,7 +13,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from realtyframes._client import Client, ClientSettings
+from realtyframes import Client, ClientSettings
 from realtyframes.api import ApiClient
 from realtyframes.errors import ConfigError, QueryError
 from realtyframes.sandbox import DEMO
