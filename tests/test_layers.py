@@ -31,6 +31,8 @@ synthetic set that breaks it.
 from __future__ import annotations
 
 import ast
+import importlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -372,6 +374,61 @@ def against_allowed(
     return sorted(set(found) - set(allowed)), sorted(set(allowed) - set(found))
 
 
+# -- tests: a public name is imported from its front door ----------------------------------------------
+TESTS = Path(__file__).resolve().parent
+
+
+def _private_owner(module: str) -> str | None:
+    """``realtyframes.api._errors`` -> ``realtyframes.api`` (the package that owns the private
+    module); ``None`` for a module with no private part."""
+    parts = module.split(".")
+    for i, part in enumerate(parts[1:], start=1):
+        if part.startswith("_") and not part.startswith("__"):
+            return ".".join(parts[:i])
+    return None
+
+
+def public_spelling(module: str, name: str) -> str | None:
+    """Where ``name`` of the private ``module`` is exported under the same name, or ``None``: the
+    owning package's ``__all__`` or ``realtyframes``' (the same object, imported for real)."""
+    owner = _private_owner(module)
+    if owner is None or name.startswith("_"):
+        return None
+    value = getattr(importlib.import_module(module), name, None)
+    for package in dict.fromkeys([owner, "realtyframes"]):
+        front = importlib.import_module(package)
+        if name in getattr(front, "__all__", ()) and getattr(front, name, None) is value:
+            return f"{package}.{name}"
+    return None
+
+
+def private_imports_of_public_names(
+    files: Modules, exported: Callable[[str, str], str | None] = public_spelling
+) -> list[str]:
+    """``path:line`` and the public spelling for each ``from realtyframes...._x import name`` (lazy
+    ones too) of a name that the package exports: a test imports it from the front door. A unit
+    test of a private helper (a name exported nowhere) keeps its private import."""
+    found: list[str] = []
+    for path, source in files.items():
+        for node in ast.walk(ast.parse(source, filename=path)):
+            module = node.module if isinstance(node, ast.ImportFrom) and not node.level else None
+            if not (module and module.startswith("realtyframes") and _private_owner(module)):
+                continue
+            for alias in node.names:
+                public = exported(module, alias.name)
+                if public:
+                    found.append(f"{path}:{node.lineno} {module}.{alias.name}: {public}")
+    return sorted(found)
+
+
+def _test_files() -> Modules:
+    return {
+        path.relative_to(TESTS.parent).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(TESTS.rglob("*.py"))
+        if path.name != Path(__file__).name  # its control cases name private modules on purpose
+    }
+
+
 # -- the tests -----------------------------------------------------------------------------------------
 def test_every_import_points_downward() -> None:
     assert _violations() == []
@@ -513,3 +570,20 @@ def test_an_import_of_another_package_s_private_module_is_caught() -> None:
     new, stale = against_allowed(found, allowed)
     assert new == [("realtyframes.loaders._paging", "realtyframes.api._engine")]
     assert stale == [("realtyframes.report.x", "realtyframes.api._http")]
+
+
+def test_tests_import_public_names_from_the_front_door() -> None:
+    assert private_imports_of_public_names(_test_files()) == [], "import these from the package"
+
+
+def test_a_test_importing_a_public_name_from_a_private_module_is_caught() -> None:
+    files = {
+        "tests/a.py": "from realtyframes.api._errors import error_from_response\n",
+        "tests/b.py": "def t():\n    from realtyframes._client import Client\n",
+        "tests/c.py": "from realtyframes.api._retry import _backoff, parse_retry_after\n",
+        "tests/d.py": "from realtyframes.api import error_from_response\nfrom realtyframes import Client\n",
+    }
+    assert private_imports_of_public_names(files) == [
+        "tests/a.py:1 realtyframes.api._errors.error_from_response: realtyframes.api.error_from_response",
+        "tests/b.py:2 realtyframes._client.Client: realtyframes.Client",
+    ]

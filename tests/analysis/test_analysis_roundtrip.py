@@ -21,7 +21,7 @@ from realtyframes.analysis import (
     traffic_summary,
 )
 from realtyframes.analysis._common import to_float, to_timestamp, to_utc
-from realtyframes.schemas._analytics_result import Analytics
+from realtyframes.schemas import Analytics
 
 STATUS = pd.CategoricalDtype(["Active", "Active Under Contract", "Pending", "Closed"])
 TYPES = pd.CategoricalDtype(

@@ -14,7 +14,7 @@ from realtyframes.analysis import (
     lead_funnel,
     traffic_summary,
 )
-from realtyframes.schemas._analytics_result import Analytics
+from realtyframes.schemas import Analytics
 
 
 def breakdown(names: list[str], visitors: list[int], conversions: list[int]) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.api import ApiClient, RetryPolicy
 from realtyframes.errors import (
     ApiDeprecationWarning,
@@ -70,17 +70,19 @@ def test_bearer_token_scopes(protected_sandbox_url: str) -> None:
         assert client.me()["email"] == DEMO.email
 
 
-def test_expired_and_unknown_tokens(protected_sandbox_url: str) -> None:
-    short = mint(protected_sandbox_url, ["listings"], ttl_seconds=0.3)
-    time.sleep(0.4)
+def test_expired_and_unknown_tokens(start_sandbox: Callable[..., Any]) -> None:
+    url = (sb := start_sandbox(protected=True)).url
+    now = [time.time()]
+    sb.admin.auth.clock = lambda: now[0]  # the sandbox's expiry clock, moved by hand: no sleep
+    short = mint(url, ["listings"], ttl_seconds=300)
+    with ApiClient(url, token=short) as api:
+        assert api.call("me")["email"] == DEMO.email  # the control: valid for its five minutes
+    now[0] += 301
     for token in (short, "not-a-token"):
-        with (
-            ApiClient(protected_sandbox_url, token=token) as api,
-            pytest.raises(InvalidTokenError) as caught,
-        ):
+        with ApiClient(url, token=token) as api, pytest.raises(InvalidTokenError) as caught:
             api.call("me")
         assert (caught.value.status, caught.value.code) == (401, "invalid_token")
-    with ApiClient(protected_sandbox_url) as anonymous, pytest.raises(InvalidTokenError):
+    with ApiClient(url) as anonymous, pytest.raises(InvalidTokenError):
         anonymous.call("listings")
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.api import ApiClient, validate_listing_changes, validate_listing_search
 from realtyframes.api._constants import MAX_CONCURRENCY
 from realtyframes.errors import QueryError

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,7 @@ import httpx
 import pandas as pd
 import pytest
 
-from realtyframes._client import Client, ClientSettings
+from realtyframes import Client, ClientSettings
 from realtyframes.api import ApiClient
 from realtyframes.errors import ConfigError, QueryError
 from realtyframes.sandbox import DEMO
@@ -232,6 +234,18 @@ def test_sync_history_and_state_through_the_client(start_sandbox: Any, tmp_path:
         pd.testing.assert_frame_equal(client.listing_history(City="Miami"), history)
 
 
+#: The second process of the test below: its own embedded sandbox, the same cache.
+SECOND_PROCESS = """
+import sys
+import pandas as pd
+import realtyframes as rf
+with rf.Client(cache_dir=sys.argv[1]) as client:
+    again = client.listings(City="Miami", max_results=10)
+    info = client.last_load
+    print(client.base_url, info.from_cache, info.requests, pd.util.hash_pandas_object(again).sum())
+"""
+
+
 def test_embedded_sandbox_cache_entries_survive_its_random_port(tmp_path: Path) -> None:
     # Each process starts the embedded sandbox on a new port; its cache keys must not change.
     with Client(cache_dir=tmp_path) as client:
@@ -239,11 +253,18 @@ def test_embedded_sandbox_cache_entries_survive_its_random_port(tmp_path: Path) 
         assert ":" + client.base_url.rsplit(":", 1)[1] not in client.api.cache_host()
         first = client.listings(City="Miami", max_results=10)
         assert not client.last_load.from_cache
-    with Client(cache_dir=tmp_path) as client:
-        client._api._hosts["base"] = "http://127.0.0.1:1"  # as if it came back on another port
-        again = client.listings(City="Miami", max_results=10)
-        assert client.last_load.from_cache and client.last_load.requests == 0
-    pd.testing.assert_frame_equal(first, again)
+        url = client.base_url
+    again = subprocess.run(
+        [sys.executable, "-c", SECOND_PROCESS, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    other_url, from_cache, requests, digest = again.stdout.split()
+    assert other_url != url  # another process: another port
+    assert (from_cache, requests) == ("True", "0")
+    assert int(digest) == int(pd.util.hash_pandas_object(first).sum())
 
 
 def test_a_client_dropped_without_close_warns_and_closes_its_connections(sandbox_url: str) -> None:

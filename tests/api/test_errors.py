@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from realtyframes import errors
-from realtyframes.api._errors import error_from_response
+from realtyframes.api import error_from_response
 from realtyframes.errors import (
     ApiError,
     BadRequestError,

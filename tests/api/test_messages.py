@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.api import validate_listing_search
 from realtyframes.errors import InvalidTokenError, QueryError
 

@@ -14,8 +14,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx
 import pytest
 
-from realtyframes import oauth
-from realtyframes._client import Client
+from realtyframes import Client, oauth
 from realtyframes.errors import BadRequestError, InvalidTokenError, OAuthError, QueryError
 from realtyframes.sandbox import DEMO
 

@@ -10,17 +10,17 @@ from typing import Any
 import httpx
 import pytest
 
-from realtyframes.api import ApiClient, prepare
-from realtyframes.api._params import (
-    FEATURE_FLAGS,
+from realtyframes.api import (
     LISTING_SEARCH,
-    PROPERTY_TYPES,
     SUBTYPES,
+    ApiClient,
+    prepare,
     validate_analytics,
     validate_listing_changes,
     validate_listing_search,
     validate_paging,
 )
+from realtyframes.api._params import FEATURE_FLAGS, PROPERTY_TYPES
 from realtyframes.errors import QueryError
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -12,11 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from realtyframes.api import ApiClient, RetryPolicy
+from realtyframes.api import ApiClient, RetryPolicy, error_from_response, parse_rate_limit_headers
 from realtyframes.api._deprecation import parse_deprecation
-from realtyframes.api._errors import error_from_response
 from realtyframes.api._pacer import Pacer
-from realtyframes.api._ratelimit import RateLimitInfo, parse_rate_limit_headers
+from realtyframes.api._ratelimit import RateLimitInfo
 from realtyframes.api._retry import parse_retry_after
 from realtyframes.errors import ApiError
 
@@ -218,26 +216,24 @@ def _info(remaining: int, reset: float, limit: int = 100_000, window: float = 1.
     return RateLimitInfo(limit=limit, remaining=remaining, reset=reset, window=window)
 
 
-def _acquires_within(pacer: Pacer, seconds: float) -> tuple[bool, Callable[[], int | None]]:
-    box: dict[str, int] = {}
-    thread = threading.Thread(target=lambda: box.setdefault("ticket", pacer.acquire()), daemon=True)
-    thread.start()
-    thread.join(seconds)
-    return "ticket" in box, lambda: (thread.join(5), box.get("ticket"))[1]
-
-
 class FakeClock:
-    """Time the pacer keeps, moved on only by its waits: pacing checked without sleeping."""
+    """Time the pacer keeps, moved on only by its waits: pacing checked without sleeping.
+
+    ``during`` holds what other threads do while this one waits: each wait runs the next one (a
+    release, as an answer arriving) before the time moves on."""
 
     def __init__(self) -> None:
         self.now = 1000.0
         self.waits: list[float] = []
+        self.during: list[Callable[[], object]] = []
 
     def __call__(self) -> float:
         return self.now
 
     def wait(self, _condition: threading.Condition, seconds: float) -> None:
         self.waits.append(seconds)
+        if self.during:
+            self.during.pop(0)()
         self.now += seconds
 
     def pacer(self, **options: Any) -> Pacer:
@@ -286,27 +282,49 @@ def test_pacer_waits_for_the_reset_when_remaining_is_zero() -> None:
 
 
 def test_pacer_counts_requests_in_flight() -> None:
-    pacer = Pacer()
-    first = pacer.acquire()
-    pacer.release(first, _info(3, 60.0))  # three left in this window
+    clock = FakeClock()
+    pacer = clock.pacer()
+    pacer.release(pacer.acquire(), _info(3, 60.0))  # three left in this window
     in_flight = [pacer.acquire() for _ in range(3)]
-    got_one, finish = _acquires_within(pacer, 0.2)
-    assert not got_one  # the fourth must wait: three are in flight against three remaining
-    pacer.release(in_flight[0], _info(2, 60.0))  # consistent: still none left
-    time.sleep(0.1)
-    assert pacer.state is not None and pacer.state.remaining == 2
-    pacer.release(in_flight[1], _info(900, 60.0))  # a fresh window: the count jumped up
-    assert finish() is not None
+    before = len(clock.waits)  # (the pace's steps of 1/100000 s between sends)
+    remaining: list[int | None] = []
+    clock.during = [  # while the fourth waits: three are in flight against three remaining
+        lambda: pacer.release(in_flight[0], _info(2, 60.0)),  # consistent: still none left
+        lambda: remaining.append(pacer.state.remaining if pacer.state else None),
+        lambda: pacer.release(in_flight[1], _info(900, 60.0)),  # a fresh window: it jumped up
+    ]
+    assert pacer.acquire() == 5
+    assert remaining == [2]  # the first answer was taken, and the fourth still waited
+    assert clock.waits[before:] == [0.25] * 3  # it went on at the fresh window, not the reset
+
+
+def test_pacer_waits_out_the_reset_when_requests_in_flight_use_the_quota() -> None:
+    """The control of the test above: with no answer the fourth waits until the reset."""
+    clock = FakeClock()
+    pacer = clock.pacer()
+    pacer.release(pacer.acquire(), _info(3, 60.0))
+    for _ in range(3):
+        pacer.acquire()
+    started = clock()
+    pacer.acquire()
+    assert clock() - started == pytest.approx(60.0)
 
 
 def test_pacer_ignores_answers_from_an_ended_window() -> None:
-    pacer = Pacer()
+    clock = FakeClock()
+    pacer = clock.pacer()
     early = pacer.acquire()
     pacer.release(pacer.acquire(), _info(5, 0.15))
-    time.sleep(0.2)  # the window ended; "early" was sent in it
+    clock.now += 0.2  # the window ended; "early" was sent in it
     pacer.release(early, _info(0, 30.0))  # stale: must not stop everything for 30 s
-    got_one, finish = _acquires_within(pacer, 1.0)
-    assert got_one and finish() is not None
+    pacer.acquire()
+    assert clock.waits == []
+    # the control: the same answer to a request sent in the new window stops until its reset
+    late = pacer.acquire()
+    pacer.release(late, _info(0, 30.0))
+    started = clock()
+    pacer.acquire()
+    assert clock() - started == pytest.approx(30.0)
 
 
 def test_pacer_block_and_disabled_pacing() -> None:
@@ -327,9 +345,10 @@ def _statuses(api_hooks: list[int]) -> dict[str, list[Callable[[httpx.Response],
     return {"response": [lambda response: api_hooks.append(response.status_code)]}
 
 
-def test_steady_load_gets_no_429_and_uses_the_allowed_rate(
-    start_sandbox: Callable[..., Any],
-) -> None:
+def test_steady_load_gets_no_429_and_learns_the_policy(start_sandbox: Callable[..., Any]) -> None:
+    """Paced by the policy the server states, 51 requests at 20 per second get no 429. The pace
+    against the policy is checked on the fake clock above; the rate achieved on the wire is
+    measured in ``benchmarks/bench_client.py`` (no timed assertion here)."""
     sandbox = start_sandbox(rate_limit=(20, 1.0))
     statuses: list[int] = []
     policy = RetryPolicy(max_retries=0)
@@ -337,16 +356,12 @@ def test_steady_load_gets_no_429_and_uses_the_allowed_rate(
         sandbox.url, max_concurrency=4, retry=policy, event_hooks=_statuses(statuses)
     ) as api:
         api.get_json("/v1/listings", {"Limit": "1"})
-        started = time.monotonic()
         pages = api.get_many(
             [("/v1/listings", {"Limit": "5", "Offset": str(5 * i)}) for i in range(50)]
         )
-        elapsed = time.monotonic() - started
         state = api.rate_limit
     assert statuses.count(429) == 0 and len(statuses) == 51
     assert [p["offset"] for p in pages] == [5 * i for i in range(50)]
-    achieved = 50 / elapsed
-    assert achieved >= 0.9 * 20.0, achieved
     assert state is not None and (state.limit, state.window) == (20, 1.0)
 
 

@@ -13,8 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from realtyframes import oauth
-from realtyframes._client import Client
+from realtyframes import Client, oauth
 from realtyframes.api import ApiClient, ApiKeyAuth, BearerAuth, LegacyKeyAuth, RetryPolicy
 from realtyframes.errors import ApiDeprecationWarning, RealtyFramesError
 from realtyframes.sandbox import DEMO

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.cli import main
 
 

@@ -23,8 +23,8 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
+from realtyframes import ConfigError
 from realtyframes._config import (
-    ConfigError,
     Settings,
     default_config_path,
     load_settings,

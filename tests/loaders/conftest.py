@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 
 
 class RequestLog:

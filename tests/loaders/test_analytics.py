@@ -9,7 +9,7 @@ import httpx
 import pandas.testing as pdt
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.errors import QueryError
 from realtyframes.schemas import ANALYTICS_MODELS, Analytics, target_dtypes
 

@@ -19,9 +19,11 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
+from realtyframes.loaders import SYNC_RESOURCE as RESOURCE
+from realtyframes.loaders import listing_history, sync_scope
 from realtyframes.loaders._answers import PageQuestion, check_echo
 from realtyframes.loaders._page_info import page_info
-from realtyframes.loaders._sync import RESOURCE, _key, listing_history, sync_scope
+from realtyframes.loaders._sync import _key
 
 FAST = rf.RetryPolicy(max_retries=3, backoff_base=0.005, backoff_cap=0.02)
 Make = Callable[..., rf.Client]

@@ -11,7 +11,7 @@ import pandas as pd
 import pandas.testing as pdt
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.errors import QueryError
 from realtyframes.schemas import ListingChange, target_dtypes
 

@@ -11,7 +11,7 @@ import httpx
 import pandas.testing as pdt
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.errors import ApiDeprecationWarning, QueryError
 from realtyframes.sandbox import DEMO
 from realtyframes.schemas import Contact, ContactActivity, target_dtypes

@@ -15,7 +15,7 @@ import pandas.testing as pdt
 import pyarrow.parquet as pq
 import pytest
 
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.api import RetryPolicy
 from realtyframes.errors import DataQualityWarning, QueryError, SchemaValidationError
 from realtyframes.loaders import PAGE_SIZE, DriftWarning, LoadInfo

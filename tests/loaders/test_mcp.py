@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
-from realtyframes._client import Client
+from realtyframes import Client
 from realtyframes.sandbox import DEMO
 
 MakeClient = Callable[..., tuple[Client, Any]]  # (client, its request log)

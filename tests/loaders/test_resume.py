@@ -29,7 +29,7 @@ import realtyframes as rf
 from faultproxy import FaultProxy, start_proxy
 from realtyframes.cache import ParquetCache
 from realtyframes.cli import main as cli_main
-from realtyframes.loaders._sync import listing_history, sync_state
+from realtyframes.loaders import listing_history, sync_state
 from realtyframes.sandbox import RunningSandbox, start
 
 AS_OF = datetime(2026, 6, 30, tzinfo=UTC)

@@ -25,17 +25,9 @@ import realtyframes as rf
 from realtyframes._changes import sync_changes
 from realtyframes.cache import CacheWarning
 from realtyframes.errors import ApiError, BadRequestError, NotFoundError, QueryError
-from realtyframes.loaders._sync import (
-    CHANGE_COLUMNS,
-    RESOURCE,
-    STATUSES,
-    _key,
-    listing_history,
-    sync_listings,
-    sync_scope,
-    sync_state,
-    too_many,
-)
+from realtyframes.loaders import SYNC_RESOURCE as RESOURCE
+from realtyframes.loaders import listing_history, sync_listings, sync_scope, sync_state
+from realtyframes.loaders._sync import CHANGE_COLUMNS, STATUSES, _key, too_many
 from realtyframes.sandbox import Faults
 from realtyframes.schemas import DataQualityWarning, Listing, listings_from_pages, validate
 

@@ -15,7 +15,7 @@ import pytest
 from test_sync import advance, assert_same_market, fresh_market, open_count
 
 import realtyframes as rf
-from realtyframes.loaders._sync import sync_scope, sync_state
+from realtyframes.loaders import sync_scope, sync_state
 from realtyframes.loaders._sync_feed import HOST_CHUNKS_FILE, MAX_CHUNK, ChunkSize
 
 

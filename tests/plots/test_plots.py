@@ -23,7 +23,7 @@ from realtyframes.analysis import (
     price_drops,
     traffic_summary,
 )
-from realtyframes.schemas._analytics_result import Analytics
+from realtyframes.schemas import Analytics
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -72,7 +72,7 @@ def test_admin_routes_refuse_other_origins(start_sandbox: Callable[..., Any]) ->
 
 def test_serving_beyond_loopback_is_warned_about(capsys: Any) -> None:
     from realtyframes.cli import main
-    from realtyframes.sandbox._server import is_loopback
+    from realtyframes.sandbox import is_loopback
 
     assert is_loopback("127.0.0.2") and is_loopback("[::1]") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.0.2.1")

@@ -8,13 +8,8 @@ import time
 import httpx
 import pytest
 
-from realtyframes.sandbox import Faults
-from realtyframes.sandbox._faults import (
-    BAD_RECORD_KINDS,
-    bad_record_kind,
-    corrupt_record,
-    validate_faults,
-)
+from realtyframes.sandbox import Faults, validate_faults
+from realtyframes.sandbox._faults import BAD_RECORD_KINDS, bad_record_kind, corrupt_record
 
 
 def test_latency_is_added(start_sandbox) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from realtyframes.sandbox import DEMO
-from realtyframes.sandbox._limits import Quota, RateLimiter, parse_rate_limit
+from realtyframes.sandbox import DEMO, parse_rate_limit
+from realtyframes.sandbox._limits import Quota, RateLimiter
 
 
 def _state(response: httpx.Response) -> tuple[int, int, int]:

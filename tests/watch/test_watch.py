@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
-from realtyframes._changes import CHANGE_KINDS
+from realtyframes.analysis import CHANGE_KINDS
 from realtyframes.sandbox import RunningSandbox
 from realtyframes.watch import MAX_ROWS, matching
 from receivers import Hook, Inbox, http_receiver, smtp_server
