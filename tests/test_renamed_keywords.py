@@ -191,3 +191,18 @@ def test_compare_markets_shows_market_summary_s_keywords() -> None:
         assert shown[name].kind is inspect.Parameter.KEYWORD_ONLY
     with pytest.raises(TypeError, match="unexpected keyword argument 'window'"):
         rf.compare_markets(pd.DataFrame(), window=30)  # type: ignore[call-arg]
+
+
+def test_a_rename_to_a_name_the_function_lacks_is_refused_when_declared() -> None:
+    from realtyframes._deprecation import renamed, renamed_in
+
+    def top(rows: list[int], top_n: int = 2) -> list[int]:
+        return rows[:top_n]
+
+    with pytest.raises(ValueError, match="`count` must be a parameter"):
+        renamed(n="count")(top)
+    with pytest.raises(ValueError, match="`rows` not"):
+        renamed(rows="top_n")(top)
+    assert renamed_in(renamed(n="top_n")(top)) == {"n": "top_n"}
+    assert renamed_in(top) == {}
+    assert renamed_in(rf.price_drops) == {"changes": "history"}

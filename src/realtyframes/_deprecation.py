@@ -4,8 +4,8 @@
 :class:`DeprecationWarning` naming the new keyword and run ``f(history=x)``; giving both the old
 and the new name (by keyword or by position) is a :class:`TypeError` naming both. The signature
 ``help()`` and editors show is the function's own (new names only); :func:`renamed_in` reads a
-function's renames (the MCP server accepts the old names of its tools' arguments too). The glossary of docs/architecture.md says which name
-means what.
+function's renames. A renamed dataclass field also gets :func:`renamed_attribute`. The glossary
+of docs/architecture.md says which name means what.
 
 >>> @renamed(n="top_n")
 ... def top(rows: list[int], top_n: int = 2) -> list[int]:
