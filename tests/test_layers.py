@@ -46,6 +46,7 @@ RANKS: dict[str, float] = {
     "_spec": 0,
     "_environment": 0,
     "_lazy": 0,
+    "_deprecation": 0,  # renamed keywords: the old name warns for one release
     "_client_settings": 6.5,  # between the loaders it checks with and the Client
     "_changes": 2,
     "errors": 1,

@@ -144,7 +144,7 @@ def test_no_cuts_gives_an_empty_frame_with_the_columns(listings: pd.DataFrame) -
         columns=["ListingId", "ChangeType", "ChangeTimestamp", "PreviousListPrice", "ListPrice"]
     )
     # empty changes (a history never synced): the listing fields, said so
-    with pytest.warns(DataQualityWarning, match="`changes` is empty.*listing fields"):
+    with pytest.warns(DataQualityWarning, match="`history` is empty.*listing fields"):
         fallback = price_drops(listings, empty_changes)
     pd.testing.assert_frame_equal(fallback, price_drops(listings))
     assert fallback.attrs["source"] == "listing fields"
@@ -196,7 +196,7 @@ def test_errors_name_the_problem(listings: pd.DataFrame) -> None:
         price_drops(listings.drop(columns="PreviousListPrice"))
     with pytest.raises(
         MissingColumnsError,
-        match="`changes` lacks required columns 'ChangeType', 'ChangeTimestamp'",
+        match="`history` lacks required columns 'ChangeType', 'ChangeTimestamp'",
     ):
         price_drops(listings, pd.DataFrame({"ListingId": ["P1"]}))
     with pytest.raises(AnalysisInputError, match=r"`min_drop_pct` must be a number in \[0, 1\)"):

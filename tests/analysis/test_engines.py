@@ -151,11 +151,11 @@ def test_an_engine_frame_is_checked_before_it_is_computed(listings_file):
         rf.market_summary([1, 2, 3])  # type: ignore[arg-type]
     with pytest.raises(MissingColumnsError, match="`listings` lacks required column 'ListPrice'"):
         rf.price_drops(lazy.drop("ListPrice"))
-    with pytest.raises(MissingColumnsError, match="`changes` lacks required columns 'ChangeType'"):
+    with pytest.raises(MissingColumnsError, match="`history` lacks required columns 'ChangeType'"):
         rf.price_drops(lazy, lazy.select("ListingId"))
     with pytest.raises(ColumnTypeError, match="'MajorChangeTimestamp' must be a timestamp"):
         rf.price_drops(lazy.with_columns(pl.col("MajorChangeTimestamp").cast(pl.String)))
-    with pytest.raises(TypeError, match="`changes` must be a pandas or Polars DataFrame"):
+    with pytest.raises(TypeError, match="`history` must be a pandas or Polars DataFrame"):
         rf.price_drops(lazy, {"ListingId": []})
     with pytest.raises(MissingColumnsError, match="`market` lacks required column 'CloseDate'"):
         rf.market_trends(lazy.drop("CloseDate"))

@@ -137,7 +137,7 @@ def test_weeks_by_hand() -> None:
     check(out, {"active_listings_any_mom": [NAN, 0, 0, 0, 0, -1 / 3, 0, 0],
                 "price_cut_share_mom": [NAN, 1 / 3, -1 / 3, 0, 0, 0, 1 / 2, -1 / 2]})  # fmt: skip
     assert out["age_of_inventory_yoy"].isna().all()
-    assert out.attrs["changes"] == {"mom": 1, "yoy": 52}
+    assert out.attrs["lags"] == out.attrs["changes"] == {"mom": 1, "yoy": 52}
 
 
 def test_rolling_four_weeks_by_hand() -> None:
@@ -183,7 +183,7 @@ def test_rolling_four_weeks_by_hand() -> None:
                                             4 / 4 - 1, 4 / 4 - 1],
                 "price_cut_share_mom": [NAN, NAN, NAN, NAN, 1 / 4 - 0, 0 - 1 / 3, 1 / 4 - 1 / 4,
                                         1 / 4 - 1 / 4]})  # fmt: skip
-    assert out.attrs["changes"] == {"mom": 4, "yoy": 52}
+    assert out.attrs["lags"] == {"mom": 4, "yoy": 52}
     assert list(out["complete"]) == [True] * 8
 
 

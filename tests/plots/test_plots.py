@@ -129,7 +129,7 @@ def test_price_drop_distribution(listings: pd.DataFrame) -> None:
 
 
 def test_top_price_drops(listings: pd.DataFrame) -> None:
-    fig = plot.top_price_drops(price_drops(listings), n=7)
+    fig = plot.top_price_drops(price_drops(listings), top_n=7)
     render(fig)
     ax = fig.axes[0]
     assert ax.get_title(loc="left") == "Top 7 price cuts"
@@ -216,7 +216,7 @@ def test_traffic_timeline(analytics: Analytics) -> None:
     ],
 )
 def test_breakdown_charts(analytics: Analytics, func, title: str, xlabel: str, n: int) -> None:
-    fig = func(analytics, n=5) if func is not plot.devices else func(analytics)
+    fig = func(analytics, top_n=5) if func is not plot.devices else func(analytics)
     render(fig)
     ax = fig.axes[0]
     assert ax.get_title(loc="left") == title

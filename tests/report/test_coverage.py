@@ -86,7 +86,7 @@ def test_the_period_not_over_has_no_change_against_the_past(report: Any) -> None
     partial = ~total["complete"].astype(bool)
     assert partial.sum() == 0 or total.loc[partial, "median_sale_price_yoy"].isna().all()
     raw = rf.market_trends(
-        report.frames.listings, report.frames.changes, freq="M",
+        report.frames.listings, report.frames.history, freq="M",
         start=total["period_begin"].min().date(), end=report.options.day,
         min_sample=report.options.min_sample,
     )  # fmt: skip
@@ -120,7 +120,7 @@ def test_the_multiyear_sandbox_shows_yoy_for_every_quarter_with_a_covered_year_b
     multiyear: Any,
 ) -> None:
     report = multiyear
-    listings, changes = report.frames.listings, report.frames.changes
+    listings, changes = report.frames.listings, report.frames.history
     covered = covered_from(listings)
     assert report.covered_from == covered
     assert covered is not None and covered < pd.Timestamp("2024-01-01", tz="UTC")

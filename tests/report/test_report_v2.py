@@ -250,7 +250,7 @@ def test_no_chart_text_leaves_its_figure(written: tuple[Any, Any]) -> None:
         "market_metrics": rf.plot.market_metrics(
             report.summary.reindex(pd.Index(report.markets, name=o.by))
         ),
-        "top_price_drops": rf.plot.top_price_drops(report.drops, n=o.top_drops),
+        "top_price_drops": rf.plot.top_price_drops(report.drops, top_n=o.top_drops),
         "price_drop_distribution": rf.plot.price_drop_distribution(report.drops),
         "price_drop_map": rf.plot.listing_map(report.drops, color="drop_pct", market=listings),
         "market_map": rf.plot.listing_map(listings[listings["StandardStatus"] == "Active"]),

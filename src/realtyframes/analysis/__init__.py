@@ -6,7 +6,7 @@ numbers and timestamps given as text (CSV) are read, and unreadable values raise
 :class:`ColumnTypeError`.
 
 >>> import realtyframes as rf                                   # doctest: +SKIP
->>> rf.market_summary(listings, by="City", window_days=90)      # doctest: +SKIP
+>>> rf.market_summary(market, by="City", window_days=90)        # doctest: +SKIP
 """
 
 from realtyframes.analysis._common import (

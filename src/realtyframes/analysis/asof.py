@@ -1,10 +1,10 @@
 """The market as it stood at an earlier time, rebuilt from the history: ``market_at``.
 
 A market frame says how each listing is *now*; the history says how it got there. ``market_at``
-winds it back: listings entered after ``when`` are left out; each other listing gets the status and
-list price it had at ``when`` (its last status and price change up to then; before its first price
-change, that change's old price), close data only if it had closed by then, DaysOnMarket counted to
-``when``, and its change timestamps capped there. A report "as of" an earlier date is then the same
+winds it back: listings entered after ``as_of`` are left out; each other listing gets the status
+and list price it had at ``as_of`` (its last status and price change up to then; before its first
+price change, that change's old price), close data only if it had closed by then, DaysOnMarket
+counted to ``as_of``, and its change timestamps capped there. A report "as of" an earlier date is then the same
 computation on this frame, so it gives the numbers a run on that date gave.
 """
 
@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from realtyframes._deprecation import renamed
 from realtyframes.analysis._common import check_columns, check_frame, to_timestamp, to_utc
 
 __all__ = ["market_at"]
@@ -28,8 +29,10 @@ def _last_before(events: pd.DataFrame, when: pd.Timestamp) -> pd.DataFrame:
     return done.drop_duplicates("ListingId", keep="last").set_index("ListingId")
 
 
-def market_at(market: pd.DataFrame, history: pd.DataFrame, when: Any) -> pd.DataFrame:
-    """The market frame as it stood at ``when`` (naive = UTC; a date means the end of that day).
+@renamed(when="as_of")
+def market_at(market: pd.DataFrame, history: pd.DataFrame, as_of: Any) -> pd.DataFrame:
+    """The market frame as it stood at ``as_of`` (naive = UTC; a date means the end of that day).
+    (``when=`` is the old name of ``as_of``: it still works, with a DeprecationWarning.)
 
     >>> earlier = rf.analysis.market_at(market, history, "2026-03-31")  # doctest: +SKIP
     >>> rf.market_summary(earlier, as_of="2026-03-31")  # doctest: +SKIP
@@ -38,7 +41,7 @@ def market_at(market: pd.DataFrame, history: pd.DataFrame, when: Any) -> pd.Data
     check_frame(market, "market", func)
     check_frame(history, "history", func)
     check_columns(market, _NEEDED, "market", func)
-    at = to_timestamp(when, "when", func, end_of_day=True)
+    at = to_timestamp(as_of, "as_of", func, end_of_day=True)
     entered = to_utc(market["OriginalEntryTimestamp"], "OriginalEntryTimestamp", func)
     out = market[(entered <= at).to_numpy()].copy()
     ids = out["ListingId"].astype("str")

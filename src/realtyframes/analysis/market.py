@@ -13,6 +13,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from realtyframes._deprecation import renamed
 from realtyframes.analysis._common import (
     AnalysisInputError,
     as_key,
@@ -105,8 +106,9 @@ _TIMESTAMPS = (
 )
 
 
+@renamed(listings="market")
 def market_summary(
-    listings: Any,
+    market: Any,
     by: str | Sequence[str] = "City",
     as_of: Any = None,
     window_days: float = 90,
@@ -130,17 +132,19 @@ def market_summary(
     (current - previous) and, for counts, prices and days, ``<metric>_pct_change``
     (current / previous - 1). ``attrs`` records as_of, window_start, window_days and segment.
 
-    ``listings`` may also be a Polars DataFrame or LazyFrame, a DuckDB relation or a PySpark
+    ``market``: every status of a market (``client.sync_listings(...)``; a snapshot of active
+    listings has no sales to count). ``listings=`` is its old name: it still works, with a
+    DeprecationWarning. It may also be a Polars DataFrame or LazyFrame, a DuckDB relation or a PySpark
     DataFrame with typed columns (numbers numeric, timestamps as timestamps): the engine computes
     the metrics and the result is the same pandas frame (docs/scale.md).
 
-    >>> rf.market_summary(listings, by="City", window_days=90)  # doctest: +SKIP
-    >>> rf.market_summary(spark.read.parquet("listings.parquet"), by="City")  # doctest: +SKIP
-    >>> rf.market_summary(listings, by=["City", "PropertySubType"], compare_previous=True)  # doctest: +SKIP
+    >>> rf.market_summary(market, by="City", window_days=90)  # doctest: +SKIP
+    >>> rf.market_summary(spark.read.parquet("market.parquet"), by="City")  # doctest: +SKIP
+    >>> rf.market_summary(market, by=["City", "PropertySubType"], compare_previous=True)  # doctest: +SKIP
     """
     func = "market_summary"
     per_market, _ = _summaries(
-        listings,
+        market,
         by,
         as_of=as_of,
         window_days=window_days,
@@ -165,39 +169,43 @@ def _refuse_duplicates(markets: Sequence[Hashable] | None) -> None:
         seen.add(key)
 
 
+@renamed(listings="market")
 def compare_markets(
-    listings: Any,
+    market: Any,
     markets: Sequence[Hashable] | None = None,
     by: str | Sequence[str] = "City",
     metrics: Sequence[str] | None = None,
-    **kw: Any,
+    *,
+    as_of: Any = None,
+    window_days: float = 90,
+    segment: str = "sale",
+    compare_previous: bool = False,
 ) -> pd.DataFrame:
     """Side-by-side table: metrics as rows, the chosen markets as columns, plus the whole data set
     (all markets of the segment together) as the reference column ``"All markets"``.
 
     ``markets``: values of ``by`` (tuples when ``by`` is a list); None = every market; a market
     given twice is a :class:`~realtyframes.QueryError`. A market with no listings gives a column
-    of NaN. ``metrics``: names from :func:`market_summary`'s columns
-    (default: all). Other keywords (as_of, window_days, segment, compare_previous) go to
-    :func:`market_summary`; the window is the same for every column. With ``segment="both"`` the
-    columns are (segment, market). ``listings`` may be any frame :func:`market_summary` takes.
+    of NaN. ``metrics``: names from :func:`market_summary`'s columns (default: all).
+    ``as_of``, ``window_days``, ``segment`` and ``compare_previous`` are
+    :func:`market_summary`'s; the window is the same for every column. With ``segment="both"``
+    the columns are (segment, market). ``market`` may be any frame :func:`market_summary` takes
+    (``listings=`` is its old name: it still works, with a DeprecationWarning).
 
-    >>> rf.compare_markets(listings, ["Miami Beach", "Coral Gables"], metrics=["median_sale_price"])  # doctest: +SKIP
+    >>> rf.compare_markets(market, ["Miami Beach", "Coral Gables"], metrics=["median_sale_price"])  # doctest: +SKIP
     """
     func = "compare_markets"
     keys = normalize_by(by, func)
-    unknown = set(kw) - {"as_of", "window_days", "segment", "compare_previous"}
-    if unknown:
-        raise TypeError(
-            f"{func}() got unexpected keyword argument(s): {', '.join(sorted(unknown))}"
-        )
     if isinstance(markets, str):
         raise AnalysisInputError(
             f"{func}(): `markets` must be a list of market values, got {markets!r} "
             f"(for one market: [{markets!r}])"
         )
     _refuse_duplicates(markets)
-    per_market, total = _summaries(listings, keys, with_total=True, func=func, **kw)
+    window = {"as_of": as_of, "window_days": window_days, "segment": segment}
+    per_market, total = _summaries(
+        market, keys, **window, compare_previous=compare_previous, with_total=True, func=func
+    )
     available = list(per_market.columns)
     chosen = available if metrics is None else list(metrics)
     bad = [m for m in chosen if m not in available]
@@ -235,16 +243,16 @@ def compare_markets(
 
 
 def _frame(
-    listings: Any, keys: list[str], as_of: Any, days: float, segment: str, func: str
+    market: Any, keys: list[str], as_of: Any, days: float, segment: str, func: str
 ) -> tuple[Any, Any, pd.Timestamp | None, pd.Timestamp | None]:
-    """The listings as a narwhals frame with the window-independent per-row columns
+    """The market as a narwhals frame with the window-independent per-row columns
     (:func:`base_frame`), the input's schema (for the timestamps' form), and the window
     (start, end]; ``as_of`` defaults to the newest timestamp (one small query on an engine).
 
     pandas: only the needed columns, numbers and timestamps read from loose types too (CSV text,
     pyarrow dtypes). Other engines: the columns must already be typed; nothing is collected but
     the newest timestamp when ``as_of`` is not given."""
-    frame = frame_of(listings, [*keys, *NEEDED_COLUMNS], "listings", func, _TIMESTAMPS)
+    frame = frame_of(market, [*keys, *NEEDED_COLUMNS], "market", func, _TIMESTAMPS)
     end = to_timestamp(as_of, "as_of", func, end_of_day=True)
     found = None
     if end is None:
@@ -257,7 +265,7 @@ def _frame(
 
 
 def _summaries(
-    listings: Any,
+    market: Any,
     by: str | Sequence[str],
     *,
     as_of: Any = None,
@@ -279,7 +287,7 @@ def _summaries(
             f"{func}(): with segment='both' the result has a `segment` index level; "
             "rename the `segment` column before grouping by it"
         )
-    frame, schema, start, end = _frame(listings, keys, as_of, days, segment, func)
+    frame, schema, start, end = _frame(market, keys, as_of, days, segment, func)
     names = ["segment", *keys] if segment == "both" else keys
     window = pd.Timedelta(days=days)
 
@@ -380,8 +388,9 @@ def _count_rows(table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(values, index=table.index, columns=table.columns, dtype=object)
 
 
+@renamed(listings="market")
 def ppsf_values(
-    listings: Any,
+    market: Any,
     by: str | Sequence[str] = "City",
     price: str = "list",
     *,
@@ -394,8 +403,9 @@ def ppsf_values(
     ``price="list"``: ListPrice / LivingArea of active listings (the population of
     ``median_list_ppsf``); ``price="sale"``: ClosePrice / LivingArea of homes sold in the window
     (the population of ``median_sale_ppsf``). Rows without a positive LivingArea are left out.
+    ``listings=`` is the old name of ``market``: it still works, with a DeprecationWarning.
 
-    >>> rf.analysis.ppsf_values(listings, by="City", price="sale")  # doctest: +SKIP
+    >>> rf.analysis.ppsf_values(market, by="City", price="sale")  # doctest: +SKIP
     """
     func = "ppsf_values"
     if price not in ("list", "sale"):
@@ -403,7 +413,7 @@ def ppsf_values(
     keys = normalize_by(by, func)
     segment = check_segment(segment, func)
     days = check_number(window_days, "window_days", func, low=0.0, low_inclusive=False)
-    frame, schema, start, end = _frame(listings, keys, as_of, days, segment, func)
+    frame, schema, start, end = _frame(market, keys, as_of, days, segment, func)
     names = ["segment", *keys] if segment == "both" else keys
     rows = window_rows(frame, names, schema, start, end, SALE_TO_LIST_RANGE)
     column = "list_ppsf" if price == "list" else "sale_ppsf"

@@ -1,6 +1,6 @@
 """Price-drop reports: which listings cut their price, by how much, where, how long on market.
 
-Definitions (and their windows) are in docs/metrics.md. ``listings`` and ``changes`` may be pandas,
+Definitions (and their windows) are in docs/metrics.md. ``listings`` and ``history`` may be pandas,
 Polars, DuckDB or PySpark frames: the engine reduces them (:mod:`._drops_kernel`), the result is
 the same pandas frame.
 """
@@ -16,6 +16,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from realtyframes._deprecation import renamed
 from realtyframes.analysis._common import (
     as_key,
     check_columns,
@@ -83,27 +84,31 @@ _CARRIED = (*DESCRIPTIVE_COLUMNS, "DaysOnMarket")
 _SNAPSHOT = ("ListingId", "ListPrice", "PreviousListPrice")
 
 
+@renamed(changes="history")
 def price_drops(
     listings: Any,
-    changes: Any = None,
+    history: Any = None,
     since: Any = None,
     min_drop_pct: float = 0.0,
 ) -> pd.DataFrame:
     """One row per listing whose price was cut, biggest cut (``drop_pct``) first.
 
-    Without ``changes`` a cut is ``PreviousListPrice > ListPrice`` on the listing (the last price
-    change); ``last_drop_at`` is then the listing's ``MajorChangeTimestamp`` and ``drop_count`` 1.
-    With ``changes`` (the change feed or the sync history) every ``price_change`` to a lower price is
-    a cut; per listing: the most recent cut (``previous_price`` -> ``current_price``), the number
-    of cuts, the first price seen in the feed and the total cut since it (net of any raises).
+    ``listings``: any frame of listings (a search's snapshot or a synced market). Without
+    ``history`` a cut is ``PreviousListPrice > ListPrice`` on the listing (the last price change);
+    ``last_drop_at`` is then the listing's ``MajorChangeTimestamp`` and ``drop_count`` 1. With
+    ``history`` (the sync's record, ``client.listing_history(...)``, or the change feed
+    ``client.listing_changes(...)``) every ``price_change`` to a lower price is a cut; per
+    listing: the most recent cut (``previous_price`` -> ``current_price``), the number of cuts,
+    the first price seen in the feed and the total cut since it (net of any raises).
     Changes of listings absent from ``listings`` are ignored; duplicate change records count once.
-    Empty ``changes`` fall back to the listing fields, with a ``DataQualityWarning``;
-    ``attrs["source"]`` says which was used (``"changes"`` or ``"listing fields"``).
+    An empty ``history`` falls back to the listing fields, with a ``DataQualityWarning``;
+    ``attrs["source"]`` says which was used (``"changes"`` or ``"listing fields"``). ``changes=`` is
+    the old name of ``history``: it still works, with a DeprecationWarning.
 
     ``since`` keeps cuts after it (naive = UTC); ``min_drop_pct`` (a fraction, 0.05 = 5%) keeps
     cuts at or above it. Both filter individual cuts before they are counted.
 
-    ``listings`` and ``changes`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
+    ``listings`` and ``history`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
     DuckDB relation or a PySpark DataFrame (typed columns): the engine keeps the rows and columns
     the result needs, the result is the same pandas frame (docs/scale.md).
 
@@ -113,7 +118,7 @@ def price_drops(
     ``drop_count``, ``first_price``, ``total_drop_amount`` (first - latest price),
     ``total_drop_pct`` (total_drop_amount / first_price), ``last_drop_at`` (UTC), ``DaysOnMarket``.
 
-    >>> drops = rf.price_drops(listings, changes, since="2024-05-01", min_drop_pct=0.05)  # doctest: +SKIP
+    >>> drops = rf.price_drops(listings, history, since="2024-05-01", min_drop_pct=0.05)  # doctest: +SKIP
     >>> drops[["UnparsedAddress", "drop_pct", "drop_count"]].head()  # doctest: +SKIP
     >>> rf.price_drops(duckdb.read_parquet("listings.parquet"))  # doctest: +SKIP
     """
@@ -124,12 +129,12 @@ def price_drops(
     since_ts = to_timestamp(since, "since", func)
     snapshot = [*_SNAPSHOT, *(["MajorChangeTimestamp"] if since_ts is not None else [])]
     optional = (*_CARRIED, "MajorChangeTimestamp", "ListPrice", "PreviousListPrice")
-    feed = None if changes is None else frame_of(changes, CHANGE_COLUMNS, "changes", func)
+    feed = None if history is None else frame_of(history, CHANGE_COLUMNS, "history", func)
     needed = snapshot if feed is None else ["ListingId"]
     frame = frame_of(listings, needed, "listings", func, optional)
     if feed is not None and is_empty(feed):
         warnings.warn(
-            "price_drops(): `changes` is empty, so the cuts come from the listing fields "
+            "price_drops(): `history` is empty, so the cuts come from the listing fields "
             "(PreviousListPrice > ListPrice: the last price change of each listing). A first "
             "client.sync_listings() backfills the history; pass client.listing_history(...)",
             DataQualityWarning,
@@ -167,7 +172,7 @@ def price_drop_summary(
     the median cut.
 
     Give either a listings frame (cuts are ``PreviousListPrice > ListPrice``, as in
-    :func:`price_drops` without changes) or the result of :func:`price_drops`; with a drops frame,
+    :func:`price_drops` without a history) or the result of :func:`price_drops`; with a drops frame,
     pass ``listings=`` too for the active-listing share (else those columns are NA). ``segment``
     ('sale', 'rent' or 'both') keeps sale and rent apart, as in ``market_summary``. A listings
     frame (either argument) may be a pandas, Polars, DuckDB or PySpark frame (docs/scale.md).
@@ -177,7 +182,7 @@ def price_drop_summary(
     ``median_drop_amount`` (USD); indexed by ``by`` (and ``segment`` first when 'both').
 
     >>> rf.price_drop_summary(listings, by="City")  # doctest: +SKIP
-    >>> rf.price_drop_summary(rf.price_drops(listings, changes), listings=listings)  # doctest: +SKIP
+    >>> rf.price_drop_summary(rf.price_drops(listings, history), listings=listings)  # doctest: +SKIP
     """
     func = "price_drop_summary"
     keys = normalize_by(by, func)

@@ -152,7 +152,7 @@ def market_trends(
     ``complete``, the ``by`` columns, :data:`TREND_METRICS`, ``<metric>_n`` for each median and
     ratio, ``<metric>_mom`` (against the previous period that does not overlap: the week, 4
     weeks, month or quarter before; the name is kept for every ``freq``) and ``<metric>_yoy``;
-    ``attrs["changes"]`` gives both lags in rows.
+    ``attrs["lags"]`` gives both lags in rows (``attrs["changes"]``, its old name, too until 0.3).
 
     ``market`` and ``history`` may each be a pandas or Polars DataFrame, a Polars LazyFrame, a
     DuckDB relation or a PySpark DataFrame (typed columns): the engine keeps the segment's
@@ -250,7 +250,8 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
         if past is not None
         else "estimated from MajorChangeTimestamp (no history)",
         "as_of": last,
-        "changes": {"mom": PREVIOUS[freq], "yoy": YEAR[freq]},
+        "lags": {"mom": PREVIOUS[freq], "yoy": YEAR[freq]},
+        "changes": {"mom": PREVIOUS[freq], "yoy": YEAR[freq]},  # the old name of "lags", until 0.3
         "blank_without_history": [] if past is not None else list(NEEDS_HISTORY),
     }
     return out

@@ -86,7 +86,7 @@ _EXTRA: dict[str, dict[str, Any]] = {
     "top_n": {"minimum": 1},
 }
 #: Inputs of the functions that are not JSON arguments (frames the server supplies itself).
-_FRAMES = {"listings", "changes", "analytics", "previous"}
+_FRAMES = {"market", "listings", "history", "analytics", "previous"}
 
 
 def market_summary_func() -> Callable[..., Any]:

@@ -177,8 +177,9 @@ TOOLS: dict[str, ToolSpec] = {
             "markets'; as rf.compare_markets." + _SCOPE_NOTE,
             object_schema(
                 scope_properties(),
-                analysis_properties(compare_markets),
-                analysis_properties(market_summary, ("as_of", "window_days", "segment")),
+                analysis_properties(
+                    compare_markets, ("markets", "by", "metrics", "as_of", "window_days", "segment")
+                ),
             ),
             _compare_markets,
         ),

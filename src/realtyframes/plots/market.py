@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator, PercentFormatter
 
+from realtyframes._deprecation import renamed
 from realtyframes.analysis import (
     MARKET_METRICS,
     ppsf_values,
@@ -65,15 +66,19 @@ def price_drop_distribution(
     return _done(fig, ax)
 
 
-def top_price_drops(drops: pd.DataFrame, n: int = 10, *, ax: Axes | None = None) -> Figure | Axes:
-    """The ``n`` biggest cuts by ``drop_pct``, labelled by address, with the amount cut.
+@renamed(n="top_n")
+def top_price_drops(
+    drops: pd.DataFrame, top_n: int = 10, *, ax: Axes | None = None
+) -> Figure | Axes:
+    """The ``top_n`` biggest cuts by ``drop_pct``, labelled by address, with the amount cut
+    (``n=`` is the old name of ``top_n``: it still works, with a DeprecationWarning).
 
-    >>> rf.plot.top_price_drops(rf.price_drops(listings, changes), n=15)  # doctest: +SKIP
+    >>> rf.plot.top_price_drops(rf.price_drops(listings, history), top_n=15)  # doctest: +SKIP
     """
     _need(drops, ["ListingId", "drop_pct", "drop_amount"], "drops", "top_price_drops")
-    fig, ax = _axes(ax, (8.0, max(3.0, 0.35 * min(n, max(len(drops), 1)) + 1.2)))
+    fig, ax = _axes(ax, (8.0, max(3.0, 0.35 * min(top_n, max(len(drops), 1)) + 1.2)))
     top = drops.assign(_pct=pd.to_numeric(drops["drop_pct"]).astype("float64"))
-    top = top.sort_values("_pct", ascending=False, kind="stable").head(n)
+    top = top.sort_values("_pct", ascending=False, kind="stable").head(top_n)
     title = f"Top {len(top)} price cuts"
     if top.empty:
         _no_data(ax, "Top price cuts")
@@ -166,8 +171,9 @@ def market_metrics(
     return fig
 
 
+@renamed(listings="market")
 def ppsf_boxplot(
-    listings: pd.DataFrame,
+    market: pd.DataFrame,
     by: str = "City",
     price: str = "list",
     *,
@@ -181,15 +187,17 @@ def ppsf_boxplot(
     """Box plot of price per square foot by market (``price='list'``: active listings;
     ``'sale'``: homes sold in the window). Without ``markets`` the ``max_markets`` markets with
     most listings are shown, highest median first. Whiskers at 1.5 IQR, outliers not drawn.
+    ``market`` as :func:`realtyframes.analysis.ppsf_values` takes it (``listings=`` is its old
+    name: it still works, with a DeprecationWarning).
 
-    >>> rf.plot.ppsf_boxplot(listings, by="City", price="sale")  # doctest: +SKIP
+    >>> rf.plot.ppsf_boxplot(market, by="City", price="sale")  # doctest: +SKIP
     """
     if not isinstance(by, str) or segment not in ("sale", "rent"):
         raise ValueError(
             "plot.ppsf_boxplot(): `by` must be one column name and `segment` 'sale' or 'rent' "
             f"(sale and rent prices are not drawn together), got by={by!r}, segment={segment!r}"
         )
-    values = ppsf_values(listings, by, price, as_of=as_of, window_days=window_days, segment=segment)
+    values = ppsf_values(market, by, price, as_of=as_of, window_days=window_days, segment=segment)
     groups = {
         k: g.to_numpy()
         for k, g in values["ppsf"].groupby(values[by].to_numpy(), dropna=False, sort=True)

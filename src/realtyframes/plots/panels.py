@@ -11,6 +11,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from realtyframes._deprecation import renamed
 from realtyframes.plots._base import METRIC_LABELS, _fmt, _market_label, _no_data, _style
 from realtyframes.plots.trends import (
     HIGHLIGHTED,
@@ -116,17 +117,19 @@ def trend_panels(
 _TRAFFIC: tuple[Callable[..., Any], ...] = (top_sources, top_pages, devices, countries)
 
 
-def traffic_panels(analytics: Any, n: int = 8) -> Figure:
-    """The website's top sources, top pages, devices and top countries (``n`` each) as four
+@renamed(n="top_n")
+def traffic_panels(analytics: Any, top_n: int = 8) -> Figure:
+    """The website's top sources, top pages, devices and top countries (``top_n`` each) as four
     panels of one Figure (``rf.traffic_summary`` or the analytics frames, as each chart takes).
+    ``n=`` is the old name of ``top_n``: it still works, with a DeprecationWarning.
 
     >>> rf.plot.traffic_panels(rf.traffic_summary(analytics))  # doctest: +SKIP
     """
-    fig = Figure(figsize=(12.0, 0.28 * n * 2 + 2.6), layout="constrained")
+    fig = Figure(figsize=(12.0, 0.28 * top_n * 2 + 2.6), layout="constrained")
     axes: list[Axes] = [fig.add_subplot(2, 2, i + 1) for i in range(4)]
     for ax, draw in zip(axes, _TRAFFIC, strict=True):
         if draw is devices:
             draw(analytics, ax=ax)
         else:
-            draw(analytics, n, ax=ax)
+            draw(analytics, top_n, ax=ax)
     return fig

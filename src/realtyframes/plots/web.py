@@ -10,6 +10,7 @@ from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from realtyframes._deprecation import renamed
 from realtyframes.analysis import (
     LeadFunnel,
     TrafficSummary,
@@ -89,12 +90,12 @@ def traffic_timeline(analytics: Any, *, ax: Axes | None = None) -> Figure | Axes
 
 
 def _breakdown_chart(
-    analytics: Any, name: str, n: int, title: str, ax: Axes | None, *, as_share: bool = False
+    analytics: Any, name: str, top_n: int, title: str, ax: Axes | None, *, as_share: bool = False
 ) -> Figure | Axes:
-    table = _traffic(analytics, n).breakdowns.get(name)
+    table = _traffic(analytics, top_n).breakdowns.get(name)
     if table is None:
         raise ValueError(f"plot: the analytics given have no `{name}` breakdown")
-    table = table.head(n)
+    table = table.head(top_n)
     fig, ax = _axes(ax, (8.0, max(3.0, 0.35 * len(table) + 1.2)))
     if table.empty:
         _no_data(ax, title)
@@ -113,28 +114,34 @@ def _breakdown_chart(
     return _done(fig, ax)
 
 
-def top_sources(analytics: Any, n: int = 10, *, ax: Axes | None = None) -> Figure | Axes:
-    """Top traffic sources (referrers) by visitors, with each one's share.
+@renamed(n="top_n")
+def top_sources(analytics: Any, top_n: int = 10, *, ax: Axes | None = None) -> Figure | Axes:
+    """Top traffic sources (referrers) by visitors, with each one's share
+    (``top_n`` rows; ``n=`` is its old name: it still works, with a DeprecationWarning).
 
-    >>> rf.plot.top_sources(client.analytics(period="30d"), n=8)  # doctest: +SKIP
+    >>> rf.plot.top_sources(client.analytics(period="30d"), top_n=8)  # doctest: +SKIP
     """
-    return _breakdown_chart(analytics, "referrers", n, "Top traffic sources", ax)
+    return _breakdown_chart(analytics, "referrers", top_n, "Top traffic sources", ax)
 
 
-def top_pages(analytics: Any, n: int = 10, *, ax: Axes | None = None) -> Figure | Axes:
-    """Top pages by visitors, with each one's share.
+@renamed(n="top_n")
+def top_pages(analytics: Any, top_n: int = 10, *, ax: Axes | None = None) -> Figure | Axes:
+    """Top pages by visitors, with each one's share
+    (``top_n`` rows; ``n=`` is its old name: it still works, with a DeprecationWarning).
 
     >>> rf.plot.top_pages(client.analytics(period="30d"))  # doctest: +SKIP
     """
-    return _breakdown_chart(analytics, "pages", n, "Top pages", ax)
+    return _breakdown_chart(analytics, "pages", top_n, "Top pages", ax)
 
 
-def countries(analytics: Any, n: int = 10, *, ax: Axes | None = None) -> Figure | Axes:
-    """Top visitor countries by visitors, with each one's share.
+@renamed(n="top_n")
+def countries(analytics: Any, top_n: int = 10, *, ax: Axes | None = None) -> Figure | Axes:
+    """Top visitor countries by visitors, with each one's share
+    (``top_n`` rows; ``n=`` is its old name: it still works, with a DeprecationWarning).
 
     >>> rf.plot.countries(client.analytics(period="30d"))  # doctest: +SKIP
     """
-    return _breakdown_chart(analytics, "countries", n, "Top countries", ax)
+    return _breakdown_chart(analytics, "countries", top_n, "Top countries", ax)
 
 
 def devices(analytics: Any, *, ax: Axes | None = None) -> Figure | Axes:

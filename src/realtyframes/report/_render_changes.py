@@ -164,7 +164,7 @@ def drops_section(report: MarketReport) -> Section:
     charts = (
         '<div class="grid2">'
         + _figure(
-            chart(plots.top_price_drops, report.drops, n=o.top_drops),
+            chart(plots.top_price_drops, report.drops, top_n=o.top_drops),
             "The biggest price cuts, by percentage",
             "top_price_drops",
         )

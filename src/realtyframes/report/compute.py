@@ -58,7 +58,7 @@ class MarketReport:
     - ``summary``: ``market_summary(listings, by, as_of, window_days, compare_previous=True)``
     - ``comparison``: ``compare_markets(listings, markets, by, as_of, window_days,
       compare_previous=True)`` for the ``markets`` shown (plus "All markets")
-    - ``drops``: ``price_drops(listings, changes, since=window_start)``
+    - ``drops``: ``price_drops(listings, history, since=window_start)``
     - ``drop_summary``: ``price_drop_summary(drops, by, listings=listings)``
     - ``traffic``: ``traffic_summary(analytics)`` (None without analytics)
     - ``funnel``: ``lead_funnel(contacts)`` (None without contacts)
@@ -137,7 +137,7 @@ def thin(table: pd.DataFrame, min_sample: int) -> pd.DataFrame:
 def _as_of_market(frames: MarketFrames, options: MarketReportOptions) -> pd.DataFrame:
     """The listings as they stood at the report's date: rebuilt from the history when the date is
     earlier than the data (``--as-of`` an earlier day), else as loaded."""
-    listings, history = frames.listings, frames.changes
+    listings, history = frames.listings, frames.history
     if listings.empty:
         return listings
     at = options.as_of_timestamp
@@ -196,7 +196,7 @@ def _trends(frames: MarketFrames, options: MarketReportOptions) -> dict[str, Any
     """Monthly and quarterly trends, by market and of the whole market."""
     if frames.listings.empty:
         return {}
-    history = frames.changes if len(frames.changes) else None
+    history = frames.history if len(frames.history) else None
     out: dict[str, Any] = {}
     months = options.trend_months
     for freq, period, span, names in (
@@ -263,14 +263,14 @@ def _no_partial_yoy(trends: pd.DataFrame) -> pd.DataFrame:
 def _year_ago(
     frames: MarketFrames, options: MarketReportOptions, markets: list[Any]
 ) -> pd.DataFrame | None:
-    if frames.listings.empty or frames.changes.empty:
+    if frames.listings.empty or frames.history.empty:
         return None
     then = options.as_of_timestamp - pd.Timedelta(days=365)
     if not covers(
         then - pd.Timedelta(days=float(options.window_days)), covered_from(frames.listings)
     ):
         return None  # the year-earlier window is in the data's build-up: no comparison
-    earlier = market_at(frames.listings, frames.changes, then)
+    earlier = market_at(frames.listings, frames.history, then)
     if earlier.empty:
         return None
     return compare_markets(earlier, markets=markets, by=options.by, as_of=then,
@@ -342,7 +342,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         window_days=days,
         compare_previous=True,
     )
-    history = frames.changes
+    history = frames.history
     if len(history):  # cuts up to the report's date (an earlier --as-of leaves later ones out)
         stamps = pd.to_datetime(history["ChangeTimestamp"], utc=True)
         history = history[(stamps <= options.as_of_timestamp).to_numpy()]

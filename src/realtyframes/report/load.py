@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pandas as pd
 
+from realtyframes._deprecation import renamed, renamed_attribute
 from realtyframes.errors import InsufficientScopeError, NotFoundError, QueryError
 from realtyframes.report._plain import plain_frame
 from realtyframes.report.options import CONTACT_COLUMNS, MarketReportOptions
@@ -94,8 +95,10 @@ _BREAKDOWN_COLUMNS = ("member", "dimension", "name", "visitors", "pageviews", "c
 class MarketFrames:
     """The frames a market report is computed from (what is written next to it).
 
-    ``changes`` is the market's price and status history (``client.listing_history``: backfilled
-    by the first sync, extended by each later one). ``since_last`` is what the syncs of this run
+    ``history`` is the market's price and status history (``client.listing_history``: backfilled
+    by the first sync, extended by each later one; written as the data file ``changes``).
+    ``changes`` is its old name (a keyword and an attribute that still work, with a
+    DeprecationWarning). ``since_last`` is what the syncs of this run
     changed since the previous sync of the same market (``client.last_load.changes``), None on a
     first run. ``analytics`` maps member names (overview, timelines, pages, referrers, countries,
     browsers, os, devices, utm) to frames, as ``rf.Analytics.frames()``; ``notes`` are short
@@ -103,7 +106,7 @@ class MarketFrames:
     """
 
     listings: pd.DataFrame
-    changes: pd.DataFrame
+    history: pd.DataFrame
     contacts: pd.DataFrame | None
     analytics: Mapping[str, pd.DataFrame] | None
     period: str | None = None
@@ -113,7 +116,7 @@ class MarketFrames:
 
     def data_frames(self) -> dict[str, pd.DataFrame]:
         """The frames as written to disk, by file name part (see :data:`DATA_FILES`)."""
-        out = {"listings": self.listings, "changes": self.changes}
+        out = {"listings": self.listings, "changes": self.history}
         if self.since_last is not None:
             out["since-last"] = self.since_last
         if self.contacts is not None:
@@ -121,6 +124,11 @@ class MarketFrames:
         if self.analytics is not None:
             out.update(analytics_to_files(self.analytics))
         return {k: plain_frame(v) for k, v in out.items()}
+
+    changes = renamed_attribute("changes", "history")
+
+
+MarketFrames.__init__ = renamed(changes="history")(MarketFrames.__init__)  # type: ignore[method-assign]
 
 
 def analytics_to_files(analytics: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
@@ -327,7 +335,7 @@ def load_market_frames(
     notes += [note] if note else []
     return MarketFrames(
         listings=market.listings,
-        changes=market.history,
+        history=market.history,
         since_last=market.since_last,
         quarantined={"listings": market.quarantined},
         contacts=contacts,
