@@ -23,6 +23,7 @@ from realtyframes.api._constants import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     JSON,
+    MAX_LISTING_IDS,
     MAX_PAGE_SIZE,
     SERVICE_API_VERSION,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "LISTING_CHANGES",
     "LISTING_DEFAULTS",
     "LISTING_SEARCH",
+    "MAX_LISTING_IDS",
     "MAX_PAGE_SIZE",
     "OPERATIONS",
     "RANGE_PAIRS",
