@@ -105,6 +105,8 @@ MAX_PAGE_SIZE = 50
 DEFAULT_PAGE_SIZE = 20
 #: ListingIds one change-feed request may carry (more is a 400).
 MAX_LISTING_IDS = 100
+#: Defaults the service applies when an analytics parameter is omitted.
+ANALYTICS_DEFAULTS: dict[str, str] = {"Period": "30d"}
 #: Defaults the service applies when a listing-search parameter is omitted.
 LISTING_DEFAULTS: dict[str, str] = {
     "PropertyType": PROPERTY_TYPES[0],

@@ -77,7 +77,7 @@ def _senior(name: str, value: Any) -> str:
         if value is False
         else ""
     )
-    raise QueryError(name, f"unknown value {value!r}{hint}", "True, 'true', 'exclude'")
+    raise QueryError(name, f"unknown value {value!r}{hint}", (True, *SENIOR_COMMUNITY))
 
 
 #: Upper bound of prices, fees and areas: far above any real listing (10 billion), so a slip such as
