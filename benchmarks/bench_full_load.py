@@ -32,8 +32,8 @@ from typing import Any
 import httpx
 from _util import median, sandbox_process, table
 
-import realtyframes.loaders._load as loaders_load
 import realtyframes.loaders._fetch as loaders_fetch
+import realtyframes.loaders._load as loaders_load
 from realtyframes import Client
 
 LISTINGS = 200_000

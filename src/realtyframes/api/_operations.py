@@ -140,7 +140,12 @@ OPERATIONS: Mapping[str, Operation] = _table(
         defaults=ANALYTICS_DEFAULTS,
     ),
     Operation("me", "base", "/v1/me", summary="The current user, plan and scopes"),
-    Operation("legacy_me", "legacy", "/api/me", summary="The current user (legacy host, deprecated; needs an API key)"),
+    Operation(
+        "legacy_me",
+        "legacy",
+        "/api/me",
+        summary="The current user (legacy host, deprecated; needs an API key)",
+    ),
     Operation(
         "legacy_contacts",
         "legacy",

@@ -105,6 +105,9 @@ _PAGING: dict[str, Checker] = {
     "Limit": _range_checker(_LIMIT),
 }
 
+#: The paging parameters of the list operations (the loaders page by themselves).
+PAGING_PARAMETERS: tuple[str, ...] = tuple(_PAGING)
+
 LISTING_SEARCH: dict[str, Checker] = {
     "PropertyType": lambda name, value: _property_type(name, value),
     "Status": _enum_checker(STATUSES),

@@ -1,8 +1,9 @@
 """``realtyframes fetch``: one resource as a Parquet, CSV or JSON file, for pipelines and tools.
 
-Built from the declarations: each subcommand is a row of the loaders' endpoint table
-(:data:`realtyframes.loaders.ENDPOINTS`: its summary and path give the help, its operation's
-parameter table the ``--Name`` options, its defaults the "(default ...)" hints) and the allowed
+Built from the declarations: each subcommand is an operation of the spec
+(:data:`realtyframes.api.OPERATIONS`, the rows the loaders' ``ENDPOINTS`` carry: its summary and
+path give the help, its parameter table the ``--Name`` options, its defaults the "(default ...)"
+hints; the loader's options are checked by the endpoint's own checks) and the allowed
 values come from the validators themselves (:class:`~realtyframes.errors.QueryError`'s
 ``values``: an enumeration as values, never parsed from the message). Values are checked by the
 same validators as the Python API, so a bad value stops before any request with the QueryError
@@ -23,10 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes._spec import BREAKDOWNS
-from realtyframes.api import MAX_LISTING_IDS, SUBTYPES
+from realtyframes.api import MAX_LISTING_IDS, OPERATIONS, PAGING_PARAMETERS, SUBTYPES, Operation
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
-from realtyframes.loaders import ENDPOINTS, Endpoint
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,8 +41,8 @@ logger = logging.getLogger("realtyframes.cli")
 ANALYTICS_MEMBERS: tuple[str, ...] = ("overview", "timelines", *BREAKDOWNS, "utm")
 #: Values given as a list (comma-separated or the option repeated).
 LIST_PARAMS: frozenset[str] = frozenset({"Subtypes", "ListingIds"})
-#: Paging parameters: the loaders page by themselves (the search row refuses them).
-PAGING: frozenset[str] = frozenset(ENDPOINTS["listings"].refused)
+#: Paging parameters: the loaders page by themselves, so they are not options.
+PAGING: frozenset[str] = frozenset(PAGING_PARAMETERS)
 
 
 def _cli_value(value: Any) -> str:
@@ -82,34 +82,34 @@ def allowed_text(name: str, checker: Callable[[str, Any], str]) -> str:
 
 @dataclass(frozen=True)
 class Resource:
-    """One ``fetch`` target: the command's name and the endpoint it fetches (whose operation
-    holds the parameter table, defaults, summary and path)."""
+    """One ``fetch`` target: the command's name and the spec operation it fetches (its
+    parameter table, defaults, summary and path). The API layer only: ``--help`` loads no data
+    library."""
 
     name: str
-    endpoint: Endpoint
+    spec: Operation
 
     @property
     def operation(self) -> str:
         """The operation's name (``listing_changes``)."""
-        return self.endpoint.name
+        return self.spec.name
 
     @property
     def table(self) -> Mapping[str, Callable[[str, Any], str]]:
         """The operation's query parameters and their checkers (paging included)."""
-        return self.endpoint.operation.parameters
+        return self.spec.parameters
 
     @property
     def defaults(self) -> Mapping[str, str]:
         """What the service applies when a parameter is omitted."""
-        return self.endpoint.operation.defaults
+        return self.spec.defaults
 
     @property
     def help(self) -> str:
         """The summary and the request, from the operation (``... (GET /v1/listings)``)."""
-        endpoint = self.endpoint
-        path = endpoint.path.replace("{}", "{" + (endpoint.path_param or "id") + "}")
-        summary = endpoint.summary[:1].lower() + endpoint.summary[1:]
-        return f"{summary} (GET {path})"
+        spec = self.spec
+        path = spec.path.replace("{}", "{" + (spec.path_param or "id") + "}")
+        return f"{spec.summary[:1].lower()}{spec.summary[1:]} (GET {path})"
 
 
 #: The command's names for the endpoints it fetches, in the order ``--help`` lists them.
@@ -124,7 +124,7 @@ COMMANDS: dict[str, str] = {
     "legacy-contacts": "legacy_contacts",
 }
 RESOURCES: dict[str, Resource] = {
-    name: Resource(name, ENDPOINTS[operation]) for name, operation in COMMANDS.items()
+    name: Resource(name, OPERATIONS[operation]) for name, operation in COMMANDS.items()
 }
 #: Listing search filters that choose the listings of ``fetch changes`` (instead of --ListingIds).
 SCOPE_OF_CHANGES: tuple[str, ...] = tuple(
@@ -267,7 +267,11 @@ def _prepare(
     resource: Resource, params: dict[str, str], scope: dict[str, str], options: dict[str, Any]
 ) -> None:
     """Validate before any request (and before starting a sandbox): the parameters by the
-    endpoint's validator, the loader's options (``max_results``, ``details``) by its checks."""
+    operation's validator, the loader's options (``max_results``, ``details``) by the endpoint's
+    checks (:data:`realtyframes.loaders.ENDPOINTS`)."""
+    from realtyframes.loaders import ENDPOINTS
+
+    endpoint = ENDPOINTS[resource.operation]
     if resource.name == "changes" and "ListingIds" not in params:
         if not scope:
             raise QueryError(
@@ -275,18 +279,18 @@ def _prepare(
                 "missing: name the listings (--ListingIds) or a scope that finds them",
                 "--ListingIds A1,A2 or listing search filters such as --City Miami",
             )
-        RESOURCES["listings"].endpoint.prepare(scope)
-        resource.endpoint.prepare({**params, "ListingIds": "-"})
+        RESOURCES["listings"].spec.prepare(scope)
+        endpoint.prepare({**params, "ListingIds": "-"})
     elif resource.name == "changes" and scope:
         raise QueryError(
             "ListingIds",
             f"given with a scope ({', '.join(sorted(scope))})",
             "either --ListingIds or scope filters",
         )
-    elif resource.endpoint.options:
-        resource.endpoint.call(params, options)
+    elif endpoint.options:
+        endpoint.call(params, options)
     else:
-        resource.endpoint.prepare(params)
+        endpoint.prepare(params)
 
 
 def fetch_frames(
