@@ -25,9 +25,7 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
-from realtyframes.api._auth import (
-    mask_text,
-)
+from realtyframes.api._auth import ShownURL, mask_text
 from realtyframes.api._body import BrokenBody, check_body
 from realtyframes.api._constants import (
     HOSTS,
@@ -36,7 +34,7 @@ from realtyframes.api._constants import (
 )
 from realtyframes.api._counts import RequestCounter
 from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
-from realtyframes.api._errors import error_from_response
+from realtyframes.api._errors import error_from_response, explain_401
 from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitInfo, parse_rate_limit_headers
 from realtyframes.api._retry import RetryBudget, RetryPolicy, _should_retry
@@ -76,31 +74,6 @@ class _Shared:
     counter: RequestCounter = field(default_factory=RequestCounter)  # for the run history
 
 
-#: What a 401 means for each way of signing in (the server's own words follow).
-_401_MEANING = {
-    "none": "no credentials configured: set REALTYFRAMES_API_KEY or REALTYFRAMES_TOKEN (or pass "
-    "api_key= / token=, or add them to the config file)",
-    "api_key": "API key rejected",
-}
-
-
-def _explain_401(error: ApiError, auth_kind: str) -> ApiError:
-    """A 401 says what to do: configure credentials, or that the API key was refused."""
-    meaning = _401_MEANING.get(auth_kind)
-    if error.status != 401 or meaning is None:
-        return error
-    return type(error)(
-        f"{meaning} (the server said: {error.message})",
-        status=error.status,
-        code=error.code,
-        request_id=error.request_id,
-        body=error.body,
-        retry_after=error.retry_after,
-        method=error.method,
-        url=error.url,
-    )
-
-
 def _caller_level() -> int:
     """The ``stacklevel`` (for a warn in the calling function) of the first frame outside the
     package, so a warning points at the user's code."""
@@ -110,25 +83,6 @@ def _caller_level() -> int:
         frame = frame.f_back
         level += 1
     return level
-
-
-class _ShownURL:
-    """The request URL for logs and errors, secrets masked; built only when printed."""
-
-    __slots__ = ("_params", "_secrets", "_text", "_url")
-
-    def __init__(self, url: str, params: Params, secrets: tuple[str, ...]) -> None:
-        self._url, self._params, self._secrets = url, params, secrets
-        self._text: str | None = None
-
-    def __str__(self) -> str:
-        if self._text is None:
-            try:
-                text = str(httpx.URL(self._url, params=self._params or None))
-            except Exception:
-                text = self._url
-            self._text = mask_text(text, self._secrets)
-        return self._text
 
 
 def _short(error: Exception) -> str:
@@ -352,8 +306,8 @@ class Engine:
             )
         return self._hosts[host] + path
 
-    def _shown_url(self, url: str, params: Params) -> _ShownURL:
-        return _ShownURL(url, params, self._secrets)
+    def _shown_url(self, url: str, params: Params) -> ShownURL:
+        return ShownURL(url, params, self._secrets)
 
     def _send(
         self,
@@ -451,7 +405,7 @@ class Engine:
         wait_s: float | None,
         deadline_at: float | None,
         budget: RetryBudget | None,
-        shown: _ShownURL,
+        shown: ShownURL,
         stop: threading.Event | None,
     ) -> None:
         """Wait before retry ``attempt`` (the server's wait, else the backoff), or raise
@@ -485,13 +439,13 @@ class Engine:
         return info
 
     def _refused(
-        self, response: httpx.Response, shown: _ShownURL, pacer: Pacer
+        self, response: httpx.Response, shown: ShownURL, pacer: Pacer
     ) -> tuple[RealtyFramesError, bool, float | None]:
         """A non-2xx answer: its typed error, whether to retry, and how long to wait first
         (Retry-After, or the quota's reset on a 429; the pacer is blocked meanwhile)."""
         status = response.status_code
         policy = self.retry
-        error = _explain_401(
+        error = explain_401(
             error_from_response(response, method="GET", url=str(shown), secrets=self._secrets),
             self._auth_kind,
         )
