@@ -28,7 +28,7 @@ from realtyframes.api._constants import (
     SERVICE_API_VERSION,
 )
 from realtyframes.api._counts import RequestCounts
-from realtyframes.api._engine import Host
+from realtyframes.api._engine import Engine, Host
 from realtyframes.api._engine import _caller_level as caller_level
 from realtyframes.api._errors import error_from_response
 from realtyframes.api._http import USER_AGENT, ApiClient, ErrorFormat
@@ -74,6 +74,7 @@ __all__ = [
     "ApiClient",
     "ApiKeyAuth",
     "BearerAuth",
+    "Engine",
     "ErrorFormat",
     "Host",
     "LegacyKeyAuth",
