@@ -32,8 +32,8 @@ from typing import Any
 import httpx
 from _util import median, sandbox_process, table
 
-import realtyframes.loaders._base as loaders_base
 import realtyframes.loaders._fetch as loaders_fetch
+import realtyframes.loaders._load as loaders_load
 from realtyframes import Client
 
 LISTINGS = 200_000
@@ -50,8 +50,8 @@ BARE_GOAL = 1.3
 STAGES = (
     (loaders_fetch, "fetch_pages"),
     (loaders_fetch, "shape_pages"),
-    (loaders_base, "_check"),
-    (loaders_base, "_store"),
+    (loaders_load, "_check"),
+    (loaders_load, "_store"),
 )
 
 

@@ -224,7 +224,7 @@ class Client(RunsMixin):
         return self._api.call("legacy_me")  # type: ignore[no-any-return]
 
     def _require_api_key(self, operation: str) -> None:
-        if self._api._legacy_auth is None:
+        if not self._api.has_api_key:
             raise QueryError(
                 "api_key",
                 f"{operation} uses the legacy host, which needs an API key",

@@ -99,11 +99,19 @@ FEATURE_FLAGS: tuple[str, ...] = (
     "ShortSale",
     "SeasonalRentals",
 )
+#: Records a page of a list operation holds at most (``Limit``; listings, changes, contacts).
+MAX_PAGE_SIZE = 50
+#: Records a page holds when ``Limit`` is omitted.
+DEFAULT_PAGE_SIZE = 20
+#: ListingIds one change-feed request may carry (more is a 400).
+MAX_LISTING_IDS = 100
+#: Defaults the service applies when an analytics parameter is omitted.
+ANALYTICS_DEFAULTS: dict[str, str] = {"Period": "30d"}
 #: Defaults the service applies when a listing-search parameter is omitted.
 LISTING_DEFAULTS: dict[str, str] = {
     "PropertyType": PROPERTY_TYPES[0],
     "Status": STATUSES[0],
     "Sort": SORTS[0],
     "Offset": "0",
-    "Limit": "20",
+    "Limit": str(DEFAULT_PAGE_SIZE),
 }

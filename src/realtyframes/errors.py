@@ -99,20 +99,26 @@ class RealtyFramesError(Exception):
 class _ParameterError(RealtyFramesError, ValueError):
     """Bad input naming its parameter: the base of :class:`QueryError` and :class:`ConfigError`.
 
-    ``param`` names the offending parameter, ``allowed`` says what is accepted. ``brief``: the
-    message leaves ``allowed`` out (a misspelt name: the suggestion says it, the list is long).
+    ``param`` names the offending parameter, ``allowed`` says what is accepted (text).
+    ``values``: the accepted values themselves when ``allowed`` was given as an enumeration
+    (a list or tuple: ``("Active", "Pending")``, ``(True, False)``), else None; for programs
+    (the command line's help) that need the values, not the sentence. ``brief``: the message
+    leaves ``allowed`` out (a misspelt name: the suggestion says it, the list is long).
     """
 
     def __init__(
         self,
         param: str,
         problem: str,
-        allowed: str | Iterable[str] | None = None,
+        allowed: str | Iterable[Any] | None = None,
         *,
         brief: bool = False,
     ) -> None:
+        values = None if allowed is None or isinstance(allowed, str) else tuple(allowed)
         allowed_text = (
-            None if allowed is None else allowed if isinstance(allowed, str) else ", ".join(allowed)
+            allowed
+            if allowed is None or isinstance(allowed, str)
+            else ", ".join(map(str, values or ()))
         )
         text = f"{param}: {problem}"
         if allowed_text and not brief:
@@ -121,13 +127,12 @@ class _ParameterError(RealtyFramesError, ValueError):
         self.param = param
         self.problem = problem
         self.allowed = allowed_text
+        self.values: tuple[Any, ...] | None = values
         self.brief = brief
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            _rebuild_query_error,
-            (type(self), self.param, self.problem, self.allowed, self.brief),
-        )
+        allowed = self.values if self.values is not None else self.allowed
+        return (_rebuild_query_error, (type(self), self.param, self.problem, allowed, self.brief))
 
 
 class QueryError(_ParameterError):
@@ -149,7 +154,11 @@ class ConfigError(_ParameterError):
 
 
 def _rebuild_query_error(
-    cls: type[_ParameterError], param: str, problem: str, allowed: str | None, brief: bool
+    cls: type[_ParameterError],
+    param: str,
+    problem: str,
+    allowed: str | tuple[Any, ...] | None,
+    brief: bool,
 ) -> _ParameterError:
     return cls(param, problem, allowed, brief=brief)
 

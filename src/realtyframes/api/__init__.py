@@ -23,11 +23,12 @@ from realtyframes.api._constants import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     JSON,
+    MAX_LISTING_IDS,
     MAX_PAGE_SIZE,
     SERVICE_API_VERSION,
 )
 from realtyframes.api._counts import RequestCounts
-from realtyframes.api._engine import Host
+from realtyframes.api._engine import Engine, Host
 from realtyframes.api._engine import _caller_level as caller_level
 from realtyframes.api._errors import error_from_response
 from realtyframes.api._http import USER_AGENT, ApiClient, ErrorFormat
@@ -38,6 +39,7 @@ from realtyframes.api._params import (
     LISTING_CHANGES,
     LISTING_DEFAULTS,
     LISTING_SEARCH,
+    PAGING_PARAMETERS,
     RANGE_PAIRS,
     SUBTYPES,
     PreparedRequest,
@@ -61,8 +63,10 @@ __all__ = [
     "LISTING_CHANGES",
     "LISTING_DEFAULTS",
     "LISTING_SEARCH",
+    "MAX_LISTING_IDS",
     "MAX_PAGE_SIZE",
     "OPERATIONS",
+    "PAGING_PARAMETERS",
     "RANGE_PAIRS",
     "SERVICE_API_VERSION",
     "SUBTYPES",
@@ -70,6 +74,7 @@ __all__ = [
     "ApiClient",
     "ApiKeyAuth",
     "BearerAuth",
+    "Engine",
     "ErrorFormat",
     "Host",
     "LegacyKeyAuth",

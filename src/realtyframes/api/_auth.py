@@ -202,3 +202,22 @@ class LegacyKeyAuth(httpx.Auth):
 
     def __repr__(self) -> str:
         return f"LegacyKeyAuth(key={MASK})"
+
+
+class ShownURL:
+    """The request URL for logs and errors, secrets masked; built only when printed."""
+
+    __slots__ = ("_params", "_secrets", "_text", "_url")
+
+    def __init__(self, url: str, params: Any, secrets: tuple[str, ...]) -> None:
+        self._url, self._params, self._secrets = url, params, secrets
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            try:
+                text = str(httpx.URL(self._url, params=self._params or None))
+            except Exception:
+                text = self._url
+            self._text = mask_text(text, self._secrets)
+        return self._text

@@ -91,7 +91,7 @@ def _bool(name: str, value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, str) and value in ("true", "false"):
         return value
-    raise QueryError(name, f"expected a boolean, got {_type_name(value)} {value!r}", "True, False")
+    raise QueryError(name, f"expected a boolean, got {_type_name(value)} {value!r}", (True, False))
 
 
 def _number_value(name: str, value: Any, what: str) -> float | int:

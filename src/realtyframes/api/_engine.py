@@ -1,7 +1,12 @@
-"""The request engine of :class:`~realtyframes.api._http.ApiClient`: one GET with pacing, retries,
-deadlines and typed errors (``_send``), many of them on a thread pool fed back through a
-completion queue (``get_many``), bodies checked inside the retry loop (:mod:`._body`), deprecation
-notices. A mixin: ``ApiClient`` holds the state it reads (declared below).
+"""The request engine that :class:`~realtyframes.api._http.ApiClient` holds: one GET with pacing,
+retries, deadlines and typed errors (``_send``, ``get_one``), many of them on a thread pool fed
+back through a completion queue (``get_many``), bodies checked inside the retry loop
+(:mod:`._body`), deprecation notices. An :class:`Engine` owns its settings (hosts, auth, retry
+policy, pacing, timeout, concurrency, error format) and uses the connection pool it is given
+(:class:`_Shared`, owned by the client and shared with its ``with_options`` copies).
+
+>>> engine = api.engine  # doctest: +SKIP
+>>> engine.get_one("/v1/me", None, "base", raw=False)  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -20,9 +25,7 @@ from typing import Any, Literal, TypeVar
 
 import httpx
 
-from realtyframes.api._auth import (
-    mask_text,
-)
+from realtyframes.api._auth import ShownURL, mask_text
 from realtyframes.api._body import BrokenBody, check_body
 from realtyframes.api._constants import (
     HOSTS,
@@ -31,7 +34,7 @@ from realtyframes.api._constants import (
 )
 from realtyframes.api._counts import RequestCounter
 from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
-from realtyframes.api._errors import error_from_response
+from realtyframes.api._errors import error_from_response, explain_401
 from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitInfo, parse_rate_limit_headers
 from realtyframes.api._retry import RetryBudget, RetryPolicy, _should_retry
@@ -71,31 +74,6 @@ class _Shared:
     counter: RequestCounter = field(default_factory=RequestCounter)  # for the run history
 
 
-#: What a 401 means for each way of signing in (the server's own words follow).
-_401_MEANING = {
-    "none": "no credentials configured: set REALTYFRAMES_API_KEY or REALTYFRAMES_TOKEN (or pass "
-    "api_key= / token=, or add them to the config file)",
-    "api_key": "API key rejected",
-}
-
-
-def _explain_401(error: ApiError, auth_kind: str) -> ApiError:
-    """A 401 says what to do: configure credentials, or that the API key was refused."""
-    meaning = _401_MEANING.get(auth_kind)
-    if error.status != 401 or meaning is None:
-        return error
-    return type(error)(
-        f"{meaning} (the server said: {error.message})",
-        status=error.status,
-        code=error.code,
-        request_id=error.request_id,
-        body=error.body,
-        retry_after=error.retry_after,
-        method=error.method,
-        url=error.url,
-    )
-
-
 def _caller_level() -> int:
     """The ``stacklevel`` (for a warn in the calling function) of the first frame outside the
     package, so a warning points at the user's code."""
@@ -107,46 +85,68 @@ def _caller_level() -> int:
     return level
 
 
-class _ShownURL:
-    """The request URL for logs and errors, secrets masked; built only when printed."""
-
-    __slots__ = ("_params", "_secrets", "_text", "_url")
-
-    def __init__(self, url: str, params: Params, secrets: tuple[str, ...]) -> None:
-        self._url, self._params, self._secrets = url, params, secrets
-        self._text: str | None = None
-
-    def __str__(self) -> str:
-        if self._text is None:
-            try:
-                text = str(httpx.URL(self._url, params=self._params or None))
-            except Exception:
-                text = self._url
-            self._text = mask_text(text, self._secrets)
-        return self._text
-
-
 def _short(error: Exception) -> str:
     if isinstance(error, ApiError):
         return f"{error.status} {error.code}"
     return type(error).__name__
 
 
-class _Engine:
-    """GETs with pacing, retries and typed errors; the state is ``ApiClient``'s."""
+class Engine:
+    """GETs with pacing, retries and typed errors over the connection pool ``shared``.
 
-    _shared: _Shared
-    _hosts: dict[str, str]
-    _base_auth: httpx.Auth | None
-    _legacy_auth: httpx.Auth | None
-    _secrets: tuple[str, ...]
-    _auth_kind: str
-    _rng: random.Random
-    retry: RetryPolicy
-    pace: bool
-    timeout: float | None
-    max_concurrency: int
-    error_format: str
+    ``hosts``: URL by host name; ``base_auth`` / ``legacy_auth``: how the main and the legacy
+    host are signed in to; ``secrets``: the texts masked everywhere; ``auth_kind``: what a 401
+    means. The settings (``timeout``, ``retry``, ``max_concurrency``, ``pace``,
+    ``error_format``) are checked by the client; :meth:`configured` gives a copy with others.
+    """
+
+    def __init__(
+        self,
+        shared: _Shared,
+        hosts: Mapping[str, str],
+        *,
+        base_auth: httpx.Auth | None,
+        legacy_auth: httpx.Auth | None,
+        secrets: tuple[str, ...],
+        auth_kind: str,
+        rng: random.Random,
+        timeout: float | None,
+        retry: RetryPolicy,
+        max_concurrency: int,
+        pace: bool,
+        error_format: str,
+    ) -> None:
+        self._shared = shared
+        self._hosts = dict(hosts)
+        self._base_auth, self._legacy_auth = base_auth, legacy_auth
+        self._secrets, self._auth_kind, self._rng = secrets, auth_kind, rng
+        self.timeout, self.retry, self.max_concurrency = timeout, retry, max_concurrency
+        self.pace, self.error_format = pace, error_format
+
+    def configured(self, **settings: Any) -> Engine:
+        """A copy on the same pool with other settings (``timeout``, ``retry`` ...)."""
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        for name, value in settings.items():
+            if name not in ("timeout", "retry", "max_concurrency", "pace", "error_format"):
+                raise TypeError(f"not a setting of the engine: {name}")
+            setattr(copy, name, value)
+        return copy
+
+    @property
+    def http(self) -> httpx.Client:
+        """The connection pool (other methods than GET: the MCP sessions)."""
+        return self._shared.http
+
+    @property
+    def closed(self) -> bool:
+        """True once the client owning the pool closed it."""
+        return self._shared.closed
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The texts masked in every message (token, API key, passwords in host URLs)."""
+        return self._secrets
 
     def mask(self, text: str) -> str:
         """``text`` with this client's secrets (and secret query values) masked."""
@@ -217,6 +217,28 @@ class _Engine:
         self._emit(notices)
         return results
 
+    def get_one(
+        self,
+        path: str,
+        params: Params,
+        host: str,
+        *,
+        raw: bool,
+        check: Callable[[Any], None] | None = None,
+    ) -> Any:
+        """One GET (decoded JSON, or the raw body with ``raw``), its deprecation notice warned."""
+        notices: list[tuple[str, str, Deprecation]] = []
+        try:
+            result = self._send(
+                path, params, host, raw=raw, parse=None, budget=None, stop=None, notices=notices,
+                check=check,
+            )  # fmt: skip
+        except BaseException:
+            self._emit(notices, warn=False)
+            raise
+        self._emit(notices)
+        return result
+
     def _many_in_threads(
         self,
         jobs: Sequence[tuple[str, Params]],
@@ -254,14 +276,16 @@ class _Engine:
         pool.shutdown(wait=True)
 
     # -- the request engine --------------------------------------------------------------------
-    def _pacer(self, host: str) -> Pacer:
+    def pacer(self, host: str) -> Pacer:
+        """The pacer of ``host``, shared by every thread and copy of the client."""
         pacer = self._shared.pacers.get(host)
         if pacer is None:
             with self._shared.lock:
                 pacer = self._shared.pacers.setdefault(host, Pacer())
         return pacer
 
-    def _auth_for(self, host: str) -> httpx.Auth | None:
+    def auth_for(self, host: str) -> httpx.Auth | None:
+        """How requests to ``host`` are signed in (None: no credentials for it)."""
         if host == "base":
             return self._base_auth
         if host == "legacy":
@@ -282,8 +306,8 @@ class _Engine:
             )
         return self._hosts[host] + path
 
-    def _shown_url(self, url: str, params: Params) -> _ShownURL:
-        return _ShownURL(url, params, self._secrets)
+    def _shown_url(self, url: str, params: Params) -> ShownURL:
+        return ShownURL(url, params, self._secrets)
 
     def _send(
         self,
@@ -305,8 +329,8 @@ class _Engine:
         shown = self._shown_url(url, params)
         query = dict(params) if params else None
         policy = self.retry
-        pacer = self._pacer(host)
-        auth = self._auth_for(host)
+        pacer = self.pacer(host)
+        auth = self.auth_for(host)
         started = time.monotonic()
         deadline_at = started + policy.deadline if policy.deadline is not None else None
         if load_deadline is not None:
@@ -381,7 +405,7 @@ class _Engine:
         wait_s: float | None,
         deadline_at: float | None,
         budget: RetryBudget | None,
-        shown: _ShownURL,
+        shown: ShownURL,
         stop: threading.Event | None,
     ) -> None:
         """Wait before retry ``attempt`` (the server's wait, else the backoff), or raise
@@ -415,13 +439,13 @@ class _Engine:
         return info
 
     def _refused(
-        self, response: httpx.Response, shown: _ShownURL, pacer: Pacer
+        self, response: httpx.Response, shown: ShownURL, pacer: Pacer
     ) -> tuple[RealtyFramesError, bool, float | None]:
         """A non-2xx answer: its typed error, whether to retry, and how long to wait first
         (Retry-After, or the quota's reset on a 429; the pacer is blocked meanwhile)."""
         status = response.status_code
         policy = self.retry
-        error = _explain_401(
+        error = explain_401(
             error_from_response(response, method="GET", url=str(shown), secrets=self._secrets),
             self._auth_kind,
         )

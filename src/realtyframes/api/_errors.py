@@ -194,3 +194,28 @@ def error_from_response(
         method=method,
         url=mask_text(url, secrets) if url else None,
     )
+
+
+#: What a 401 means for each way of signing in (the server's own words follow).
+_401_MEANING = {
+    "none": "no credentials configured: set REALTYFRAMES_API_KEY or REALTYFRAMES_TOKEN (or pass "
+    "api_key= / token=, or add them to the config file)",
+    "api_key": "API key rejected",
+}
+
+
+def explain_401(error: ApiError, auth_kind: str) -> ApiError:
+    """A 401 says what to do: configure credentials, or that the API key was refused."""
+    meaning = _401_MEANING.get(auth_kind)
+    if error.status != 401 or meaning is None:
+        return error
+    return type(error)(
+        f"{meaning} (the server said: {error.message})",
+        status=error.status,
+        code=error.code,
+        request_id=error.request_id,
+        body=error.body,
+        retry_after=error.retry_after,
+        method=error.method,
+        url=error.url,
+    )

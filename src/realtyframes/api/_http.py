@@ -19,7 +19,7 @@ import random
 import ssl
 import warnings
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
@@ -43,12 +43,7 @@ from realtyframes.api._constants import (
     SERVICE_API_VERSION,
 )
 from realtyframes.api._counts import RequestCounts
-from realtyframes.api._deprecation import Deprecation
-from realtyframes.api._engine import (
-    Host,
-    _Engine,
-    _Shared,
-)
+from realtyframes.api._engine import Engine, Host, _Shared
 from realtyframes.api._operations import prepare
 from realtyframes.api._ratelimit import (
     RateLimitState,
@@ -98,19 +93,63 @@ def _normalise_url(name: str, url: str) -> str:
     return text
 
 
+def _checked_settings(
+    *,
+    timeout: float | None,
+    retry: RetryPolicy,
+    max_retries: int | None,
+    max_concurrency: int,
+    pace: bool,
+    error_format: ErrorFormat,
+) -> dict[str, Any]:
+    """The engine's settings, each checked (QueryError naming it)."""
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise QueryError("timeout", f"{timeout!r} is not a positive number", "seconds > 0, or None")
+    if (
+        isinstance(max_concurrency, bool)
+        or not isinstance(max_concurrency, int)
+        or not 1 <= max_concurrency <= MAX_CONCURRENCY
+    ):
+        raise QueryError(
+            "max_concurrency",
+            f"{max_concurrency!r} is not allowed",
+            f"an int from 1 to {MAX_CONCURRENCY}",
+        )
+    if max_retries is not None:
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise QueryError("max_retries", f"{max_retries!r} is not allowed", "an int >= 0")
+        retry = replace(retry, max_retries=max_retries)
+    if error_format not in ("json", "problem"):
+        raise QueryError("error_format", f"unknown value {error_format!r}", ["json", "problem"])
+    return {
+        "timeout": timeout,
+        "retry": retry,
+        "max_concurrency": max_concurrency,
+        "pace": pace,
+        "error_format": error_format,
+    }
+
+
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """One verifying SSL context per process (building one costs ~80 ms per client)."""
     return httpx.create_ssl_context()
 
 
-class ApiClient(_Engine):
+class ApiClient:
     """The HTTP layer: one per account, thread-safe, reusable across loads.
 
     Hosts default to ``base_url`` (the embedded sandbox serves all of them). ``token`` is sent as
     a Bearer token; ``api_key`` in ``api_key_header`` on the main host and as the ``api_key`` query
     parameter on the legacy host. ``error_format="problem"`` asks for ``application/problem+json``
     errors. ``retry`` tunes waits (tests shrink them); ``pace=False`` turns client pacing off.
+    It owns the connection pool and holds its request :class:`~realtyframes.api._engine.Engine`
+    (:attr:`engine`), which every request goes through.
 
     >>> api = ApiClient("http://127.0.0.1:9", api_key="k-123")
     >>> api
@@ -147,28 +186,28 @@ class ApiClient(_Engine):
             "legacy": _normalise_url("legacy_url", legacy_url) if legacy_url else base,
             "docs": _normalise_url("docs_url", docs_url) if docs_url else base,
         }
-        self._base_auth: httpx.Auth | None = None
-        self._legacy_auth: httpx.Auth | None = None
+        base_auth: httpx.Auth | None = None
+        legacy_auth: httpx.Auth | None = None
         # a password in a host's URL is a secret like the token (masked in reprs, logs, errors)
         self._secrets: tuple[str, ...] = tuple(
             p for url in self._hosts.values() if (p := urlsplit(url).password)
         )
         if token is not None:
-            self._base_auth = BearerAuth(token)
+            base_auth = BearerAuth(token)
             self._secrets += (token,)
         if api_key is not None:
             key_auth = ApiKeyAuth(api_key, api_key_header)
-            self._legacy_auth = LegacyKeyAuth(api_key)
-            self._base_auth = self._base_auth or key_auth
+            legacy_auth = LegacyKeyAuth(api_key)
+            base_auth = base_auth or key_auth
             self._secrets += (api_key,)
+        self._has_api_key = api_key is not None
         self._auth_kind = "token" if token is not None else "api_key" if api_key else "none"
         # A stable name for caches when the URL is not (the embedded sandbox's port changes).
         self._cache_identity = cache_identity
         self._fingerprint = fingerprint(
             f"{cache_identity or base}|{self._auth_kind}|{token or api_key or ''}"
         )
-        self._rng = rng or random.Random()
-        self._configure(
+        settings = _checked_settings(
             timeout=timeout,
             retry=retry or RetryPolicy(),
             max_retries=max_retries,
@@ -189,52 +228,62 @@ class ApiClient(_Engine):
         )
         self._shared = _Shared(http=http)
         self._owner = True
+        self._engine = Engine(
+            self._shared,
+            self._hosts,
+            base_auth=base_auth,
+            legacy_auth=legacy_auth,
+            secrets=self._secrets,
+            auth_kind=self._auth_kind,
+            rng=rng or random.Random(),
+            **settings,
+        )
         # A client dropped without close() (or `with`) closes its sockets when collected, with a
         # ResourceWarning, like files; not at interpreter exit, where the OS closes them anyway.
         weakref.finalize(self._shared, _close_unclosed, http).atexit = False
 
-    def _configure(
-        self,
-        *,
-        timeout: float | None,
-        retry: RetryPolicy,
-        max_retries: int | None,
-        max_concurrency: int,
-        pace: bool,
-        error_format: ErrorFormat,
-    ) -> None:
-        if timeout is not None and (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, int | float)
-            or not math.isfinite(timeout)
-            or timeout <= 0
-        ):
-            raise QueryError(
-                "timeout", f"{timeout!r} is not a positive number", "seconds > 0, or None"
-            )
-        if (
-            isinstance(max_concurrency, bool)
-            or not isinstance(max_concurrency, int)
-            or not 1 <= max_concurrency <= MAX_CONCURRENCY
-        ):
-            raise QueryError(
-                "max_concurrency",
-                f"{max_concurrency!r} is not allowed",
-                f"an int from 1 to {MAX_CONCURRENCY}",
-            )
-        if max_retries is not None:
-            if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-                raise QueryError("max_retries", f"{max_retries!r} is not allowed", "an int >= 0")
-            retry = replace(retry, max_retries=max_retries)
-        if error_format not in ("json", "problem"):
-            raise QueryError("error_format", f"unknown value {error_format!r}", ["json", "problem"])
-        self.timeout = timeout
-        self.retry = retry
-        self.max_concurrency = max_concurrency
-        self.pace = pace
-        self.error_format: ErrorFormat = error_format
-
     # -- public properties ---------------------------------------------------------------------
+    @property
+    def engine(self) -> Engine:
+        """The request engine every request goes through (advanced: other methods than GET on
+        the same pool, pacing and sign-in, as the MCP sessions use them)."""
+        return self._engine
+
+    @property
+    def timeout(self) -> float | None:
+        """Seconds for connect/read/write/pool of one attempt (None: no limit)."""
+        return self._engine.timeout
+
+    @property
+    def retry(self) -> RetryPolicy:
+        """The retry policy (waits, retries, deadline)."""
+        return self._engine.retry
+
+    @property
+    def max_concurrency(self) -> int:
+        """Requests in flight at once in ``get_many``."""
+        return self._engine.max_concurrency
+
+    @property
+    def pace(self) -> bool:
+        """Whether requests are paced to the server's quota."""
+        return self._engine.pace
+
+    @property
+    def error_format(self) -> ErrorFormat:
+        """``"json"`` or ``"problem"`` (``application/problem+json`` errors asked for)."""
+        return self._engine.error_format  # type: ignore[return-value]
+
+    @property
+    def has_api_key(self) -> bool:
+        """True when the client has an API key: the legacy host can be called.
+
+        >>> with ApiClient("http://127.0.0.1:9", token="t") as api:
+        ...     api.has_api_key
+        False
+        """
+        return self._has_api_key
+
     @property
     def base_url(self) -> str:
         """The main host."""
@@ -303,13 +352,15 @@ class ApiClient(_Engine):
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         copy._owner = False
-        copy._configure(
-            timeout=options.get("timeout", self.timeout),
-            retry=options.get("retry", self.retry),
-            max_retries=options.get("max_retries"),
-            max_concurrency=options.get("max_concurrency", self.max_concurrency),
-            pace=options.get("pace", self.pace),
-            error_format=options.get("error_format", self.error_format),
+        copy._engine = self._engine.configured(
+            **_checked_settings(
+                timeout=options.get("timeout", self.timeout),
+                retry=options.get("retry", self.retry),
+                max_retries=options.get("max_retries"),
+                max_concurrency=options.get("max_concurrency", self.max_concurrency),
+                pace=options.get("pace", self.pace),
+                error_format=options.get("error_format", self.error_format),
+            )
         )
         return copy
 
@@ -338,7 +389,7 @@ class ApiClient(_Engine):
         >>> api.get_json("/v1/me")  # doctest: +SKIP
         {'_id': ..., 'plan': 'standard', ...}
         """
-        return self._single(path, params, host, raw=False)
+        return self._engine.get_one(path, params, host, raw=False)
 
     def get_bytes(
         self,
@@ -355,28 +406,7 @@ class ApiClient(_Engine):
         >>> api.get_bytes("/v1/listings", {"Limit": "50"})[:1]  # doctest: +SKIP
         b'{'
         """
-        return self._single(path, params, host, raw=True, check=check)  # type: ignore[no-any-return]
-
-    def _single(
-        self,
-        path: str,
-        params: Params,
-        host: str,
-        *,
-        raw: bool,
-        check: Callable[[Any], None] | None = None,
-    ) -> Any:
-        notices: list[tuple[str, str, Deprecation]] = []
-        try:
-            result = self._send(
-                path, params, host, raw=raw, parse=None, budget=None, stop=None, notices=notices,
-                check=check,
-            )  # fmt: skip
-        except BaseException:
-            self._emit(notices, warn=False)
-            raise
-        self._emit(notices)
-        return result
+        return self._engine.get_one(path, params, host, raw=True, check=check)  # type: ignore[no-any-return]
 
     def call(self, operation: str, params: Params = None, *, raw: bool = False) -> Any:
         """Validate ``params`` for a spec ``operation`` (QueryError before any request), then GET.
@@ -392,6 +422,44 @@ class ApiClient(_Engine):
         if raw:
             return self.get_bytes(prepared.path, prepared.params, host=host)
         return self.get_json(prepared.path, prepared.params, host=host)
+
+    def mask(self, text: str) -> str:
+        """``text`` with this client's secrets (and secret query values) masked.
+
+        >>> with ApiClient("http://127.0.0.1:9", api_key="k-123") as api:
+        ...     api.mask("key k-123")
+        'key ***'
+        """
+        return self._engine.mask(text)
+
+    def get_many(
+        self,
+        requests: Sequence[tuple[str, Params]],
+        *,
+        raw: bool = False,
+        host: Host = "base",
+        parse: Callable[[bytes], T] | None = None,
+        budget: RetryBudget | None = None,
+        on_result: Callable[[int, Any], None] | None = None,
+        deadline: float | None = None,
+        check: Callable[[int, Any], None] | None = None,
+    ) -> list[Any]:
+        """GET many ``(path, params)`` concurrently (up to ``max_concurrency``); results in order.
+        What each option does: :meth:`Engine.get_many <realtyframes.api._engine.Engine.get_many>`.
+
+        >>> api.get_many([("/v1/listings", {"Offset": str(o), "Limit": "50"}) for o in (0, 50)])  # doctest: +SKIP
+        [{...}, {...}]
+        """
+        return self._engine.get_many(
+            requests,
+            raw=raw,
+            host=host,
+            parse=parse,
+            budget=budget,
+            on_result=on_result,
+            deadline=deadline,
+            check=check,
+        )
 
     def new_budget(self, requests: int) -> RetryBudget:
         """A retry budget for a load of ``requests`` requests, to share across ``get_many`` calls."""

@@ -15,12 +15,18 @@ nowhere else.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from realtyframes._spec import ANALYTICS_DEFAULTS, LISTING_DEFAULTS
 from realtyframes.api._engine import Host
 from realtyframes.api._params import (
+    ANALYTICS,
+    CONTACTS,
+    LISTING_CHANGES,
+    LISTING_SEARCH,
+    Checker,
     PreparedRequest,
     Validator,
     _suggest,
@@ -38,7 +44,9 @@ class Operation:
     """One operation of the spec: where it lives and how its parameters are checked.
 
     ``path`` is a template whose ``{}`` is the ``path_param`` (given under its spec name);
-    ``validate`` checks the query parameters (None: the operation takes none).
+    ``validate`` checks the query parameters (None: the operation takes none); ``parameters``
+    is the table of query parameters it checks them with (name -> checker, read by the command
+    line and the MCP tools) and ``defaults`` what the service applies when one is omitted.
     """
 
     name: str
@@ -47,6 +55,8 @@ class Operation:
     validate: Validator | None = None
     path_param: str | None = None
     summary: str = ""
+    parameters: Mapping[str, Checker] = field(default_factory=dict)
+    defaults: Mapping[str, str] = field(default_factory=dict)
 
     def prepare(self, params: Mapping[str, Any] | None = None) -> PreparedRequest:
         """The validated request (path filled in); QueryError before any I/O."""
@@ -80,6 +90,8 @@ OPERATIONS: Mapping[str, Operation] = _table(
         "/v1/listings",
         validate_listing_search,
         summary="Search listings (every page): one row per ListingId",
+        parameters=LISTING_SEARCH,
+        defaults=LISTING_DEFAULTS,
     ),
     Operation(
         "listing",
@@ -94,6 +106,7 @@ OPERATIONS: Mapping[str, Operation] = _table(
         "/v1/listings/changes",
         validate_listing_changes,
         summary="Price and status changes of listings since a time: one row per change",
+        parameters=LISTING_CHANGES,
     ),
     Operation(
         "contacts",
@@ -101,6 +114,7 @@ OPERATIONS: Mapping[str, Operation] = _table(
         "/v1/contacts",
         validate_paging,
         summary="Every CRM contact: one row per contact",
+        parameters=CONTACTS,
     ),
     Operation(
         "contact",
@@ -122,14 +136,21 @@ OPERATIONS: Mapping[str, Operation] = _table(
         "/v1/analytics",
         validate_analytics,
         summary="Website analytics of a period: overview plus breakdowns",
+        parameters=ANALYTICS,
+        defaults=ANALYTICS_DEFAULTS,
     ),
     Operation("me", "base", "/v1/me", summary="The current user, plan and scopes"),
-    Operation("legacy_me", "legacy", "/api/me", summary="The current user (legacy host)"),
+    Operation(
+        "legacy_me",
+        "legacy",
+        "/api/me",
+        summary="The current user (legacy host, deprecated; needs an API key)",
+    ),
     Operation(
         "legacy_contacts",
         "legacy",
         "/api/getContacts",
-        summary="The contacts list of the legacy host (deprecated)",
+        summary="The contacts list of the legacy host (deprecated; needs an API key)",
     ),
 )
 

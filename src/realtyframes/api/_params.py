@@ -77,7 +77,7 @@ def _senior(name: str, value: Any) -> str:
         if value is False
         else ""
     )
-    raise QueryError(name, f"unknown value {value!r}{hint}", "True, 'true', 'exclude'")
+    raise QueryError(name, f"unknown value {value!r}{hint}", (True, *SENIOR_COMMUNITY))
 
 
 #: Upper bound of prices, fees and areas: far above any real listing (10 billion), so a slip such as
@@ -104,6 +104,9 @@ _PAGING: dict[str, Checker] = {
     "Offset": _range_checker(_OFFSET),
     "Limit": _range_checker(_LIMIT),
 }
+
+#: The paging parameters of the list operations (the loaders page by themselves).
+PAGING_PARAMETERS: tuple[str, ...] = tuple(_PAGING)
 
 LISTING_SEARCH: dict[str, Checker] = {
     "PropertyType": lambda name, value: _property_type(name, value),

@@ -1,12 +1,13 @@
 """``realtyframes fetch``: one resource as a Parquet, CSV or JSON file, for pipelines and tools.
 
-The resource table and the options are command-line code (here); the file writers are shared with
-the report (:func:`realtyframes.report.write_output`).
-
-The options are the spec's parameter names (``--City``, ``--MinListPrice``, ``--Status`` ...),
-built from the client's own parameter tables (:mod:`realtyframes.api`): ``--help`` lists
-each one with what it allows, and values are checked by the same validators as the Python API, so
-a bad value stops before any request with the :class:`~realtyframes.errors.QueryError` message.
+Built from the declarations: each subcommand is an operation of the spec
+(:data:`realtyframes.api.OPERATIONS`, the rows the loaders' ``ENDPOINTS`` carry: its summary and
+path give the help, its parameter table the ``--Name`` options, its defaults the "(default ...)"
+hints; the loader's options are checked by the endpoint's own checks) and the allowed
+values come from the validators themselves (:class:`~realtyframes.errors.QueryError`'s
+``values``: an enumeration as values, never parsed from the message). Values are checked by the
+same validators as the Python API, so a bad value stops before any request with the QueryError
+message. The file writers are shared with the report (:func:`realtyframes.report.write_output`).
 
 >>> main(["fetch", "listings", "--City", "Miami", "--Status", "Pending", "--out", "p.parquet"])  # doctest: +SKIP
 """
@@ -23,15 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes._spec import BREAKDOWNS
-from realtyframes.api import (
-    ANALYTICS,
-    CONTACTS,
-    LISTING_CHANGES,
-    LISTING_DEFAULTS,
-    LISTING_SEARCH,
-    SUBTYPES,
-    prepare,
-)
+from realtyframes.api import MAX_LISTING_IDS, OPERATIONS, PAGING_PARAMETERS, SUBTYPES, Operation
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
 
@@ -49,95 +42,95 @@ ANALYTICS_MEMBERS: tuple[str, ...] = ("overview", "timelines", *BREAKDOWNS, "utm
 #: Values given as a list (comma-separated or the option repeated).
 LIST_PARAMS: frozenset[str] = frozenset({"Subtypes", "ListingIds"})
 #: Paging parameters: the loaders page by themselves, so they are not options.
-PAGING: frozenset[str] = frozenset({"Offset", "Limit"})
+PAGING: frozenset[str] = frozenset(PAGING_PARAMETERS)
+
+
+def _cli_value(value: Any) -> str:
+    """A value as written on the command line, where every value is text (``True``: true)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def allowed_text(name: str, checker: Callable[[str, Any], str]) -> str:
-    """What a parameter allows, as its validator says it (asked with an empty value).
+    """What a parameter allows, as its validator declares it (asked with an empty value, it
+    raises a QueryError whose ``values`` are the enumeration, else whose ``allowed`` says it).
 
+    >>> from realtyframes.api import LISTING_SEARCH
     >>> allowed_text("Status", LISTING_SEARCH["Status"])
     'Active, Pending, Closed, Active Under Contract'
+    >>> allowed_text("Pool", LISTING_SEARCH["Pool"])
+    'true, false'
     """
     try:
         checker(name, "")
     except QueryError as exc:
-        text = exc.allowed or ""
+        if exc.values is not None:
+            text = ", ".join(dict.fromkeys(_cli_value(v) for v in exc.values))
+        else:
+            text = exc.allowed or ""
     else:  # pragma: no cover - every checker refuses an empty value
         text = "text"
-    # on the command line every value is text: booleans are written true / false
-    text = text.replace("True, 'true', 'exclude'", "true, exclude").replace(
-        "True, False", "true, false"
-    )
     if name == "Subtypes":
         per_type = "; ".join(f"{k}: {', '.join(v)}" for k, v in SUBTYPES.items())
         text = f"comma-separated, for PropertyType {per_type}"
     elif name == "ListingIds":
-        text = f"{text}, comma-separated or the option repeated (at most 100 per request)"
+        text = (
+            f"{text}, comma-separated or the option repeated "
+            f"(at most {MAX_LISTING_IDS} per request)"
+        )
     return text
 
 
 @dataclass(frozen=True)
 class Resource:
-    """One ``fetch`` target: its parameter table, operation name and help."""
+    """One ``fetch`` target: the command's name and the spec operation it fetches (its
+    parameter table, defaults, summary and path). The API layer only: ``--help`` loads no data
+    library."""
 
     name: str
-    operation: str
-    table: Mapping[str, Callable[[str, Any], str]]
-    help: str
-    defaults: Mapping[str, str]
+    spec: Operation
+
+    @property
+    def operation(self) -> str:
+        """The operation's name (``listing_changes``)."""
+        return self.spec.name
+
+    @property
+    def table(self) -> Mapping[str, Callable[[str, Any], str]]:
+        """The operation's query parameters and their checkers (paging included)."""
+        return self.spec.parameters
+
+    @property
+    def defaults(self) -> Mapping[str, str]:
+        """What the service applies when a parameter is omitted."""
+        return self.spec.defaults
+
+    @property
+    def help(self) -> str:
+        """The summary and the request, from the operation (``... (GET /v1/listings)``)."""
+        spec = self.spec
+        path = spec.path.replace("{}", "{" + (spec.path_param or "id") + "}")
+        return f"{spec.summary[:1].lower()}{spec.summary[1:]} (GET {path})"
 
 
+#: The command's names for the endpoints it fetches, in the order ``--help`` lists them.
+COMMANDS: dict[str, str] = {
+    "listings": "listings",
+    "changes": "listing_changes",
+    "listing": "listing",
+    "contacts": "contacts",
+    "activity": "contact_activity",
+    "analytics": "analytics",
+    "me": "me",
+    "legacy-contacts": "legacy_contacts",
+}
 RESOURCES: dict[str, Resource] = {
-    "listings": Resource(
-        "listings",
-        "listings",
-        LISTING_SEARCH,
-        "listing search (GET /v1/listings), every page; one row per ListingId",
-        LISTING_DEFAULTS,
-    ),
-    "changes": Resource(
-        "changes",
-        "listing_changes",
-        LISTING_CHANGES,
-        "change feed of chosen listings (GET /v1/listings/changes); one row per change",
-        {},
-    ),
-    "listing": Resource(
-        "listing",
-        "listing",
-        {},
-        "one listing with every detail field (GET /v1/listings/{ListingId}); one row",
-        {},
-    ),
-    "contacts": Resource("contacts", "contacts", CONTACTS, "CRM contacts (GET /v1/contacts)", {}),
-    "activity": Resource(
-        "activity",
-        "contact_activity",
-        {},
-        "activity of one contact (GET /v1/contacts/{contactId}/activity)",
-        {},
-    ),
-    "analytics": Resource(
-        "analytics",
-        "analytics",
-        ANALYTICS,
-        "website analytics (GET /v1/analytics); one member of the result per file",
-        {"Period": "30d"},
-    ),
-    "me": Resource("me", "me", {}, "the current user (GET /v1/me); one row", {}),
-    "legacy-contacts": Resource(
-        "legacy-contacts",
-        "legacy_contacts",
-        {},
-        "contacts of the legacy host (GET /api/getContacts, deprecated; needs an API key)",
-        {},
-    ),
+    name: Resource(name, OPERATIONS[operation]) for name, operation in COMMANDS.items()
 }
 #: Listing search filters that choose the listings of ``fetch changes`` (instead of --ListingIds).
 SCOPE_OF_CHANGES: tuple[str, ...] = tuple(
     name
-    for name in LISTING_SEARCH
-    if name not in LISTING_CHANGES and name not in PAGING and name != "Sort"
+    for name in RESOURCES["listings"].table
+    if name not in RESOURCES["changes"].table and name not in PAGING and name != "Sort"
 )
 
 
@@ -157,7 +150,7 @@ def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         parser = sub.add_parser(
             resource.name,
             help=resource.help,
-            description=f"Fetch {resource.help} into a Parquet, CSV or JSON file. Options named "
+            description=f"Fetch into a Parquet, CSV or JSON file: {resource.help}. Options named "
             "like the spec's parameters; values are checked before any request.",
             usage="%(prog)s ID --out FILE [options]"
             if resource.name == "listing"
@@ -205,7 +198,7 @@ def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
             "scope", "listing search filters choosing the listings, instead of --ListingIds"
         )
         for param in SCOPE_OF_CHANGES:
-            checker = LISTING_SEARCH[param]
+            checker = RESOURCES["listings"].table[param]
             group.add_argument(
                 f"--{param}",
                 dest=f"s_{param}",
@@ -270,10 +263,15 @@ def collect_params(args: argparse.Namespace, prefix: str = "p_") -> dict[str, st
     return params
 
 
-def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) -> None:
-    """Validate before any request (and before starting a sandbox)."""
-    import realtyframes.loaders.endpoints  # noqa: F401  (declares the operations prepare() knows)
+def _prepare(
+    resource: Resource, params: dict[str, str], scope: dict[str, str], options: dict[str, Any]
+) -> None:
+    """Validate before any request (and before starting a sandbox): the parameters by the
+    operation's validator, the loader's options (``max_results``, ``details``) by the endpoint's
+    checks (:data:`realtyframes.loaders.ENDPOINTS`)."""
+    from realtyframes.loaders import ENDPOINTS
 
+    endpoint = ENDPOINTS[resource.operation]
     if resource.name == "changes" and "ListingIds" not in params:
         if not scope:
             raise QueryError(
@@ -281,16 +279,18 @@ def _prepare(resource: Resource, params: dict[str, str], scope: dict[str, str]) 
                 "missing: name the listings (--ListingIds) or a scope that finds them",
                 "--ListingIds A1,A2 or listing search filters such as --City Miami",
             )
-        prepare("listings", scope)
-        prepare("listing_changes", {**params, "ListingIds": "-"})
+        RESOURCES["listings"].spec.prepare(scope)
+        endpoint.prepare({**params, "ListingIds": "-"})
     elif resource.name == "changes" and scope:
         raise QueryError(
             "ListingIds",
             f"given with a scope ({', '.join(sorted(scope))})",
             "either --ListingIds or scope filters",
         )
+    elif endpoint.options:
+        endpoint.call(params, options)
     else:
-        prepare(resource.operation, params)
+        endpoint.prepare(params)
 
 
 def fetch_frames(
@@ -331,7 +331,7 @@ def fetch_frames(
         return client.contacts(refresh=refresh)
     if resource == "activity":
         return client.contact_activity(str(filters["contactId"]), refresh=refresh)
-    period = str(filters.pop("Period", "30d"))
+    period = str(filters.pop("Period", RESOURCES["analytics"].defaults["Period"]))
     analytics = client.analytics(period, **filters)
     return dict(analytics.frames())
 
@@ -349,10 +349,9 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     scope = collect_params(args, "s_")
     member = getattr(args, "member", None)
     fmt = output_format(args.out, member) if not dry_run else None
-    _prepare(resource, dict(params), scope)
     max_results = getattr(args, "max_results", None)
-    if max_results is not None and max_results < 1:
-        raise QueryError("--max-results", f"{max_results} is too small", "an integer >= 1")
+    loader_options = {"max_results": max_results, "details": bool(getattr(args, "details", False))}
+    _prepare(resource, dict(params), scope, loader_options)
     quiet = bool(getattr(args, "quiet", False))
     options = client_options(args)
     with make_client(settings, progress=False if quiet else None, **options) as client:

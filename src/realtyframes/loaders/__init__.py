@@ -2,8 +2,9 @@
 
 Each operation is declared once in :mod:`~realtyframes.loaders.endpoints` (``ENDPOINTS``) and
 loaded by ``run_load`` over the shared machinery: fetch strategies and shapers (``_fetch``),
-paging (``_paging``), cache lookup / validation / quarantine / load report (``_base``),
-argument checks (``_checks``); ``_loads`` names them, ``_sync`` keeps whole markets current.
+paging (``_paging``), the load top to bottom (``_load``: ``run_load`` -> ``load``: cache lookup,
+fetch, validation with a quarantine, store), the shared types (``_base``), argument checks
+(``_checks``, each argument in one place); ``_sync`` keeps whole markets current.
 Users call them through :class:`realtyframes.Client`.
 
 >>> import realtyframes as rf
@@ -14,17 +15,8 @@ Users call them through :class:`realtyframes.Client`.
 from realtyframes.loaders._base import LoadContext, LoadInfo, default_cache_dir
 from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
-from realtyframes.loaders._loads import (
-    changes_params,
-    load_activity,
-    load_analytics,
-    load_changes,
-    load_contact,
-    load_contacts,
-    load_legacy_contacts,
-    load_listing,
-    load_listings,
-)
+from realtyframes.loaders._load import run_load
+from realtyframes.loaders._loads import changes_params, load_analytics
 from realtyframes.loaders._paging import (
     PAGE_SIZE,
     DriftWarning,
@@ -43,7 +35,7 @@ from realtyframes.loaders._sync import (
     sync_state,
     synced_market,
 )
-from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache, run_load
+from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
 __all__ = [
@@ -68,14 +60,7 @@ __all__ = [
     "fetch_pages",
     "fetch_pages_many",
     "listing_history",
-    "load_activity",
     "load_analytics",
-    "load_changes",
-    "load_contact",
-    "load_contacts",
-    "load_legacy_contacts",
-    "load_listing",
-    "load_listings",
     "make_cache",
     "plan_listings",
     "plan_sync",

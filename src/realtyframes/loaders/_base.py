@@ -1,14 +1,11 @@
-"""Shared machinery of the loaders: where it is cached, how it is validated, what a load reports.
+"""The loaders' shared types and helpers: where the cache lives, what a load needs
+(:class:`LoadContext`), what a fetch gives back (:class:`Loaded`), what a load reports
+(:class:`LoadInfo`, :class:`Result`), validation with a quarantine, and Parquet-safe frames.
 
-Every loader is three pieces: *fetch* (raw bodies through :mod:`realtyframes.api`), *shape*
-(:mod:`realtyframes.schemas` turns bodies into typed frames) and :func:`load` here, which looks
-the result up in the :class:`~realtyframes.cache.ParquetCache`, calls fetch + shape on a miss,
-validates every frame (invalid rows to a quarantine frame), stores the result with its companions
-(``media``, ``quarantine``) and records a :class:`LoadInfo`.
+The load itself (cache lookup, fetch, validate, store) reads top to bottom in
+:mod:`realtyframes.loaders._load`.
 
->>> result = load(ctx, spec, fetch)  # doctest: +SKIP
->>> result.info.requests, result.info.from_cache  # doctest: +SKIP
-(6, False)
+>>> valid, quarantined = validate_frame(frame, Listing, "quarantine")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -17,10 +14,9 @@ import json
 import logging
 import os
 import sys
-import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realtyframes._environment import SETTING_VARIABLES
-from realtyframes.api import ApiClient, Host
-from realtyframes.api import caller_level as _caller_level
+from realtyframes.api import ApiClient
 from realtyframes.cache import Checkpoint, ParquetCache
-from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning
-from realtyframes.loaders._resume import run_resumable
 from realtyframes.schemas import QUARANTINE_REASON, OnInvalid, validate
 
 logger = logging.getLogger("realtyframes.loaders")
@@ -43,12 +36,10 @@ __all__ = [
     "QUARANTINE_REASON",
     "LoadContext",
     "LoadInfo",
-    "LoadSpec",
     "Loaded",
     "Result",
-    "cache_key",
     "default_cache_dir",
-    "load",
+    "ids_in",
     "parquet_safe",
     "validate_frame",
 ]
@@ -141,19 +132,6 @@ class Loaded:
     members: dict[str, tuple[pd.DataFrame, Any]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class LoadSpec:
-    """One load: which cache entry, which model, how to treat invalid rows."""
-
-    resource: str
-    operation: str
-    params: Mapping[str, Any]
-    model: Any
-    on_invalid: OnInvalid = "quarantine"
-    refresh: bool = False
-    host: Host = "base"
-
-
 class LoadContext:
     """What loaders need from a client: the HTTP layer, the cache (or None), progress, and
     where to record the latest :class:`LoadInfo`."""
@@ -212,26 +190,7 @@ def parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(**fixes) if fixes else frame
 
 
-# -- the load ----------------------------------------------------------------------------------
-
-
-def _warn(message: str, category: type[Warning] = DataQualityWarning) -> None:
-    warnings.warn(message, category, stacklevel=_caller_level())
-
-
-def cache_key(ctx: LoadContext, spec: LoadSpec) -> str:
-    """The entry key: host + operation + normalised params (+ ``on_invalid`` unless the default)
-    + the account's fingerprint."""
-    assert ctx.cache is not None
-    params = dict(spec.params)
-    if spec.on_invalid != "quarantine":  # other modes keep other rows: their own entries
-        params["on_invalid"] = spec.on_invalid
-    return ctx.cache.key(
-        host=ctx.api.cache_host(spec.host),
-        operation=spec.operation,
-        params=params,
-        account=ctx.api.fingerprint,
-    )
+# -- results ---------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -242,9 +201,6 @@ class Result:
     info: LoadInfo
     members: dict[str, pd.DataFrame]
     meta: dict[str, Any]
-
-
-_OWN_EXTRAS = ("quarantine", "media")
 
 
 def ids_in(values: pd.Series, ids: Iterable[Any]) -> np.ndarray:
@@ -259,155 +215,3 @@ def ids_in(values: pd.Series, ids: Iterable[Any]) -> np.ndarray:
     value_set = pa.array(list(ids) if not isinstance(ids, pd.Series) else ids, type=pa.string())
     mask = pc.is_in(pa.array(values, type=pa.string()), value_set=value_set)
     return np.asarray(mask.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _from_cache(ctx: LoadContext, spec: LoadSpec, key: str) -> Result | None:
-    """The fresh cache entry of ``spec`` as a Result (zero requests), else None."""
-    assert ctx.cache is not None
-    entry = ctx.cache.read(spec.resource, key)
-    if entry is None or not ctx.cache.is_fresh(entry):
-        return None
-    meta = entry.meta
-    info = LoadInfo(
-        resource=spec.resource,
-        rows=len(entry.frame),
-        quarantined=int(meta.get("quarantined") or 0),
-        requests=0,
-        from_cache=True,
-        fetched_at=entry.fetched_at,
-        total=meta.get("total"),
-        warnings=tuple(meta.get("load_warnings") or ()),
-        quarantine=entry.extra.get("quarantine", pd.DataFrame()),
-        media=entry.extra.get("media"),
-        key=key,
-    )
-    ctx.record(info)
-    logger.debug("cache hit %s/%s (%d rows)", spec.resource, key, info.rows)
-    stored = {k: v for k, v in entry.extra.items() if k not in _OWN_EXTRAS}
-    return Result(entry.frame, info, stored, dict(meta))
-
-
-@dataclass
-class _Checked:
-    """A fetched result after validation: valid rows, valid members, quarantine, messages."""
-
-    valid: pd.DataFrame
-    members: dict[str, pd.DataFrame]
-    quarantined: pd.DataFrame
-    messages: list[str]
-    media: pd.DataFrame | None
-
-
-def _check(spec: LoadSpec, loaded: Loaded) -> _Checked:
-    """Validate the frame and each member (``spec.on_invalid``); report quarantined and missing
-    rows. Quarantined rows of member frames carry a ``_member`` column."""
-    messages = list(loaded.warnings)
-    fetched = len(loaded.frame)
-    valid, quarantined = validate_frame(loaded.frame, spec.model, spec.on_invalid)
-    members: dict[str, pd.DataFrame] = {}
-    if loaded.members:
-        parts = [quarantined.assign(_member=spec.resource)] if len(quarantined) else []
-        for name, (member, model) in loaded.members.items():
-            members[name], bad = validate_frame(member, model, spec.on_invalid)
-            fetched += len(member)
-            if len(bad):
-                parts.append(bad.assign(_member=name))
-        if parts:
-            quarantined = pd.concat(parts, ignore_index=True)
-    if len(quarantined):
-        messages.append(
-            f"{spec.resource}: {len(quarantined)} of {fetched} rows quarantined "
-            "(see client.last_load.quarantine, column _quarantine_reason)"
-        )
-    if loaded.expected is not None and fetched < loaded.expected and not loaded.warnings:
-        message = (
-            f"{spec.resource}: {fetched} rows received but the server's total promises "
-            f"{loaded.expected}; {loaded.expected - fetched} are missing"
-        )
-        messages.append(message)
-        _warn(message)
-    media = loaded.media
-    if media is not None and len(quarantined) and "ListingId" in media:
-        media = media.loc[ids_in(media["ListingId"], valid["ListingId"])].reset_index(drop=True)
-    return _Checked(valid, members, quarantined, messages, media)
-
-
-def _store(
-    ctx: LoadContext, spec: LoadSpec, key: str, loaded: Loaded, checked: _Checked, at: datetime
-) -> None:
-    """Write the valid frame with its companions; a cache that cannot be written is a warning."""
-    assert ctx.cache is not None
-    companions: dict[str, pd.DataFrame] = {"quarantine": parquet_safe(checked.quarantined)}
-    if checked.media is not None:
-        companions["media"] = checked.media
-    companions.update(checked.members)
-    meta = {
-        "host": ctx.api.cache_host(spec.host),
-        "operation": spec.operation,
-        "params": dict(spec.params),
-        "account": ctx.api.fingerprint,
-        "fetched_at": at,
-        "total": loaded.total,
-        "requests": loaded.requests,
-        "load_warnings": list(checked.messages),
-        **loaded.meta,
-    }
-    try:
-        ctx.cache.write(spec.resource, key, checked.valid, meta, extra_frames=companions)
-    except (OSError, CacheLockTimeout, pa.ArrowException) as exc:
-        _warn(
-            f"could not store {spec.resource} in the cache at {ctx.cache.root} "
-            f"({type(exc).__name__}: {exc}); the data is returned uncached",
-            CacheWarning,
-        )
-
-
-def load(ctx: LoadContext, spec: LoadSpec, fetch: Callable[[], Loaded]) -> Result:
-    """Cache lookup, else fetch + validate + store; returns the valid frame and its LoadInfo.
-
-    A fresh cache entry answers with zero requests (``spec.refresh`` skips it). On a miss the
-    fetched frame (and each member frame) is validated (``spec.on_invalid``), rows short of the
-    server's total are reported, and the result is written with its ``quarantine``, ``media``
-    and member companions.
-    """
-    key = cache_key(ctx, spec) if ctx.cache is not None else None
-    if key is not None and not spec.refresh:
-        cached = _from_cache(ctx, spec, key)
-        if cached is not None:
-            return cached
-    fetched_at = datetime.now(UTC)
-
-    def run(checkpoint: Checkpoint | None) -> Loaded:
-        ctx.checkpoint = checkpoint
-        try:
-            return fetch()
-        finally:
-            ctx.checkpoint = None
-
-    scope = {"resource": spec.resource, "operation": spec.operation, "key": key}
-    loaded, checkpoint = run_resumable(
-        ctx.cache, spec.resource, key, scope, refresh=spec.refresh, run=run
-    )
-    resumed = checkpoint.resumed_from if checkpoint is not None else None
-    checked = _check(spec, loaded)
-    info = LoadInfo(
-        resource=spec.resource,
-        rows=len(checked.valid),
-        quarantined=len(checked.quarantined),
-        requests=loaded.requests,
-        from_cache=False,
-        fetched_at=resumed or fetched_at,  # a resumed load's data is as old as its first page
-        total=loaded.total,
-        warnings=tuple(checked.messages),
-        quarantine=checked.quarantined,
-        media=checked.media,
-        key=key,
-        resumed_requests=checkpoint.reused if checkpoint is not None and resumed else 0,
-        resumed_from=resumed,
-    )
-    if key is not None:
-        _store(ctx, spec, key, loaded, checked, info.fetched_at)
-    if checkpoint is not None:
-        checkpoint.done()  # stored (or returned uncached): nothing left to resume
-    ctx.record(info)
-    return Result(checked.valid, info, checked.members, dict(loaded.meta))

@@ -53,6 +53,9 @@ class Endpoint:
     parameters from the validated query (default: the query itself). ``echo``: what the answer
     says back, as (top-level field of the body, the request's parameter): the load refuses an
     answer whose field is present and differs (:mod:`realtyframes.loaders._answers`).
+    ``details``: the endpoint each record's full detail is read from when the load is asked for
+    them (the ``details`` option: the search's rows replaced by the detail rows, named by the
+    detail endpoint's ``path_param``).
     """
 
     operation: Operation
@@ -67,6 +70,7 @@ class Endpoint:
     refused: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     key: Callable[[Mapping[str, str]], dict[str, Any]] | None = None
     echo: tuple[str, str] | None = None
+    details: Endpoint | None = None
 
     @property
     def name(self) -> str:

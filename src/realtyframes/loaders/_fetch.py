@@ -3,9 +3,10 @@
 
 A *shaper* turns raw bodies into a :class:`~realtyframes.loaders._base.Loaded` (frames, no counts
 yet); a *fetcher* makes the requests of one :class:`Call` and returns the shaped result with its
-counts: :func:`fetch_one` (one request), :func:`fetch_paged` (a list operation, every page),
-:func:`fetch_listings` (the search, ``max_results`` and ``details``), :func:`fetch_changes` (id
-chunks, each paged) and :func:`fetch_or_empty` (a 404 that means "none").
+counts: :func:`fetch_one` (one request), :func:`fetch_paged` (a list operation, every page;
+``max_results``; with ``details``, each record's detail from the endpoint its row declares as
+``details``), :func:`fetch_changes` (id chunks, each paged) and :func:`fetch_or_empty` (a 404
+that means "none").
 
 >>> shape_contacts([b'{"total": 1, "contacts": [{"id": "c1"}]}']).frame["id"].tolist()
 ['c1']
@@ -21,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes.api import OPERATIONS
+from realtyframes.api import MAX_LISTING_IDS
 from realtyframes.errors import NotFoundError
 from realtyframes.loaders._answers import check_echo, echo_check
 from realtyframes.loaders._base import LoadContext, Loaded
@@ -45,15 +46,15 @@ __all__ = [
     "MAX_IDS_PER_REQUEST",
     "fetch_changes",
     "fetch_details",
-    "fetch_listings",
     "fetch_one",
     "fetch_or_empty",
     "fetch_paged",
     "ids_label",
+    "with_details",
 ]
 
-#: ListingIds one change-feed request may carry (design.md; more is a 400).
-MAX_IDS_PER_REQUEST = 100
+#: ListingIds one change-feed request carries (the spec's limit: :data:`realtyframes.api.MAX_LISTING_IDS`).
+MAX_IDS_PER_REQUEST = MAX_LISTING_IDS
 #: A change record's identity (the same record read twice while paging is kept once).
 CHANGE_KEY = ["ListingId", "ChangeType", "ChangeTimestamp"]
 
@@ -145,7 +146,8 @@ def fetch_or_empty(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
 
 def fetch_paged(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
     """Every page of a list operation (``call.options["max_results"]`` stops early), shaped; the
-    row count is checked against the server's total."""
+    row count is checked against the server's total. With ``call.options["details"]``, each
+    record's detail from the endpoint's ``details`` row (:func:`with_details`)."""
     assert endpoint.item_key is not None
     max_results = call.options.get("max_results")
     paged = fetch_pages(
@@ -163,7 +165,7 @@ def fetch_paged(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
     if max_results is not None and len(frame) > max_results:
         frame = frame.iloc[:max_results].reset_index(drop=True)
     expected = paged.total if max_results is None else min(paged.total, max_results)
-    return replace(
+    loaded = replace(
         shaped,
         frame=frame,
         requests=paged.requests,
@@ -171,6 +173,9 @@ def fetch_paged(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
         expected=expected,
         warnings=paged.warnings,
     )
+    if endpoint.details is None or not call.options.get("details"):
+        return loaded
+    return with_details(ctx, endpoint.details, loaded)
 
 
 #: Details fetched and shaped per batch: only one batch of raw bodies is held at a time.
@@ -178,14 +183,15 @@ DETAIL_BATCH = 2_000
 
 
 def fetch_details(
-    ctx: LoadContext, ids: list[str], *, desc: str = "details"
+    ctx: LoadContext, endpoint: Endpoint, ids: list[str], *, desc: str = "details"
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Each listing's detail, fetched concurrently within the rate budget -> (listings, media).
+    """Each listing's detail (``endpoint``: the detail row, ``ENDPOINTS["listing"]``), fetched concurrently within the rate budget -> (listings, media).
     Fetched and parsed :data:`DETAIL_BATCH` at a time (a whole load's bodies would take several
     times the memory of its frames). A detail of another listing than the one asked for is
     retried, then raised (:class:`~realtyframes.errors.ResponseMismatchError`). Details the
     load's checkpoint (``ctx.checkpoint``) holds are taken from it; the others are saved in it."""
-    paths = [OPERATIONS["listing"].at(i) for i in ids]
+    paths = [endpoint.at(i) for i in ids]
+    field = endpoint.echo[0] if endpoint.echo is not None else None
     checkpoint = ctx.checkpoint
     bar = _Bar(progress_enabled(ctx.progress), desc)
     bar.plan(len(paths) - sum(1 for p in paths if checkpoint is not None and checkpoint.has(p)))
@@ -197,7 +203,8 @@ def fetch_details(
             todo = [i for i, body in enumerate(bodies) if body is None]
 
             def check(index: int, body: bytes, start: int = start, todo: list[int] = todo) -> None:
-                check_echo(body, "ListingId", ids[start + todo[index]])
+                if field is not None:
+                    check_echo(body, field, ids[start + todo[index]])
 
             def arrived(
                 index: int, body: bytes, chunk: list[str] = chunk, todo: list[int] = todo
@@ -219,23 +226,24 @@ def fetch_details(
         bar.close()
 
 
-def fetch_listings(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
-    """The listing search (:func:`fetch_paged`); with ``details`` every listing's detail too."""
-    loaded = fetch_paged(ctx, endpoint, call)
-    if not call.options.get("details"):
-        return loaded
-    known = loaded.frame["ListingId"].notna()
-    ids = list(dict.fromkeys(loaded.frame.loc[known, "ListingId"].astype(str)))
+def with_details(ctx: LoadContext, detail: Endpoint, loaded: Loaded) -> Loaded:
+    """``loaded`` (search results) replaced by each record's detail from ``detail`` (the search
+    row's ``details``: the records are named by its ``path_param``); records without an id are
+    kept as they are (validation reports them)."""
+    id_field = detail.path_param
+    assert id_field is not None
+    known = loaded.frame[id_field].notna()
+    ids = list(dict.fromkeys(loaded.frame.loc[known, id_field].astype(str)))
     no_id = loaded.frame.loc[~known]  # cannot be looked up: validation reports them
     loaded = replace(loaded, frame=no_id.iloc[:0])  # the search frame is not held meanwhile
     reused = ctx.checkpoint.reused if ctx.checkpoint is not None else 0
-    detail, media = fetch_details(ctx, ids)
+    frame, media = fetch_details(ctx, detail, ids)
     if ctx.checkpoint is not None:  # details taken from the checkpoint were not requested
         reused = ctx.checkpoint.reused - reused
     if len(no_id):
-        detail = pd.concat([detail, no_id], ignore_index=True)
+        frame = pd.concat([frame, no_id], ignore_index=True)
     requests = loaded.requests + len(ids) - reused
-    return replace(loaded, frame=detail, media=media, requests=requests)
+    return replace(loaded, frame=frame, media=media, requests=requests)
 
 
 def ids_label(ids: list[str]) -> str:
@@ -255,7 +263,8 @@ def changes_key(query: Mapping[str, str]) -> dict[str, str]:
 
 
 def fetch_changes(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
-    """The change feed: ids 100 per request, each chunk paged; one row per change."""
+    """The change feed: ids :data:`MAX_IDS_PER_REQUEST` per request, each chunk paged; one row
+    per change."""
     assert endpoint.item_key is not None
     ids = call.query["ListingIds"].split(",")
     rest = {k: v for k, v in call.query.items() if k != "ListingIds"}

@@ -36,6 +36,7 @@ from realtyframes.api import caller_level as _caller_level
 from realtyframes.cache import Checkpoint
 from realtyframes.errors import DriftWarning
 from realtyframes.loaders._answers import PageQuestion
+from realtyframes.loaders._checks import check_count
 from realtyframes.loaders._page_info import (
     ID_FIELDS,
     MAX_RESCAN_PAGES,
@@ -58,21 +59,11 @@ __all__ = [
 ]
 
 
-#: The field identifying one record of each list, for the drift checks (byte scan).
-
-
 # -- paging -------------------------------------------------------------------------------------------
 
 
 def _query(params: Mapping[str, Any], offset: int) -> dict[str, Any]:
     return {**params, "Offset": str(offset), "Limit": str(PAGE_SIZE)}
-
-
-def _check_max_results(max_results: int | None) -> None:
-    if max_results is not None and (
-        isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 0
-    ):
-        raise ValueError(f"max_results: {max_results!r} is not an int >= 0")
 
 
 class _Reader:
@@ -282,9 +273,11 @@ def fetch_pages(
     """Every page of a list operation, as raw bodies, with the fewest requests.
 
     ``params`` are already validated query parameters (strings); ``Offset`` in them is where
-    paging starts (default 0) and ``Limit`` is replaced by pages of 50. ``item_key`` names the
-    records' member of a page (``"listings"``, ``"changes"``, ``"contacts"``). ``max_results``
-    stops after that many records (the first ones in the server's order; pages are whole, the
+    paging starts (default 0) and ``Limit`` is replaced by pages of :data:`PAGE_SIZE`.
+    ``item_key`` names the records' member of a page (``"listings"``, ``"changes"``,
+    ``"contacts"``). ``max_results`` (an int >= 1, or None: the one rule of
+    :func:`~realtyframes.loaders._checks.check_count`, a QueryError otherwise) stops after that
+    many records (the first ones in the server's order; pages are whole, the
     caller trims; no drift re-read from the top). ``progress``: a ``tqdm.auto`` bar when more
     than one page is read (None: on in terminals and notebooks). Issues a :class:`DriftWarning`
     when the data moved under paging and the gap could not be closed. ``checkpoint``: pages it
@@ -326,7 +319,7 @@ def fetch_pages_many(
     ...           for i in range(0, len(ids), 100)]  # doctest: +SKIP
     >>> pages = fetch_pages_many(api, "/v1/listings/changes", chunks, item_key="changes")  # doctest: +SKIP
     """
-    _check_max_results(max_results)
+    max_results = check_count("max_results", max_results)
     if item_key not in ID_FIELDS:
         raise ValueError(f"item_key: unknown value {item_key!r}; allowed: {', '.join(ID_FIELDS)}")
     bar = _Bar(progress_enabled(progress), desc)

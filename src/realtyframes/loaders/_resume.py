@@ -22,17 +22,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from realtyframes.cache import Checkpoint, ParquetCache
+from realtyframes.loaders._page_info import MAX_RESCAN_PAGES, PAGE_SIZE
 
 __all__ = ["CheckpointDrift", "drift_tolerance", "page_name", "run_resumable"]
 
 logger = logging.getLogger("realtyframes.loaders")
 
 T = TypeVar("T")
-
-#: Records per page (the spec's maximum; as in ``_page_info``).
-_PAGE = 50
-#: Pages a drift sweep re-reads from the top at most (``_page_info.MAX_RESCAN_PAGES``).
-_SWEEP = 40
 
 
 class CheckpointDrift(Exception):
@@ -50,7 +46,7 @@ def drift_tolerance(total: int) -> int:
     >>> drift_tolerance(400), drift_tolerance(20_000), drift_tolerance(1_000_000)
     (50, 1000, 2000)
     """
-    return max(_PAGE, min(_SWEEP * _PAGE, total // 20))
+    return max(PAGE_SIZE, min(MAX_RESCAN_PAGES * PAGE_SIZE, total // 20))
 
 
 def page_name(path: str, query: Mapping[str, Any] | None) -> str:

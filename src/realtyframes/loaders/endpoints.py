@@ -1,17 +1,18 @@
 """How the client side loads each operation of the spec: records' key, schema, shaper, fetch
-strategy, cache folder and lifetime, added to the row of :data:`realtyframes.api.OPERATIONS`
-(name, host, path, path parameter, validator) that each :class:`Endpoint` carries.
+strategy, loader options, cache folder and lifetime, and which endpoint gives a record's details,
+added to the row of :data:`realtyframes.api.OPERATIONS` (name, host, path, path parameter,
+validator) that each :class:`Endpoint` carries. The table only: the load that reads it is
+:func:`realtyframes.loaders._load.run_load`.
 
-:data:`ENDPOINTS` (name -> :class:`Endpoint`) is what the client side reads: :func:`run_load` (the
-loaders and the ``Client``'s data methods), the cache's lifetimes (:data:`TTLS`), and whatever
-mirrors the REST operations (MCP tools, the ``fetch`` command). ``ApiClient.call`` and
+:data:`ENDPOINTS` (name -> :class:`Endpoint`) is what the client side reads: ``run_load`` (the
+``Client``'s data methods), the cache's lifetimes (:data:`TTLS`), and whatever mirrors the REST
+operations (MCP tools, the ``fetch`` command). ``ApiClient.call`` and
 :func:`realtyframes.api.prepare` read the operations table itself: nothing registers anything.
 
 >>> [e.path for e in ENDPOINTS.values() if e.paged]
 ['/v1/listings', '/v1/listings/changes', '/v1/contacts']
->>> ENDPOINTS["listing"].prepare({"ListingId": "A1"}).path
-'/v1/listings/A1'
->>> result = run_load(ctx, ENDPOINTS["contacts"], {})  # doctest: +SKIP
+>>> ENDPOINTS["listings"].details.name
+'listing'
 """
 
 from __future__ import annotations
@@ -24,29 +25,34 @@ from typing import Any
 from realtyframes.api import OPERATIONS
 from realtyframes.cache import ParquetCache
 from realtyframes.loaders import _fetch
-from realtyframes.loaders._base import (
-    LoadContext,
-    LoadSpec,
-    Result,
-    default_cache_dir,
-    load,
-)
+from realtyframes.loaders._base import default_cache_dir
 from realtyframes.loaders._checks import check_count, check_flag
 from realtyframes.loaders._endpoint import Endpoint
+from realtyframes.loaders._page_info import PAGE_SIZE
 from realtyframes.schemas import (
     ANALYTICS_MODELS,
     Contact,
     ContactActivity,
     Listing,
     ListingChange,
-    OnInvalid,
 )
 
-__all__ = ["ENDPOINTS", "MARKET", "TTLS", "Endpoint", "make_cache", "run_load"]
+__all__ = ["ENDPOINTS", "MARKET", "TTLS", "Endpoint", "make_cache"]
 
 _PAGING_REFUSED = (
-    "paging is done by the loader (pages of 50, all of them)",
+    f"paging is done by the loader (pages of {PAGE_SIZE}, all of them)",
     "max_results=N to stop after N listings",
+)
+
+#: One listing with every detail field: its own operation, and the details of the search.
+_LISTING = Endpoint(
+    OPERATIONS["listing"],
+    model=Listing,
+    shape=_fetch.shape_listing,
+    fetch=_fetch.fetch_one,
+    resource="listing",
+    ttl=timedelta(days=1),
+    echo=("ListingId", "ListingId"),
 )
 
 
@@ -61,21 +67,14 @@ ENDPOINTS: dict[str, Endpoint] = _table(
         item_key="listings",
         model=Listing,
         shape=_fetch.shape_listings,
-        fetch=_fetch.fetch_listings,
+        fetch=_fetch.fetch_paged,
         resource="listings",
         paged=True,
         options={"max_results": (None, check_count), "details": (False, check_flag)},
         refused={"Offset": _PAGING_REFUSED, "Limit": _PAGING_REFUSED},
+        details=_LISTING,
     ),
-    Endpoint(
-        OPERATIONS["listing"],
-        model=Listing,
-        shape=_fetch.shape_listing,
-        fetch=_fetch.fetch_one,
-        resource="listing",
-        ttl=timedelta(days=1),
-        echo=("ListingId", "ListingId"),
-    ),
+    _LISTING,
     Endpoint(
         OPERATIONS["listing_changes"],
         item_key="changes",
@@ -151,35 +150,3 @@ def make_cache(
     elif ttl is not None:
         ttls.update(dict.fromkeys((e.resource for e in ENDPOINTS.values() if e.resource), ttl))
     return ParquetCache(cache_dir if cache_dir is not None else default_cache_dir(), ttl=ttls)
-
-
-def run_load(
-    ctx: LoadContext,
-    endpoint: Endpoint,
-    params: Mapping[str, Any],
-    *,
-    refresh: bool = False,
-    on_invalid: OnInvalid = "quarantine",
-    **options: Any,
-) -> Result:
-    """Load ``endpoint`` with ``params`` (spec names; path identifiers too): validate (QueryError
-    before any request), answer from the cache when fresh, else fetch + shape + validate + store.
-
-    >>> result = run_load(ctx, ENDPOINTS["listings"], {"City": "Miami"}, max_results=100)  # doctest: +SKIP
-    >>> result.frame, result.info.requests  # doctest: +SKIP
-    """
-    if endpoint.fetch is None or endpoint.resource is None:
-        raise ValueError(f"{endpoint.name} is not a loader endpoint (raw JSON: ApiClient.call)")
-    call = endpoint.call(params, options)
-    refresh = check_flag("refresh", refresh)
-    spec = LoadSpec(
-        endpoint.resource,
-        endpoint.name,
-        call.key_params,
-        endpoint.model,
-        on_invalid,
-        refresh,
-        endpoint.host,
-    )
-    fetch = endpoint.fetch
-    return load(ctx, spec, lambda: fetch(ctx, endpoint, call))

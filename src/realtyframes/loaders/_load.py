@@ -1,0 +1,273 @@
+"""One load, top to bottom: :func:`run_load` validates the call, :func:`load` answers it from the
+cache or fetches, validates and stores it.
+
+1. ``run_load(ctx, endpoint, params, **options)``: the endpoint's :meth:`~Endpoint.call` refuses
+   paging parameters, validates the filters (``api``), checks the loader's options once
+   (:mod:`._checks`) and builds the cache key's parameters: QueryError before any request.
+2. ``load(ctx, endpoint, call)``: the cache key (:func:`cache_key`); a fresh entry answers with
+   zero requests (:func:`_from_cache`);
+3. on a miss, the endpoint's fetch strategy (:mod:`._fetch`) runs under a checkpoint
+   (:mod:`._resume`), shaping raw bodies into frames;
+4. every frame is validated against its model, invalid rows to the quarantine (:func:`_check`);
+5. the result is stored with its companions (:func:`_store`) and its :class:`LoadInfo` recorded.
+
+>>> result = run_load(ctx, ENDPOINTS["listings"], {"City": "Miami"}, max_results=100)  # doctest: +SKIP
+>>> result.frame, result.info.requests  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from realtyframes.api import caller_level as _caller_level
+from realtyframes.cache import Checkpoint
+from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning
+from realtyframes.loaders._base import (
+    LoadContext,
+    Loaded,
+    LoadInfo,
+    Result,
+    ids_in,
+    parquet_safe,
+    validate_frame,
+)
+from realtyframes.loaders._checks import check_flag
+from realtyframes.loaders._endpoint import Call, Endpoint
+from realtyframes.loaders._resume import run_resumable
+from realtyframes.schemas import OnInvalid
+
+logger = logging.getLogger("realtyframes.loaders")
+
+__all__ = ["cache_key", "load", "run_load"]
+
+#: Companions of an entry that are the load's own (the others are members of the result).
+_OWN_EXTRAS = ("quarantine", "media")
+
+
+def run_load(
+    ctx: LoadContext,
+    endpoint: Endpoint,
+    params: Mapping[str, Any],
+    *,
+    refresh: bool = False,
+    on_invalid: OnInvalid = "quarantine",
+    **options: Any,
+) -> Result:
+    """Load ``endpoint`` with ``params`` (spec names; path identifiers too) and the loader's
+    ``options`` (``max_results``, ``details``: the endpoint declares which): validate (QueryError
+    before any request), then :func:`load`.
+
+    >>> result = run_load(ctx, ENDPOINTS["listings"], {"City": "Miami"}, max_results=100)  # doctest: +SKIP
+    >>> result.frame, result.info.requests  # doctest: +SKIP
+    """
+    if endpoint.fetch is None or endpoint.resource is None:
+        raise ValueError(f"{endpoint.name} is not a loader endpoint (raw JSON: ApiClient.call)")
+    call = endpoint.call(params, options)
+    return load(
+        ctx,
+        endpoint,
+        call,
+        refresh=check_flag("refresh", refresh),
+        on_invalid=on_invalid,
+    )
+
+
+def load(
+    ctx: LoadContext,
+    endpoint: Endpoint,
+    call: Call,
+    *,
+    refresh: bool = False,
+    on_invalid: OnInvalid = "quarantine",
+) -> Result:
+    """A validated ``call`` of ``endpoint``: the cache's fresh entry, else fetch + validate +
+    store; returns the valid frame and its :class:`LoadInfo`.
+
+    A fresh cache entry answers with zero requests (``refresh`` skips it). On a miss the
+    fetched frame (and each member frame) is validated (``on_invalid``), rows short of the
+    server's total are reported, and the result is written with its ``quarantine``, ``media``
+    and member companions.
+    """
+    resource = _resource(endpoint)
+    key = cache_key(ctx, endpoint, call, on_invalid) if ctx.cache is not None else None
+    if key is not None and not refresh:
+        cached = _from_cache(ctx, resource, key)
+        if cached is not None:
+            return cached
+    fetched_at = datetime.now(UTC)
+    fetch = endpoint.fetch
+    assert fetch is not None
+
+    def run(checkpoint: Checkpoint | None) -> Loaded:
+        ctx.checkpoint = checkpoint
+        try:
+            return fetch(ctx, endpoint, call)
+        finally:
+            ctx.checkpoint = None
+
+    scope = {"resource": resource, "operation": endpoint.name, "key": key}
+    loaded, checkpoint = run_resumable(ctx.cache, resource, key, scope, refresh=refresh, run=run)
+    resumed = checkpoint.resumed_from if checkpoint is not None else None
+    checked = _check(endpoint, loaded, on_invalid)
+    info = LoadInfo(
+        resource=resource,
+        rows=len(checked.valid),
+        quarantined=len(checked.quarantined),
+        requests=loaded.requests,
+        from_cache=False,
+        fetched_at=resumed or fetched_at,  # a resumed load's data is as old as its first page
+        total=loaded.total,
+        warnings=tuple(checked.messages),
+        quarantine=checked.quarantined,
+        media=checked.media,
+        key=key,
+        resumed_requests=checkpoint.reused if checkpoint is not None and resumed else 0,
+        resumed_from=resumed,
+    )
+    if key is not None:
+        _store(ctx, endpoint, call, key, loaded, checked, info.fetched_at)
+    if checkpoint is not None:
+        checkpoint.done()  # stored (or returned uncached): nothing left to resume
+    ctx.record(info)
+    return Result(checked.valid, info, checked.members, dict(loaded.meta))
+
+
+def _resource(endpoint: Endpoint) -> str:
+    if endpoint.resource is None:
+        raise ValueError(f"{endpoint.name} is not a loader endpoint (raw JSON: ApiClient.call)")
+    return endpoint.resource
+
+
+def cache_key(ctx: LoadContext, endpoint: Endpoint, call: Call, on_invalid: OnInvalid) -> str:
+    """The entry key: host + operation + the call's normalised key parameters (+ ``on_invalid``
+    unless the default) + the account's fingerprint (never a secret)."""
+    assert ctx.cache is not None
+    params = dict(call.key_params)
+    if on_invalid != "quarantine":  # other modes keep other rows: their own entries
+        params["on_invalid"] = on_invalid
+    return ctx.cache.key(
+        host=ctx.api.cache_host(endpoint.host),
+        operation=endpoint.name,
+        params=params,
+        account=ctx.api.fingerprint,
+    )
+
+
+def _from_cache(ctx: LoadContext, resource: str, key: str) -> Result | None:
+    """The fresh cache entry ``key`` of ``resource`` as a Result (zero requests), else None."""
+    assert ctx.cache is not None
+    entry = ctx.cache.read(resource, key)
+    if entry is None or not ctx.cache.is_fresh(entry):
+        return None
+    meta = entry.meta
+    info = LoadInfo(
+        resource=resource,
+        rows=len(entry.frame),
+        quarantined=int(meta.get("quarantined") or 0),
+        requests=0,
+        from_cache=True,
+        fetched_at=entry.fetched_at,
+        total=meta.get("total"),
+        warnings=tuple(meta.get("load_warnings") or ()),
+        quarantine=entry.extra.get("quarantine", pd.DataFrame()),
+        media=entry.extra.get("media"),
+        key=key,
+    )
+    ctx.record(info)
+    logger.debug("cache hit %s/%s (%d rows)", resource, key, info.rows)
+    stored = {k: v for k, v in entry.extra.items() if k not in _OWN_EXTRAS}
+    return Result(entry.frame, info, stored, dict(meta))
+
+
+@dataclass
+class _Checked:
+    """A fetched result after validation: valid rows, valid members, quarantine, messages."""
+
+    valid: pd.DataFrame
+    members: dict[str, pd.DataFrame]
+    quarantined: pd.DataFrame
+    messages: list[str]
+    media: pd.DataFrame | None
+
+
+def _check(endpoint: Endpoint, loaded: Loaded, on_invalid: OnInvalid) -> _Checked:
+    """Validate the frame against ``endpoint.model`` and each member against its own
+    (``on_invalid``); report quarantined and missing
+    rows. Quarantined rows of member frames carry a ``_member`` column."""
+    messages = list(loaded.warnings)
+    fetched = len(loaded.frame)
+    valid, quarantined = validate_frame(loaded.frame, endpoint.model, on_invalid)
+    members: dict[str, pd.DataFrame] = {}
+    if loaded.members:
+        parts = [quarantined.assign(_member=endpoint.resource)] if len(quarantined) else []
+        for name, (member, model) in loaded.members.items():
+            members[name], bad = validate_frame(member, model, on_invalid)
+            fetched += len(member)
+            if len(bad):
+                parts.append(bad.assign(_member=name))
+        if parts:
+            quarantined = pd.concat(parts, ignore_index=True)
+    if len(quarantined):
+        messages.append(
+            f"{endpoint.resource}: {len(quarantined)} of {fetched} rows quarantined "
+            "(see client.last_load.quarantine, column _quarantine_reason)"
+        )
+    if loaded.expected is not None and fetched < loaded.expected and not loaded.warnings:
+        message = (
+            f"{endpoint.resource}: {fetched} rows received but the server's total promises "
+            f"{loaded.expected}; {loaded.expected - fetched} are missing"
+        )
+        messages.append(message)
+        _warn(message)
+    media = loaded.media
+    if media is not None and len(quarantined) and "ListingId" in media:
+        media = media.loc[ids_in(media["ListingId"], valid["ListingId"])].reset_index(drop=True)
+    return _Checked(valid, members, quarantined, messages, media)
+
+
+def _store(
+    ctx: LoadContext,
+    endpoint: Endpoint,
+    call: Call,
+    key: str,
+    loaded: Loaded,
+    checked: _Checked,
+    at: datetime,
+) -> None:
+    """Write the valid frame with its companions; a cache that cannot be written is a warning."""
+    assert ctx.cache is not None
+    companions: dict[str, pd.DataFrame] = {"quarantine": parquet_safe(checked.quarantined)}
+    if checked.media is not None:
+        companions["media"] = checked.media
+    companions.update(checked.members)
+    meta = {
+        "host": ctx.api.cache_host(endpoint.host),
+        "operation": endpoint.name,
+        "params": dict(call.key_params),
+        "account": ctx.api.fingerprint,
+        "fetched_at": at,
+        "total": loaded.total,
+        "requests": loaded.requests,
+        "load_warnings": list(checked.messages),
+        **loaded.meta,
+    }
+    try:
+        ctx.cache.write(_resource(endpoint), key, checked.valid, meta, extra_frames=companions)
+    except (OSError, CacheLockTimeout, pa.ArrowException) as exc:
+        _warn(
+            f"could not store {endpoint.resource} in the cache at {ctx.cache.root} "
+            f"({type(exc).__name__}: {exc}); the data is returned uncached",
+            CacheWarning,
+        )
+
+
+def _warn(message: str, category: type[Warning] = DataQualityWarning) -> None:
+    warnings.warn(message, category, stacklevel=_caller_level())
