@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
-from realtyframes.cache import file_lock, is_locked
+from realtyframes.cache import ParquetCache, file_lock, is_locked
 from realtyframes.loaders import SYNC_WAIT, sync_lock
 from realtyframes.sandbox import RunningSandbox
 
@@ -188,7 +188,9 @@ def test_a_lock_held_past_wait_is_scope_busy_and_records_a_failed_run(
             "ScopeBusyError",
         )
         client.sync_listings(City="Doral", wait=0)  # free again: syncs
-        assert requests and not is_locked(lock)
+        assert requests and not is_locked(lock) and lock.exists()
+        ParquetCache(client.dataset_path("market").parent).clear()
+        assert not lock.exists()  # `cache clear` removes the sync locks no one holds
 
 
 def test_wait_is_checked_before_any_request_and_a_client_without_cache_takes_no_lock(

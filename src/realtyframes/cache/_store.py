@@ -508,7 +508,11 @@ class ParquetCache:
                 leftover.unlink(missing_ok=True)
         remove_dead_writers_files(self._layout)
         remove_kept_leftovers(self._layout, resource)
-        for lock in internal.glob(f"locks/{resource}/*.lock"):  # keys with no data (interrupted)
+        idle = [
+            *internal.glob(f"locks/{resource}/*.lock"),
+            *internal.glob(f"locks/{resource}.sync/*.lock"),
+        ]
+        for lock in idle:  # keys with no data (interrupted), and sync locks no one holds
             try:
                 with file_lock(lock, timeout=0):
                     lock.unlink(missing_ok=True)
