@@ -148,7 +148,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     output = parser.add_argument_group("output")
     output.add_argument(
-        "-q", "--quiet", action="store_true", help="no log lines, only the failure line if any"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no log lines, only the failure line if any (and a flagged run's: exit code 3)",
     )
     output.add_argument(
         "-v",

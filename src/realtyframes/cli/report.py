@@ -76,7 +76,9 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="The market report: headline numbers, the market comparison, the top price "
         "drops, the website's traffic and the lead funnel, as one self-contained HTML file "
         "(charts embedded, printable) plus its data. Runs on the embedded sandbox when no host "
-        "or credentials are configured. Prints the report's path.",
+        "or credentials are configured. Prints the report's path. Exit codes: 0 done, 1 "
+        "failure, 2 bad usage, 3 done but a run was flagged in the run history (see "
+        "`realtyframes runs`), 75 another run kept syncing the market past --wait.",
     )
     parser.add_argument(
         "--city",
