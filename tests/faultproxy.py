@@ -19,7 +19,9 @@ so a retry can succeed; None: every time):
   every request (``times`` of them) gets the start of an answer and then its connection is closed,
   the body cut off; nothing is forwarded. ``proxy.requests`` counts every request that arrived.
 
-``proxy.injected`` counts the faults injected since the last ``set``, by mode.
+``proxy.injected`` counts the faults injected since the last ``set``, by mode; ``proxy.paths``
+the GET requests forwarded, by path. ``proxy.upstream`` may be changed while it runs (another
+server behind the same URL).
 
 >>> with start_proxy(sandbox.url) as proxy:  # doctest: +SKIP
 ...     proxy.set("stale_page", times=2)
@@ -67,6 +69,7 @@ class FaultProxy:
         self.injected: Counter[str] = Counter()
         self.forwarded = 0
         self.requests = 0
+        self.paths: Counter[str] = Counter()  # forwarded GET requests by path
         self.after = 0
         self._lock = threading.Lock()
         self._pages: dict[str, tuple[frozenset[tuple[str, str]], bytes, dict[str, str]]] = {}
@@ -83,6 +86,7 @@ class FaultProxy:
             self.mode, self.left, self.after = mode, times, after
             self.injected.clear()
             self.forwarded = self.requests = 0
+            self.paths.clear()
             self._pages.clear()
 
     def drop_now(self) -> bool:
@@ -109,6 +113,7 @@ class FaultProxy:
         response = self._http.get(url, headers=headers)
         with self._lock:
             self.forwarded += 1
+            self.paths[path] += 1
         if path == "/v1/listings" and response.status_code == 200:
             with self._lock:
                 for found in _LISTING_ID.findall(response.content)[:50]:

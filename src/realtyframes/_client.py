@@ -52,6 +52,7 @@ from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     ENDPOINTS,
     SYNC_RESOURCE,
+    SYNC_WAIT,
     LoadContext,
     LoadInfo,
     changes_params,
@@ -400,7 +401,12 @@ class Client(RunsMixin):
         return analytics
 
     def sync_listings(
-        self, *, refresh: bool = False, history_since: Any = None, **scope: Any
+        self,
+        *,
+        refresh: bool = False,
+        history_since: Any = None,
+        wait: float | None = SYNC_WAIT,
+        **scope: Any,
     ) -> pd.DataFrame:
         """The whole market of a scope (``PropertyType=``, ``City=``, ``PostalCode=`` ... all
         but ``Status`` and the price / days ranges), every status, kept current incrementally in
@@ -409,12 +415,17 @@ class Client(RunsMixin):
         ``history_since=`` a date; ``False`` skips it): see :meth:`listing_history`. After an
         incremental sync, ``client.last_load.changes`` lists what changed (new, price_cut,
         pending, closed, back_on_market ...). How it works and what it costs: ``docs/sync.md``.
+        One sync of a scope at a time, in every process: while another syncs it, this call waits
+        (``wait`` seconds, default 900; None: no limit; then :class:`ScopeBusyError`) and takes
+        that sync's market from the cache (``last_load.from_cache``, no request).
 
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
         with recorded(self, "sync", SYNC_RESOURCE, sync_scope(scope)):
-            return sync_listings(self, scope, refresh=refresh, history_since=history_since)
+            return sync_listings(
+                self, scope, refresh=refresh, history_since=history_since, wait=wait
+            )
 
     def listing_history(self, **scope: Any) -> pd.DataFrame:
         """Every change the service reported for a scope's listings (backfilled by the first sync,

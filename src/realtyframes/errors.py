@@ -421,8 +421,9 @@ class CacheReadTimeout(CacheLockTimeout):
 
 
 class ScopeBusyError(CacheLockTimeout):
-    """Another run (a watch, in another process) kept syncing the same scope for longer than
-    this run would wait for it; nothing was synced twice."""
+    """Another sync of the same scope (a ``sync_listings``, report or watch run, in another
+    process or thread) kept its lock longer than this one would wait (``wait=``, ``--wait``);
+    this one synced nothing, and nothing was synced twice (``docs/sync.md``)."""
 
 
 class NotificationError(RealtyFramesError):

@@ -8,18 +8,21 @@ import logging
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
 
 import realtyframes as rf
-from realtyframes.cache import file_lock
+from realtyframes.cache import file_lock, is_locked
 from realtyframes.cli import main
 from realtyframes.cli.config import EXIT_BUSY, EXIT_FAILURE, EXIT_OK
+from realtyframes.loaders import sync_lock
 from realtyframes.sandbox import RunningSandbox
-from realtyframes.watch import WatchStore, scope_id
 from receivers import Hook, http_receiver, smtp_server
 
 TOKEN = "cli-hook-token-Vb71Qa"
@@ -106,41 +109,52 @@ def test_watch_bad_usage_exits_2_and_bad_values_exit_1_before_any_request(
 def test_two_processes_on_one_scope_sync_once(
     tmp_path: Path, start_sandbox: Callable[..., RunningSandbox]
 ) -> None:
-    """The test holds the scope's lock as a running watch does; a second process started on the
-    same scope exits 75 without waiting (``--wait 0``), and with a wait, blocks until the first
-    completes its sync and then takes that sync instead of syncing again."""
+    """The test holds the scope's lock (``loaders.sync_lock``) as a running sync does; a second
+    process started on the same scope exits 75 without waiting (``--wait 0``), and with a wait,
+    blocks until the test's own sync (paused at its first request, the lock held) completes, and
+    then takes that sync instead of syncing again."""
     sandbox = start_sandbox(listings=600)
     cache = tmp_path / "cache"
     flags = ["--base-url", sandbox.url, "--cache-dir", str(cache)]
     assert main(["watch", "add", "doral", "--City", "Doral", *flags]) == EXIT_OK
+    go = threading.Event()
+    hooks = {"request": [lambda request: go.wait(120)]}
     with rf.Client(base_url=sandbox.url, cache_dir=cache, progress=False) as client:
         scope = rf.Watches(client).get("doral").scope
         client.sync_listings(**scope)
-        store = WatchStore(cache)
-        lock = store.lock_path(scope_id(client, scope))
+        lock = sync_lock(client, scope)
+        assert lock is not None
         with file_lock(lock, timeout=5):
             busy = _subprocess(["watch", "run", "--wait", "0", *flags], tmp_path)
             out, err = busy.communicate(timeout=120)
             assert busy.returncode == EXIT_BUSY, err
             assert out == ""
             assert "ScopeBusyError: another run kept syncing City=Doral" in err
-            syncs_before = client.sync_state(**scope)["syncs"]
-
-            waiting = _subprocess(["watch", "run", "--wait", "120", "-v", *flags], tmp_path)
-            assert waiting.stderr is not None
-            seen = []
-            for line in waiting.stderr:  # wait until it waits for the lock
-                seen.append(line)
-                if "waiting up to 120 s" in line:
-                    break
-            assert any("another run is syncing City=Doral" in s for s in seen), seen
-            client.sync_listings(**scope)  # the first run's sync, while the second waits
+        syncs_before = client.sync_state(**scope)["syncs"]
+    with (
+        rf.Client(base_url=sandbox.url, cache_dir=cache, progress=False, event_hooks=hooks) as c,
+        ThreadPoolExecutor(1) as pool,
+    ):
+        first = pool.submit(c.sync_listings, **scope)  # holds the lock, paused at its 1st request
+        while not is_locked(lock):
+            assert not first.done(), first.exception()
+            time.sleep(0.01)
+        waiting = _subprocess(["watch", "run", "--wait", "120", "-v", *flags], tmp_path)
+        assert waiting.stderr is not None
+        seen = []
+        for line in waiting.stderr:  # wait until it waits for the lock
+            seen.append(line)
+            if "waiting up to 120 s" in line:
+                break
+        assert any("another run is syncing City=Doral" in s for s in seen), seen
+        go.set()  # the first run's sync goes on while the second waits
+        first.result(timeout=120)
         out, err = waiting.communicate(timeout=120)
         assert waiting.returncode == EXIT_OK, err
         assert out.strip().endswith("(synced by another run)")
-        assert "using the sync another run just completed" in err
-        # one sync by the holder, none by the waiting process
-        assert client.sync_state(**scope)["syncs"] == syncs_before + 1
+        assert "another run synced it meanwhile" in err
+        # one sync by the first run, none by the waiting process
+        assert c.sync_state(**scope)["syncs"] == syncs_before + 1
 
 
 def test_report_market_notify_sends_the_html_by_email_and_a_summary_elsewhere(

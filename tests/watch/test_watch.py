@@ -280,15 +280,15 @@ def test_a_busy_scope_is_flagged_and_the_other_scopes_still_run(
     start_sandbox: Callable[..., RunningSandbox], make_client: Callable[..., rf.Client]
 ) -> None:
     from realtyframes.cache import file_lock
-    from realtyframes.watch import WatchStore, scope_id
+    from realtyframes.loaders import sync_lock
 
     sandbox = start_sandbox(listings=300)
     client = make_client(sandbox.url)
     watches = rf.Watches(client)
     watches.add("a", City="Doral")
     watches.add("b", City="Miami")
-    store = WatchStore(client.dataset_path("market").parent)
-    held = store.lock_path(scope_id(client, watches.get("a").scope))
+    held = sync_lock(client, watches.get("a").scope)
+    assert held is not None
     with file_lock(held, timeout=5):  # another run syncing Doral
         busy, done = watches.run(wait=0)
     assert busy.busy and not busy.ok and busy.total == 0 and not busy.synced

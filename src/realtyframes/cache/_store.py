@@ -65,6 +65,7 @@ from realtyframes.cache._generations import (
     Torn,
     Unreadable,
     entry_meta,
+    footer,
     identity,
     read_frame,
     release_previous,
@@ -183,6 +184,20 @@ class ParquetCache:
         lock = self._layout.lock(resource, key)
         _private_dirs(lock.parent)
         return lock
+
+    def job_lock(self, resource: str, key: str) -> Path:
+        """The lock file a long job on ``key`` holds from its first read to its write (a market's
+        sync: ``.rf/locks/<resource>.sync/<key>.lock``), apart from the write lock, which
+        :meth:`write` takes inside it for the files' replacement only (docs/sync.md)."""
+        self._folder(resource, key)  # checks both names
+        return self._lock_path(f"{resource}.sync", key)
+
+    def generation(self, resource: str, key: str) -> str | None:
+        """The generation (``Entry.meta["generation"]``, new at each write) of the entry stored
+        now, from its file's footer only; None when there is none."""
+        meta = footer(self._layout.find(self._folder(resource, key), key))
+        found = (meta or {}).get("generation")
+        return found if isinstance(found, str) else None
 
     def ttl_for(self, resource: str) -> timedelta | float | None:
         """The freshness window of ``resource`` (``None``: never expires)."""
@@ -493,7 +508,11 @@ class ParquetCache:
                 leftover.unlink(missing_ok=True)
         remove_dead_writers_files(self._layout)
         remove_kept_leftovers(self._layout, resource)
-        for lock in internal.glob(f"locks/{resource}/*.lock"):  # keys with no data (interrupted)
+        idle = [
+            *internal.glob(f"locks/{resource}/*.lock"),
+            *internal.glob(f"locks/{resource}.sync/*.lock"),
+        ]
+        for lock in idle:  # keys with no data (interrupted), and sync locks no one holds
             try:
                 with file_lock(lock, timeout=0):
                     lock.unlink(missing_ok=True)

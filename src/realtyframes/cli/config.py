@@ -3,7 +3,8 @@
 Settings themselves (flags > environment > config file) are resolved by
 :mod:`realtyframes._config`, which a library user needs too; here they come from parsed arguments.
 A command body runs inside :func:`run_guarded`: log records and warnings go to stderr (secrets
-masked), a failure is one line on stderr and exit code 1 (130 on Ctrl-C).
+masked), a failure is one line on stderr and exit code 1 (130 on Ctrl-C, 75 when another run
+kept the scope busy, 3 when the command completed but a run it recorded was flagged).
 
 >>> from realtyframes.errors import QueryError
 >>> error_line(QueryError("Status", "unknown value 'Sold'", ["Active", "Closed"]))
@@ -39,6 +40,8 @@ from realtyframes.errors import (
     RateLimitError,
     RealtyFramesError,
     RequestTimeoutError,
+    RunAnomalyWarning,
+    ScopeBusyError,
     TransportError,
 )
 
@@ -48,11 +51,14 @@ if TYPE_CHECKING:
 PROG = "realtyframes"
 
 #: Exit codes of every command (docs/scheduling.md): done; a failure (one line on stderr); bad
-#: usage (argparse, or a bad option value); another run held the scope past its wait
-#: (``EX_TEMPFAIL`` of sysexits.h: try again later); interrupted (Ctrl-C, SIGINT).
+#: usage (argparse, or a bad option value); done, but a run it recorded was flagged in the run
+#: history (RunAnomalyWarning: rows fell, or the quarantine rose, against the previous run of its
+#: scope); another run held the scope past its wait (``EX_TEMPFAIL`` of sysexits.h: try again
+#: later); interrupted (Ctrl-C, SIGINT). A failure or a busy scope wins over an anomaly.
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+EXIT_ANOMALY = 3
 EXIT_BUSY = 75
 EXIT_INTERRUPTED = 130
 
@@ -142,7 +148,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     output = parser.add_argument_group("output")
     output.add_argument(
-        "-q", "--quiet", action="store_true", help="no log lines, only the failure line if any"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no log lines, only the failure line if any (and a flagged run's: exit code 3)",
     )
     output.add_argument(
         "-v",
@@ -198,13 +207,19 @@ class _Formatter(logging.Formatter):
 
 @contextlib.contextmanager
 def cli_logging(
-    prog: str, *, quiet: bool = False, verbose: int = 0, secrets: list[str] | None = None
+    prog: str,
+    *,
+    quiet: bool = False,
+    verbose: int = 0,
+    secrets: list[str] | None = None,
+    flagged: list[str] | None = None,
 ) -> Iterator[None]:
     """Log ``realtyframes.*`` records and warnings to stderr (masked) while the block runs.
 
     Default: warnings (a scheduled run that goes well prints nothing on stderr); ``verbose`` 1:
     info (progress), 2: debug; ``quiet``: errors only. ``secrets`` (a list that may be filled
-    later) are masked out of every record. The handlers are removed afterwards.
+    later) are masked out of every record; ``flagged`` gets the message of each
+    RunAnomalyWarning (every one, even under ``quiet``). The handlers are removed afterwards.
     """
     masks: list[str] = [] if secrets is None else secrets
     level = (
@@ -238,6 +253,8 @@ def cli_logging(
     warned = logging.getLogger("realtyframes.warnings")
 
     def show(message: Any, category: type[Warning], *_args: Any, **_kwargs: Any) -> None:
+        if flagged is not None and issubclass(category, RunAnomalyWarning):
+            flagged.append(mask_text(str(message), masks))
         warned.warning("%s: %s", category.__name__, message)
 
     with warnings.catch_warnings():
@@ -245,6 +262,7 @@ def cli_logging(
         # logs deprecations itself
         warnings.filterwarnings("default", category=UserWarning)
         warnings.filterwarnings("ignore", category=ApiDeprecationWarning)
+        warnings.filterwarnings("always", category=RunAnomalyWarning)  # each one: the exit code
         warnings.showwarning = show
         try:
             yield
@@ -294,22 +312,37 @@ def run_guarded(
     args: argparse.Namespace,
     body: Callable[[Settings], int],
     settings_env: Mapping[str, str] | None = None,
+    *,
+    anomalies: bool = True,
 ) -> int:
-    """Run ``body(settings)`` with CLI logging; on failure print one line to stderr, return 1.
+    """Run ``body(settings)`` with CLI logging; on failure print one line to stderr, return 1
+    (75 for :class:`ScopeBusyError`).
 
-    ``body`` returns an exit code. With ``-vv`` a failure also prints its traceback.
+    ``body`` returns an exit code; when it is 0 and a run it recorded was flagged
+    (RunAnomalyWarning), 3 (``anomalies=False``: 0 still; a server's status is not its runs').
+    With ``-vv`` a failure also prints its traceback.
     """
     quiet, verbose = bool(getattr(args, "quiet", False)), int(getattr(args, "verbose", 0) or 0)
     secrets: list[str] = []
-    with cli_logging(prog, quiet=quiet, verbose=verbose, secrets=secrets):
+    flagged: list[str] = []
+    with cli_logging(prog, quiet=quiet, verbose=verbose, secrets=secrets, flagged=flagged):
         settings: Settings | None = None
         try:
             settings = settings_from_args(args, settings_env)
             secrets.extend(settings.secrets)
-            return int(body(settings))
+            code = int(body(settings))
+            if code != EXIT_OK or not flagged or not anomalies:
+                return code
+            if quiet:  # the warnings were not shown: say why the exit code is 3
+                for message in flagged:
+                    print(f"{prog}: warning: RunAnomalyWarning: {message}", file=sys.stderr)
+            return EXIT_ANOMALY
         except KeyboardInterrupt:
             print(f"{prog}: interrupted", file=sys.stderr)
             return EXIT_INTERRUPTED
+        except ScopeBusyError as exc:
+            print(f"{prog}: error: {error_line(exc, settings)}", file=sys.stderr)
+            return EXIT_BUSY
         except Exception as exc:
             expected = isinstance(exc, EXPECTED_ERRORS)
             if verbose >= 2:

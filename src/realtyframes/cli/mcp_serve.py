@@ -48,4 +48,4 @@ def run_mcp_serve(args: argparse.Namespace) -> int:
         options = {**settings.client_kwargs(), **client_options(args)}
         return run(lambda: Client(**options), **http)
 
-    return run_guarded(f"{PROG} mcp serve", args, body)
+    return run_guarded(f"{PROG} mcp serve", args, body, anomalies=False)

@@ -53,6 +53,11 @@ _days = checked(
 )
 
 
+_seconds = checked(
+    float, "a number of seconds", lambda v: 0 <= v < 1e7, lambda t, v: f"{t} must be >= 0"
+)
+
+
 def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``report market`` and its options."""
     from realtyframes._spec import SALE_SEGMENT as SALE_TYPES
@@ -71,7 +76,9 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         description="The market report: headline numbers, the market comparison, the top price "
         "drops, the website's traffic and the lead funnel, as one self-contained HTML file "
         "(charts embedded, printable) plus its data. Runs on the embedded sandbox when no host "
-        "or credentials are configured. Prints the report's path.",
+        "or credentials are configured. Prints the report's path. Exit codes: 0 done, 1 "
+        "failure, 2 bad usage, 3 done but a run was flagged in the run history (see "
+        "`realtyframes runs`), 75 another run kept syncing the market past --wait.",
     )
     parser.add_argument(
         "--city",
@@ -111,6 +118,14 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     parser.add_argument(
         "--refresh", action="store_true", help="reload the market in full (ignore the cache)"
+    )
+    parser.add_argument(
+        "--wait",
+        type=_seconds,
+        default=900.0,
+        metavar="SECONDS",
+        help="wait this long for another run syncing the same market (default 900; 0: do not "
+        "wait), then exit 75; a sync it completed meanwhile is used, not repeated",
     )
     parser.add_argument(
         "--comps",
@@ -284,7 +299,9 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         recorded(client, "report", "report", _scope(options)) as run,
     ):
         options = dataclasses.replace(options, source=source)
-        frames = load_market_frames(client, options, refresh=bool(args.refresh))
+        frames = load_market_frames(
+            client, options, refresh=bool(args.refresh), wait=getattr(args, "wait", None)
+        )
         run.rows = len(frames.listings)
         logger.info("computing the report (%d listings)", len(frames.listings))
         report = compute_market_report(frames, options)

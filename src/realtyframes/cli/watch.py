@@ -2,8 +2,10 @@
 
 ``watch run`` prints one line per watch (stdout) and exits 0 when every run completed and every
 notification was delivered; 1 on a failure (a sync that failed, a notification not delivered:
-the next run reports those changes again); 2 on bad usage; 75 (``EX_TEMPFAIL``) when another
-process kept syncing the same scope past ``--wait`` (nothing was synced twice; run it later).
+the next run reports those changes again); 2 on bad usage; 3 when all went well but a run was
+flagged in the run history (RunAnomalyWarning: the matches fell by over a fifth ...); 75
+(``EX_TEMPFAIL``) when another process kept syncing the same scope past ``--wait`` (nothing was
+synced twice; run it later).
 Notification URLs are shown masked everywhere (``watch list`` too).
 
 >>> main(["watch", "add", "miami", "--City", "Miami", "--MaxListPrice", "900000",
@@ -93,8 +95,9 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "run",
         help="run watches (all, or those named): sync, compare, notify",
         description="Run the watches (all when none is named). Exit codes: 0 done, 1 failure "
-        "(including a notification not delivered), 2 bad usage, 75 another run kept syncing the "
-        "same scope past --wait.",
+        "(including a notification not delivered), 2 bad usage, 3 done but a run was flagged "
+        "in the run history (see `realtyframes runs`), 75 another run kept syncing the same "
+        "scope past --wait.",
     )
     run.add_argument("names", nargs="*", metavar="NAME")
     run.add_argument(

@@ -25,12 +25,14 @@ from realtyframes.loaders._paging import (
     fetch_pages_many,
 )
 from realtyframes.loaders._plan import Plan, duration, plan_listings
-from realtyframes.loaders._sync import _REFUSED as SYNC_REFUSED
 from realtyframes.loaders._sync import RESOURCE as SYNC_RESOURCE
 from realtyframes.loaders._sync import (
+    SYNC_REFUSED,
+    SYNC_WAIT,
     listing_history,
     plan_sync,
     sync_listings,
+    sync_lock,
     sync_scope,
     sync_state,
     synced_market,
@@ -45,6 +47,7 @@ __all__ = [
     "PAGE_SIZE",
     "SYNC_REFUSED",
     "SYNC_RESOURCE",
+    "SYNC_WAIT",
     "DriftWarning",
     "Endpoint",
     "LoadContext",
@@ -66,6 +69,7 @@ __all__ = [
     "plan_sync",
     "run_load",
     "sync_listings",
+    "sync_lock",
     "sync_scope",
     "sync_state",
     "synced_market",

@@ -24,7 +24,11 @@ Requests of a later sync (the floor of this API; see ``docs/sync.md``)::
     + sum over the 4 statuses of max(1, ceil(new listings of that status / 50))
     + listings that closed
 
-Modules: this one holds the public calls and the cache entry; ``_sync_steps`` the full load,
+One sync of a scope at a time, across processes: ``_sync_lock`` (the scope's lock; a call that
+waited for another run's sync takes its result from the cache).
+
+Modules: this one holds the public calls; ``_sync_entry`` the scope, its key and the cache
+entry; ``_sync_lock`` the scope's lock; ``_sync_steps`` the full load,
 backfill and incremental sync; ``_sync_feed`` the chunked change feed; ``_sync_apply`` the pure
 steps (apply changes, closings, DaysOnMarket, watermarks); ``realtyframes._changes`` what a sync changed.
 
@@ -37,23 +41,34 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
-from typing import Any, Literal, Protocol
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
 
 import pandas as pd
 
 from realtyframes._changes import CHANGE_COLUMNS
-from realtyframes._spec import LISTING_DEFAULTS
-from realtyframes.api import ApiClient, refuse_none, validate_listing_search
-from realtyframes.cache import Checkpoint, ParquetCache
+from realtyframes.api import ApiClient
+from realtyframes.cache import Checkpoint, Entry, ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadInfo, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
 from realtyframes.loaders._plan import Plan, plan_sync_requests
 from realtyframes.loaders._resume import run_resumable
-from realtyframes.loaders._sync_apply import (
-    HISTORY_COLUMNS,
-    iso,
-    stamp,
+from realtyframes.loaders._sync_apply import HISTORY_COLUMNS, iso
+from realtyframes.loaders._sync_entry import (
+    _REFUSED,
+    OPERATION,
+    RESOURCE,
+    _ClientLike,
+    listing_history,
+    previous_sync,
+    scope_key,
+    sync_scope,
+    sync_state,
+    synced_market,
+    usable,
+    write_sync,
 )
 from realtyframes.loaders._sync_feed import (
     DEFAULT_CHUNK,
@@ -61,6 +76,13 @@ from realtyframes.loaders._sync_feed import (
     read_host_chunk,
     too_many,
     write_host_chunk,
+)
+from realtyframes.loaders._sync_lock import (
+    SYNC_WAIT,
+    changes_between,
+    check_wait,
+    describe_scope,
+    scope_lock,
 )
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,
@@ -70,14 +92,7 @@ from realtyframes.loaders._sync_steps import (
     full_load,
     incremental,
 )
-from realtyframes.loaders.endpoints import MARKET
-from realtyframes.schemas import (
-    SCHEMA_VERSION,
-    ListingChange,
-    OnInvalid,
-    empty_frame,
-    listings_from_pages,
-)
+from realtyframes.schemas import SCHEMA_VERSION, OnInvalid
 
 __all__ = [
     "CHANGE_COLUMNS",
@@ -85,75 +100,23 @@ __all__ = [
     "HISTORY_COLUMNS",
     "RESOURCE",
     "STATUSES",
+    "SYNC_REFUSED",
+    "SYNC_WAIT",
     "listing_history",
     "plan_sync",
     "sync_listings",
+    "sync_lock",
     "sync_scope",
     "sync_state",
+    "synced_market",
     "too_many",
 ]
 
+#: Parameters a sync scope refuses, with why (``sync_scope``).
+SYNC_REFUSED = _REFUSED
+_key = scope_key  # the cache key of a scope (its name before _sync_entry existed)
+
 logger = logging.getLogger("realtyframes.sync")
-
-#: Cache resource of the synced markets (the dataset ``<cache_dir>/market``, one scope per market).
-RESOURCE = MARKET
-#: Operation name in the cache key and metadata.
-OPERATION = "sync_listings"
-_MOVING = "moves as prices change and days pass, which the change feed does not report"
-_REFUSED: dict[str, str] = {
-    "Status": "the market keeps every status (Active, Active Under Contract, Pending, Closed); "
-    "filter the returned frame instead, e.g. market[market.StandardStatus == 'Active']",
-    "Since": "the sync sets Since itself, from the server's own timestamps",
-    "Offset": "the sync pages by itself",
-    "Limit": "the sync pages by itself",
-    "Sort": "the sync chooses the order it pages in",
-    "MinListPrice": f"membership {_MOVING}; filter the returned frame instead",
-    "MaxListPrice": f"membership {_MOVING}; filter the returned frame instead",
-    "MaxDaysOnMarket": f"membership {_MOVING}; filter the returned frame instead",
-}
-
-
-class _ClientLike(Protocol):
-    _api: ApiClient
-    _cache: ParquetCache | None
-    _settings: Any
-
-
-# -- scope and keys ----------------------------------------------------------------------------------
-
-
-def sync_scope(scope: Mapping[str, Any]) -> dict[str, str]:
-    """Validate a market scope (listing search filters) and normalise it to query strings.
-
-    Raises :class:`~realtyframes.errors.QueryError` before any request for unknown names, bad
-    values, and the parameters the sync manages itself or cannot follow incrementally (Status,
-    Since, Offset, Limit, Sort, MinListPrice, MaxListPrice, MaxDaysOnMarket). PropertyType gets
-    the service's default (Residential), so ``{}`` and ``{"PropertyType": "Residential"}`` are
-    the same market.
-
-    >>> sync_scope({"City": "Miami", "Pool": True})
-    {'City': 'Miami', 'Pool': 'true', 'PropertyType': 'Residential'}
-    """
-    if not isinstance(scope, Mapping):
-        raise QueryError(
-            "scope", f"expected a mapping of filters, got {type(scope).__name__}", "filters"
-        )
-    for name in scope:
-        if name in _REFUSED:
-            allowed = "listing search filters other than " + ", ".join(_REFUSED)
-            raise QueryError(name, f"not allowed in a sync scope: {_REFUSED[name]}", allowed)
-    refuse_none(scope)
-    params = validate_listing_search(scope)
-    params.setdefault("PropertyType", LISTING_DEFAULTS["PropertyType"])
-    return params
-
-
-def _key(client: _ClientLike, cache: ParquetCache, params: Mapping[str, str]) -> str:
-    api = client._api
-    return cache.key(
-        host=api.cache_host(), operation=OPERATION, params=params, account=api.fingerprint
-    )
-
 
 #: ``history_since=``: a date or timestamp, None (from the oldest listing's entry) or False (none).
 HistorySince = date | datetime | str | Literal[False] | None
@@ -170,6 +133,7 @@ def sync_listings(
     refresh: bool = False,
     history_since: HistorySince = None,
     progress: bool | None = None,
+    wait: float | None = SYNC_WAIT,
 ) -> pd.DataFrame:
     """The whole market of ``scope`` (every status), kept current incrementally in the cache.
 
@@ -188,6 +152,12 @@ def sync_listings(
     ``sync_state(...)["last_requests"]["backfill"]``. An incremental sync records what it
     changed in ``client.last_load.changes`` (kinds: ``CHANGE_KINDS``).
 
+    One sync of a scope at a time, whatever the processes (with a cache): a call while another
+    syncs the same scope waits for it, ``wait`` seconds (default :data:`SYNC_WAIT`, 900; None: no
+    limit), then raises :class:`~realtyframes.errors.ScopeBusyError`; when that sync completed
+    meanwhile, its market is returned from the cache with no request
+    (``client.last_load.from_cache``; see ``docs/sync.md``, "Two syncs of one scope").
+
     >>> market = sync_listings(client, {"City": "Miami"})  # doctest: +SKIP
     >>> market.StandardStatus.value_counts()  # doctest: +SKIP
     """
@@ -195,12 +165,57 @@ def sync_listings(
     check_flag("refresh", refresh)
     chunk_size = check_count("chunk_size", chunk_size)
     since = _history_since(history_since)
+    wait = check_wait(wait)
+    run = partial(
+        _sync_now, client, params, chunk_size=chunk_size, refresh=refresh, since=since,
+        progress=progress,
+    )  # fmt: skip
+    cache = client._cache
+    if cache is None:
+        return run(None, None)
+    key = scope_key(client, cache, params)
+    entry = cache.read(RESOURCE, key)  # what this call found: a sync completed later replaces it
+    with scope_lock(cache.job_lock(RESOURCE, key), describe_scope(params), wait):
+        if cache.generation(RESOURCE, key) != (entry.meta.get("generation") if entry else None):
+            newer = cache.read(RESOURCE, key)  # another run synced the scope while this one waited
+            taken = _take(client, key, params, entry, newer, refresh=refresh)
+            if taken is not None:
+                return taken
+            entry = newer
+        previous = None if entry is None else usable(entry.frame, entry.extra, entry.meta)
+        return run(key, previous)
+
+
+def sync_lock(client: _ClientLike, scope: Mapping[str, Any]) -> Path | None:
+    """The lock file :func:`sync_listings` holds while it syncs ``scope`` (None without a
+    cache). Holding it yourself (``realtyframes.cache.file_lock``) makes the syncs of that scope
+    wait, in every process, this one included (the lock is not re-entrant).
+
+    >>> sync_lock(client, {"City": "Miami"}).name  # doctest: +SKIP
+    '3f2c...e1.lock'
+    """
+    params = sync_scope(scope)
+    cache = client._cache
+    return None if cache is None else cache.job_lock(RESOURCE, scope_key(client, cache, params))
+
+
+def _sync_now(
+    client: _ClientLike,
+    params: dict[str, str],
+    key: str | None,
+    previous: SyncResult | None,
+    *,
+    chunk_size: int | None,
+    refresh: bool,
+    since: pd.Timestamp | Literal[False] | None,
+    progress: bool | None,
+) -> pd.DataFrame:
+    """The sync itself (under the scope's lock when there is a cache): a full load, or an
+    incremental sync from ``previous``; written to the cache, recorded in ``client.last_load``."""
     api, cache = client._api, client._cache
     if progress is None:
         progress = getattr(client._settings, "progress", None)
     on_invalid: OnInvalid = getattr(client._settings, "on_invalid", "quarantine")
-    key = _key(client, cache, params) if cache is not None else None
-    previous = _previous(cache, key)
     root = cache.root if cache is not None else None
     chunk = _start_chunk(chunk_size, read_host_chunk(root, api.cache_host()), previous)
     checkpoint: Checkpoint | None = None
@@ -223,12 +238,42 @@ def sync_listings(
     )
     result.quarantine = parquet_safe(result.quarantine)
     if cache is not None and key is not None:
-        _write(cache, key, api, params, result)
+        write_sync(cache, key, api, params, result)
         write_host_chunk(root, api.cache_host(), ChunkSize.from_state(result.state))
     if checkpoint is not None:
         checkpoint.done()
     _record(client, key, result, checkpoint)
     return result.market.copy()
+
+
+def _take(
+    client: _ClientLike,
+    key: str,
+    params: Mapping[str, str],
+    before: Entry | None,
+    after: Entry | None,
+    *,
+    refresh: bool,
+) -> pd.DataFrame | None:
+    """The market another run's sync just wrote, as this call's answer (no request), or None
+    when there is none to take (cleared meanwhile; another layout; ``refresh=True`` and that
+    sync was incremental). ``client.last_load``: ``from_cache``, the changes of that sync
+    (None when it was a full load, as for the one that made it)."""
+    taken = None if after is None else usable(after.frame, after.extra, after.meta)
+    if taken is None or (refresh and taken.state.get("mode") != "full"):
+        return None
+    start = None if before is None else usable(before.frame, before.extra, before.meta)
+    if start is not None and taken.state.get("mode") != "full":
+        taken.changes = changes_between(
+            start.market, taken.market, start.history, taken.history, taken.quarantine
+        )
+    logger.info(
+        "sync_listings %s: another run synced it meanwhile; %d listings from the cache, no request",
+        describe_scope(params),
+        len(taken.market),
+    )
+    _record(client, key, taken, None, from_cache=True)
+    return taken.market.copy()
 
 
 def plan_sync(
@@ -250,8 +295,8 @@ def plan_sync(
     check_flag("refresh", refresh)
     since = _history_since(history_since)
     cache = client._cache
-    key = _key(client, cache, params) if cache is not None else None
-    previous = _previous(cache, key)
+    key = scope_key(client, cache, params) if cache is not None else None
+    previous = previous_sync(cache, key)
     root = cache.root if cache is not None else None
     host_chunk = read_host_chunk(root, client._api.cache_host())
     backfill = since is not False and cache is not None
@@ -322,7 +367,12 @@ def _checkpoint_scope(
 
 
 def _record(
-    client: _ClientLike, key: str | None, result: SyncResult, checkpoint: Checkpoint | None
+    client: _ClientLike,
+    key: str | None,
+    result: SyncResult,
+    checkpoint: Checkpoint | None,
+    *,
+    from_cache: bool = False,
 ) -> None:
     """``client.last_load``: the requests, quarantine, media and changes of this sync."""
     record = getattr(client, "_record", None)
@@ -334,7 +384,7 @@ def _record(
                 rows=len(result.market),
                 quarantined=len(result.quarantine),
                 requests=result.counts.as_dict()["total"],
-                from_cache=False,
+                from_cache=from_cache,
                 fetched_at=datetime.now(UTC),
                 quarantine=result.quarantine,
                 media=result.media,
@@ -374,135 +424,3 @@ def _history_since(value: HistorySince) -> pd.Timestamp | Literal[False] | None:
     if when > pd.Timestamp.now(UTC) + pd.Timedelta(days=1):
         raise QueryError("history_since", f"{value!r} is in the future", allowed)
     return when
-
-
-def _previous(cache: ParquetCache | None, key: str | None) -> SyncResult | None:
-    """The cached market of the scope as a starting point, or None."""
-    if cache is None or key is None:
-        return None
-    entry = cache.read(RESOURCE, key)
-    return None if entry is None else _usable(entry.frame, entry.extra, entry.meta)
-
-
-def _write(
-    cache: ParquetCache, key: str, api: ApiClient, params: Mapping[str, str], result: SyncResult
-) -> None:
-    meta = {
-        "host": api.cache_host(),
-        "operation": OPERATION,
-        "params": params,
-        "account": api.fingerprint,
-        "schema_version": SCHEMA_VERSION,
-        "sync": result.state,
-    }
-    cache.write(
-        RESOURCE,
-        key,
-        result.market,
-        meta,
-        extra_frames={
-            "media": result.media,
-            "quarantine": result.quarantine,
-            "history": result.history,
-        },
-    )
-
-
-def listing_history(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFrame:
-    """Every change the syncs of ``scope`` saw: one row per (ListingId, ChangeType, ChangeTimestamp).
-
-    Columns: ListingId, ChangeType, ChangeTimestamp, PreviousListPrice, ListPrice (price
-    changes), PreviousStatus, StandardStatus (status changes); sorted by ChangeTimestamp. Read
-    from the cache, no request. The first sync backfills it from the change feed (unless
-    ``history_since=False``); each later sync appends the changes it saw. While another process
-    syncs the scope, the history of the last complete sync (never an empty or partial one; see
-    ``docs/cache.md``); empty only for a scope never synced.
-
-    >>> drops = listing_history(client, {"City": "Miami"}).query("ListPrice < PreviousListPrice")  # doctest: +SKIP
-    """
-    params = sync_scope(scope)
-    cache = client._cache
-    if cache is None:
-        return empty_frame(ListingChange)
-    entry = cache.read(RESOURCE, _key(client, cache, params))
-    if entry is None or "history" not in entry.extra:
-        return empty_frame(ListingChange)
-    return entry.extra["history"]
-
-
-def synced_market(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFrame | None:
-    """The market of the last complete sync of ``scope``, read from the cache (no request), or
-    None when the scope was never synced (or the client keeps no cache). A watch run that waited
-    for another process's sync of the same scope reads it instead of syncing again.
-
-    >>> synced_market(client, {"City": "Miami"}).StandardStatus.value_counts()  # doctest: +SKIP
-    """
-    params = sync_scope(scope)
-    cache = client._cache
-    if cache is None:
-        return None
-    entry = cache.read(RESOURCE, _key(client, cache, params))
-    if entry is None or not isinstance(entry.meta.get("sync"), dict):
-        return None
-    return entry.frame.copy()
-
-
-def sync_state(client: _ClientLike, scope: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The sync state of ``scope`` (watermarks, chunk size, syncs, last sync's requests), or None.
-
-    >>> sync_state(client, {"City": "Miami"})["last_requests"]  # doctest: +SKIP
-    {'search': 4, 'feed': 3, 'details': 1, 'rejected': 0, 'total': 8, 'floor': 8}
-    """
-    params = sync_scope(scope)
-    cache = client._cache
-    if cache is None:
-        return None
-    entry = cache.read(RESOURCE, _key(client, cache, params))
-    if entry is None or not isinstance(entry.meta.get("sync"), dict):
-        return None
-    return dict(entry.meta["sync"])
-
-
-# -- reading a previous sync -------------------------------------------------------------------------
-
-
-def _usable(
-    frame: pd.DataFrame, extra: Mapping[str, pd.DataFrame], meta: Mapping[str, Any]
-) -> SyncResult | None:
-    """The cached market as a starting point, or None (another layout: do a full load)."""
-    state = meta.get("sync")
-    if (
-        not isinstance(state, dict)
-        or state.get("version") != STATE_VERSION
-        or meta.get("schema_version") != SCHEMA_VERSION
-        or not isinstance(state.get("chunk"), int)
-        or state["chunk"] < 1
-    ):
-        logger.info("sync_listings: cached market has another layout; loading it in full")
-        return None
-    try:
-        for name in ("entry_watermark", "change_watermark", "data_time"):
-            stamp(state.get(name))
-    except (TypeError, ValueError):
-        logger.info("sync_listings: cached sync state is not readable; loading it in full")
-        return None
-    needed = ("ListingId", "OriginalEntryTimestamp", "ModificationTimestamp", "StandardStatus")
-    if any(name not in frame.columns for name in needed):
-        return None
-    history = extra.get("history")
-    if history is None:
-        history = empty_frame(ListingChange)
-    media = extra.get("media")
-    quarantine = extra.get("quarantine")
-    return SyncResult(
-        market=frame,
-        media=media if media is not None else _empty_media(),
-        quarantine=quarantine if quarantine is not None else frame.iloc[:0],
-        history=history,
-        state=dict(state),
-    )
-
-
-def _empty_media() -> pd.DataFrame:
-    _, media = listings_from_pages([])
-    return media

@@ -66,7 +66,9 @@ class ReportClient(Protocol):
     @property
     def last_load(self) -> LoadInfo | None: ...
 
-    def sync_listings(self, *, refresh: bool = False, **scope: Any) -> pd.DataFrame: ...
+    def sync_listings(
+        self, *, refresh: bool = False, wait: float | None = ..., **scope: Any
+    ) -> pd.DataFrame: ...
     def listings(self, *, max_results: int | None = None, **filters: Any) -> pd.DataFrame: ...
     def listing_history(self, **scope: Any) -> pd.DataFrame: ...
 
@@ -216,13 +218,16 @@ def _concat_unique(parts: Sequence[pd.DataFrame], key: list[str]) -> pd.DataFram
     return frame.reset_index(drop=True)
 
 
-def _load_listings(client: ReportClient, options: MarketReportOptions, refresh: bool) -> _Market:
+def _load_listings(
+    client: ReportClient, options: MarketReportOptions, refresh: bool, wait: float | None
+) -> _Market:
     scopes = options.scopes
+    waiting: dict[str, Any] = {} if wait is None else {"wait": wait}  # None: the sync's default
     parts, histories, changed, notes, empty = [], [], [], [], []
     first, quarantined = False, 0
     for scope in scopes:
         # refresh: reload the market in full (the sync keeps its history)
-        frame = client.sync_listings(refresh=refresh, **scope)
+        frame = client.sync_listings(refresh=refresh, **{**waiting, **scope})
         load = client.last_load
         since = load.changes if load is not None else None
         first = first or since is None
@@ -306,12 +311,18 @@ def _load_analytics(
 
 
 def load_market_frames(
-    client: ReportClient, options: MarketReportOptions, *, refresh: bool = False
+    client: ReportClient,
+    options: MarketReportOptions,
+    *,
+    refresh: bool = False,
+    wait: float | None = None,
 ) -> MarketFrames:
     """Load what the report needs through ``client`` (and its cache).
 
     Listings: ``client.sync_listings`` per city (the whole market without cities): every status;
     its history (``client.listing_history``) and what the sync changed since the previous one.
+    ``wait``: seconds a sync waits for another run syncing the same scope (None: the sync's
+    default, 900), then :class:`~realtyframes.errors.ScopeBusyError`.
     Analytics:
     the period covering the window. Contacts: ``client.contacts()`` (activity is not loaded: one
     request per contact). A section whose data the credential may not read (403, 404) is left
@@ -325,7 +336,7 @@ def load_market_frames(
         ", ".join(options.property_types),
         ", ".join(options.cities) or "whole market",
     )
-    market = _load_listings(client, options, refresh)
+    market = _load_listings(client, options, refresh, wait)
     notes += market.notes
     logger.info("loading website analytics (period %s)", options.period)
     analytics, note = _load_analytics(client, options.period, refresh)

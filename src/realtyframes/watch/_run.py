@@ -1,8 +1,9 @@
 """A watch run: sync the scope (once, whatever the processes), compare with the last run, notify.
 
-:func:`run_watches` syncs each distinct scope once (the watches of one scope share it) under the
-scope's lock: a second process running the same scope waits for the first (``wait`` seconds,
-then :class:`~realtyframes.errors.ScopeBusyError`), and when the first completed a sync while it
+:func:`run_watches` syncs each distinct scope once (the watches of one scope share it) through
+``client.sync_listings``, which holds the scope's lock: a second process syncing the same scope
+(a watch run, a report, any ``sync_listings``) waits for the first (``wait`` seconds, then
+:class:`~realtyframes.errors.ScopeBusyError`), and when the first completed a sync while it
 waited, takes that market from the cache instead of syncing again. Each watch then compares the
 scope's listings with its snapshot of the last run through ``rf.market_changes`` and keeps the
 rows of the listings its filters choose before or after; :func:`finish_run` is where a run ends,
@@ -19,7 +20,6 @@ import hashlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -28,9 +28,8 @@ import pandas as pd
 from realtyframes._changes import CHANGE_KINDS
 from realtyframes._runs import Run, recorded
 from realtyframes.analysis import market_changes
-from realtyframes.cache import file_lock, is_locked
-from realtyframes.errors import CacheLockTimeout, ScopeBusyError
-from realtyframes.loaders import synced_market
+from realtyframes.errors import ScopeBusyError
+from realtyframes.loaders import SYNC_WAIT
 from realtyframes.notify import Delivery, send
 from realtyframes.watch._message import watch_message
 from realtyframes.watch._store import SNAPSHOT_COLUMNS, Watch, WatchStore
@@ -42,8 +41,9 @@ __all__ = ["DEFAULT_WAIT", "WatchResult", "finish_run", "matching", "run_watches
 
 logger = logging.getLogger("realtyframes.watch")
 
-#: Seconds a run waits for another process syncing the same scope (then ScopeBusyError).
-DEFAULT_WAIT = 900.0
+#: Seconds a run waits for another process syncing the same scope (then ScopeBusyError): the
+#: sync's own default (``loaders.SYNC_WAIT``), whose lock it is.
+DEFAULT_WAIT = SYNC_WAIT
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,7 +95,7 @@ class WatchResult:
 
 
 def scope_id(client: Client, scope: Mapping[str, str]) -> str:
-    """A stable name of (host, account, scope) for the scope's lock file: no secret in it."""
+    """A stable name of (host, account, scope): the watches of one scope share its sync."""
     api = client.api
     text = json.dumps([api.cache_host(), api.fingerprint, sorted(scope.items())])
     return hashlib.sha256(text.encode()).hexdigest()[:20]
@@ -123,35 +123,14 @@ def matching(frame: pd.DataFrame, filters: Mapping[str, str]) -> pd.Series:
     return keep.astype(bool)
 
 
-def _sync(
-    client: Client, store: WatchStore, watch: Watch, wait: float
-) -> tuple[pd.DataFrame, bool]:
-    """The scope's market now, and whether this process synced it (see the module docstring)."""
+def _sync(client: Client, watch: Watch, wait: float) -> tuple[pd.DataFrame, bool]:
+    """The scope's market now, and whether this process synced it: ``client.sync_listings``
+    holds the scope's lock, waits ``wait`` seconds for another run's sync of the scope and takes
+    its market from the cache (``last_load.from_cache``), or raises ScopeBusyError."""
     scope: dict[str, Any] = dict(watch.scope)
-    lock = store.lock_path(scope_id(client, scope))
-    state = client.sync_state(**scope)
-    with ExitStack() as stack:
-        if is_locked(lock):
-            logger.info(
-                "watch %s: another run is syncing %s; waiting up to %g s",
-                watch.name,
-                watch.describe(),
-                wait,
-            )
-        try:
-            stack.enter_context(file_lock(lock, timeout=wait))
-        except CacheLockTimeout:
-            raise ScopeBusyError(
-                f"another run kept syncing {watch.describe()} for over {wait:g} s; this run "
-                "synced nothing (run it again later, or give a longer --wait)"
-            ) from None
-        if client.sync_state(**scope) != state:  # another run synced it meanwhile
-            market = synced_market(client, scope)
-            if market is not None:
-                logger.info("watch %s: using the sync another run just completed", watch.name)
-                return market, False
-        return client.sync_listings(**scope), True
-    raise AssertionError("unreachable")  # pragma: no cover - for type checkers
+    market = client.sync_listings(wait=wait, **scope)
+    info = client.last_load
+    return market, not (info is not None and info.from_cache)
 
 
 def run_watches(
@@ -173,7 +152,7 @@ def run_watches(
             key = scope_id(client, watch.scope)
             if key not in markets:
                 try:
-                    markets[key] = _sync(client, store, watch, wait)
+                    markets[key] = _sync(client, watch, wait)
                 except ScopeBusyError as busy:  # the other scopes' watches still run
                     logger.info("watch %s: %s", watch.name, busy)  # in its result, for the caller
                     markets[key] = busy

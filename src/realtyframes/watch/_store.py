@@ -1,6 +1,7 @@
 """Where watches live: ``<cache_dir>/.watches/`` — ``watches.json`` (the definitions, mode 0600:
 notification URLs hold secrets) and one ``<name>.parquet`` per watch (the listings of its scope at
-its last run, what the next run compares with), plus ``locks/`` (one lock per synced scope).
+its last run, what the next run compares with), plus ``locks/`` (the lock of ``watches.json``;
+the lock of a scope's sync is the cache's: ``loaders.sync_lock``).
 
 The folder's name starts with a dot so the cache's own listing and clearing (resources are
 lower-case names) never take it for a dataset; ``realtyframes cache clear`` leaves it.
@@ -172,11 +173,6 @@ class WatchStore:
                 "watches", f"{self.path} is not readable ({type(exc).__name__})", "a watches file"
             ) from None
         return {n: Watch.from_json(n, w) for n, w in (data.get("watches") or {}).items()}
-
-    def lock_path(self, scope_id: str) -> Path:
-        """The lock file of one synced scope (created on use)."""
-        self._make()
-        return self.folder / "locks" / f"scope-{scope_id}.lock"
 
     def snapshot_path(self, name: str) -> Path:
         return self.folder / f"{check_name(name)}.parquet"
