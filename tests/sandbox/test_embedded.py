@@ -6,15 +6,26 @@ import httpx
 import pytest
 
 import realtyframes
-from realtyframes.sandbox import EMBEDDED_LISTINGS, EmbeddedSandbox, SandboxOptions, embedded
+from realtyframes.sandbox import (
+    EMBEDDED_HISTORY_YEARS,
+    EMBEDDED_LISTINGS,
+    EmbeddedSandbox,
+    SandboxOptions,
+    embedded,
+)
 from realtyframes.sandbox import _embedded as embedded_module
 
 
 def test_identity_is_the_data_and_the_package_version() -> None:
     """The cache identity of the embedded sandbox: byte-identical to what the client used. Its
-    market is larger than ``SandboxOptions``' default (a default report's months need sales)."""
-    options = SandboxOptions(listings=EMBEDDED_LISTINGS)
-    assert SandboxOptions().listings * 2 == EMBEDDED_LISTINGS
+    market is larger than ``SandboxOptions``' default (a default report's months need sales) and
+    its history a year longer (the report's covered months need 3 years for a seasonal
+    adjustment), with as many listings a year of history as twice the default over 3 years."""
+    options = SandboxOptions(listings=EMBEDDED_LISTINGS, history_years=EMBEDDED_HISTORY_YEARS)
+    default = SandboxOptions()
+    assert EMBEDDED_HISTORY_YEARS == default.history_years + 1 == 4
+    per_year = default.listings * 2 / default.history_years
+    assert pytest.approx(per_year, rel=0.03) == EMBEDDED_LISTINGS / EMBEDDED_HISTORY_YEARS
     sandbox = embedded()
     try:
         assert sandbox.options == options

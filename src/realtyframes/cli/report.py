@@ -61,7 +61,7 @@ _seconds = checked(
 def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``report market`` and its options."""
     from realtyframes._spec import SALE_SEGMENT as SALE_TYPES
-    from realtyframes.report.options import BY_CHOICES
+    from realtyframes.report.options import BY_CHOICES, TRENDS_FREQS
 
     report = subparsers.add_parser(
         "report",
@@ -141,6 +141,13 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=5,
         metavar="N",
         help="medians and ratios on fewer than N listings are shown as '—' (default 5)",
+    )
+    parser.add_argument(
+        "--trends-freq",
+        default="4W",
+        choices=TRENDS_FREQS,
+        help="the Trends section's recent view beside the months: the last 26 rolling 4-week "
+        "periods (4W, Redfin's view; default), weeks (W), or none, months only (M)",
     )
     parser.add_argument(
         "--xlsx", action="store_true", help="also write one Excel workbook of every frame"
@@ -281,6 +288,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         property_types=tuple(args.property_type or ("Residential",)),
         comps=tuple(args.comps),
         min_sample=args.min_sample,
+        trends_freq=args.trends_freq,
     )
     quiet = bool(getattr(args, "quiet", False))
     if getattr(args, "dry_run", False):

@@ -20,7 +20,7 @@ from realtyframes.plots.market import (
     price_drop_distribution,
     top_price_drops,
 )
-from realtyframes.plots.panels import traffic_panels, trend_panels
+from realtyframes.plots.panels import seasonal_panels, traffic_panels, trend_panels
 from realtyframes.plots.trends import HIGHLIGHTED, PARTIAL_LABEL, inventory_trend, market_trend
 from realtyframes.plots.web import (
     countries,
@@ -52,6 +52,7 @@ __all__ = [
     "ppsf_boxplot",
     "price_drop_distribution",
     "price_index",
+    "seasonal_panels",
     "top_pages",
     "top_price_drops",
     "top_sources",

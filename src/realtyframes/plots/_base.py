@@ -41,6 +41,8 @@ METRIC_LABELS: dict[str, tuple[str, str, str]] = {
     # trends only (rf.market_trends)
     "pending_listings": ("Pending listings", "listings", "count"),
     "price_drops": ("Listings with a price cut", "listings", "count"),
+    "off_market_in_two_weeks": ("Off market in two weeks", "% of new listings", "percent"),
+    "price_cut_share": ("Price-cut share", "% of listings active in the period", "percent"),
 }
 
 
@@ -70,7 +72,8 @@ def _fmt(kind: str) -> Any:
     if kind == "money":
         return FuncFormatter(money)
     if kind == "percent":
-        return PercentFormatter(xmax=1.0, decimals=0)
+        # decimals as the axis needs (1%, 1.5%, 2%), never "2% 2% 2%" on a narrow range
+        return PercentFormatter(xmax=1.0, decimals=None)
     return FuncFormatter(lambda x, _p: f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}")
 
 

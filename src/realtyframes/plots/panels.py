@@ -12,7 +12,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from realtyframes._deprecation import renamed
-from realtyframes.plots._base import METRIC_LABELS, _fmt, _market_label, _no_data, _style
+from realtyframes.plots._base import METRIC_LABELS, PALETTE, _fmt, _market_label, _no_data, _style
 from realtyframes.plots.trends import (
     HIGHLIGHTED,
     PARTIAL_LABEL,
@@ -22,10 +22,11 @@ from realtyframes.plots.trends import (
     _keys,
     _lines,
     _period_word,
+    _split,
 )
 from realtyframes.plots.web import countries, devices, top_pages, top_sources
 
-__all__ = ["traffic_panels", "trend_panels"]
+__all__ = ["seasonal_panels", "traffic_panels", "trend_panels"]
 
 
 def _margins(fig: Figure, *, left: float, right: float, top: float, bottom: float,
@@ -36,12 +37,21 @@ def _margins(fig: Figure, *, left: float, right: float, top: float, bottom: floa
                         bottom=bottom / height, wspace=wspace, hspace=hspace)  # fmt: skip
 
 
+def _panel_title(title: str, unit: str, ncols: int) -> str:
+    """A panel's title and unit, the unit on a line of its own when the one line would run
+    into the next panel's title (about 90 characters across the figure's width)."""
+    text = f"{title} ({unit})"
+    return text if len(text) * max(ncols, 1) <= 90 else f"{title}\n({unit})"
+
+
 def _period_name(when: Any, freq: str) -> str:
     stamp = pd.Timestamp(when)
     if freq == "Q":
         return f"{stamp.year} Q{stamp.quarter}"
     if freq == "W":
         return f"week of {stamp:%Y-%m-%d}"
+    if freq == "4W":
+        return f"4 weeks from {stamp:%Y-%m-%d}"
     return f"{stamp:%b %Y}"
 
 
@@ -67,8 +77,11 @@ def trend_panels(
     keys = _keys(trends, by, metrics, "trend_panels")
     freq = str(trends.attrs.get("freq", "M"))
     rows = -(-len(metrics) // ncols)
-    fig = Figure(figsize=(11.0, 2.6 * rows + 1.6))
-    _margins(fig, left=0.85, right=0.25, top=0.75, bottom=1.0, wspace=0.28, hspace=0.42)
+    titles = [_panel_title(*METRIC_LABELS[m][:2], ncols) for m in metrics]
+    wrapped = any("\n" in t for t in titles[ncols:])  # a second row's title on two lines
+    fig = Figure(figsize=(11.0, 2.6 * rows + 1.6 + (0.3 * (rows - 1) if wrapped else 0)))
+    _margins(fig, left=0.85, right=0.25, top=0.75, bottom=1.0, wspace=0.28,
+             hspace=0.6 if wrapped else 0.42)  # fmt: skip
     axes = [fig.add_subplot(rows, ncols, i + 1) for i in range(len(metrics))]
     word = _period_word(trends)
     where = f" and {', '.join(keys)}" if keys else ""
@@ -88,9 +101,9 @@ def trend_panels(
                 f"{_period_name(last['period_begin'], freq)}")  # fmt: skip
 
     partial_seen = False
-    for ax, metric in zip(axes, metrics, strict=True):
-        title, unit, kind = METRIC_LABELS[metric]
-        ax.set_title(f"{title} ({unit})", loc="left", fontsize=10, fontweight="bold")
+    for ax, metric, text in zip(axes, metrics, titles, strict=True):
+        kind = METRIC_LABELS[metric][2]
+        ax.set_title(text, loc="left", fontsize=10, fontweight="bold")
         if trends[metric].notna().sum() == 0:
             ax.text(0.5, 0.5, "No data", ha="center", va="center", transform=ax.transAxes)
             continue
@@ -111,6 +124,57 @@ def trend_panels(
         labels.append(text)
     fig.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.85 / 11.0, 0.02),
                ncols=2, frameon=False, fontsize=8)  # fmt: skip
+    return fig
+
+
+def seasonal_panels(trends: pd.DataFrame, metrics: Sequence[str], *, ncols: int = 3) -> Figure:
+    """One panel per metric of ``rf.seasonally_adjust``'s result: the raw series (solid, points
+    at each period's start; the period not over a hollow point on a dotted line) and
+    ``<metric>_sa`` (dashed) beside it, for the whole market.
+
+    >>> rf.plot.seasonal_panels(rf.seasonally_adjust(trends, ["homes_sold"]), ["homes_sold"])  # doctest: +SKIP
+    """
+    if not metrics:
+        raise ValueError("plot.seasonal_panels(): `metrics` must name at least one metric")
+    _keys(trends, None, metrics, "seasonal_panels")
+    missing = [f"{m}_sa" for m in metrics if f"{m}_sa" not in trends.columns]
+    if missing:
+        raise ValueError(f"plot.seasonal_panels(): `trends` has no {', '.join(missing)}: "
+                         "adjust it first (rf.seasonally_adjust)")  # fmt: skip
+    rows = -(-len(metrics) // ncols)
+    cols = min(ncols, len(metrics))
+    fig = Figure(figsize=(11.0, 2.6 * rows + 1.4))
+    _margins(fig, left=0.85, right=0.25, top=0.75, bottom=0.85, wspace=0.32, hspace=0.42)
+    axes = [fig.add_subplot(rows, cols, i + 1) for i in range(len(metrics))]
+    fig.suptitle(f"By {_period_word(trends)}: as counted, and seasonally adjusted",
+                 x=0.85 / 11.0, ha="left", fontsize=12, fontweight="bold")  # fmt: skip
+    ordered = trends.sort_values("period_begin", kind="stable")
+    ordered.attrs = {}
+    done, partial = _split(ordered)
+    for ax, metric in zip(axes, metrics, strict=True):
+        title, unit, kind = METRIC_LABELS[metric]
+        ax.set_title(_panel_title(title, unit, cols), loc="left", fontsize=10, fontweight="bold")
+        if ordered.empty or ordered[metric].notna().sum() == 0:
+            ax.text(0.5, 0.5, "No data", ha="center", va="center", transform=ax.transAxes)
+            continue
+        ax.plot(done["period_begin"], done[metric].astype("float64"), color=PALETTE[0],
+                marker="o", markersize=3, linewidth=1.4, label="As counted")  # fmt: skip
+        if len(partial):
+            ax.plot(partial["period_begin"], partial[metric].astype("float64"), color=PALETTE[0],
+                    marker="o", markersize=4, label="_nolegend_", **PARTIAL_STYLE)  # fmt: skip
+        ax.plot(ordered["period_begin"], ordered[f"{metric}_sa"].astype("float64"),
+                color=PALETTE[1], linestyle="--", linewidth=1.8,
+                label="Seasonally adjusted (dashed)")  # fmt: skip
+        ax.yaxis.set_major_formatter(_fmt(kind))
+        ax.tick_params(labelsize=8)
+        _dates(ax)
+        _style(ax, "y")
+    handles, labels = axes[0].get_legend_handles_labels()
+    if len(partial):
+        handles.append(Line2D([], [], color="0.3", marker="o", **PARTIAL_STYLE))
+        labels.append(PARTIAL_LABEL)
+    fig.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.85 / 11.0, 0.02),
+               ncols=3, frameon=False, fontsize=8)  # fmt: skip
     return fig
 
 

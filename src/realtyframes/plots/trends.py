@@ -121,7 +121,9 @@ def _keys(trends: pd.DataFrame, by: str | None, metrics: Sequence[str], func: st
 
 
 def _period_word(trends: pd.DataFrame) -> str:
-    return {"W": "week", "M": "month", "Q": "quarter"}.get(trends.attrs.get("freq", "M"), "period")
+    return {"W": "week", "4W": "4-week period", "M": "month", "Q": "quarter"}.get(
+        trends.attrs.get("freq", "M"), "period"
+    )
 
 
 def market_trend(

@@ -43,13 +43,20 @@ if TYPE_CHECKING:
         load_market_frames,
     )
     from realtyframes.report.message import report_message
-    from realtyframes.report.options import BY_CHOICES, DATA_FILES, MarketReportOptions, period_for
+    from realtyframes.report.options import (
+        BY_CHOICES,
+        DATA_FILES,
+        TRENDS_FREQS,
+        MarketReportOptions,
+        period_for,
+    )
     from realtyframes.report.render import render_market_report
 
 #: Every public name, imported on first use (``realtyframes report --help`` stays fast).
 _LAZY: dict[str, str] = {
     "BY_CHOICES": "realtyframes.report.options",
     "DATA_FILES": "realtyframes.report.options",
+    "TRENDS_FREQS": "realtyframes.report.options",
     "MarketFrames": "realtyframes.report.load",
     "MarketReport": "realtyframes.report.compute",
     "MarketReportOptions": "realtyframes.report.options",
@@ -76,6 +83,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "BY_CHOICES",
     "DATA_FILES",
+    "TRENDS_FREQS",
     "MarketFrames",
     "MarketReport",
     "MarketReportOptions",

@@ -3,9 +3,9 @@ markets shown by quarter (small multiples), and the constant-quality price index
 
 Monthly figures carry the activity (stocks and flows, and the month's median with its n); the
 year-over-year changes of prices are by quarter, where a median stands on three times the
-sales (on a month of about 130 sales a median moves by 10-15 % from chance alone). A further
-view of the trends (weekly, seasonally adjusted lines, price tiers) is one more block of
-:func:`trends_section`'s ``blocks``.
+sales (on a month of about 130 sales a median moves by 10-15 % from chance alone). The recent
+weeks, the seasonally adjusted months and the price tiers are blocks of their own
+(``_render_views``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from realtyframes.report._charts import chart
 from realtyframes.report._charts import render_chart as _figure
 from realtyframes.report._html import Cell, Section
 from realtyframes.report._html import render_table as _table
+from realtyframes.report._render_views import seasonal_block, tiers_block, weekly_block
 from realtyframes.report.compute import MarketReport
 
 __all__ = ["TREND_CHARTS", "index_block", "trends_section"]
@@ -195,13 +196,17 @@ def trends_section(report: MarketReport) -> Section:
             "Inventory and flows, whole market",
             "inventory_trend",
         ),
+        weekly_block(report),
+        seasonal_block(report),
         _markets_block(report),
+        tiers_block(report),
         index_block(report),
     ]
     intro = (
-        f"{len(total):,} months to {o.day.isoformat()}: the whole market month by month, its "
-        f"prices quarter by quarter against a year earlier, each {o.by} shown above by quarter, "
-        "and a price index that holds the homes' quality constant. The month (or quarter) not "
+        f"{len(total):,} months to {o.day.isoformat()}: the whole market month by month (and "
+        "week by week, seasonally adjusted), its prices quarter by quarter against a year "
+        f"earlier, each {o.by} by quarter, the price tiers, and a price index that holds the "
+        "homes' quality constant. The month (or quarter) not "
         "over yet is a hollow point on a dotted line."
     )
     return Section("trends", "Trends", "".join(blocks), intro)

@@ -36,9 +36,10 @@ from realtyframes.analysis import (
     price_index,
     traffic_summary,
 )
-from realtyframes.errors import DataQualityWarning, QueryError
+from realtyframes.errors import AnalysisInputError, DataQualityWarning, QueryError
 from realtyframes.report.load import MarketFrames
 from realtyframes.report.options import MarketReportOptions
+from realtyframes.report.trend_views import trend_views
 
 __all__ = [
     "COVERAGE_DAYS",
@@ -68,6 +69,9 @@ class MarketReport:
       up to ``trend_months`` + 12 months back (so the quarters shown have their year-earlier one)
     - ``index``: ``price_index(method="hedonic", freq="M")`` of the sales from the first whole
       covered month, 100 at its first month with enough sales, and ``median_sale_price`` indexed to the same base
+    - ``weekly`` / ``seasonal`` (or ``seasonal_notice``: why not) / ``tiers``: the recent weeks,
+      the covered months seasonally adjusted, the latest complete quarter's price tiers
+      (:mod:`realtyframes.report.trend_views`)
     """
 
     options: MarketReportOptions
@@ -90,6 +94,10 @@ class MarketReport:
     quarters: pd.DataFrame | None = None
     quarters_by: pd.DataFrame | None = None
     index: pd.DataFrame | None = None
+    weekly: pd.DataFrame | None = None
+    seasonal: pd.DataFrame | None = None
+    seasonal_notice: str | None = None
+    tiers: pd.DataFrame | None = None
 
     def covers(self, start: pd.Timestamp) -> bool:
         """Whether a period starting at ``start`` may be shown or compared with (the data
@@ -230,7 +238,10 @@ def _index(
         return None, []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataQualityWarning)
-        index = price_index(sales, freq="M", method="hedonic", min_sample=options.min_sample)
+        try:
+            index = price_index(sales, freq="M", method="hedonic", min_sample=options.min_sample)
+        except AnalysisInputError as error:  # e.g. a city whose sales cannot identify the fit
+            return None, [f"Price index: none for this market: {error}"]
     notes = [
         f"Price index: {w.message}" for w in caught if issubclass(w.category, DataQualityWarning)
     ]
@@ -376,11 +387,13 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     trends = _trends(frames, options)
     found, comp_notes = _comps(listings, options)
     index, index_notes = _index(frames, options, trends.get("trend_total"))
+    covered = covered_from(frames.listings)
     return MarketReport(
         **trends,
+        **trend_views(frames, options, covered),
         index=index,
         year_ago=_year_ago(frames, options, markets),
-        covered_from=covered_from(frames.listings),
+        covered_from=covered,
         subtypes=_subtypes(listings, options),
         comps=found,
         notes=tuple(comp_notes + index_notes),

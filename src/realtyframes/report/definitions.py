@@ -15,8 +15,34 @@ from importlib.resources import files
 
 import pandas as pd
 
-__all__ = ["metric_definitions", "plain_text"]
+__all__ = ["REPORT_TERMS", "metric_definitions", "plain_text"]
 
+#: Terms of the report's own views (not columns of one analysis table), defined here once.
+REPORT_TERMS: tuple[tuple[str, str], ...] = (
+    (
+        "4W",
+        "a rolling 4-week period: the 4 weeks (Monday to Sunday, UTC) ending each Sunday, one "
+        "row per week, so neighbouring rows share 3 weeks (Redfin's 4-week view); flows are "
+        "counted over the 4 weeks, stocks at the period's end",
+    ),
+    (
+        "_sa",
+        "seasonally adjusted: the series with the part that recurs every year at the same "
+        "time of year removed, by STL (statsmodels; seasonal-trend decomposition by loess) on the "
+        "complete months the data cover, at least 3 years; prices multiplicatively, counts "
+        "additively (rf.seasonally_adjust)",
+    ),
+    (
+        "tier",
+        "a price tier: bottom = sales from the 5th to the 35th percentile of the market's "
+        "sale prices in the period, middle = 35th to 65th, top = 65th to 95th (Zillow's bands); "
+        "the 10 % at either end are in no tier (rf.market_trends(tiers=True))",
+    ),
+    (
+        "sale_band_low / sale_band_high",
+        "a tier's band edges: the sale prices at its lower and upper percentile in that period",
+    ),
+)
 _ROW = re.compile(r"^\|\s*`([A-Za-z_.][\w.]*)`\s*\|(.*)\|\s*$")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
@@ -66,5 +92,9 @@ def metric_definitions() -> pd.DataFrame:
             rows.append(
                 {"section": section, "metric": found.group(1), "definition": "; ".join(parts)}
             )
+    rows += [
+        {"section": "Report terms", "metric": term, "definition": text}
+        for term, text in REPORT_TERMS
+    ]
     frame = pd.DataFrame(rows, columns=["section", "metric", "definition"])
     return frame.drop_duplicates(["section", "metric"], keep="first").reset_index(drop=True)

@@ -23,6 +23,7 @@ __all__ = [
     "CONTACT_COLUMNS",
     "DATA_FILES",
     "EMBEDDED_SOURCE",
+    "TRENDS_FREQS",
     "MarketReportOptions",
     "data_source",
     "describe_host",
@@ -33,6 +34,9 @@ __all__ = [
 EMBEDDED_SOURCE = "embedded sandbox (synthetic data)"
 #: Market dimensions the report groups by.
 BY_CHOICES: tuple[str, ...] = ("City", "PostalCode", "PropertySubType")
+#: The Trends section's recent view: rolling 4-week windows ending each week (Redfin's default
+#: view), plain weeks, or months only (no weekly view).
+TRENDS_FREQS: tuple[str, ...] = ("4W", "W", "M")
 #: Columns of the contacts written next to the report (what the lead funnel uses; no personal
 #: data such as names, e-mails or phones).
 CONTACT_COLUMNS: tuple[str, ...] = ("id", "stage", "source", "createdAt")
@@ -92,6 +96,8 @@ class MarketReportOptions:
     - ``subtypes``: the largest property subtypes compared side by side too (0: none).
     - ``comps``: ListingIds whose comparable sales the report shows.
     - ``trend_months``: months of the trend section.
+    - ``trends_freq``: the Trends section's recent view, one of :data:`TRENDS_FREQS`: the last 26
+      rolling 4-week periods ("4W", the default), weeks ("W"), or none beside the months ("M").
 
     >>> MarketReportOptions(as_of="2026-06-30").period
     '90d'
@@ -109,6 +115,7 @@ class MarketReportOptions:
     subtypes: int = 4
     comps: tuple[str, ...] = ()
     trend_months: int = 24
+    trends_freq: str = "4W"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "comps", tuple(dict.fromkeys(str(c) for c in self.comps)))
@@ -124,6 +131,8 @@ class MarketReportOptions:
                     f"{kind!r} is not a sale property type (the report covers the sale segment)",
                     SALE_TYPES,
                 )
+        if self.trends_freq not in TRENDS_FREQS:
+            raise QueryError("trends_freq", f"unknown view {self.trends_freq!r}", TRENDS_FREQS)
         if self.by not in BY_CHOICES:
             raise QueryError("by", f"unknown market dimension {self.by!r}", BY_CHOICES)
         wd = self.window_days

@@ -55,7 +55,12 @@ from __future__ import annotations
 
 from realtyframes.sandbox._admin import SandboxAdmin
 from realtyframes.sandbox._app import create_app
-from realtyframes.sandbox._embedded import EMBEDDED_LISTINGS, EmbeddedSandbox, embedded
+from realtyframes.sandbox._embedded import (
+    EMBEDDED_HISTORY_YEARS,
+    EMBEDDED_LISTINGS,
+    EmbeddedSandbox,
+    embedded,
+)
 from realtyframes.sandbox._faults import validate_faults
 from realtyframes.sandbox._limits import parse_rate_limit
 from realtyframes.sandbox._market_path import (
@@ -78,6 +83,7 @@ from realtyframes.sandbox._server import (
 __all__ = [
     "DEFAULT_HISTORY_YEARS",
     "DEMO",
+    "EMBEDDED_HISTORY_YEARS",
     "EMBEDDED_LISTINGS",
     "EXPOSED",
     "HISTORY_YEARS_RANGE",

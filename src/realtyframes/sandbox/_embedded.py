@@ -22,12 +22,18 @@ from types import TracebackType
 from realtyframes.sandbox._options import SandboxOptions
 from realtyframes.sandbox._server import RunningSandbox, start
 
-__all__ = ["EMBEDDED_LISTINGS", "EmbeddedSandbox", "current", "embedded"]
+__all__ = ["EMBEDDED_HISTORY_YEARS", "EMBEDDED_LISTINGS", "EmbeddedSandbox", "current", "embedded"]
 
-#: Listings of the embedded sandbox at its clock: twice ``SandboxOptions``' default, so that a
-#: month of the default report holds about 130 sales (65 before: its medians, their YoY and a
-#: monthly price index moved by 30-40 % from chance alone; docs/decisions.md).
-EMBEDDED_LISTINGS = 10_000
+#: Years of history of the embedded sandbox: four, one more than ``SandboxOptions``' default, so
+#: that the months the report's coverage rule keeps (from 180 days after the oldest listing's
+#: entry: about 41 of them) are more than the 3 years a seasonal adjustment needs (with 3 years
+#: of history 29 complete months were covered and the report could adjust none; docs/decisions.md).
+EMBEDDED_HISTORY_YEARS = 4
+#: Listings of the embedded sandbox: as many a year of history as twice ``SandboxOptions``'
+#: default over 3 years (10,000), so that a month of the default report still holds about 130
+#: sales (65 before: its medians, their YoY and a monthly price index moved by 30-40 % from
+#: chance alone; docs/decisions.md).
+EMBEDDED_LISTINGS = 13_000
 _lock = threading.Lock()
 _current: EmbeddedSandbox | None = None
 
@@ -123,7 +129,10 @@ def embedded(on_start: Callable[[EmbeddedSandbox], None] | None = None) -> Embed
     with _lock:
         started = _current is None
         if _current is None:
-            _current = EmbeddedSandbox(SandboxOptions(listings=EMBEDDED_LISTINGS))
+            options = SandboxOptions(
+                listings=EMBEDDED_LISTINGS, history_years=EMBEDDED_HISTORY_YEARS
+            )
+            _current = EmbeddedSandbox(options)
         sandbox = _current
         sandbox._refs += 1
     if started and on_start is not None:
