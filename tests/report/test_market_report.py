@@ -196,6 +196,7 @@ def test_report_is_self_contained_and_printable(written: dict[str, Any]) -> None
         "leads_per_week",
         "inventory_trend",
         "trend_panels",
+        "trends_weekly",
         "price_index",
         "price_drop_map",
         "market_map",
