@@ -158,14 +158,8 @@ def synced_market(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFrame
 
     >>> synced_market(client, {"City": "Miami"}).StandardStatus.value_counts()  # doctest: +SKIP
     """
-    params = sync_scope(scope)
-    cache = client._cache
-    if cache is None:
-        return None
-    entry = cache.read(RESOURCE, scope_key(client, cache, params))
-    if entry is None or not isinstance(entry.meta.get("sync"), dict):
-        return None
-    return entry.frame.copy()
+    entry = _synced_entry(client, scope)
+    return None if entry is None else entry.frame.copy()
 
 
 def sync_state(client: _ClientLike, scope: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -174,6 +168,12 @@ def sync_state(client: _ClientLike, scope: Mapping[str, Any]) -> dict[str, Any] 
     >>> sync_state(client, {"City": "Miami"})["last_requests"]  # doctest: +SKIP
     {'search': 4, 'feed': 3, 'details': 1, 'rejected': 0, 'total': 8, 'floor': 8}
     """
+    entry = _synced_entry(client, scope)
+    return None if entry is None else dict(entry.meta["sync"])
+
+
+def _synced_entry(client: _ClientLike, scope: Mapping[str, Any]) -> Any:
+    """The cache entry of the last complete sync of ``scope``, or None (never synced, no cache)."""
     params = sync_scope(scope)
     cache = client._cache
     if cache is None:
@@ -181,7 +181,7 @@ def sync_state(client: _ClientLike, scope: Mapping[str, Any]) -> dict[str, Any] 
     entry = cache.read(RESOURCE, scope_key(client, cache, params))
     if entry is None or not isinstance(entry.meta.get("sync"), dict):
         return None
-    return dict(entry.meta["sync"])
+    return entry
 
 
 # -- reading a previous sync -------------------------------------------------------------------------
