@@ -1,6 +1,7 @@
 """County, state and coast outlines for the maps, offline: the US Census Bureau's cartographic
-boundaries (2017) as packaged by us-atlas 3.0.1 (``boundaries/counties-10m.json.gz``, TopoJSON;
-see ``boundaries/README.md``), decoded once per process and clipped to a map's view.
+boundaries (2017) as packaged by us-atlas 3.0.1 (TopoJSON), shipped as ``boundaries/
+counties-10m.npz`` (packed by :func:`pack_topojson`; see ``boundaries/README.md``), decoded once
+per process and clipped to a map's view.
 
 TopoJSON in short: every boundary line is stored once as an *arc* of quantized, delta-encoded
 integer points; a polygon ring is a list of arc indices (``~i`` is arc ``i`` reversed). An arc two
@@ -9,28 +10,31 @@ counties share is a county line; an arc of the nation object is the coast (or a 
 
 from __future__ import annotations
 
-import gzip
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from itertools import chain
 from typing import Any
 
 import numpy as np
 from matplotlib.path import Path
 from matplotlib.transforms import Bbox
 
-#: The boundary file shipped with the package (us-atlas 3.0.1, ``counties-10m.json``, gzipped).
-ATLAS_FILE = "counties-10m.json.gz"
+#: The boundary file shipped with the package: us-atlas 3.0.1's ``counties-10m.json`` packed
+#: into numpy arrays by :func:`pack_topojson` (no JSON to parse at run time).
+ATLAS_FILE = "counties-10m.npz"
 #: Attribution drawn on every map that uses the outlines.
 ATLAS_CREDIT = "Boundaries: US Census Bureau 2017 (generalized, 1:10M)"
+#: The TopoJSON objects packed, and what the maps call them.
+OBJECTS = ("counties", "states", "nation")
 
 View = tuple[float, float, float, float]  # lon0, lat0, lon1, lat1
 
 
 @dataclass(frozen=True)
 class Region:
-    """A county (or the nation's land): its name, its outline as one Path, and its bounds."""
+    """A county (or a piece of the nation's land): its name, its outline as one Path (clipped to
+    the view it was asked for) and its bounds."""
 
     name: str
     path: Path
@@ -38,41 +42,28 @@ class Region:
 
 
 @dataclass(frozen=True)
+class Shapes:
+    """Polygons of one kind: each shape's name, its rings (``ring_range[k]`` into ``rings``, each
+    ring an array of arc references) and its bounds."""
+
+    names: np.ndarray
+    rings: list[np.ndarray]
+    ring_range: np.ndarray  # (n, 2): first ring, ring after the last
+    bounds: np.ndarray  # (n, 4)
+
+
+@dataclass(frozen=True)
 class Atlas:
     """The decoded boundaries: arcs as (n, 2) lon / lat arrays with their bounds, the arcs of each
-    kind of line, and the polygons of the counties and of the land (TopoJSON geometries, made
-    into Paths only when a map needs them) with their bounds."""
+    kind of line, and the counties and land as :class:`Shapes` (made into Paths only when a map
+    needs them)."""
 
-    arcs: tuple[np.ndarray, ...]
+    arcs: list[np.ndarray]
     arc_bounds: np.ndarray  # (n_arcs, 4)
     county_lines: np.ndarray  # arc indices shared by two counties
     state_lines: np.ndarray  # arc indices shared by two states
     coast: np.ndarray  # arc indices of the nation's outline
-    polygons: dict[str, tuple[list[dict[str, Any]], np.ndarray]]  # kind -> geometries, bounds
-
-
-def _decode_arcs(topology: dict[str, Any]) -> list[np.ndarray]:
-    """Every arc as lon / lat points: the delta-encoded integers summed per arc, then scaled."""
-    raw = topology["arcs"]
-    lengths = np.fromiter((len(a) for a in raw), dtype=np.int64, count=len(raw))
-    flat = np.fromiter(
-        (v for arc in raw for point in arc for v in point[:2]),
-        dtype=np.int64,
-        count=int(lengths.sum()) * 2,
-    ).reshape(-1, 2)
-    total = np.cumsum(flat, axis=0)
-    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    before = np.vstack([[0, 0], total])[starts]  # the running sum before each arc begins
-    absolute = total - np.repeat(before, lengths, axis=0)
-    scale = np.asarray(topology["transform"]["scale"], dtype="float64")
-    shift = np.asarray(topology["transform"]["translate"], dtype="float64")
-    points = absolute * scale + shift
-    return np.split(points, np.cumsum(lengths)[:-1])
-
-
-def _ring(arcs: list[np.ndarray], indices: list[int]) -> np.ndarray:
-    parts = [arcs[i] if i >= 0 else arcs[~i][::-1] for i in indices]
-    return np.vstack([parts[0], *(p[1:] for p in parts[1:])])
+    shapes: dict[str, Shapes]  # "county", "land"
 
 
 def _polygons(geometry: dict[str, Any]) -> list[list[list[int]]]:
@@ -83,65 +74,111 @@ def _polygons(geometry: dict[str, Any]) -> list[list[list[int]]]:
     return []
 
 
-def _region(arcs: list[np.ndarray], geometry: dict[str, Any]) -> Region | None:
-    rings = [_ring(arcs, ring) for polygon in _polygons(geometry) for ring in polygon]
-    if not rings:
-        return None
-    path = Path.make_compound_path(*(Path(r, closed=True) for r in rings))
-    stacked = np.vstack(rings)
-    bounds = np.array([*stacked.min(axis=0), *stacked.max(axis=0)])
-    return Region(str(geometry.get("properties", {}).get("name", "")), path, bounds)
+def pack_topojson(topology: dict[str, Any]) -> dict[str, np.ndarray]:
+    """A TopoJSON topology (us-atlas's ``counties-10m.json``) as the flat arrays of
+    :data:`ATLAS_FILE`: the quantized deltas of every arc and its length, the transform, and per
+    object the arc references of every ring and where each ring, polygon and geometry ends.
 
-
-def _shared(geometries: list[dict[str, Any]]) -> np.ndarray:
-    """Arc indices used by two geometries of a collection (the lines between them)."""
-    used: dict[int, int] = {}
-    for geometry in geometries:
-        for polygon in _polygons(geometry):
-            for ring in polygon:
-                for i in ring:
-                    key = i if i >= 0 else ~i
-                    used[key] = used.get(key, 0) + 1
-    return np.array(sorted(k for k, n in used.items() if n > 1), dtype=np.int64)
-
-
-def _bounds(arc_bounds: np.ndarray, geometries: list[dict[str, Any]]) -> np.ndarray:
-    """Each geometry's lon / lat bounds, from those of its arcs."""
-    out = np.full((len(geometries), 4), np.nan)
-    for k, geometry in enumerate(geometries):
-        used = [i if i >= 0 else ~i for p in _polygons(geometry) for r in p for i in r]
-        if used:
-            b = arc_bounds[used]
-            out[k] = [b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max()]
+    >>> packed = pack_topojson({"arcs": [[[0, 0], [2, 0], [0, 2]]],
+    ...     "transform": {"scale": [0.5, 0.5], "translate": [10, 20]},
+    ...     "objects": {name: {"geometries": [{"type": "Polygon", "arcs": [[0]],
+    ...                 "properties": {"name": "A"}}]} for name in OBJECTS}})
+    >>> _arcs(packed)[0][0].tolist()
+    [[10.0, 20.0], [11.0, 20.0], [11.0, 21.0]]
+    """
+    raw = topology["arcs"]
+    out = {
+        "deltas": np.array(list(chain.from_iterable(raw)), dtype=np.int32)[:, :2],
+        "arc_lengths": np.array([len(arc) for arc in raw], dtype=np.int32),
+        "scale": np.asarray(topology["transform"]["scale"], dtype="float64"),
+        "translate": np.asarray(topology["transform"]["translate"], dtype="float64"),
+    }
+    for name in OBJECTS:
+        refs: list[int] = []
+        ring_ends: list[int] = []
+        polygon_ends: list[int] = []
+        geometry_ends: list[int] = []
+        names: list[str] = []
+        for geometry in topology["objects"][name]["geometries"]:
+            for polygon in _polygons(geometry):
+                for ring in polygon:
+                    refs.extend(ring)
+                    ring_ends.append(len(refs))
+                polygon_ends.append(len(ring_ends))
+            geometry_ends.append(len(polygon_ends))
+            names.append(str(geometry.get("properties", {}).get("name", "")))
+        out[f"{name}_refs"] = np.array(refs, dtype=np.int32)
+        out[f"{name}_ring_ends"] = np.array(ring_ends, dtype=np.int32)
+        out[f"{name}_polygon_ends"] = np.array(polygon_ends, dtype=np.int32)
+        out[f"{name}_geometry_ends"] = np.array(geometry_ends, dtype=np.int32)
+        out[f"{name}_names"] = np.array(names, dtype=str)
     return out
+
+
+def _arcs(packed: Any) -> tuple[list[np.ndarray], np.ndarray]:
+    """Every arc as lon / lat points (its delta-encoded integers summed, then scaled), and the
+    arcs' bounds (lon0, lat0, lon1, lat1)."""
+    lengths = packed["arc_lengths"].astype(np.int64)
+    total = np.cumsum(packed["deltas"].astype(np.int64), axis=0)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    before = np.vstack([[0, 0], total])[starts]  # the running sum before each arc begins
+    points = (total - np.repeat(before, lengths, axis=0)) * packed["scale"] + packed["translate"]
+    bounds = np.hstack([np.minimum.reduceat(points, starts), np.maximum.reduceat(points, starts)])
+    return [points[s : s + n] for s, n in zip(starts, lengths, strict=True)], bounds
+
+
+def _unsigned(refs: np.ndarray) -> np.ndarray:
+    return np.where(refs >= 0, refs, ~refs)
+
+
+def _shapes(packed: Any, name: str, arc_bounds: np.ndarray, per_polygon: bool) -> Shapes:
+    """The geometries of one object (or, ``per_polygon``, each of its polygons) as Shapes."""
+    refs, ring_ends = packed[f"{name}_refs"], packed[f"{name}_ring_ends"].astype(np.int64)
+    polygon_ends = packed[f"{name}_polygon_ends"].astype(np.int64)
+    if per_polygon:
+        ends, names = polygon_ends, np.full(len(polygon_ends), "land")
+    else:
+        geometry_ends = packed[f"{name}_geometry_ends"].astype(np.int64)
+        ends = np.concatenate([[0], polygon_ends])[geometry_ends]
+        names = packed[f"{name}_names"]
+    ring_range = np.column_stack([np.concatenate([[0], ends[:-1]]), ends])
+    ring_of_ref = np.repeat(np.arange(len(ring_ends)), np.diff(np.concatenate([[0], ring_ends])))
+    shape_of_ring = np.repeat(np.arange(len(ends)), ring_range[:, 1] - ring_range[:, 0])
+    bounds = np.tile([np.inf, np.inf, -np.inf, -np.inf], (len(ends), 1))
+    owner = shape_of_ring[ring_of_ref]
+    for column, reduce in ((0, np.minimum), (1, np.minimum), (2, np.maximum), (3, np.maximum)):
+        reduce.at(bounds[:, column], owner, arc_bounds[_unsigned(refs), column])
+    bounds[~np.isfinite(bounds)] = np.nan
+    return Shapes(names, np.split(refs, ring_ends[:-1]), ring_range, bounds)
+
+
+def _shared(refs: np.ndarray, n_arcs: int) -> np.ndarray:
+    """Arc indices referenced twice in a collection (the lines between its geometries)."""
+    return np.flatnonzero(np.bincount(_unsigned(refs), minlength=n_arcs) > 1)
 
 
 @lru_cache(maxsize=1)
 def atlas() -> Atlas:
-    """The shipped boundaries, decoded once per process (about 0.1 s)."""
-    blob = resources.files("realtyframes.plots").joinpath("boundaries", ATLAS_FILE).read_bytes()
-    topology = json.loads(gzip.decompress(blob))
-    arcs = _decode_arcs(topology)
-    bounds = np.array([[*a.min(axis=0), *a.max(axis=0)] for a in arcs])
-    objects = topology["objects"]
-    nation = objects["nation"]["geometries"]
-    coast = sorted(
-        {i if i >= 0 else ~i for g in nation for p in _polygons(g) for r in p for i in r}
-    )
-    land = [{"type": "Polygon", "arcs": p, "properties": {"name": "land"}}
-            for g in nation for p in _polygons(g)]  # fmt: skip
-    counties = objects["counties"]["geometries"]
+    """The shipped boundaries, decoded once per process (a few hundredths of a second)."""
+    with resources.files("realtyframes.plots").joinpath("boundaries", ATLAS_FILE).open("rb") as f:
+        packed = dict(np.load(f, allow_pickle=False))
+    arcs, bounds = _arcs(packed)
     return Atlas(
-        arcs=tuple(arcs),
+        arcs=arcs,
         arc_bounds=bounds,
-        county_lines=_shared(objects["counties"]["geometries"]),
-        state_lines=_shared(objects["states"]["geometries"]),
-        coast=np.array(coast, dtype=np.int64),
-        polygons={
-            "county": (counties, _bounds(bounds, counties)),
-            "land": (land, _bounds(bounds, land)),
+        county_lines=_shared(packed["counties_refs"], len(arcs)),
+        state_lines=_shared(packed["states_refs"], len(arcs)),
+        coast=np.unique(_unsigned(packed["nation_refs"])),
+        shapes={
+            "county": _shapes(packed, "counties", bounds, per_polygon=False),
+            "land": _shapes(packed, "nation", bounds, per_polygon=True),
         },
     )
+
+
+def _ring(arcs: list[np.ndarray], refs: np.ndarray) -> np.ndarray:
+    parts = [arcs[i] if i >= 0 else arcs[~i][::-1] for i in refs]
+    return np.vstack([parts[0], *(p[1:] for p in parts[1:])])
 
 
 def _meets(bounds: np.ndarray, view: View) -> np.ndarray:
@@ -203,17 +240,23 @@ def clip_line(line: np.ndarray, view: View) -> list[np.ndarray]:
 
 def regions_in(kind: str, view: View) -> list[Region]:
     """The counties (``"county"``) or land polygons (``"land"``) reaching into ``view``, each
-    clipped to it (a little beyond, so no edge shows)."""
+    clipped to it (a little beyond, so no edge shows).
+
+    >>> sorted(r.name for r in regions_in("county", (-80.3, 25.9, -80.1, 26.1)))
+    ['Broward', 'Miami-Dade']
+    """
     at = atlas()
-    geometries, bounds = at.polygons[kind]
+    shapes = at.shapes[kind]
     pad = 0.05 * max(view[2] - view[0], view[3] - view[1])
     box = Bbox.from_extents(view[0] - pad, view[1] - pad, view[2] + pad, view[3] + pad)
     found = []
-    for k in np.flatnonzero(_meets(bounds, view)):
-        region = _region(list(at.arcs), geometries[k])
-        if region is None:
+    for k in np.flatnonzero(_meets(shapes.bounds, view)):
+        first, after = shapes.ring_range[k]
+        rings = [_ring(at.arcs, shapes.rings[r]) for r in range(first, after)]
+        if not rings:
             continue
-        clipped: Path = region.path.clip_to_bbox(box)
+        path = Path.make_compound_path(*(Path(r, closed=True) for r in rings))
+        clipped: Path = path.clip_to_bbox(box)
         if np.asarray(clipped.vertices).size:
-            found.append(Region(region.name, clipped, region.bounds))
+            found.append(Region(str(shapes.names[k]), clipped, shapes.bounds[k]))
     return found
