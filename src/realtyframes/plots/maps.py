@@ -118,9 +118,9 @@ def _figure_of(ax: Axes) -> Figure:
     return figure
 
 
-def _wrap(text: str, width_in: float, size: float) -> str:
+def _wrap(text: str, width_in: float, size: float, em: float = 0.55) -> str:
     """``text`` wrapped to lines about ``width_in`` inches wide at font ``size``."""
-    chars = max(20, int(width_in * 72 / (size * 0.55)))
+    chars = max(20, int(width_in * 72 / (size * em)))  # em: a character's mean width
     return "\n".join(textwrap.fill(part, chars) for part in text.split("\n"))
 
 
@@ -131,17 +131,17 @@ def _km_per_lon(lat: float) -> float:
     return KM_PER_DEGREE * max(math.cos(math.radians(lat)), 0.01)
 
 
-def map_view(lat: np.ndarray, lon: np.ndarray) -> View:
+def map_view(lat: np.ndarray, lon: np.ndarray, min_margin_km: float = MIN_MARGIN_KM) -> View:
     """``(lon0, lat0, lon1, lat1)``: the points' bounds with :data:`MARGIN` (at least
-    :data:`MIN_MARGIN_KM`) on each side, widened or heightened to :data:`ASPECT_RANGE`.
+    ``min_margin_km``) on each side, widened or heightened to :data:`ASPECT_RANGE`.
 
     >>> [round(v, 3) for v in map_view(np.array([25.7, 26.7]), np.array([-80.3, -80.0]))]
     [-80.518, 25.65, -79.782, 26.75]
     """
     lat0, lat1, lon0, lon1 = np.nanmin(lat), np.nanmax(lat), np.nanmin(lon), np.nanmax(lon)
     per_lon = _km_per_lon((lat0 + lat1) / 2)
-    pad_lat = max(MARGIN * (lat1 - lat0), MIN_MARGIN_KM / KM_PER_DEGREE)
-    pad_lon = max(MARGIN * (lon1 - lon0), MIN_MARGIN_KM / per_lon)
+    pad_lat = max(MARGIN * (lat1 - lat0), min_margin_km / KM_PER_DEGREE)
+    pad_lon = max(MARGIN * (lon1 - lon0), min_margin_km / per_lon)
     lat0, lat1, lon0, lon1 = lat0 - pad_lat, lat1 + pad_lat, lon0 - pad_lon, lon1 + pad_lon
     width, height = (lon1 - lon0) * per_lon, (lat1 - lat0) * KM_PER_DEGREE
     low, high = ASPECT_RANGE
@@ -171,7 +171,7 @@ def _map_figure(view: View, title: str, bar_text: str) -> tuple[Figure, Axes, Ax
         map_w, map_h = MAP_BOX[1] * aspect, MAP_BOX[1]
     fig_w = max(map_w + 0.4, 4.8)
     left = (fig_w - map_w) / 2
-    title = _wrap(title, fig_w - left - 0.1, 12.5)
+    title = _wrap(title, fig_w - left - 0.1, 12, em=0.62)  # bold
     top = 0.2 + 0.22 * (title.count("\n") + 1)
     bottom = 0.3 + 0.14 + 0.25 + 0.16 * (_wrap(bar_text, map_w, 8.5).count("\n") + 1)
     fig_h = top + map_h + bottom
@@ -281,12 +281,16 @@ def _county_labels(view: View, lat: np.ndarray, lon: np.ndarray) -> list[_labels
     return found
 
 
-def _names(ax: Axes, frame: pd.DataFrame, lat: np.ndarray, lon: np.ndarray, view: View) -> None:
-    """City names, then county names, none over another or over the scale bar and credit."""
+def _place(ax: Axes, labels: list[_labels.Label]) -> None:
+    """Place ``labels`` clear of each other and of what is drawn in words on the map already
+    (the scale bar, the credit, a legend), once the axes have their final place."""
+    figure = _figure_of(ax)
+    if figure.get_layout_engine() is not None:
+        figure.draw_without_rendering()  # a caller's figure: its layout places the axes first
     renderer = _labels.renderer_of(ax)
+    legend = ax.get_legend()
     avoid = [t.get_window_extent(renderer) for t in ax.texts]
-    avoid += [line.get_window_extent(renderer) for line in ax.lines]
-    labels = _city_labels(frame, lat, lon) + _county_labels(view, lat, lon)
+    avoid += [a.get_window_extent(renderer) for a in [*ax.lines, *([legend] if legend else [])]]
     _labels.place(ax, labels, avoid)
 
 
@@ -331,11 +335,13 @@ def _points(ax: Axes, lon: np.ndarray, lat: np.ndarray, values: np.ndarray) -> A
 
 
 def _located(frame: pd.DataFrame, coordinates: pd.DataFrame | None) -> pd.DataFrame:
-    """``frame`` with Latitude / Longitude (from ``coordinates`` by ListingId when it has none)."""
+    """``frame`` with Latitude / Longitude (and City) from ``coordinates`` by ListingId when it
+    has none."""
     if {"Latitude", "Longitude"} <= set(frame.columns) or coordinates is None:
         return frame
-    where = coordinates[["ListingId", "Latitude", "Longitude"]].drop_duplicates("ListingId")
-    return frame.merge(where, on="ListingId", how="left")
+    city = ["City"] if "City" in coordinates.columns and "City" not in frame.columns else []
+    where = coordinates[["ListingId", "Latitude", "Longitude", *city]]  # city: to name places
+    return frame.merge(where.drop_duplicates("ListingId"), on="ListingId", how="left")
 
 
 #: Room kept under a new map for the colour bar's note on clipping.
@@ -447,9 +453,8 @@ def listing_map(
         ax.set_title(heading, loc="left", parse_math=False, fontsize=12, fontweight="bold", pad=8)
     else:
         _title(ax, heading)
-        if _figure_of(ax).get_layout_engine() is not None:
-            _figure_of(ax).draw_without_rendering()  # the axes' final place, to measure names in
-    _names(ax, data[ok], lat[ok], lon[ok], view)
+    ok_lat, ok_lon = lat[ok], lon[ok]
+    _place(ax, _city_labels(data[ok], ok_lat, ok_lon) + _county_labels(view, ok_lat, ok_lon))
     return _done(fig, ax)
 
 
@@ -474,7 +479,7 @@ def comps(comps_frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes
     lat = comps_frame["Latitude"].to_numpy(dtype="float64")
     lon = comps_frame["Longitude"].to_numpy(dtype="float64")
     view = map_view(np.append(lat, where[0]) if where else lat,
-                    np.append(lon, where[1]) if where else lon)  # fmt: skip
+                    np.append(lon, where[1]) if where else lon, min_margin_km=0.3)  # fmt: skip
     ppsf = pd.to_numeric(comps_frame["ppsf"], errors="coerce").to_numpy(dtype="float64")
     text = f"Sale price per sq ft of the comps (n = {int(np.isfinite(ppsf).sum())})."
     text, low, high, extend = _bar_text(ppsf, text, "money")
@@ -487,9 +492,6 @@ def comps(comps_frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes
     points = ax.scatter(lon, lat, c=ppsf, cmap="viridis", s=60, edgecolors="0.2",
                         linewidths=0.5, zorder=3)  # fmt: skip
     points.set_clim(low, high)
-    for rank, (x, y) in enumerate(zip(lon, lat, strict=True), start=1):
-        ax.annotate(str(rank), (x, y), xytext=(4, 4), textcoords="offset points", fontsize=8,
-                    zorder=6)  # fmt: skip
     if where is not None:
         ax.scatter([where[1]], [where[0]], marker="*", s=220, color="#c44e52", edgecolors="0.2",
                    label=f"subject {subject}", zorder=5)  # fmt: skip
@@ -500,4 +502,7 @@ def comps(comps_frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes
         ax.set_title(title, loc="left", parse_math=False, fontsize=12, fontweight="bold", pad=8)
     else:
         _title(ax, title)
+    ranks = [_labels.Label(str(k), float(x), float(y), {"fontsize": 8, "zorder": 6})
+             for k, (x, y) in enumerate(zip(lon, lat, strict=True), start=1)]  # fmt: skip
+    _place(ax, ranks)  # numbered by rank; the numbers of comps in one building kept apart
     return _done(fig, ax)
