@@ -176,3 +176,15 @@ def test_a_few_listings_are_points_and_a_close_view_leaves_the_outlines_out(
 def test_the_example_map_in_the_docs_is_small() -> None:
     example = Path(__file__).parents[2] / "docs" / "map-example.png"
     assert example.exists() and example.stat().st_size < 300_000
+
+
+def test_a_smaller_map_keeps_its_shape_and_its_names_apart(sales: pd.DataFrame) -> None:
+    """``map_size`` bounds the map area of a new figure (a report page's panel); the view and its
+    shape are the same, the names still never overlap (fewer may fit)."""
+    fig = rf.plot.listing_map(sales, map_size=(3.0, 3.5))
+    ax = fig.axes[0]
+    box = ax.get_position()
+    width, height = box.width * fig.get_figwidth(), box.height * fig.get_figheight()
+    assert height == pytest.approx(3.5) and width == pytest.approx(3.5 * maps.ASPECT_RANGE[0])
+    assert overlapping_texts(fig) == [] and outside(fig) == []
+    assert {t.get_text() for t in ax.texts} & {"Miami", "Fort Lauderdale", "West Palm Beach"}

@@ -16,6 +16,7 @@ from typing import Any
 from matplotlib import patheffects
 from matplotlib.axes import Axes
 from matplotlib.backend_bases import RendererBase
+from matplotlib.path import Path
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 
@@ -41,13 +42,15 @@ PAD_PX = 1.5  # labels keep this many pixels apart
 class Label:
     """A name to place at ``(x, y)`` (data coordinates); ``props`` go to ``ax.annotate``.
     ``others``: further points to try, each only centred on it (a county name, anywhere in the
-    county); with them the label is never moved off its points."""
+    county); with them the label is never moved off its points. ``within``: a region (data
+    coordinates) the label's box must lie in (a county name inside its county, off its lines)."""
 
     text: str
     x: float
     y: float
     props: dict[str, Any] = field(default_factory=dict)
     others: Sequence[tuple[float, float]] = ()
+    within: Path | None = None
 
 
 def renderer_of(ax: Axes) -> RendererBase:
@@ -92,6 +95,16 @@ def _try(ax: Axes, label: Label, point: tuple[float, float],
     return text
 
 
+def _inside(ax: Axes, box: Bbox, region: Path | None) -> bool:
+    """Whether the corners and edge midpoints of ``box`` (pixels) lie in ``region`` (data)."""
+    if region is None:
+        return True
+    xs = (box.x0 - PAD_PX, (box.x0 + box.x1) / 2, box.x1 + PAD_PX)
+    ys = (box.y0 - PAD_PX, (box.y0 + box.y1) / 2, box.y1 + PAD_PX)
+    points = ax.transData.inverted().transform([(x, y) for x in xs for y in ys])
+    return bool(region.contains_points(points).all())
+
+
 def text_box(text: Text, renderer: RendererBase) -> Bbox:
     """The drawn box of a text's words, in pixels (an annotation's without its leader line)."""
     if isinstance(text, Annotation):
@@ -114,7 +127,7 @@ def place(ax: Axes, labels: Sequence[Label], avoid: Sequence[Bbox] = ()) -> list
         for point, offset, leader in _tries(label):
             text = _try(ax, label, point, offset, leader)
             box = text_box(text, renderer)
-            if _fits(box, inside, taken):
+            if _fits(box, inside, taken) and _inside(ax, box, label.within):
                 taken.append(box)
                 placed.append(text)
                 break

@@ -160,15 +160,17 @@ def _ground(view: View) -> tuple[float, float]:
     return (view[2] - view[0]) * per_lon, (view[3] - view[1]) * KM_PER_DEGREE
 
 
-def _map_figure(view: View, title: str, bar_text: str) -> tuple[Figure, Axes, Axes, str]:
+def _map_figure(
+    view: View, title: str, bar_text: str, box: tuple[float, float] = MAP_BOX
+) -> tuple[Figure, Axes, Axes, str]:
     """A figure sized to the view's shape: the map, a colour bar under it, room for the title
     (returned wrapped) and the credit. Laid out by hand: no layout engine's measuring pass."""
     width, height = _ground(view)
     aspect = width / height
-    if aspect >= MAP_BOX[0] / MAP_BOX[1]:
-        map_w, map_h = MAP_BOX[0], MAP_BOX[0] / aspect
+    if aspect >= box[0] / box[1]:
+        map_w, map_h = box[0], box[0] / aspect
     else:
-        map_w, map_h = MAP_BOX[1] * aspect, MAP_BOX[1]
+        map_w, map_h = box[1] * aspect, box[1]
     fig_w = max(map_w + 0.4, 4.8)
     left = (fig_w - map_w) / 2
     title = _wrap(title, fig_w - left - 0.1, 12, em=0.62)  # bold
@@ -275,9 +277,10 @@ def _county_labels(view: View, lat: np.ndarray, lon: np.ndarray) -> list[_labels
         dx = (spots[:, :1] - lon[None, :]) * per_lon
         dy = (spots[:, 1:] - lat[None, :]) * KM_PER_DEGREE
         far = np.sqrt(dx**2 + dy**2).min(axis=1) if len(lat) else np.zeros(len(spots))
-        order = [(float(spots[i, 0]), float(spots[i, 1])) for i in np.argsort(-far)[:6]]
+        order = [(float(spots[i, 0]), float(spots[i, 1])) for i in np.argsort(-far)[:12]]
         x, y = order[0]
-        found.append(_labels.Label(f"{county.name} County", x, y, style, others=order[1:]))
+        name = f"{county.name} County"
+        found.append(_labels.Label(name, x, y, style, others=order[1:], within=county.path))
     return found
 
 
@@ -387,6 +390,7 @@ def listing_map(
     title: str | None = None,
     population: str | None = None,
     style: Literal["auto", "hexagons", "points"] = "auto",
+    map_size: tuple[float, float] = MAP_BOX,
     ax: Axes | None = None,
 ) -> Figure | Axes:
     """Listings on a map of their counties and coast, zoomed to them: coloured by ``color``
@@ -396,7 +400,8 @@ def listing_map(
     ``"closed sales, last 12 months"``; by default read from the frame's statuses and dates) and
     n. City and county names never overlap. ``marked`` rows (comps, price cuts ...) are ringed. A
     frame without coordinates (``rf.price_drops``) takes them from ``market`` by ListingId; rows
-    without coordinates are left out and counted in the title. Drawn offline.
+    without coordinates are left out and counted in the title. Drawn offline. A new figure takes
+    the view's shape, its map at most ``map_size`` (width, height) inches; or pass ``ax``.
 
     >>> rf.plot.listing_map(sales, population="closed sales, last 12 months")  # doctest: +SKIP
     >>> rf.plot.listing_map(drops, color="drop_pct", market=market)  # doctest: +SKIP
@@ -435,7 +440,7 @@ def listing_map(
     new = ax is None
     fig, cax = None, None
     if ax is None:
-        fig, ax, cax, heading = _map_figure(view, heading, text + _CLIP_ROOM)
+        fig, ax, cax, heading = _map_figure(view, heading, text + _CLIP_ROOM, map_size)
     _outlines(ax, view)
     _frame(ax, view, new)
     if hexes:
