@@ -183,7 +183,23 @@ def _map_figure(
     return fig, ax, cax, title
 
 
-def _frame(ax: Axes, view: View, new: bool) -> None:
+def _base_map(
+    ax: Axes | None, view: View, title: str, bar_text: str, size: tuple[float, float]
+) -> tuple[Figure | None, Axes, Axes | None]:
+    """The map's axes (a new figure shaped to the view, or ``ax``) with its title, outlines and
+    frame; and the colour bar's axes of a new figure."""
+    if ax is not None:
+        _title(ax, title)
+        fig, cax = None, None
+    else:
+        fig, ax, cax, title = _map_figure(view, title, bar_text, size)
+        ax.set_title(title, loc="left", parse_math=False, fontsize=12, fontweight="bold", pad=8)
+    _outlines(ax, view)
+    _frame(ax, view)
+    return fig, ax, cax
+
+
+def _frame(ax: Axes, view: View) -> None:
     """Limits on the view, equal distance, no latitude / longitude ticks."""
     ax.set_xlim(view[0], view[2])
     ax.set_ylim(view[1], view[3])
@@ -437,12 +453,7 @@ def listing_map(
     coloured = ok & np.isfinite(values)
     hexes = style == "hexagons" or (style == "auto" and coloured.sum() >= HEX_MIN_VALUES)
     text = _what_and_who(data[ok], color, population, hexes, int(coloured.sum()))
-    new = ax is None
-    fig, cax = None, None
-    if ax is None:
-        fig, ax, cax, heading = _map_figure(view, heading, text + _CLIP_ROOM, map_size)
-    _outlines(ax, view)
-    _frame(ax, view, new)
+    fig, ax, cax = _base_map(ax, view, heading, text + _CLIP_ROOM, map_size)
     if hexes:
         drawn = _hexagons(ax, lon[coloured], lat[coloured], values[coloured], view)
     else:
@@ -454,10 +465,6 @@ def listing_map(
     if rings is not None:
         _ringed(ax, rings, marked_label)
     _scale_bar(ax, view, lat[ok], lon[ok])
-    if new:
-        ax.set_title(heading, loc="left", parse_math=False, fontsize=12, fontweight="bold", pad=8)
-    else:
-        _title(ax, heading)
     ok_lat, ok_lon = lat[ok], lon[ok]
     _place(ax, _city_labels(data[ok], ok_lat, ok_lon) + _county_labels(view, ok_lat, ok_lon))
     return _done(fig, ax)
@@ -488,12 +495,7 @@ def comps(comps_frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes
     ppsf = pd.to_numeric(comps_frame["ppsf"], errors="coerce").to_numpy(dtype="float64")
     text = f"Sale price per sq ft of the comps (n = {int(np.isfinite(ppsf).sum())})."
     text, low, high, extend = _bar_text(ppsf, text, "money")
-    new = ax is None
-    fig, cax = None, None
-    if ax is None:
-        fig, ax, cax, title = _map_figure(view, title, text)
-    _outlines(ax, view)
-    _frame(ax, view, new)
+    fig, ax, cax = _base_map(ax, view, title, text, MAP_BOX)
     points = ax.scatter(lon, lat, c=ppsf, cmap="viridis", s=60, edgecolors="0.2",
                         linewidths=0.5, zorder=3)  # fmt: skip
     points.set_clim(low, high)
@@ -503,10 +505,6 @@ def comps(comps_frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes
         ax.legend(frameon=True, framealpha=0.9, edgecolor="none", fontsize=8, loc="upper left")
     _bar(ax, points, cax, text, "money", extend)
     _scale_bar(ax, view, lat, lon)
-    if new:
-        ax.set_title(title, loc="left", parse_math=False, fontsize=12, fontweight="bold", pad=8)
-    else:
-        _title(ax, title)
     ranks = [_labels.Label(str(k), float(x), float(y), {"fontsize": 8, "zorder": 6})
              for k, (x, y) in enumerate(zip(lon, lat, strict=True), start=1)]  # fmt: skip
     _place(ax, ranks)  # numbered by rank; the numbers of comps in one building kept apart
