@@ -317,7 +317,7 @@ def test_cell_formatting() -> None:
 
 
 def test_the_comps_estimate_is_rounded_with_its_n_and_warned_below_the_minimum() -> None:
-    from realtyframes.report._render_market import _estimate
+    from realtyframes.report._render_comps import _estimate
 
     thin = _estimate("A1", {"value": 901_241.3, "low": 900_136.0, "high": 2_564_901.0, "n": 3}, 5)
     assert thin.startswith('<p class="notice">')  # visible: the report's warning style
