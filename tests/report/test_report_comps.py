@@ -131,3 +131,24 @@ def test_the_comps_section_shows_the_home_its_ask_and_a_grid_and_survives_an_unk
     ppsf = grid["ppsf"]
     assert (ppsf.max() / ppsf.min() > 2) == ("differ by more than 2 to 1" in text)
     assert not re.search(r"\b(ppsf|adj_\w+|ListPrice|UnparsedAddress)\b", text)
+
+
+def test_a_listing_that_cannot_be_compared_is_a_note_too() -> None:
+    """A subject without coordinates cannot have comps: a note in its place, in plain words."""
+    from realtyframes.report.compute import _comps
+    from realtyframes.report.options import MarketReportOptions
+
+    listings = pd.DataFrame({
+        "ListingId": ["S", "C"], "StandardStatus": ["Active", "Closed"],
+        "PropertyType": "Residential", "PropertySubType": "Condominium",
+        "BedroomsTotal": 2, "LivingArea": 1000.0, "ClosePrice": [None, 5e5],
+        "CloseDate": pd.to_datetime([None, "2026-06-01"], utc=True),
+        "Latitude": [None, 25.76], "Longitude": [None, -80.19],
+    })  # fmt: skip
+    options = MarketReportOptions(as_of=AS_OF, comps=("S", "C", "X"))
+    found, notes, _ = _comps(listings, options)
+    assert list(found) == ["C"]
+    assert notes == {
+        "S": "No comparable sales for S: the subject 'S' has no coordinates.",
+        "X": "No listing 'X' in this market on 2026-06-30",
+    }

@@ -145,9 +145,8 @@ def _grid(listing_id: str, comps: pd.DataFrame) -> str:
             fact = _street(fact, home_city, home_city)
             values = [_street(a, c, home_city) for a, c in zip(values, cities, strict=True)]
         shown = "text" if column == "CloseDate" else kind
-        home: Cell | str = _cell(fact, shown, column, "subject") if fact is not None else ""
         cells = [_cell(v, kind, column, key) for v, key in zip(values, keys, strict=True)]
-        rows.append([heading, home, *cells])
+        rows.append([heading, _cell(fact, shown, column, "subject"), *cells])
     return _table(
         f"comps_{listing_id}",
         ["", "Home", *[f"{rank}. {key}" for rank, key in enumerate(keys, start=1)]],
