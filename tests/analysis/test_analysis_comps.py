@@ -158,8 +158,9 @@ def test_comps_on_the_sandbox(sandbox_url: str, tmp_path: pytest.TempPathFactory
 
 def hedonic_market(seed: int = 3, n: int = 400) -> pd.DataFrame:
     """Sales near Brickell priced by a known model: $/sq ft 400 at 1,500 sq ft, price ∝ area,
-    +5 % per bath, +0.5 % per year newer, +6 % a year over time, 3 % noise; beds worth nothing
-    beyond their area. The subject S: 1,500 sq ft, 3 beds, 2 baths, built 2000, asking $640,000."""
+    +5 % per bath, +0.5 % per year newer, +50 % on the water (one in five), +6 % a year over
+    time, 3 % noise; beds worth nothing beyond their area. The subject S: 1,500 sq ft, 3 beds,
+    2 baths, built 2000, not on the water, asking $640,000."""
     rng = np.random.default_rng(seed)
     lat0, lon0 = 25.7617, -80.1918
     area = rng.uniform(1_100, 1_900, n).round()
@@ -167,7 +168,8 @@ def hedonic_market(seed: int = 3, n: int = 400) -> pd.DataFrame:
     baths = rng.integers(1, 4, n)
     built = rng.integers(1970, 2024, n)
     days_ago = rng.uniform(0, 700, n)
-    value = 400 * area * 1.05 ** (baths - 2) * np.exp(0.005 * (built - 2000))
+    water = rng.random(n) < 0.2
+    value = 400 * area * 1.05 ** (baths - 2) * np.exp(0.005 * (built - 2000)) * 1.5**water
     price = value * np.exp(-0.06 * days_ago / 365.25) * rng.lognormal(0, 0.03, n)
     newest = t("2026-06-30")
     frame = pd.DataFrame({
@@ -179,6 +181,7 @@ def hedonic_market(seed: int = 3, n: int = 400) -> pd.DataFrame:
         "BathroomsTotalInteger": baths,
         "LivingArea": area,
         "YearBuilt": built,
+        "WaterfrontYN": water,
         "ClosePrice": price.round(-2),
         "CloseDate": [newest - pd.Timedelta(days=float(d)) for d in days_ago],
         "Latitude": lat0 + rng.uniform(-0.01, 0.01, n),
@@ -189,7 +192,8 @@ def hedonic_market(seed: int = 3, n: int = 400) -> pd.DataFrame:
     })  # fmt: skip
     subject = {"ListingId": "S", "StandardStatus": "Active", "PropertyType": "Residential",
                "PropertySubType": "Condominium", "BedroomsTotal": 3, "BathroomsTotalInteger": 2,
-               "LivingArea": 1500.0, "YearBuilt": 2000, "ClosePrice": np.nan, "CloseDate": pd.NaT,
+               "LivingArea": 1500.0, "YearBuilt": 2000, "WaterfrontYN": False, "ClosePrice": np.nan,
+               "CloseDate": pd.NaT,
                "Latitude": lat0, "Longitude": lon0, "City": "Miami", "ListPrice": 640_000.0,
                "UnparsedAddress": "1 Brickell Ave, Miami, FL 33131"}  # fmt: skip
     frame = pd.concat([frame, pd.DataFrame([subject])], ignore_index=True)
@@ -207,13 +211,15 @@ def test_the_adjustments_recover_a_known_model_and_have_the_right_signs() -> Non
     assert worth["adj_age"] == pytest.approx(0.005, abs=0.001)  # per year newer
     assert worth["adj_time"] == pytest.approx(0.06, abs=0.01)  # a year of market change
     assert worth["adj_beds"] == pytest.approx(0.0, abs=0.01)
+    assert worth["adj_water"] == pytest.approx(math.log(1.5), abs=0.02)
     # each adjustment moves a comp towards the subject: a bigger, newer, better-bathed comp down,
     # a sale in a cheaper (earlier) market up
     for column, gap in (("adj_size", out["LivingArea"] - 1500), ("adj_age", out["YearBuilt"] - 2000),
                         ("adj_baths", out["BathroomsTotalInteger"] - 2)):  # fmt: skip
         assert (np.sign(out[column]) == -np.sign(gap)).all(), column
     assert (out["adj_time"] > 0).all()
-    adjustments = out[["adj_size", "adj_age", "adj_beds", "adj_baths", "adj_time"]].sum(axis=1)
+    assert (out["adj_water"] < 0).equals(out["WaterfrontYN"].astype(bool))  # on the water: down
+    adjustments = out[[c for c in out.columns if c.startswith("adj_")]].sum(axis=1)
     np.testing.assert_allclose(out["adjusted_price"], out["ClosePrice"] + adjustments)
     # adjusted to the subject, the comps agree: their spread shrinks and the estimate finds the
     # subject's value under the model (400 × 1,500 = $600,000) within the noise
@@ -228,6 +234,21 @@ def test_the_adjustments_recover_a_known_model_and_have_the_right_signs() -> Non
     assert list(out.index) == list(out["score"].argsort(kind="stable"))
     assert out["score"].is_monotonic_increasing and out["weight"].is_monotonic_decreasing
     assert out["weight"].sum() == pytest.approx(1.0)
+
+
+def test_a_comp_in_the_homes_building_or_subdivision_and_on_its_side_of_the_water_ranks_first() -> (
+    None
+):
+    market = _sales([500.0, 500.0, 500.0])
+    market["SubdivisionName"] = ["Hunters Run", "Leisureville", "Hunters Run", "Hunters Run"]
+    market["WaterfrontYN"] = [False, False, False, True]
+    out = rf.comps(market, "S")
+    # P0 is the nearest but in another subdivision, P2 the farthest but on the water
+    assert list(out["ListingId"]) == ["P1", "P0", "P2"]
+    base = out["distance_km"] / 1.5 + out["months_ago"] / 6
+    np.testing.assert_allclose(out["score"] - base, [0.0, 1.0, 1.0])
+    market["BuildingName"] = [None, "Icon Tower", None, None]  # a building is its neighbourhood
+    assert rf.comps(market, "S")["ListingId"].iloc[0] == "P1"
 
 
 def test_a_negative_worth_is_left_out_rather_than_adjusting_a_bigger_home_up() -> None:

@@ -2,7 +2,7 @@
 
 :func:`fit_adjustments` fits the price index's hedonic model (docs/metrics.md, "Price index") on
 the market's closed sales of the subject's PropertyType — log(ClosePrice) on log living area, year
-built, beds, baths, subtype and location (ZIP code, else city) dummies — with one linear time term
+built, beds, baths, waterfront, subtype and location (ZIP code, else city) dummies — with one linear time term
 (log price per year) in place of the index's period dummies, so that the time adjustment is a
 smooth market drift and not one month's noise. A characteristic whose fitted worth is negative is
 left out and the model fitted again (a broker never adjusts a comp up for having more rooms). :func:`adjust` turns its coefficients into dollar adjustments of each comp
@@ -32,11 +32,14 @@ ADJUSTMENTS: dict[str, tuple[str, str]] = {
     "adj_age": ("YearBuilt", "age"),
     "adj_beds": ("BedroomsTotal", "bedrooms"),
     "adj_baths": ("BathroomsTotalInteger", "bathrooms"),
+    "adj_water": ("WaterfrontYN", "waterfront"),
     "adj_time": ("CloseDate", "market change since the sale"),
 }
 #: Fewest closed sales per coefficient for a fit (fewer: the comps are not adjusted).
 SALES_PER_COEFFICIENT = 5
 _MIN_SALES = 30
+#: A characteristic known for fewer of the sales is not fitted (it would cost the others' rows).
+_MIN_KNOWN = 0.8
 _DAYS_PER_YEAR = 365.25
 #: The location dummies: the ZIP code where the market has it, else the city.
 _LOCATIONS = ("PostalCode", "City")
@@ -63,8 +66,20 @@ def _numeric(sales: pd.DataFrame, column: str, func: str) -> np.ndarray:
     return to_float(sales[column], column, func).to_numpy(dtype="float64")
 
 
+def _flag(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A yes/no column as 1.0 / 0.0 (NaN where unknown or not a yes/no)."""
+    if column not in frame.columns:
+        return np.full(len(frame), np.nan)
+    try:
+        values = frame[column].astype("boolean")
+    except (TypeError, ValueError):
+        return np.full(len(frame), np.nan)
+    return np.asarray(values.astype("Float64").to_numpy(dtype="float64", na_value=np.nan))
+
+
 def _characteristics(frame: pd.DataFrame, func: str) -> dict[str, np.ndarray]:
-    """The regressors of each row, by adjustment column (log area; year built; beds; baths)."""
+    """The regressors of each row, by adjustment column (log area; year built; beds; baths;
+    waterfront 1 / 0)."""
     area = _numeric(frame, "LivingArea", func)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_area = np.where(area > 0, np.log(area), np.nan)
@@ -73,6 +88,7 @@ def _characteristics(frame: pd.DataFrame, func: str) -> dict[str, np.ndarray]:
         "adj_age": _numeric(frame, "YearBuilt", func),
         "adj_beds": _numeric(frame, "BedroomsTotal", func),
         "adj_baths": _numeric(frame, "BathroomsTotalInteger", func),
+        "adj_water": _flag(frame, "WaterfrontYN"),
     }
 
 
@@ -90,13 +106,14 @@ def fit_adjustments(
     sales: pd.DataFrame, closed_at: pd.Series, newest: pd.Timestamp, func: str
 ) -> Adjustments:
     """Fit the coefficients on ``sales`` (closed sales of one PropertyType, closed at
-    ``closed_at``); a characteristic missing from the data, constant, or whose fitted worth is
+    ``closed_at``); a characteristic missing from the data (or known for under 80 % of the
+    sales), constant, or whose fitted worth is
     negative (more room or a newer home worth less: noise or a missing factor, never an
     adjustment a broker could defend) gets 0 and the model is fitted again without it."""
     x = _characteristics(sales, func)
     price = _numeric(sales, "ClosePrice", func)
     years = ((closed_at - newest).dt.total_seconds() / 86400 / _DAYS_PER_YEAR).to_numpy()
-    used = [k for k, v in x.items() if np.isfinite(v).any()]
+    used = [k for k, v in x.items() if np.isfinite(v).mean() >= _MIN_KNOWN] if len(sales) else []
     ok = (price > 0) & np.isfinite(years)
     for k in used:
         ok &= np.isfinite(x[k])

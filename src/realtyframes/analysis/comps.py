@@ -8,10 +8,11 @@ the subject's. Comps are ranked by a similarity score, lower is more alike (docs
     score = distance_km / radius_km + months_ago / months
             + |area / subject_area - 1| / area_tolerance + |beds - subject_beds| / (beds_tolerance + 1)
             + min(|baths - subject_baths| / 2, 1) + min(|year_built - subject_year_built| / 20, 1)
-            + (1 if another subtype else 0)
+            + (1 if another subtype) + (1 if waterfront differs) + (1 if another neighbourhood)
 
 each term in [0, 1] for a comp that meets its rule, so no one rule dominates (an unknown bath
-count or year built counts 1, a column the market lacks 0). Each comp is adjusted to the subject
+count, year built or waterfront counts 1, a column the market lacks 0; the neighbourhood is the
+building where there is one, else the subdivision). Each comp is adjusted to the subject
 for size, age, beds, baths and the market's change since its sale (:mod:`._comps_adjust`); the
 estimate is the weighted median of the adjusted prices (weight 1 / (1 + score)), its range their
 weighted 25th to 75th percentile (``attrs["estimate"]``), so the range always contains it.
@@ -51,6 +52,7 @@ __all__ = [
     "comps",
     "comps_warnings",
     "haversine_km",
+    "neighbourhood",
     "subject_facts",
 ]
 
@@ -70,8 +72,8 @@ COMP_COLUMNS: tuple[str, ...] = (
 #: The subject's facts kept in ``attrs["subject_facts"]`` (those the market has).
 SUBJECT_FACTS: tuple[str, ...] = (
     "ListingId", "UnparsedAddress", "City", "PostalCode", "PropertyType", "PropertySubType",
-    "BedroomsTotal", "BathroomsTotalInteger", "LivingArea", "YearBuilt", "StandardStatus",
-    "ListPrice", "ClosePrice",
+    "BedroomsTotal", "BathroomsTotalInteger", "LivingArea", "YearBuilt", "WaterfrontYN",
+    "SubdivisionName", "BuildingName", "StandardStatus", "ListPrice", "ClosePrice",
 )  # fmt: skip
 #: Largest ratio of the comps' highest to lowest $/sq ft before the spread is warned about.
 MAX_PPSF_SPREAD = 2.0
@@ -89,9 +91,9 @@ _NEEDED = (
     "Latitude",
     "Longitude",
 )
-_SHOWN = ("UnparsedAddress", "City", "PostalCode", "PropertySubType", "BedroomsTotal",
-          "BathroomsTotalInteger", "LivingArea", "YearBuilt", "ClosePrice", "CloseDate",
-          "Latitude", "Longitude")  # fmt: skip
+_SHOWN = ("UnparsedAddress", "City", "PostalCode", "SubdivisionName", "BuildingName",
+          "PropertySubType", "BedroomsTotal", "BathroomsTotalInteger", "LivingArea", "YearBuilt",
+          "WaterfrontYN", "ClosePrice", "CloseDate", "Latitude", "Longitude")  # fmt: skip
 _DAYS_PER_MONTH = 30.4375
 
 
@@ -146,7 +148,7 @@ def comps(
     Columns: ListingId, the comp's address, city, subtype, beds, baths, area, year built, close
     price and date, coordinates, then ``distance_km``, ``months_ago``, ``ppsf`` (ClosePrice /
     LivingArea), the dollar adjustments ``adj_size``, ``adj_age``, ``adj_beds``, ``adj_baths``,
-    ``adj_time``, ``adjusted_price`` (ClosePrice plus the adjustments), ``score`` (lower is more
+    ``adj_water``, ``adj_time``, ``adjusted_price`` (ClosePrice plus the adjustments), ``score`` (lower is more
     alike; see the module), ``weight`` (its share of the estimate) and ``why``. ``attrs``:
     ``subject`` (its ListingId), ``subject_facts`` (address, type, beds, baths, area, year built,
     status and ask), ``estimate`` (value, low, high, ppsf, n), ``adjustments`` (the fitted
@@ -287,7 +289,37 @@ def _rules_and_score(
                 gap = np.abs(_floats(pool, column, func) - _number(subject, column)) / scale
                 score += np.where(np.isnan(gap), 1.0, np.minimum(gap, 1.0))
     other = pool["PropertySubType"].astype("str").to_numpy() != str(subject["PropertySubType"])
-    return keep, score + other.astype("float64")
+    score = score + other.astype("float64")
+    for column in ("WaterfrontYN", "_neighbourhood"):
+        if column == "WaterfrontYN" and column not in pool.columns:
+            continue
+        theirs, mine = _place(pool, column), _place(subject.to_frame().T, column)[0]
+        if column == "WaterfrontYN" or any(v is not None for v in theirs) or mine is not None:
+            score += np.array([1.0 if v is None or v != mine else 0.0 for v in theirs])
+    return keep, score
+
+
+def _place(frame: pd.DataFrame, column: str) -> list[Any]:
+    """Each row's waterfront (True / False / None), or its :func:`neighbourhood`."""
+    if column == "WaterfrontYN":
+        return [None if pd.isna(v) else bool(v) for v in frame[column]]
+    return neighbourhood(frame)
+
+
+def neighbourhood(frame: pd.DataFrame) -> list[str | None]:
+    """Each row's neighbourhood as the comps' score reads it: the building's name where it has
+    one, else the subdivision's (None: neither).
+
+    >>> neighbourhood(pd.DataFrame({"SubdivisionName": ["Hunters Run", "Brickell"],
+    ...                             "BuildingName": [None, "Icon Tower"]}))
+    ['Hunters Run', 'Icon Tower']
+    """
+    names: list[str | None] = [None] * len(frame)
+    for name in ("SubdivisionName", "BuildingName"):  # the building wins
+        if name in frame.columns:
+            names = [n if v is None or pd.isna(v) or str(v) == "" else str(v)
+                     for n, v in zip(names, frame[name], strict=True)]  # fmt: skip
+    return names
 
 
 def _why(
@@ -329,6 +361,8 @@ def subject_facts(subject: pd.Series) -> dict[str, Any]:
         value = subject[name]
         if pd.isna(value):
             facts[name] = None
+        elif isinstance(value, bool | np.bool_):
+            facts[name] = bool(value)
         elif isinstance(value, np.integer | np.floating | int | float):
             facts[name] = float(value)
         else:
@@ -359,6 +393,6 @@ def comps_warnings(out: pd.DataFrame, subject: pd.Series, fit: Adjustments) -> l
                      "too few closed sales with those facts to measure what each is worth.")  # fmt: skip
     for column, (characteristic, words) in ADJUSTMENTS.items():
         known = characteristic in subject.index and not pd.isna(subject[characteristic])
-        if column != "adj_time" and not known and fit.reason is None:
+        if column != "adj_time" and not known and fit.coefficients.get(column):
             found.append(f"The home's {words} is not known: no adjustment for it.")
     return found

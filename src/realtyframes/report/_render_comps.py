@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from realtyframes.analysis import neighbourhood
 from realtyframes.report._charts import chart
 from realtyframes.report._charts import render_chart as _figure
 from realtyframes.report._html import Cell, Section, esc
@@ -22,18 +23,21 @@ __all__ = ["comps_section"]
 #: adjustment cells are blank).
 _GRID: tuple[tuple[str, str, str], ...] = (
     ("UnparsedAddress", "Address", "text"),
+    ("_neighbourhood", "Building or subdivision", "text"),
     ("CloseDate", "Sold on (home: status)", "date"),
     ("ClosePrice", "Sale price (home: ask)", "money"),
     ("LivingArea", "Sq ft", "count"),
     ("BedroomsTotal", "Beds", "count"),
     ("BathroomsTotalInteger", "Baths", "count"),
     ("YearBuilt", "Built", "year"),
+    ("WaterfrontYN", "Waterfront", "yesno"),
     ("distance_km", "Km away", "number"),
     ("ppsf", "$/sq ft", "money"),
     ("adj_size", "Size adj.", "money"),
     ("adj_age", "Age adj.", "money"),
     ("adj_beds", "Beds adj.", "money"),
     ("adj_baths", "Baths adj.", "money"),
+    ("adj_water", "Waterfront adj.", "money"),
     ("adj_time", "Market adj.", "money"),
     ("adjusted_price", "Adjusted price", "money"),
     ("weight", "Weight", "percent"),
@@ -112,7 +116,10 @@ def _estimate(facts: dict[str, Any], est: dict[str, float], min_sample: int) -> 
 
 
 def _cell(value: Any, kind: str, row: str, column: str) -> Cell:
-    """A grid cell; a year as the year ("1993"), not as a number ("1,993.0")."""
+    """A grid cell; a year as the year ("1993"), not as a number ("1,993.0"); yes or no."""
+    if kind == "yesno":
+        flag = None if value is None or pd.isna(value) else ("Yes" if value else "No")
+        return Cell(flag, "text", row=row, col=column)
     if kind == "year":
         year = None if value is None or pd.isna(value) else str(int(value))
         return Cell(year, "text", row=row, col=column)
@@ -131,6 +138,8 @@ def _grid(listing_id: str, comps: pd.DataFrame) -> str:
     """The broker's grid: one row per fact, adjustment and result; the home's column (its ask
     and facts, no adjustments), then one column per comp, most alike first."""
     facts = comps.attrs.get("subject_facts", {})
+    comps = comps.assign(_neighbourhood=neighbourhood(comps))
+    facts = {**facts, "_neighbourhood": neighbourhood(pd.DataFrame([facts]))[0]}
     columns = [(c, h, k) for c, h, k in _GRID if c in comps.columns]
     keys = [str(k) for k in comps["ListingId"]]
     home_city = facts.get("City")
@@ -163,9 +172,9 @@ def _caption(rules: dict[str, Any]) -> str:
         f"{rules.get('months', 12):g} months, beds ±{rules.get('beds_tolerance', 1):g}, area "
         f"±{rules.get('area_tolerance', 0.25):.0%}), most alike first by the score: 0 is a twin "
         "of the home; distance, time since the sale, size, beds, baths, age and subtype each add "
-        "up to 1 as they differ. Each sale is adjusted to the home for its size, age, beds and "
-        "baths by what these are worth in the market's closed sales, and for the market's change "
-        "since it sold. The estimate is the weighted median of the adjusted prices (a more alike "
+        "up to 1 as they differ, and another waterfront or building or subdivision adds 1. Each "
+        "sale is adjusted to the home for its size, age, beds, baths and waterfront by what these "
+        "are worth in the market's closed sales, and for the market's change since it sold. The estimate is the weighted median of the adjusted prices (a more alike "
         "sale weighs more), its range their weighted middle half. The home's column shows its ask."
     )
 
