@@ -66,14 +66,15 @@ def test_an_unknown_comps_id_is_a_note_with_a_did_you_mean() -> None:
 
 
 def _subject(url: str) -> str:
-    """An active Doral listing with at least 3 comps (the report's rules: 3 km, 12 months)."""
+    """An active Miami listing with at least 3 comps (the report's rules: 3 km, 12 months); Miami
+    has sales enough to measure what each difference is worth (Doral's 65 are too few)."""
     with rf.Client(base_url=url, cache=False, progress=False) as client:
-        doral = client.sync_listings(City="Doral")
-    active = doral[doral["StandardStatus"] == "Active"].sort_values("ListingId")
+        miami = client.sync_listings(City="Miami")
+    active = miami[miami["StandardStatus"] == "Active"].sort_values("ListingId")
     for listing_id in active["ListingId"]:
-        if len(rf.comps(doral, listing_id, radius_km=3, months=12)) >= 3:
+        if len(rf.comps(miami, listing_id, radius_km=3, months=12)) >= 3:
             return str(listing_id)
-    raise AssertionError("no active Doral listing with 3 comps in the test sandbox")
+    raise AssertionError("no active Miami listing with 3 comps in the test sandbox")
 
 
 def _text(fragment: str) -> str:
@@ -87,7 +88,7 @@ def test_the_comps_section_shows_the_home_its_ask_and_a_grid_and_survives_an_unk
     subject = _subject(sandbox_url)
     out = tmp_path / "reports"
     base = ["--base-url", sandbox_url, "--cache-dir", str(tmp_path / "cache"), "--out", str(out)]
-    args = ["--city", "Doral", "--comps", subject, "--comps", "NOPE123", "--as-of", AS_OF]
+    args = ["--city", "Miami", "--comps", subject, "--comps", "NOPE123", "--as-of", AS_OF]
     code = main(["report", "market", *args, *base])
     captured = capsys.readouterr()
     assert code == 0, captured.err  # the unknown id no longer throws the report away
@@ -119,6 +120,8 @@ def test_the_comps_section_shows_the_home_its_ask_and_a_grid_and_survives_an_unk
     for key, adjusted in zip(grid["ListingId"], grid["adjusted_price"], strict=True):
         assert float(cells[(table, "adjusted_price", key)][0]) == pytest.approx(adjusted)
     assert "closest first" not in section
+    assert "What a difference is worth in the market's" in text  # the grid's rates, in words
+    assert "not adjusted" not in text
     # the estimate lies inside its range, with its n
     weights, prices = grid["weight"].to_numpy(), grid["adjusted_price"].to_numpy()
     found = re.search(r"Estimate \$([\d.]+)K \(range \$([\d.]+)K–\$([\d.]+)K, n = (\d+) comps\)",
@@ -152,3 +155,39 @@ def test_a_listing_that_cannot_be_compared_is_a_note_too() -> None:
         "S": "No comparable sales for S: the subject 'S' has no coordinates.",
         "X": "No listing 'X' in this market on 2026-06-30",
     }
+
+
+def _market(ppsf: list[float]) -> pd.DataFrame:
+    """A home asking $513,900 and closed sales of 1,000 sq ft at the given $/sq ft nearby."""
+    rows = [("S", "Active", None, None, 513_900.0, 25.7617)]
+    rows += [(f"P{i}", "Closed", v * 1000.0, "2026-06-01", None, 25.7617 + (i + 1) * 0.001)
+             for i, v in enumerate(ppsf)]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["ListingId", "StandardStatus", "ClosePrice", "CloseDate",
+                                        "ListPrice", "Latitude"])  # fmt: skip
+    frame["CloseDate"] = pd.to_datetime(frame["CloseDate"], utc=True)
+    frame["MajorChangeTimestamp"] = pd.Timestamp("2026-06-30", tz="UTC")
+    frame["UnparsedAddress"] = frame["ListingId"] + " Brickell Ave, Miami, FL 33131"
+    return frame.assign(PropertyType="Residential", PropertySubType="Condominium",
+                        BedroomsTotal=2, LivingArea=1000.0, Longitude=-80.1918)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("ppsf", "spread", "few"),
+    [([150.0, 220.0, 400.0], True, False), ([480.0, 500.0, 520.0], False, False),
+     ([480.0, 500.0], False, True)],
+)  # fmt: skip
+def test_the_page_shows_the_ask_and_the_warnings_in_its_own_words(
+    ppsf: list[float], spread: bool, few: bool
+) -> None:
+    from realtyframes.report._render_comps import _one
+
+    comps = rf.comps(_market(ppsf), "S")
+    text = _text(_one("S", comps, 5))
+    assert "S Brickell Ave, Miami, FL 33131" in text and "asking $513,900" in text
+    assert "against an ask of $513,900" in text
+    assert ("differ by more than 2 to 1" in text) == spread
+    assert ("fewer than 3, too few for a firm estimate" in text) == few
+    # 3 sales are too few to measure what a difference is worth: said, and no rates shown
+    assert "not adjusted for size, age, beds or baths" in text
+    assert "What a difference is worth" not in text
+    assert not re.search(r"\b(ppsf|adj_\w+|ListPrice|UnparsedAddress|attrs)\b", text)

@@ -54,10 +54,11 @@ class Adjustments:
     n: int = 0
     r2: float = float("nan")
     reason: str | None = None
+    location: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {"coefficients": dict(self.coefficients), "n": self.n, "r2": self.r2,
-                "reason": self.reason}  # fmt: skip
+                "reason": self.reason, "location": self.location}  # fmt: skip
 
 
 def _numeric(sales: pd.DataFrame, column: str, func: str) -> np.ndarray:
@@ -142,7 +143,7 @@ def fit_adjustments(
     resid = y - design @ beta
     tss = float(((y - y.mean()) ** 2).sum())
     r2 = 1.0 - float(resid @ resid) / tss if tss > 0 else float("nan")
-    return Adjustments(zero | worth | {"adj_time": float(beta[1])}, n, r2)
+    return Adjustments(zero | worth | {"adj_time": float(beta[1])}, n, r2, location=location)
 
 
 def adjust(

@@ -5,6 +5,7 @@ sale, its adjustments to the home and its adjusted price, most alike first by th
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -179,10 +180,46 @@ def _caption(rules: dict[str, Any]) -> str:
     )
 
 
+#: How the page names each coefficient's unit: the change its adjustment is for.
+_WORTH = {
+    "adj_size": "10% more living area",
+    "adj_age": "a year newer",
+    "adj_beds": "a bedroom more",
+    "adj_baths": "a bathroom more",
+    "adj_water": "on the water",
+}
+_PLACE = {"PostalCode": "ZIP code", "City": "city"}
+
+
+def worth_line(fit: dict[str, Any]) -> str:
+    """What each difference is worth in the market's closed sales, in words (empty without a fit).
+
+    >>> worth_line({"coefficients": {"adj_size": 0.9, "adj_beds": 0.0, "adj_time": 0.04},
+    ...             "n": 305, "location": "PostalCode", "reason": None})
+    "What a difference is worth in the market's 305 closed sales (same ZIP code and subtype): 10% more living area +9.0%, a bedroom more 0%; prices +4.1% a year."
+    """
+    if fit.get("reason") or not fit.get("coefficients"):
+        return ""
+    worth = fit["coefficients"]
+    parts = []
+    for column, words in _WORTH.items():
+        if column in worth:
+            unit = math.log(1.1) if column == "adj_size" else 1.0
+            change = math.expm1(worth[column] * unit)
+            parts.append(f"{words} {change:+.1%}" if change else f"{words} 0%")
+    place = _PLACE.get(str(fit.get("location")), "location")
+    drift = math.expm1(worth.get("adj_time", 0.0))
+    return (
+        f"What a difference is worth in the market's {fit.get('n', 0):,} closed sales (same "
+        f"{place} and subtype): {', '.join(parts)}; prices {drift:+.1%} a year."
+    )
+
+
 def _one(listing_id: str, comps: pd.DataFrame, min_sample: int) -> str:
     from realtyframes import plots
 
     facts = comps.attrs.get("subject_facts", {})
+    fit = comps.attrs.get("adjustments", {})
     address = facts.get("UnparsedAddress") or f"Listing {listing_id}"
     warned = "".join(f'<p class="notice">{esc(w)}</p>' for w in comps.attrs.get("warnings", []))
     return (
@@ -191,6 +228,7 @@ def _one(listing_id: str, comps: pd.DataFrame, min_sample: int) -> str:
         + _estimate(facts, comps.attrs.get("estimate", {}), min_sample)
         + warned
         + _grid(listing_id, comps)
+        + (f'<p class="note">{esc(line)}</p>' if (line := worth_line(fit)) else "")
         + _figure(chart(plots.comps, comps), f"Comps of {address} on a map", f"comps_{listing_id}")
     )
 
