@@ -148,8 +148,8 @@ def comps(
     Columns: ListingId, the comp's address, city, subtype, beds, baths, area, year built, close
     price and date, coordinates, then ``distance_km``, ``months_ago``, ``ppsf`` (ClosePrice /
     LivingArea), the dollar adjustments ``adj_size``, ``adj_age``, ``adj_beds``, ``adj_baths``,
-    ``adj_water``, ``adj_time``, ``adjusted_price`` (ClosePrice plus the adjustments), ``score`` (lower is more
-    alike; see the module), ``weight`` (its share of the estimate) and ``why``. ``attrs``:
+    ``adj_water``, ``adj_time``, ``adjusted_price`` (ClosePrice plus the adjustments), ``score``
+    (lower is more alike; see the module), ``weight`` (its share of the estimate) and ``why``. ``attrs``:
     ``subject`` (its ListingId), ``subject_facts`` (address, type, beds, baths, area, year built,
     status and ask), ``estimate`` (value, low, high, ppsf, n), ``adjustments`` (the fitted
     coefficients, on how many sales), ``warnings`` (in plain words: too few comps, $/sq ft spread
@@ -162,10 +162,7 @@ def comps(
     func = "comps"
     check_frame(market, "market", func)
     check_columns(market, _NEEDED, "market", func)
-    radius = check_number(radius_km, "radius_km", func, low=0.0, low_inclusive=False)
-    span = check_number(months, "months", func, low=0.0, low_inclusive=False)
-    area_tol = check_number(area_tolerance, "area_tolerance", func, low=0.0)
-    beds_tol = check_number(beds_tolerance, "beds_tolerance", func, low=0.0)
+    rules = _rules(radius_km, months, same_subtype, beds_tolerance, area_tolerance, func)
     if not isinstance(max_results, int) or isinstance(max_results, bool) or max_results < 1:
         raise AnalysisInputError(f"{func}(): `max_results` must be an integer >= 1")
     subject = _subject(market, listing, func)
@@ -184,8 +181,6 @@ def comps(
         to_float(pool["Latitude"], "Latitude", func).to_numpy(),
         to_float(pool["Longitude"], "Longitude", func).to_numpy(),
     )
-    rules = {"radius_km": radius, "months": span, "same_subtype": same_subtype,
-             "beds_tolerance": beds_tol, "area_tolerance": area_tol}  # fmt: skip
     keep, score = _rules_and_score(pool, subject, dist, ago.to_numpy(), rules, func)
     out = pool[[c for c in ("ListingId", *_SHOWN) if c in pool.columns]].copy()
     out["distance_km"], out["months_ago"] = dist, ago.to_numpy()
@@ -213,6 +208,20 @@ def comps(
         "rules": rules,
     }
     return out
+
+
+def _rules(
+    radius_km: float, months: float, same_subtype: bool, beds_tolerance: float,
+    area_tolerance: float, func: str,
+) -> dict[str, Any]:  # fmt: skip
+    """The rules a comp must meet, checked (``attrs["rules"]``)."""
+    return {
+        "radius_km": check_number(radius_km, "radius_km", func, low=0.0, low_inclusive=False),
+        "months": check_number(months, "months", func, low=0.0, low_inclusive=False),
+        "same_subtype": same_subtype,
+        "beds_tolerance": check_number(beds_tolerance, "beds_tolerance", func, low=0.0),
+        "area_tolerance": check_number(area_tolerance, "area_tolerance", func, low=0.0),
+    }
 
 
 def _floats(frame: pd.DataFrame, column: str, func: str) -> np.ndarray:
