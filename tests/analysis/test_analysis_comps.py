@@ -108,6 +108,16 @@ def test_comps_follow_the_rules_and_the_documented_ranking() -> None:
     assert facts["UnparsedAddress"] == "S Brickell Ave" and facts["LivingArea"] == 1000.0
 
 
+def test_the_market_index_does_not_matter() -> None:
+    """A frame whose index repeats (pieces concatenated) gives the same comps."""
+    frame = market()
+    with pytest.warns(DataQualityWarning):
+        plain = rf.comps(frame, "S")
+    with pytest.warns(DataQualityWarning):
+        repeated = rf.comps(frame.set_axis([0] * len(frame)), "S")
+    pd.testing.assert_frame_equal(plain, repeated)
+
+
 def test_looser_rules_let_more_in() -> None:
     wide = market()
     with pytest.warns(DataQualityWarning):

@@ -247,7 +247,7 @@ def _closed_sales(
     sale &= (closed_at <= newest).to_numpy()
     sale &= text["ListingId"] != str(subject["ListingId"])
     sale &= text["PropertyType"] == str(subject["PropertyType"])
-    return market[sale], closed_at[sale], newest
+    return market[sale].reset_index(drop=True), closed_at[sale].reset_index(drop=True), newest
 
 
 def _candidates(
