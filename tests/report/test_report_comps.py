@@ -142,15 +142,20 @@ def test_a_listing_that_cannot_be_compared_is_a_note_too() -> None:
     from realtyframes.report.options import MarketReportOptions
 
     listings = pd.DataFrame({
-        "ListingId": ["S", "C"], "StandardStatus": ["Active", "Closed"],
+        "ListingId": ["S", "C", "D"], "StandardStatus": ["Active", "Closed", "Closed"],
         "PropertyType": "Residential", "PropertySubType": "Condominium",
-        "BedroomsTotal": 2, "LivingArea": 1000.0, "ClosePrice": [None, 5e5],
-        "CloseDate": pd.to_datetime([None, "2026-06-01"], utc=True),
-        "Latitude": [None, 25.76], "Longitude": [None, -80.19],
+        "BedroomsTotal": 2, "LivingArea": 1000.0, "ClosePrice": [None, 5e5, 5e5],
+        "CloseDate": pd.to_datetime([None, "2026-06-01", "2026-06-01"], utc=True),
+        "Latitude": [None, 25.76, None], "Longitude": [None, -80.19, None],
     })  # fmt: skip
     options = MarketReportOptions(as_of=AS_OF, comps=("S", "C", "X"))
-    found, notes, _ = _comps(listings, options)
+    found, notes = _comps(listings, options)
     assert list(found) == ["C"]
+    # a closed sale without coordinates is said among the comps' warnings, in plain words
+    assert found["C"].attrs["warnings"][-1] == (
+        "1 closed sale of the market has no map position (no coordinates), so could not be "
+        "considered as a comparable sale."
+    )
     assert notes == {
         "S": "No comparable sales for S: the subject 'S' has no coordinates.",
         "X": "No listing 'X' in this market on 2026-06-30",

@@ -322,23 +322,32 @@ def check_comps(listings: pd.DataFrame, asked: Sequence[str], as_of: dt.date) ->
 
 def _comps(
     listings: pd.DataFrame, options: MarketReportOptions
-) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The comps of each ``--comps`` id; a note for an id not in the market or that cannot be
-    compared (no coordinates, say) in place of its comps; the data warnings."""
+    compared (no coordinates, say) in place of its comps. Closed sales without coordinates are
+    one more of the comps' warnings, in the page's words."""
     out, notes = {}, check_comps(listings, options.comps, options.day)
-    warned: list[str] = []
     for listing_id in options.comps:
         if listing_id in notes:
             continue
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", DataQualityWarning)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataQualityWarning)  # said below, in plain words
             try:
-                out[listing_id] = comps(listings, listing_id, radius_km=3, months=12)
+                found = comps(listings, listing_id, radius_km=3, months=12)
             except AnalysisInputError as error:
                 why = str(error).removeprefix("comps(): ")
                 notes[listing_id] = f"No comparable sales for {listing_id}: {why}."
-        warned += [f"Comps for {listing_id}: {w.message}" for w in caught]
-    return out, notes, warned
+                continue
+        if missing := found.attrs.get("no_coordinates"):
+            n = len(missing)
+            said = f"{n} closed sale{'s' * (n > 1)} of the market {'have' if n > 1 else 'has'}"
+            found.attrs["warnings"] = [
+                *found.attrs.get("warnings", []),
+                f"{said} no map position (no coordinates), so could not be considered as a "
+                "comparable sale.",
+            ]
+        out[listing_id] = found
+    return out, notes
 
 
 def compute_market_report(frames: MarketFrames, options: MarketReportOptions) -> MarketReport:
@@ -394,7 +403,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         headline["contacts"] = int(funnel.by_stage["contacts"].sum())
         headline["new_leads"] = int(funnel.weekly["new_leads"].sum()) if len(funnel.weekly) else 0
     trends = _trends(frames, options)
-    found, comps_notes, comp_notes = _comps(listings, options)
+    found, comps_notes = _comps(listings, options)
     index, index_notes = _index(frames, options, trends.get("trend_total"))
     covered = covered_from(frames.listings)
     return MarketReport(
@@ -406,7 +415,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         subtypes=_subtypes(listings, options),
         comps=found,
         comps_notes=comps_notes,
-        notes=tuple(comp_notes + index_notes),
+        notes=tuple(index_notes),
         options=options,
         frames=frames,
         markets=markets,
