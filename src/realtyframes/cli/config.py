@@ -54,13 +54,16 @@ PROG = "realtyframes"
 #: usage (argparse, or a bad option value); done, but a run it recorded was flagged in the run
 #: history (RunAnomalyWarning: rows fell, or the quarantine rose, against the previous run of its
 #: scope); another run held the scope past its wait (``EX_TEMPFAIL`` of sysexits.h: try again
-#: later); interrupted (Ctrl-C, SIGINT). A failure or a busy scope wins over an anomaly.
+#: later); interrupted (Ctrl-C, SIGINT); stdout's reader closed the pipe early (``cache list |
+#: head -1``: 128 + SIGPIPE, what a shell shows for a Unix tool a closed pipe ended; no traceback,
+#: nothing on stderr). A failure or a busy scope wins over an anomaly.
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_ANOMALY = 3
 EXIT_BUSY = 75
 EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141
 
 logger = logging.getLogger("realtyframes.cli")
 
@@ -343,6 +346,8 @@ def run_guarded(
         except ScopeBusyError as exc:
             print(f"{prog}: error: {error_line(exc, settings)}", file=sys.stderr)
             return EXIT_BUSY
+        except BrokenPipeError:  # stdout's reader is gone: not a failure; main() ends quietly
+            raise
         except Exception as exc:
             expected = isinstance(exc, EXPECTED_ERRORS)
             if verbose >= 2:
