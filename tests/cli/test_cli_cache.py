@@ -142,7 +142,7 @@ def test_output_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
                 "list",
                 "--cache-dir",
                 str(tmp_path / "cache"),
-            ],  # fmt: skip
+            ],
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,

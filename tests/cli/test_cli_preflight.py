@@ -61,7 +61,7 @@ def test_report_out_that_cannot_be_created_or_written(
     before = sandbox.admin.faults.requests
     connection = ["--base-url", sandbox.url, "--cache-dir", str(tmp_path / "cache")]
     cases = {
-        str(tmp_path / "file" / "reports"): f"is a file",
+        str(tmp_path / "file" / "reports"): "is a file",
         "/sys/realtyframes-reports": "cannot be created in '/sys'",
         "/sys": "cannot write in the folder '/sys'",
     }
