@@ -11,7 +11,7 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.analysis import market_as_of
-from realtyframes.mcp_server._tools import TOOLS
+from realtyframes.mcp_server import TOOLS
 from realtyframes.report import MarketReportOptions, compute_market_report, load_market_frames
 from realtyframes.sandbox import RunningSandbox
 

@@ -18,6 +18,7 @@ answered from the cache alone (a warm report) starts no server at all.
 from __future__ import annotations
 
 import atexit
+import socket
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -67,7 +68,7 @@ class EmbeddedSandbox:
         on_start: Callable[[EmbeddedSandbox], None] | None = None,
     ) -> None:
         self.options = options
-        self._sock = _bind(DEFAULT_HOST, 0, listen=False)  # the port, reserved: the URL is known
+        self._sock: socket.socket | None = _bind(DEFAULT_HOST, 0, listen=False)  # the URL is known
         self.url: str = _url(self._sock)
         self.identity: str = (
             f"realtyframes-sandbox:seed={options.seed}:listings={options.listings}:"
