@@ -59,3 +59,33 @@ def overlapping_texts(fig: Any) -> list[tuple[str, str]]:
             if box_a.overlaps(box_b):
                 found.append((a, b))
     return found
+
+
+def beyond_data(ax: Any, x: Any, y: Any, margin: float = 0.06) -> list[str]:
+    """The sides of ``ax``'s limits that reach past its data (``x`` timestamps, ``y`` numbers;
+    NaN ignored) by more than ``margin`` of the data's span (on x at least 7 days; on y, for a
+    constant, ``margin`` of its size or 1 for zeros), and a bottom below 0 for data that are not:
+    a chart never draws axes outside its data."""
+    import matplotlib.dates as mdates
+    import numpy as np
+    import pandas as pd
+
+    found: list[str] = []
+    stamps = pd.to_datetime(pd.Series(x)).dropna()
+    if len(stamps):
+        first = mdates.date2num(stamps.min().to_pydatetime())
+        last = mdates.date2num(stamps.max().to_pydatetime())
+        pad = max((last - first) * margin, 7.0)
+        left, right = ax.get_xlim()
+        found += ["left"] if left < first - pad else []
+        found += ["right"] if right > last + pad else []
+    values = pd.to_numeric(pd.Series(y), errors="coerce").to_numpy(dtype="float64")
+    finite = values[np.isfinite(values)]
+    if len(finite):
+        low, high = float(finite.min()), float(finite.max())
+        span = high - low
+        pad = span * margin if span > 0 else (abs(high) * margin if high != 0 else 1.0)
+        bottom, top = ax.get_ylim()
+        found += ["bottom"] if bottom < low - pad or (low >= 0 > bottom) else []
+        found += ["top"] if top > high + pad else []
+    return found

@@ -35,6 +35,7 @@ from realtyframes._client_settings import (
     _configured,
     _embedded_sandbox,
     _settings,
+    start_before_requests,
 )
 from realtyframes._runs import recorded
 from realtyframes.api import (
@@ -70,6 +71,7 @@ from realtyframes.schemas import Analytics, OnInvalid
 
 if TYPE_CHECKING:
     from realtyframes.loaders.mcp import McpHost, McpSession
+    from realtyframes.sandbox import EmbeddedSandbox
 
 logger = logging.getLogger("realtyframes")
 
@@ -77,7 +79,8 @@ logger = logging.getLogger("realtyframes")
 class Client(RunsMixin):
     """The realtyframes client: one account on one service (or the embedded sandbox).
 
-    With no ``base_url`` and no credentials it starts the embedded sandbox (once per process).
+    With no ``base_url`` and no credentials it uses the embedded sandbox (one per process, started
+    before its first request: a run the cache answers alone starts no server).
     ``token`` (an OAuth access token or :class:`~realtyframes.oauth.Token`) is sent as Bearer;
     ``api_key`` as ``X-API-Key`` on the main host and as ``api_key`` on the legacy host.
     ``legacy_url`` and ``auth_url`` default to ``base_url``. Loader settings (``cache_dir``,
@@ -120,15 +123,17 @@ class Client(RunsMixin):
         access_token = token.access_token if isinstance(token, Token) else token
         max_retries = _check_credentials(access_token, api_key, retry, max_retries)
         self._embedded = False
+        self._sandbox: EmbeddedSandbox | None = None
         cache_identity: str | None = None
         if base_url is None and not _explicit_sandbox:
             base_url, access_token, api_key, legacy_url, auth_url, cache_dir = _configured(
                 access_token, api_key, legacy_url, auth_url, cache_dir
             )
-        if base_url is None:
+        if base_url is None:  # the server itself starts before the first request, if one comes
             sandbox = _embedded_sandbox()
             base_url, cache_identity = sandbox.url, sandbox.identity
-            self._embedded = True
+            event_hooks = start_before_requests(sandbox, event_hooks)
+            self._embedded, self._sandbox = True, sandbox
         self._settings = _settings(cache_dir, cache, ttl, progress, on_invalid)
         self._cache: ParquetCache | None = self._make_cache()
         self._local = threading.local()
@@ -186,6 +191,13 @@ class Client(RunsMixin):
     def embedded(self) -> bool:
         """True when this client talks to the embedded sandbox started for this process."""
         return self._embedded
+
+    @property
+    def _source_unchanged(self) -> bool:
+        """True while this client's embedded sandbox has not started in this process: its data
+        are then those its identity names, as a cached sync of them saw them (the sync answers
+        from the cache, and no server starts)."""
+        return self._sandbox is not None and not self._sandbox.started
 
     @property
     def settings(self) -> ClientSettings:

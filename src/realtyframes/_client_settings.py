@@ -92,7 +92,9 @@ def _settings(
 
 # -- the embedded sandbox: started once per process, lazily -----------------------------------------
 def _embedded_sandbox() -> EmbeddedSandbox:
-    """A reference to the process's embedded sandbox (started on first use), held for good."""
+    """A reference to the process's embedded sandbox, held for good: its port is reserved now,
+    the server starts before the first request (:func:`start_before_requests`), so a run the cache
+    answers alone starts none."""
     from realtyframes.sandbox import embedded  # the one place the client side touches it
 
     def started(sandbox: EmbeddedSandbox) -> None:
@@ -102,7 +104,22 @@ def _embedded_sandbox() -> EmbeddedSandbox:
             sandbox.url,
         )
 
-    return embedded(on_start=started)
+    return embedded(on_start=started, lazy=True)
+
+
+def start_before_requests(
+    sandbox: EmbeddedSandbox, event_hooks: Mapping[str, list[Any]] | None
+) -> dict[str, list[Any]]:
+    """``event_hooks`` with a first request hook that starts the embedded sandbox (once; then a
+    check of a flag): every request of the client, MCP sessions' included, goes through it."""
+
+    def start(_request: Any) -> None:
+        if not sandbox.started:
+            sandbox.ensure_started()
+
+    hooks = {k: list(v) for k, v in (event_hooks or {}).items()}
+    hooks["request"] = [start, *hooks.get("request", [])]
+    return hooks
 
 
 #: Said once per process (Python's default warning filter) when ``Client()`` finds nothing

@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realtyframes._environment import CONFIG_VARIABLE, SETTING_VARIABLES
+from realtyframes._environment import (
+    CONFIG_VARIABLE,
+    KNOWN_VARIABLES,
+    SETTING_VARIABLES,
+    unknown_variables,
+)
 from realtyframes.api import mask_text
 from realtyframes.errors import ConfigError, QueryError
 
@@ -41,6 +46,7 @@ __all__ = [
     "SETTING_NAMES",
     "ConfigError",
     "Settings",
+    "check_variables",
     "default_config_path",
     "load_settings",
     "read_config",
@@ -161,6 +167,25 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, str]:
     return values
 
 
+def check_variables(env: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`~realtyframes.ConfigError` for the first ``REALTYFRAMES_*`` variable of
+    ``env`` (default: the process') the toolkit does not read, naming what it most likely meant.
+
+    >>> check_variables({"REALTYFRAMES_TOKN": "t"})
+    Traceback (most recent call last):
+    ...
+    realtyframes.errors.ConfigError: REALTYFRAMES_TOKN: not a variable of realtyframes; did you mean REALTYFRAMES_TOKEN? (rename or unset it)
+    """
+    unknown = unknown_variables(env)
+    if not unknown:
+        return
+    name, near = unknown[0]
+    hint = f"; did you mean {near}?" if near else ""
+    others = f" ({len(unknown) - 1} more unknown)" if len(unknown) > 1 else ""
+    problem = f"not a variable of realtyframes{hint} (rename or unset it){others}"
+    raise ConfigError(name, problem, KNOWN_VARIABLES, brief=near is not None)
+
+
 def load_settings(
     flags: Mapping[str, str | None] | None = None,
     *,
@@ -170,13 +195,15 @@ def load_settings(
     """Resolve the settings: ``flags`` (None = not given) > ``env`` > the config file.
 
     ``config_path``: a path (must exist), True (``REALTYFRAMES_CONFIG`` or the default path, if
-    it exists) or None/False (no file).
+    it exists) or None/False (no file). A ``REALTYFRAMES_*`` variable of ``env`` that the toolkit
+    does not read raises :class:`~realtyframes.ConfigError` naming the one it most likely meant.
 
     >>> load_settings({"base_url": "http://h"}, env={"REALTYFRAMES_BASE_URL": "http://e"},
     ...               config_path=None).base_url
     'http://h'
     """
     env = os.environ if env is None else env
+    check_variables(env)  # a misspelt REALTYFRAMES_* is an error, not a quiet fallback
     flags = dict(flags or {})
     unknown = set(flags) - set(SETTING_NAMES)
     if unknown:

@@ -1,8 +1,11 @@
 """Every ``REALTYFRAMES_*`` environment variable the toolkit reads, declared once.
 
-A variable that looks like one of these but is not (``REALTYFRAMES_URL``, ``REALTYFRAMES_APIKEY``)
-is named with a did-you-mean by :func:`unknown_variables`: otherwise a misspelt setting silently
-leaves the toolkit on the embedded sandbox's synthetic data.
+A ``REALTYFRAMES_*`` variable that is none of these (``REALTYFRAMES_TOKN``, ``REALTYFRAMES_URL``) is
+a configuration error: ``realtyframes._config.check_variables`` raises :class:`~realtyframes.ConfigError` naming the
+one it most likely meant (:func:`unknown_variables`), wherever settings are read from the
+environment (``rf.Client()``, every command). Otherwise a misspelt setting silently leaves the
+toolkit on the embedded sandbox's synthetic data, and a scheduled job mails demo figures. A new
+variable is declared here, once, or every run that sets it fails.
 
 >>> unknown_variables({"REALTYFRAMES_URL": "https://api.example.com", "HOME": "/root"})
 [('REALTYFRAMES_URL', 'REALTYFRAMES_BASE_URL')]

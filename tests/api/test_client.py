@@ -282,3 +282,51 @@ def test_a_client_dropped_without_close_warns_and_closes_its_connections(sandbox
         copy = closed.with_options(timeout=5.0)
     del closed, copy
     gc.collect()  # closed by `with`: no warning (filterwarnings = error would fail the test)
+
+
+#: One process of the test below: a sync of the embedded sandbox, then whether its server runs
+#: (the sandbox's own flag, and whether anything listens on its port), then a request.
+LAZY_PROCESS = """
+import socket, sys, warnings
+import realtyframes as rf
+from realtyframes.sandbox._embedded import current
+warnings.simplefilter("ignore")
+def listening(url):
+    host, port = url.removeprefix("http://").split(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+        return True
+    except ConnectionRefusedError:
+        return False
+with rf.Client(cache_dir=sys.argv[1], progress=False) as client:
+    started_at_client = current().started
+    market = client.sync_listings(City="Doral")
+    info = client.last_load
+    print(started_at_client, current().started, listening(client.base_url), info.requests,
+          len(market), len(info.changes) if info.changes is not None else None)
+    client.me()  # the first request starts it
+    print(current().started, listening(client.base_url))
+"""
+
+
+def test_a_run_the_cache_answers_starts_no_embedded_sandbox(tmp_path: Path) -> None:
+    """``Client()`` reserves the sandbox's port but starts no server; the first request starts
+    it. A second process whose sync the cache answers (a warm report) starts none: nothing
+    listens on its port, and its answer is the first one's (no change)."""
+
+    def run() -> list[list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-c", LAZY_PROCESS, str(tmp_path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+            timeout=300,
+        )
+        return [line.split() for line in done.stdout.splitlines()]
+
+    cold, warm = run(), run()
+    assert cold[0][:3] == ["False", "True", "True"] and int(cold[0][3]) > 0  # synced: started
+    assert warm[0][:4] == ["False", "False", "False", "0"]  # from the cache: no server, no port
+    assert warm[0][4] == cold[0][4] and warm[0][5] == "0"  # the same market, nothing changed
+    assert warm[1] == ["True", "True"]  # a request still finds it

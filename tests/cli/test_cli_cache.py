@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,3 +123,33 @@ def test_cache_clear_through_a_pipe_removes_nothing_without_yes(
     assert done.returncode == 2, done.stderr
     assert "nothing removed (pass --yes)" in done.stderr
     assert list((root / "listings").glob("**/*.parquet"))
+
+
+def test_output_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
+    """``realtyframes cache list | head -1``: the reader is gone before the command writes (the
+    pipe's read end closed first, so it is so on every run): exit 141 (128 + SIGPIPE, as a shell
+    reports it for a Unix tool), nothing on stderr; before, a BrokenPipeError traceback."""
+    read, write = os.pipe()
+    os.close(read)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REALTYFRAMES_")}
+    try:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "realtyframes.cli",
+                "cache",
+                "list",
+                "--cache-dir",
+                str(tmp_path / "cache"),
+            ],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert (result.returncode, result.stderr) == (141, "")

@@ -158,7 +158,7 @@ def test_missing_config_file_given_by_flag_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code = main(["report", "market", "--config", str(tmp_path / "nope.toml"), "--out", "x"])
-    assert code == 1
+    assert code == 2  # a configuration error: bad usage
     err = capsys.readouterr().err
     line = one_error_line(err, "report", "ConfigError")
     assert "nope.toml: not found" in line
@@ -627,22 +627,18 @@ def test_cli_number_messages_match_the_python_api(
 
 
 def test_fetch_on_the_sandbox_says_so_and_the_file_carries_its_source(tmp_path: Path) -> None:
-    """Nothing configured (and a misspelt variable): stderr says the data are synthetic, once,
-    names what the variable most likely meant, and the file's metadata names the source."""
+    """Nothing configured: stderr says the data are synthetic, once, and the file's metadata
+    names the source."""
     import openpyxl
     import pyarrow.parquet as pq
 
     out = tmp_path / "x.parquet"
-    misspelt = {"REALTYFRAMES_URL": "https://api.example.com", "REALTYFRAMES_APIKEY": "k-123"}
     args = ["fetch", "listings", "--City", "Doral", "--max-results", "5", "--out", str(out)]
-    done = run_cli(args, tmp_path, **misspelt)
+    done = run_cli(args, tmp_path)
     assert done.returncode == 0, done.stderr
     notices = [line for line in done.stderr.splitlines() if "synthetic data" in line]
     assert len(notices) == 1, done.stderr
     assert "embedded sandbox" in notices[0]
-    assert "REALTYFRAMES_URL is not a setting (did you mean REALTYFRAMES_BASE_URL?)" in notices[0]
-    assert "REALTYFRAMES_APIKEY is not a setting (did you mean REALTYFRAMES_API_KEY?)" in notices[0]
-    assert "k-123" not in done.stderr  # names only, never values
     meta = pq.read_schema(out).metadata
     assert meta[b"realtyframes.source"] == b"embedded sandbox (synthetic data)"
     assert b"pandas" in meta  # the pandas metadata is kept beside it
@@ -651,6 +647,49 @@ def test_fetch_on_the_sandbox_says_so_and_the_file_carries_its_source(tmp_path: 
     done = run_cli([*args[:-1], str(book), "--quiet"], tmp_path)
     assert done.returncode == 0 and done.stderr == ""  # --quiet: no warning lines
     assert "synthetic data" in openpyxl.load_workbook(book).properties.description
+
+
+def test_a_misspelt_variable_is_a_configuration_error_not_synthetic_data(tmp_path: Path) -> None:
+    """``REALTYFRAMES_TOKN`` with nothing else configured: before, a hint and then a synthetic
+    report, exit 0 (a cron job would mail demo data). Now exit 2, one line naming the right
+    variable (never the value), nothing written, no sandbox started (no synthetic notice)."""
+    done = run_cli(["report", "market", "--out", "r"], tmp_path, REALTYFRAMES_TOKN="t-SECRET-9")
+    assert done.returncode == 2, done.stderr
+    line = one_error_line(done.stderr, "report", "ConfigError")
+    assert "REALTYFRAMES_TOKN: not a variable of realtyframes" in line
+    assert "did you mean REALTYFRAMES_TOKEN?" in line and "t-SECRET-9" not in line
+    assert done.stdout == "" and not (tmp_path / "r").exists()
+    two = {"REALTYFRAMES_URL": "https://api.example.com", "REALTYFRAMES_APIKEY": "k-123"}
+    done = run_cli(["fetch", "listings", "--out", "x.csv"], tmp_path, **two)
+    assert done.returncode == 2, done.stderr
+    line = one_error_line(done.stderr, "fetch", "ConfigError")
+    assert "REALTYFRAMES_APIKEY" in line and "did you mean REALTYFRAMES_API_KEY?" in line
+    assert "(1 more unknown)" in line and "k-123" not in line
+
+
+def test_client_raises_the_configuration_error_and_known_variables_stay_known(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``rf.Client()`` raises the typed error; every variable another part reads (the MCP
+    server's token, the sandbox's admin secret, the threads cap, the cache) is no error."""
+    from realtyframes._environment import KNOWN_VARIABLES
+
+    for name in list(os.environ):
+        if name.startswith("REALTYFRAMES_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "none"))
+    monkeypatch.setenv("REALTYFRAMES_TOKN", "t")
+    with pytest.raises(
+        ConfigError, match=r"REALTYFRAMES_TOKN: .*did you mean REALTYFRAMES_TOKEN\?"
+    ):
+        rf.Client()
+    known = {name: "1" for name in KNOWN_VARIABLES if name != "REALTYFRAMES_CONFIG"}
+    for name in ("REALTYFRAMES_MCP_AUTH_TOKEN", "REALTYFRAMES_SANDBOX_ADMIN_SECRET",
+                 "REALTYFRAMES_THREADS", "REALTYFRAMES_CACHE_DIR"):  # fmt: skip
+        assert name in known
+    assert load_settings(env=known, config_path=None).base_url == "1"
+    with pytest.raises(ConfigError, match="REALTYFRAMES_NOPE: not a variable"):
+        load_settings(env={**known, "REALTYFRAMES_NOPE": "x"}, config_path=None)
 
 
 def test_fetch_from_a_configured_service_names_its_host(

@@ -96,9 +96,12 @@ def test_tools_list_gives_the_five_tools_with_their_input_schemas(
 
 
 def test_market_summary_equals_rf_market_summary_on_the_same_cache(
-    sandbox_url: str, tmp_path: Path
+    sandbox_url: str, sandbox_as_of: Any, tmp_path: Path
 ) -> None:
-    arguments = {**SCOPE, "window_days": 60, "by": ["City", "PropertySubType"]}
+    """On the server's day (its clock; without ``as_of`` the tool, as the report, means today's
+    end, and this sandbox's clock is not today)."""
+    day = sandbox_as_of.date().isoformat()
+    arguments = {**SCOPE, "window_days": 60, "by": ["City", "PropertySubType"], "as_of": day}
 
     async def body(session: ClientSession) -> Any:
         return await session.call_tool("market_summary", arguments)
@@ -110,7 +113,9 @@ def test_market_summary_equals_rf_market_summary_on_the_same_cache(
     with _client(sandbox_url, tmp_path) as client:
         assert client.sync_state(**SCOPE) is not None  # the server synced into this cache
         market = client.sync_listings(**SCOPE)
-        expected = rf.market_summary(market, by=["City", "PropertySubType"], window_days=60)
+        expected = rf.market_summary(
+            market, by=["City", "PropertySubType"], window_days=60, as_of=day
+        )
     assert got["row_count"] == len(expected) > 1
     assert got["columns"] == ["City", "PropertySubType", *expected.columns]
     assert got["rows"] == _records(expected)

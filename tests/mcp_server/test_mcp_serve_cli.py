@@ -27,10 +27,11 @@ def test_cli_handler_parses_port_and_connection_flags_and_fails_cleanly(
     args = _parse(["serve", "--port", "8765", "--base-url", "http://127.0.0.1:9", "-q"])
     assert args.func is run_mcp_serve and args.port == 8765
     assert args.base_url == "http://127.0.0.1:9"
-    # a config file that does not exist stops before serving: one error line on stderr, exit 1
+    # a config file that does not exist stops before serving: one error line on stderr, exit 2
+    # (a configuration error is bad usage)
     missing = tmp_path / "missing.toml"
     args = _parse(["serve", "--config", str(missing), "--token", SECRET])
-    assert run_mcp_serve(args) == 1
+    assert run_mcp_serve(args) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "realtyframes mcp serve: error:" in captured.err and "missing.toml" in captured.err

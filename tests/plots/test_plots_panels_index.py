@@ -11,7 +11,7 @@ import pytest
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
 
-from chart_checks import outside, overlapping_ticks
+from chart_checks import beyond_data, outside, overlapping_ticks
 from realtyframes import plot
 
 
@@ -105,3 +105,25 @@ def test_price_index_chart_shows_the_band_the_sales_and_the_median(index: pd.Dat
     grouped.attrs = {**index.attrs, "by": ["City"]}
     with pytest.raises(ValueError, match="draws one index"):
         plot.price_index(grouped)
+
+
+def test_a_panel_never_draws_axes_outside_its_data() -> None:
+    """``--trends-freq W --city Miami --as-of 2024-02-01``: weeks of a thin market, where a share
+    had one finite week (0 %) and the panel ran from 2021 to 2025 and from -5.5 % to +5.5 %
+    (matplotlib's limits around a single point). Each panel's limits now lie within its data's
+    periods and values plus a margin; the control (matplotlib's own limits) fails the check."""
+    weeks = pd.date_range("2023-08-07", periods=26, freq="W-MON")
+    frame = pd.DataFrame({"period_begin": weeks, "period_end": weeks + pd.Timedelta(days=6),
+                          "complete": [True] * 25 + [False],
+                          "homes_sold": np.arange(26) % 7,
+                          "off_market_in_two_weeks": [np.nan] * 5 + [0.0] + [np.nan] * 20,
+                          "price_cut_share": [0.0] * 26})  # fmt: skip
+    frame.attrs = {"by": [], "freq": "W"}
+    metrics = ["homes_sold", "off_market_in_two_weeks", "price_cut_share"]
+    fig = plot.trend_panels(frame, metrics, ncols=3)
+    for ax, metric in zip(fig.axes, metrics, strict=True):
+        assert beyond_data(ax, frame["period_begin"], frame[metric]) == [], metric
+    # the control: one point left to matplotlib's autoscaling
+    control = Figure().add_subplot()
+    control.plot(frame["period_begin"].iloc[[5]], [0.0], marker="o")
+    assert beyond_data(control, frame["period_begin"], [0.0]) == ["left", "right", "bottom"]

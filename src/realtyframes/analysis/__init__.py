@@ -17,7 +17,7 @@ from realtyframes.analysis._common import (
     ColumnTypeError,
     MissingColumnsError,
 )
-from realtyframes.analysis.asof import market_at
+from realtyframes.analysis.asof import market_as_of, market_at
 from realtyframes.analysis.changes import CHANGE_COLUMNS, CHANGE_KINDS, market_changes
 from realtyframes.analysis.comps import COMP_COLUMNS, comps, haversine_km, neighbourhood
 from realtyframes.analysis.leads import DEFAULT_STAGES, LeadFunnel, lead_funnel
@@ -82,6 +82,7 @@ __all__ = [
     "comps",
     "haversine_km",
     "lead_funnel",
+    "market_as_of",
     "market_at",
     "market_changes",
     "market_summary",

@@ -1,4 +1,5 @@
-"""The market as it stood at an earlier time, rebuilt from the history: ``market_at``.
+"""The market as it stood at an earlier time, rebuilt from the history: ``market_at``; and the
+one as-of rule of every market figure: ``market_as_of``.
 
 A market frame says how each listing is *now*; the history says how it got there. ``market_at``
 winds it back: listings entered after ``as_of`` are left out; each other listing gets the status
@@ -18,7 +19,7 @@ import pandas as pd
 from realtyframes._deprecation import renamed
 from realtyframes.analysis._common import check_columns, check_frame, to_timestamp, to_utc
 
-__all__ = ["market_at"]
+__all__ = ["market_as_of", "market_at"]
 
 _NEEDED = ("ListingId", "StandardStatus", "ListPrice", "OriginalEntryTimestamp", "CloseDate")
 
@@ -113,3 +114,36 @@ def _times_at(
         values = pd.Series(np.where(is_closed, kept_days, days), index=out.index)
         whole = str(out["DaysOnMarket"].dtype) == "Int64"
         out["DaysOnMarket"] = values.round().astype("Int64") if whole else values
+
+
+def market_as_of(
+    market: pd.DataFrame, history: pd.DataFrame | None = None, as_of: Any = None
+) -> pd.DataFrame:
+    """The market as of a day, by the one rule the report, the MCP server's market tools and a
+    Python caller share, so the same market and day give the same figures everywhere.
+
+    The rule: ``as_of`` a date means the end of that day (UTC), a timestamp itself, None the end
+    of today (UTC; the report's default day). Not the newest timestamp in the data: a narrow
+    scope's newest change may be days old, and its window would then end days before the
+    report's (Miami Beach: 33 sales at a $1.82M median against the report's 32 at $1.86M). When
+    ``history`` (of ``client.listing_history``) has changes after that time, the market is
+    rebuilt as it stood then (:func:`market_at`); else listings entered later are left out. The
+    time used is in ``attrs["as_of"]``: pass it on as the window's end.
+
+    >>> at = rf.analysis.market_as_of(market, history, "2026-06-30")  # doctest: +SKIP
+    >>> rf.market_summary(at, as_of=at.attrs["as_of"])  # doctest: +SKIP
+    """
+    func = "market_as_of"
+    check_frame(market, "market", func)
+    check_columns(market, _NEEDED, "market", func)
+    day = pd.Timestamp.now(tz="UTC").date() if as_of is None else as_of
+    at = to_timestamp(day, "as_of", func, end_of_day=True)
+    if history is not None and len(history):
+        check_frame(history, "history", func)
+        changes = pd.to_datetime(history["ChangeTimestamp"], utc=True)
+        if at < changes.max():
+            return market_at(market, history, at)
+    entered = to_utc(market["OriginalEntryTimestamp"], "OriginalEntryTimestamp", func)
+    out = market[(entered <= at).to_numpy()].reset_index(drop=True)
+    out.attrs = {**market.attrs, "as_of": at}
+    return out

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import NoReturn
 
 from realtyframes.cli.cache import add_cache
-from realtyframes.cli.config import PROG
+from realtyframes.cli.config import EXIT_CLOSED_PIPE, PROG
 from realtyframes.cli.fetch import add_fetch
 from realtyframes.cli.mcp import add_mcp
 from realtyframes.cli.report import add_report
@@ -86,8 +87,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _closed_pipe() -> int:
+    """stdout's reader is gone: point stdout at /dev/null (so the flush at exit cannot fail
+    again) and return :data:`EXIT_CLOSED_PIPE`."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout has no file descriptor (captured): nothing to point
+        pass
+    return EXIT_CLOSED_PIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (bad options exit 2 via argparse).
+    """Run the command line; returns the exit code (bad options exit 2 via argparse; a reader
+    that closed stdout early, :data:`EXIT_CLOSED_PIPE`, without a traceback).
 
     >>> main(["--help"])  # doctest: +SKIP
     """
@@ -101,4 +115,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
-    return int(args.func(args))
+    try:
+        code = int(args.func(args))
+        sys.stdout.flush()  # here, not at exit: a closed pipe is seen while it can be handled
+    except BrokenPipeError:
+        return _closed_pipe()
+    return code

@@ -3,8 +3,9 @@
 Settings themselves (flags > environment > config file) are resolved by
 :mod:`realtyframes._config`, which a library user needs too; here they come from parsed arguments.
 A command body runs inside :func:`run_guarded`: log records and warnings go to stderr (secrets
-masked), a failure is one line on stderr and exit code 1 (130 on Ctrl-C, 75 when another run
-kept the scope busy, 3 when the command completed but a run it recorded was flagged).
+masked), a failure is one line on stderr and exit code 1 (2 for a configuration error, 130 on
+Ctrl-C, 75 when another run kept the scope busy, 3 when the command completed but a run it
+recorded was flagged).
 
 >>> from realtyframes.errors import QueryError
 >>> error_line(QueryError("Status", "unknown value 'Sold'", ["Active", "Closed"]))
@@ -29,11 +30,11 @@ from realtyframes._config import (
     default_config_path,
     load_settings,
 )
-from realtyframes._environment import unknown_variables
 from realtyframes.api import SecretMaskingFilter, mask_text
 from realtyframes.errors import (
     ApiDeprecationWarning,
     ApiError,
+    ConfigError,
     ConnectError,
     InsufficientScopeError,
     InvalidTokenError,
@@ -51,16 +52,20 @@ if TYPE_CHECKING:
 PROG = "realtyframes"
 
 #: Exit codes of every command (docs/scheduling.md): done; a failure (one line on stderr); bad
-#: usage (argparse, or a bad option value); done, but a run it recorded was flagged in the run
-#: history (RunAnomalyWarning: rows fell, or the quarantine rose, against the previous run of its
-#: scope); another run held the scope past its wait (``EX_TEMPFAIL`` of sysexits.h: try again
-#: later); interrupted (Ctrl-C, SIGINT). A failure or a busy scope wins over an anomaly.
+#: usage (argparse, a bad option value, an --out that cannot be written, a ConfigError: a
+#: misspelt REALTYFRAMES_* variable, a bad config file); done, but a run it recorded was flagged
+#: in the run history (RunAnomalyWarning: rows fell, or the quarantine rose, against the previous
+#: run of its scope); another run held the scope past its wait (``EX_TEMPFAIL`` of sysexits.h:
+#: try again later); interrupted (Ctrl-C, SIGINT); stdout's reader closed the pipe early
+#: (``cache list | head -1``: 128 + SIGPIPE, what a shell shows for a Unix tool a closed pipe
+#: ended; no traceback, nothing on stderr). A failure or a busy scope wins over an anomaly.
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_ANOMALY = 3
 EXIT_BUSY = 75
 EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141
 
 logger = logging.getLogger("realtyframes.cli")
 
@@ -182,21 +187,15 @@ def make_client(settings: Settings, **options: Any) -> Client:
     return Client(**settings.client_kwargs(), **options)
 
 
-def announce_source(settings: Settings, env: Mapping[str, str] | None = None) -> None:
+def announce_source(settings: Settings) -> None:
     """Say on stderr (a warning line) that the command runs on the embedded sandbox's synthetic
-    data when nothing is configured, and name ``REALTYFRAMES_*`` variables that are set but never
-    read, with what each most likely meant (``REALTYFRAMES_URL``: ``REALTYFRAMES_BASE_URL``).
+    data when nothing is configured (a misspelt ``REALTYFRAMES_*`` variable never gets here: it
+    is a :class:`~realtyframes.ConfigError`, exit 2, from :func:`load_settings`).
 
-    >>> announce_source(load_settings(config_path=None, env={}), env={})  # doctest: +SKIP
+    >>> announce_source(load_settings(config_path=None, env={}))  # doctest: +SKIP
     """
-    hints = [
-        f"{name} is not a setting" + (f" (did you mean {near}?)" if near else "")
-        for name, near in unknown_variables(env)
-    ]
     if settings.embedded:
-        logger.warning("; ".join([SYNTHETIC_NOTICE, *hints]))
-    elif hints:
-        logger.warning("; ".join(hints))
+        logger.warning(SYNTHETIC_NOTICE)
 
 
 class _Formatter(logging.Formatter):
@@ -316,7 +315,8 @@ def run_guarded(
     anomalies: bool = True,
 ) -> int:
     """Run ``body(settings)`` with CLI logging; on failure print one line to stderr, return 1
-    (75 for :class:`ScopeBusyError`).
+    (2 for a :class:`ConfigError`: a misspelt variable, a bad config file; 75 for
+    :class:`ScopeBusyError`).
 
     ``body`` returns an exit code; when it is 0 and a run it recorded was flagged
     (RunAnomalyWarning), 3 (``anomalies=False``: 0 still; a server's status is not its runs').
@@ -343,6 +343,11 @@ def run_guarded(
         except ScopeBusyError as exc:
             print(f"{prog}: error: {error_line(exc, settings)}", file=sys.stderr)
             return EXIT_BUSY
+        except ConfigError as exc:  # the configuration, not the run: bad usage, nothing tried
+            print(f"{prog}: error: {error_line(exc, settings)}", file=sys.stderr)
+            return EXIT_USAGE
+        except BrokenPipeError:  # stdout's reader is gone: not a failure; main() ends quietly
+            raise
         except Exception as exc:
             expected = isinstance(exc, EXPECTED_ERRORS)
             if verbose >= 2:

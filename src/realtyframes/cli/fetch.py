@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from realtyframes._config import Settings
 from realtyframes._spec import BREAKDOWNS
 from realtyframes.api import MAX_LISTING_IDS, OPERATIONS, PAGING_PARAMETERS, SUBTYPES, Operation
+from realtyframes.cli._preflight import preflight
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.errors import QueryError
 
@@ -241,7 +242,9 @@ def _add_resource_options(parser: argparse.ArgumentParser, name: str) -> None:
 
 
 def _run_fetch(args: argparse.Namespace) -> int:
-    return run_guarded(f"{PROG} fetch", args, lambda settings: run_fetch(args, settings))
+    return preflight("fetch", args) or run_guarded(
+        f"{PROG} fetch", args, lambda settings: run_fetch(args, settings)
+    )
 
 
 def collect_params(args: argparse.Namespace, prefix: str = "p_") -> dict[str, str]:

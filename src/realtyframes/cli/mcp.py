@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
+from realtyframes.cli._preflight import preflight
 from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
 from realtyframes.cli.mcp_serve import add_serve_parser
 from realtyframes.errors import QueryError
@@ -164,4 +165,4 @@ def run_mcp_call(args: argparse.Namespace) -> int:
         print(_write(result, args.out, source), flush=True)
         return 0
 
-    return run_guarded(f"{PROG} mcp call", args, body)
+    return preflight("mcp call", args) or run_guarded(f"{PROG} mcp call", args, body)

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
+from realtyframes.cli._preflight import preflight
 from realtyframes.cli.config import (
     PROG,
     add_arguments,
@@ -185,7 +186,9 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    return run_guarded(f"{PROG} report", args, lambda settings: run_report(args, settings))
+    return preflight("report market", args) or run_guarded(
+        f"{PROG} report", args, lambda settings: run_report(args, settings)
+    )
 
 
 def _utc_midnight(day: dt.date) -> dt.datetime:

@@ -57,7 +57,8 @@ _BY_ANNOTATION: dict[str, dict[str, Any]] = {
 #: What each analysis argument means (the functions' docstrings say more).
 _HELP: dict[str, str] = {
     "by": "column(s) that define a market: City, PostalCode, PropertySubType ...",
-    "as_of": "end of the window (ISO 8601 date or timestamp, UTC); default: newest in the data",
+    "as_of": "end of the window (ISO 8601 date, meaning the end of that day, or timestamp; UTC); "
+    "default: the end of today, as in the report",
     "window_days": "length of the window in days",
     "segment": "sale, rent, or both (summarised apart)",
     "compare_previous": "also the window before, with changes",

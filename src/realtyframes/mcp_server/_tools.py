@@ -29,7 +29,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from realtyframes.analysis import compare_markets, market_summary, price_drops, traffic_summary
+from realtyframes.analysis import (
+    compare_markets,
+    market_as_of,
+    market_summary,
+    price_drops,
+    traffic_summary,
+)
 from realtyframes.errors import ApiError, QueryError
 from realtyframes.loaders.mcp import check_arguments
 from realtyframes.mcp_server._schemas import (
@@ -83,9 +89,19 @@ def _split(arguments: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
     return scope, rest
 
 
+def _market_as_of(client: Client, scope: dict[str, Any], rest: dict[str, Any]) -> pd.DataFrame:
+    """The scope's market as of ``rest["as_of"]`` (popped; its end then in ``rest``), by the rule
+    the report and the Python API use too (:func:`~realtyframes.analysis.market_as_of`)."""
+    market = client.sync_listings(**scope)
+    at = market_as_of(market, client.listing_history(**scope), rest.pop("as_of", None))
+    if "as_of" in at.attrs:
+        rest["as_of"] = at.attrs["as_of"]
+    return at
+
+
 def _market_summary(client: Client, arguments: Mapping[str, Any]) -> dict[str, Any]:
     scope, rest = _split(arguments)
-    return table(market_summary(client.sync_listings(**scope), **rest))
+    return table(market_summary(_market_as_of(client, scope, rest), **rest))
 
 
 def _price_drops(client: Client, arguments: Mapping[str, Any]) -> dict[str, Any]:
@@ -99,7 +115,7 @@ def _compare_markets(client: Client, arguments: Mapping[str, Any]) -> dict[str, 
     scope, rest = _split(arguments)
     if rest.get("markets") is not None:  # JSON has no tuples: [["Miami", "Condominium"]]
         rest["markets"] = [tuple(m) if isinstance(m, list) else m for m in rest["markets"]]
-    return table(compare_markets(client.sync_listings(**scope), **rest))
+    return table(compare_markets(_market_as_of(client, scope, rest), **rest))
 
 
 def _traffic_summary(client: Client, arguments: Mapping[str, Any]) -> dict[str, Any]:

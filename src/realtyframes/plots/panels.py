@@ -23,6 +23,7 @@ from realtyframes.plots.trends import (
     _lines,
     _period_word,
     _split,
+    fit_to_data,
 )
 from realtyframes.plots.web import countries, devices, top_pages, top_sources
 
@@ -111,6 +112,7 @@ def trend_panels(
         ax.yaxis.set_major_formatter(_fmt(kind))
         ax.tick_params(labelsize=8)
         _dates(ax)
+        fit_to_data(ax, trends["period_begin"], trends[metric])  # every panel: the same periods
         _style(ax, "y")
     handles, labels = axes[0].get_legend_handles_labels()
     others = len(groups) - len(colour)
@@ -168,6 +170,7 @@ def seasonal_panels(trends: pd.DataFrame, metrics: Sequence[str], *, ncols: int 
         ax.yaxis.set_major_formatter(_fmt(kind))
         ax.tick_params(labelsize=8)
         _dates(ax)
+        fit_to_data(ax, trends["period_begin"], trends[metric])  # every panel: the same periods
         _style(ax, "y")
     handles, labels = axes[0].get_legend_handles_labels()
     if len(partial):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
-from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
 from matplotlib.figure import Figure
 
 from realtyframes.analysis import TREND_METRICS
@@ -25,7 +25,15 @@ from realtyframes.plots._base import (
     _title,
 )
 
-__all__ = ["HIGHLIGHTED", "PARTIAL_LABEL", "PARTIAL_STYLE", "inventory_trend", "market_trend"]
+__all__ = [
+    "HIGHLIGHTED",
+    "MARGIN",
+    "PARTIAL_LABEL",
+    "PARTIAL_STYLE",
+    "fit_to_data",
+    "inventory_trend",
+    "market_trend",
+]
 
 
 _LINES = ("-", "--", "-.", ":")  # with the colours, so lines read in black-and-white print
@@ -35,6 +43,34 @@ def _dates(ax: Axes) -> None:
     locator = AutoDateLocator()
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+
+
+#: Margin around a time chart's data, as a share of their span (matplotlib's own default).
+MARGIN = 0.05
+
+
+def fit_to_data(ax: Axes, periods: pd.Series, values: pd.Series) -> None:
+    """Set ``ax``'s limits from the data alone: the periods' first to last start and the finite
+    values' least to greatest, each with :data:`MARGIN` of its span (on x at least half a week;
+    for a constant, 5 % of its size, or 0 to 1 for zeros; never below 0 for data that are not).
+    A chart never draws axes outside its data: left to matplotlib, one point spans two years each
+    side, and one constant ±5.5 % around 0 (a share "below 0 %").
+
+    >>> fit_to_data(ax, trends["period_begin"], trends["homes_sold"])  # doctest: +SKIP
+    """
+    stamps = pd.to_datetime(periods).dropna()
+    if len(stamps):
+        first, last = stamps.min(), stamps.max()
+        pad = max((last - first) * MARGIN, pd.Timedelta(days=3.5))
+        ax.set_xlim(date2num((first - pad).to_pydatetime()), date2num((last + pad).to_pydatetime()))
+    numbers = pd.to_numeric(values, errors="coerce").astype("float64").to_numpy()
+    finite = numbers[np.isfinite(numbers)]
+    if len(finite):
+        low, high = float(finite.min()), float(finite.max())
+        span = high - low
+        pad = span * MARGIN if span > 0 else (abs(high) * MARGIN if high != 0 else 1.0)
+        bottom = low - pad if low < 0 else max(low - pad, 0.0)
+        ax.set_ylim(bottom, high + pad if span > 0 or high != 0 else 1.0)
 
 
 def _yoy_text(value: float | None, metric: str) -> str:
@@ -160,6 +196,7 @@ def market_trend(
     ax.yaxis.set_major_formatter(_fmt(kind))
     ax.set_ylabel(f"{title_text} ({unit})")
     _dates(ax)
+    fit_to_data(ax, trends["period_begin"], trends[metric])
     _style(ax, "y")
     _title(ax, title)
     ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncols=2)

@@ -28,6 +28,7 @@ from realtyframes.analysis import (
     compare_markets,
     comps,
     lead_funnel,
+    market_as_of,
     market_at,
     market_summary,
     market_trends,
@@ -146,17 +147,11 @@ def thin(table: pd.DataFrame, min_sample: int) -> pd.DataFrame:
 
 
 def _as_of_market(frames: MarketFrames, options: MarketReportOptions) -> pd.DataFrame:
-    """The listings as they stood at the report's date: rebuilt from the history when the date is
-    earlier than the data (``--as-of`` an earlier day), else as loaded."""
-    listings, history = frames.listings, frames.history
-    if listings.empty:
-        return listings
-    at = options.as_of_timestamp
-    if len(history) and at < pd.to_datetime(history["ChangeTimestamp"], utc=True).max():
-        return market_at(listings, history, at)
-    # a listing that entered after the report's date was not on the market then
-    entered = pd.to_datetime(listings["OriginalEntryTimestamp"], utc=True)
-    return listings[(entered <= at).to_numpy()].reset_index(drop=True)
+    """The listings as they stood at the report's date, by the one as-of rule the MCP server's
+    tools and the Python API share (:func:`~realtyframes.analysis.market_as_of`)."""
+    if frames.listings.empty:
+        return frames.listings
+    return market_as_of(frames.listings, frames.history, options.as_of_timestamp)
 
 
 #: Days after the oldest listing's entry before the data cover the market (listings entered

@@ -56,8 +56,9 @@ def make_options(options: SandboxOptions | None = None, **fields: Any) -> Sandbo
     return dataclasses.replace(options, **fields) if fields else options
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on (host, port); port 0 picks a free one."""
+def _bind(host: str, port: int, *, listen: bool = True) -> socket.socket:
+    """A listening TCP socket on (host, port); port 0 picks a free one. ``listen=False``: bound
+    only (the port is reserved, and a connection is refused until someone listens)."""
     if not 0 <= port <= 65535:
         raise ValueError(f"port: must be within 0..65535, got {port}")
     family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -65,7 +66,8 @@ def _bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(2048)
+        if listen:
+            sock.listen(2048)
     except OSError:
         sock.close()
         raise
@@ -127,16 +129,23 @@ def start(
     port: int = 0,
     log_level: str = "warning",
     access_log: bool = False,
+    sock: socket.socket | None = None,
     **fields: Any,
 ) -> Iterator[RunningSandbox]:
     """Like :func:`serve`, but yields a :class:`RunningSandbox` (URL plus admin handle).
+    ``sock``: a socket bound already (its port reserved earlier); served instead of ``host`` and
+    ``port``, and closed on exit like one of its own.
 
     >>> with start(listings=300) as sandbox:  # doctest: +SKIP
     ...     sandbox.admin.faults.requests
     0
     """
     resolved = make_options(options, **fields)
-    sock = _bind(host, port)  # fail fast on a busy port, before generating the data
+    if sock is None:
+        sock = _bind(host, port)  # fail fast on a busy port, before generating the data
+    else:
+        sock.listen(2048)
+        host = sock.getsockname()[0]
     if not is_loopback(host):  # (the command line prints it itself)
         logging.getLogger("realtyframes.sandbox").warning(EXPOSED, host)
     try:
