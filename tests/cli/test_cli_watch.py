@@ -104,6 +104,12 @@ def test_watch_bad_usage_exits_2_and_bad_values_exit_1_before_any_request(
     assert "QueryError: notify: not a notification URL" in err and "pw-Secret-4" not in err
     assert main(["watch", "add", "x", "--Status", "Sold", *cache]) == EXIT_FAILURE
     assert "QueryError: Status" in capsys.readouterr().err
+    for action in (["add", "miami\n", "--City", "Miami"], ["remove", "mia\tmi"], ["run", "x\r"]):
+        with pytest.raises(SystemExit) as usage:
+            main(["watch", *action, *cache])
+        assert usage.value.code == 2
+        assert "control character" in capsys.readouterr().err
+    assert not (tmp_path / "cache" / ".watches" / "watches.json").exists()
 
 
 def test_two_processes_on_one_scope_sync_once(

@@ -238,6 +238,22 @@ def test_bad_input_is_a_query_error_naming_the_parameter(
     assert not (tmp_path / "cache" / ".watches" / "watches.json").exists()
 
 
+@pytest.mark.parametrize("name", ["miami\n", "miami\r", "mia\tmi", "miami\x00", "miami\x1b[2J"])
+def test_a_name_with_a_control_character_is_refused(tmp_path: Path, name: str) -> None:
+    """``"miami\\n"`` passed the name's pattern (``$`` matches before a final newline)."""
+    watches = rf.Watches(cache_dir=tmp_path / "cache")
+    with pytest.raises(rf.QueryError, match="control character") as refused:
+        watches.add(name, City="Miami")
+    assert refused.value.param == "name"
+    assert isinstance(refused.value, ValueError)
+    assert not (tmp_path / "cache" / ".watches" / "watches.json").exists()
+    watches.add("miami", City="Miami")
+    for call in (watches.get, watches.remove):
+        with pytest.raises(rf.QueryError, match="control character"):
+            call(name)
+    assert watches.names() == ["miami"]
+
+
 def test_run_refuses_unknown_names_and_bad_waits_before_syncing(
     sandbox_url: str, make_client: Callable[..., rf.Client]
 ) -> None:

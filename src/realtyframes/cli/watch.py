@@ -42,6 +42,9 @@ _seconds = checked(
     float, "a number of seconds", lambda v: 0 <= v < 1e7, lambda t, v: f"{t} must be >= 0"
 )
 
+#: A watch name on the command line: a control character is bad usage (exit 2), before any file.
+_name = checked(str, "a name", str.isprintable, lambda t, v: f"{t!r} holds a control character")
+
 
 def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``watch`` and its subcommands."""
@@ -60,7 +63,9 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         description="Save a watch: listing search filters (the sync follows the scope; Status, "
         "Min/MaxListPrice and MaxDaysOnMarket choose listings in it), apprise URLs to notify.",
     )
-    add.add_argument("name", metavar="NAME", help="the watch's name (letters, digits, _ . -)")
+    add.add_argument(
+        "name", type=_name, metavar="NAME", help="the watch's name (letters, digits, _ . -)"
+    )
     add.add_argument(
         "--notify",
         action="append",
@@ -90,7 +95,7 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
             )
     listing = sub.add_parser("list", help="list the watches (notification URLs masked)")
     remove = sub.add_parser("remove", help="forget a watch")
-    remove.add_argument("name", metavar="NAME")
+    remove.add_argument("name", type=_name, metavar="NAME")
     run = sub.add_parser(
         "run",
         help="run watches (all, or those named): sync, compare, notify",
@@ -99,7 +104,7 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "in the run history (see `realtyframes runs`), 75 another run kept syncing the same "
         "scope past --wait.",
     )
-    run.add_argument("names", nargs="*", metavar="NAME")
+    run.add_argument("names", nargs="*", type=_name, metavar="NAME")
     run.add_argument(
         "--always", action="store_true", help="send a message even when nothing changed"
     )

@@ -60,6 +60,16 @@ _Results = list[WatchResult]
 _Names = list[str]
 
 
+def _named(name: object) -> str:
+    """A watch name given to this API: a control character (``"miami\\n"``) is refused before
+    the name's pattern is read (``$`` of a pattern matches before a final newline)."""
+    if isinstance(name, str) and not name.isprintable():
+        raise QueryError(
+            "name", f"not a watch name: {name!r} holds a control character", "printable names"
+        )
+    return check_name(name)
+
+
 class Watches:
     """The watches kept in a client's cache folder: add, list, remove, run.
 
@@ -101,7 +111,7 @@ class Watches:
 
         >>> watches.add("miami", City="Miami", MaxListPrice=900_000)  # doctest: +SKIP
         """
-        watch = Watch.define(name, filters, notify=notify, link=link)
+        watch = Watch.define(_named(name), filters, notify=notify, link=link)
         with self._store.editing() as watches:
             if name in watches and not replace:
                 raise QueryError("name", f"a watch named {name!r} exists", "a new name, or replace")
@@ -119,7 +129,7 @@ class Watches:
 
         >>> watches.remove("miami")  # doctest: +SKIP
         """
-        check_name(name)
+        _named(name)
         with self._store.editing() as watches:
             if name not in watches:
                 raise QueryError("name", f"no watch named {name!r}", sorted(watches) or "none")
@@ -137,7 +147,7 @@ class Watches:
     def get(self, name: str) -> Watch:
         """One watch by name."""
         watches = self._store.load()
-        if check_name(name) not in watches:
+        if _named(name) not in watches:
             raise QueryError("name", f"no watch named {name!r}", sorted(watches) or "none")
         return watches[name]
 
@@ -176,7 +186,7 @@ class Watches:
             raise QueryError("wait", f"expected seconds, got {wait!r}", "a number >= 0")
         watches = self._store.load()
         for name in names:
-            if check_name(name) not in watches:
+            if _named(name) not in watches:
                 raise QueryError("name", f"no watch named {name!r}", sorted(watches) or "none")
         chosen = [watches[n] for n in dict.fromkeys(names)] if names else list(watches.values())
         return run_watches(self._client, self._store, chosen, always=always, wait=float(wait))
