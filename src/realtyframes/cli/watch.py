@@ -42,8 +42,13 @@ _seconds = checked(
     float, "a number of seconds", lambda v: 0 <= v < 1e7, lambda t, v: f"{t} must be >= 0"
 )
 
-#: A watch name on the command line: a control character is bad usage (exit 2), before any file.
-_name = checked(str, "a name", str.isprintable, lambda t, v: f"{t!r} holds a control character")
+
+def _name(text: str) -> str:
+    """A watch name on the command line: a control character is bad usage (exit 2), before any
+    file is read (the rest of the name's rules are the watch API's)."""
+    if not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
+    return text
 
 
 def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -9,9 +9,9 @@ and backfills the history from the change feed (since the oldest listing's entry
 
 1. new listings: one paged search per status with ``Since`` = the newest OriginalEntryTimestamp
    already cached (the server's data time, never the local clock);
-2. the change feed over the open ids (Closed is terminal; ids in chunks as large as the server
-   accepts: 100 to start, doubled while accepted, halved on a 400 or 414, remembered per host),
-   ``Since`` = the newest ModificationTimestamp /
+2. the change feed over the open ids (Closed is terminal; ids in chunks of the spec's 100, a
+   chunk refused with a 400 or 414 split in halves once), ``Since`` = the newest
+   ModificationTimestamp /
    ChangeTimestamp already known; the changes are applied to the cached rows in order;
 3. a detail request for each listing that closed (ClosePrice, CloseDate and the final
    DaysOnMarket are not in the feed), concurrently;
@@ -70,13 +70,7 @@ from realtyframes.loaders._sync_entry import (
     usable,
     write_sync,
 )
-from realtyframes.loaders._sync_feed import (
-    DEFAULT_CHUNK,
-    ChunkSize,
-    read_host_chunk,
-    too_many,
-    write_host_chunk,
-)
+from realtyframes.loaders._sync_feed import DEFAULT_CHUNK, too_many
 from realtyframes.loaders._sync_lock import (
     SYNC_WAIT,
     changes_between,
@@ -139,9 +133,8 @@ def sync_listings(
 
     ``scope``: listing search filters (``City=``, ``PostalCode=``, ``PropertyType=``,
     ``Subtypes=``, feature flags ...), validated before any request; see :func:`sync_scope` for
-    the ones refused. ``chunk_size``: ListingIds per change-feed request to start with (default:
-    the size the last sync on this host learned, else 100; the size grows while the server
-    accepts it and halves on a 400 or 414). ``refresh=True`` reloads the
+    the ones refused. ``chunk_size``: ListingIds per change-feed request (default: the spec's
+    100; a chunk refused with a 400 or 414 is split in halves once). ``refresh=True`` reloads the
     market in full (the history is kept). Returns one row per ListingId, sorted by ListingId;
     the change history is :func:`listing_history`. Without a cache (``Client(cache=False)``)
     every call is a full load and no history is kept.
@@ -216,8 +209,7 @@ def _sync_now(
     if progress is None:
         progress = getattr(client._settings, "progress", None)
     on_invalid: OnInvalid = getattr(client._settings, "on_invalid", "quarantine")
-    root = cache.root if cache is not None else None
-    chunk = _start_chunk(chunk_size, read_host_chunk(root, api.cache_host()), previous)
+    chunk = DEFAULT_CHUNK if chunk_size is None else chunk_size
     checkpoint: Checkpoint | None = None
     if previous is None or refresh:
         result, checkpoint = _full_sync(
@@ -239,7 +231,6 @@ def _sync_now(
     result.quarantine = parquet_safe(result.quarantine)
     if cache is not None and key is not None:
         write_sync(cache, key, api, params, result)
-        write_host_chunk(root, api.cache_host(), ChunkSize.from_state(result.state))
     if checkpoint is not None:
         checkpoint.done()
     _record(client, key, result, checkpoint)
@@ -297,8 +288,6 @@ def plan_sync(
     cache = client._cache
     key = scope_key(client, cache, params) if cache is not None else None
     previous = previous_sync(cache, key)
-    root = cache.root if cache is not None else None
-    host_chunk = read_host_chunk(root, client._api.cache_host())
     backfill = since is not False and cache is not None
     if refresh and previous is not None:  # a full load that keeps the history it has
         backfill = backfill and not len(previous.history)
@@ -307,7 +296,6 @@ def plan_sync(
         client._api,
         params,
         previous=previous,
-        host_chunk=host_chunk,
         history_since=None if since is None or since is False else str(iso(since)),
         backfill=backfill,
     )
@@ -321,7 +309,7 @@ def _full_sync(
     previous: SyncResult | None,
     since: pd.Timestamp | Literal[False] | None,
     *,
-    chunk: ChunkSize,
+    chunk: int,
     refresh: bool,
     progress: bool | None,
     on_invalid: OnInvalid,
@@ -394,17 +382,6 @@ def _record(
                 resumed_from=resumed,
             )
         )
-
-
-def _start_chunk(
-    chunk_size: int | None, host: ChunkSize | None, previous: SyncResult | None
-) -> ChunkSize:
-    """The chunk a sync starts with: ``chunk_size`` if given, else what the last sync on this
-    host learned, else this scope's last size, else the spec's 100."""
-    known = host or (ChunkSize.from_state(previous.state) if previous is not None else None)
-    if chunk_size is not None:
-        return ChunkSize(chunk_size, known.refused if known is not None else None)
-    return known or ChunkSize(DEFAULT_CHUNK)
 
 
 def _history_since(value: HistorySince) -> pd.Timestamp | Literal[False] | None:
