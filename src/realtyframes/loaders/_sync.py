@@ -54,8 +54,13 @@ from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadInfo, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
 from realtyframes.loaders._plan import Plan, plan_sync_requests
-from realtyframes.loaders._resume import run_resumable
-from realtyframes.loaders._sync_apply import HISTORY_COLUMNS, iso
+from realtyframes.loaders._resume import (
+    RESUME_WITHIN,
+    data_moved,
+    run_resumable,
+    saved_data_time,
+)
+from realtyframes.loaders._sync_apply import HISTORY_COLUMNS, iso, stamp
 from realtyframes.loaders._sync_entry import (
     _REFUSED,
     OPERATION,
@@ -83,6 +88,7 @@ from realtyframes.loaders._sync_steps import (
     STATUSES,
     SyncResult,
     backfill,
+    first_page,
     full_load,
     incremental,
 )
@@ -318,6 +324,13 @@ def _full_sync(
     the checkpoint of an interrupted identical one (``loaders._resume``)."""
 
     def run(checkpoint: Checkpoint | None) -> SyncResult:
+        if checkpoint is not None and checkpoint.resumed_from is not None:
+            moved = data_moved(api, checkpoint, *first_page(params))
+            if moved is not None and moved > RESUME_WITHIN:
+                checkpoint.discard(
+                    f"the server's data moved {moved} since its pages were read (more than "
+                    f"{RESUME_WITHIN}); loading again from the start"
+                )
         result = full_load(
             api, params, chunk=chunk, progress=progress, on_invalid=on_invalid,
             checkpoint=checkpoint,
@@ -334,7 +347,30 @@ def _full_sync(
         return result
 
     scope = _checkpoint_scope(api, params, since, previous is not None)
-    return run_resumable(cache, RESOURCE, key, scope, refresh=refresh, run=run)
+    result, checkpoint = run_resumable(
+        cache, RESOURCE, key, scope, refresh=refresh, run=run, api=api
+    )
+    if checkpoint is not None and checkpoint.resumed_from is not None and checkpoint.reused:
+        _resumed_watermarks(result.state, saved_data_time(checkpoint))
+    return result, checkpoint
+
+
+def _resumed_watermarks(state: dict[str, Any], saved: str | None) -> None:
+    """A resumed first sync mixes pages saved before the interruption with pages read after it,
+    maybe days later: its watermarks go back to the saved pages' data time, so the next sync
+    asks for every listing entered and every change made since the oldest page it holds, and
+    the old rows catch up (applying a change is idempotent). See docs/sync.md."""
+    since = stamp(saved) if saved is not None else None
+    if since is None:
+        return
+    for name in ("entry_watermark", "change_watermark"):
+        mark = stamp(state.get(name))
+        if mark is None or since < mark:
+            state[name] = iso(since)
+    logger.info(
+        "sync_listings: resumed from pages read at %s; the next sync asks for what changed since",
+        iso(since),
+    )
 
 
 def _checkpoint_scope(

@@ -47,7 +47,15 @@ from realtyframes.schemas import (
     validate,
 )
 
-__all__ = ["STATE_VERSION", "STATUSES", "SyncResult", "backfill", "full_load", "incremental"]
+__all__ = [
+    "STATE_VERSION",
+    "STATUSES",
+    "SyncResult",
+    "backfill",
+    "first_page",
+    "full_load",
+    "incremental",
+]
 
 logger = logging.getLogger("realtyframes.sync")
 
@@ -74,6 +82,12 @@ class SyncResult:
 
 
 # -- full load ---------------------------------------------------------------------------------------
+
+
+def first_page(params: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """The path and query of a full load's first request (the first page of its first status)."""
+    query = {**params, "Status": STATUSES[0], "Sort": _SORT, "Offset": "0", "Limit": str(PAGE_SIZE)}
+    return _LISTINGS, query
 
 
 def full_load(
