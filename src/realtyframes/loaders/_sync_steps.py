@@ -207,7 +207,7 @@ def incremental(
 ) -> SyncResult:
     counts = Counts()
     state = dict(previous.state)
-    state.pop("chunk_refused", None)  # what syncs before 1.x learned: no longer kept
+    state.pop("chunk_refused", None)  # what earlier releases learned: no longer kept
     market = previous.market
     entry_since = state.get("entry_watermark")
     change_since = state.get("change_watermark")
