@@ -95,6 +95,10 @@ def test_watch_bad_usage_exits_2_and_bad_values_exit_1_before_any_request(
     with pytest.raises(SystemExit) as usage:
         main(["watch", "frobnicate"])
     assert usage.value.code == 2
+    for deadline in ("0", "-1", "soon"):
+        with pytest.raises(SystemExit) as usage:
+            main(["watch", "run", "--notify-deadline", deadline])
+        assert usage.value.code == 2
     cache = ["--cache-dir", str(tmp_path / "cache")]
     assert main(["watch", "run", *cache]) == EXIT_OK  # nothing to run: said, no client started
     assert capsys.readouterr().out.startswith("no watches to run")

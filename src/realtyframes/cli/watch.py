@@ -32,6 +32,7 @@ from realtyframes.cli.config import (
     run_guarded,
 )
 from realtyframes.cli.fetch import PAGING, RESOURCES, allowed_text, collect_params
+from realtyframes.notify import NOTIFY_DEADLINE
 
 __all__ = ["add_watch", "run_watch_command"]
 
@@ -40,6 +41,9 @@ _NOT_FILTERS = {*PAGING, "Sort", "Since"}
 
 _seconds = checked(
     float, "a number of seconds", lambda v: 0 <= v < 1e7, lambda t, v: f"{t} must be >= 0"
+)
+_deadline = checked(
+    float, "a number of seconds", lambda v: 0 < v < 1e7, lambda t, v: f"{t} must be > 0"
 )
 
 
@@ -121,6 +125,14 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="wait this long for another run syncing the same scope (default 900; 0: do not "
         "wait), then exit 75",
     )
+    run.add_argument(
+        "--notify-deadline",
+        type=_deadline,
+        default=NOTIFY_DEADLINE,
+        metavar="SECONDS",
+        help="seconds each notification target has in all (default 60); past it, not delivered "
+        "(NotificationTimeout, exit 1)",
+    )
     for parser in (add, listing, remove, run):
         add_arguments(parser)
         parser.set_defaults(func=_run_watch)
@@ -160,7 +172,12 @@ def run_watch_command(args: argparse.Namespace, settings: Settings) -> int:
         print("no watches to run (add one with `realtyframes watch add NAME --City ...`)")
         return EXIT_OK
     with make_client(settings, progress=False, **client_options(args)) as client:
-        results = Watches(client).run(*args.names, always=bool(args.always), wait=args.wait)
+        results = Watches(client).run(
+            *args.names,
+            always=bool(args.always),
+            wait=args.wait,
+            notify_deadline=args.notify_deadline,
+        )
     for result in results:
         if result.busy:
             print(f"{PROG} watch: error: {result.name}: {result.error}", file=sys.stderr)
