@@ -367,3 +367,19 @@ def test_sync_across_clock_advances_equals_the_fault_free_run_or_raises(setup, m
             proxy.set(mode, times=2)  # transient: the same sync succeeds, equal to the direct one
             _same_sync(proxied, direct)
             assert proxy.injected[mode] == 2, (mode, dict(proxy.injected))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{}",
+        b'{"total": 1, "offset": 0, "limit": 50, "listings": [{"ListingId": "A1"}]}',
+        b'{"total": 0, "listings": []}',
+    ],
+)
+def test_a_detail_that_is_no_record_is_a_mismatch(body: bytes):
+    """Even a list page of one record, the one asked for: a page, not the detail."""
+    with pytest.raises(rf.ResponseMismatchError) as caught:
+        check_echo(body, "ListingId", "A1")
+    assert caught.value.field == "ListingId" and caught.value.asked == "a record"
+    check_echo(b'{"ListingId": "A1", "Media": [{"Order": 1}]}', "ListingId", "A1")  # a record
