@@ -10,6 +10,9 @@ so a retry can succeed; None: every time):
   that body answered another query; otherwise it is forwarded and its answer cached.
 - ``swapped_detail``: a detail (``/v1/listings/{id}``, ``/v1/contacts/{id}``,
   ``/v1/contacts/{id}/activity``) is answered with the body of another listing / contact.
+- ``empty_detail``: a detail is answered 200 with ``{}``.
+- ``list_detail``: a detail is answered 200 with a search page (``total``, ``listings``, ...):
+  a server or proxy routing ``/v1/listings/{id}`` to the search.
 - ``foreign_changes``: a change-feed page gets a change record of a listing the request did not
   ask about (a listing the proxy saw in a search, else a made-up id).
 - ``wrong_period``: an analytics request is answered with another period's analytics.
@@ -48,7 +51,16 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-MODES = ("stale_page", "swapped_detail", "foreign_changes", "wrong_period", "no_echo", "drop")
+MODES = (
+    "stale_page",
+    "swapped_detail",
+    "empty_detail",
+    "list_detail",
+    "foreign_changes",
+    "wrong_period",
+    "no_echo",
+    "drop",
+)
 LIST_PATHS = frozenset({"/v1/listings", "/v1/listings/changes", "/v1/contacts"})
 _DETAIL = re.compile(r"^/v1/(listings|contacts)/([^/]+)(/activity)?$")
 _LISTING_ID = re.compile(rb'"ListingId"\s*:\s*"([^"\\]+)"')
@@ -190,6 +202,12 @@ class FaultProxy:
         self, path: str, query: str, headers: dict[str, str], match: re.Match[str]
     ) -> Answer:
         r = self._get(path, query, headers)
+        if r.status_code == 200 and self.mode == "empty_detail" and self._take("empty_detail"):
+            return 200, _kept(r.headers), b"{}"
+        if r.status_code == 200 and self.mode == "list_detail" and self._take("list_detail"):
+            kind = match.group(1)
+            page = self._get(f"/v1/{kind}", "Limit=3", headers)
+            return page.status_code, _kept(page.headers), page.content
         if r.status_code != 200 or self.mode != "swapped_detail":
             return r.status_code, _kept(r.headers), r.content
         kind, asked, activity = match.groups()

@@ -129,3 +129,42 @@ def http_receiver() -> Iterator[Hook]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@contextmanager
+def dripping_receiver(interval: float = 2.0) -> Iterator[Hook]:
+    """An HTTP server on loopback that reads each POST, then answers one byte every
+    ``interval`` seconds (a receiver stuck behind a slow proxy): never a read timeout, never
+    done. Stopping it ends the answers."""
+    hook = Hook(url="")
+    stop = threading.Event()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            hook.posts.append((self.path, dict(self.headers.items()), self.rfile.read(length)))
+            answer = b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n" + b"." * 1000000
+            for byte in answer:
+                if stop.wait(interval):
+                    return
+                try:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                except OSError:
+                    return
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    hook.url = f"127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield hook
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -28,6 +28,7 @@ Class tree::
     │   ├── CacheReadTimeout             a reader waited its bound for a writer to complete an entry
     │   └── ScopeBusyError               another run of the same scope kept syncing past the wait
     ├── NotificationError                a notification was not delivered (.targets, masked)
+    │   └── NotificationTimeout(TimeoutError)  a target took longer than the notification deadline
     └── AnalysisInputError(ValueError)   bad argument or frame given to an analysis function
         ├── MissingColumnsError(KeyError)  a needed column is absent (.missing names them)
         └── ColumnTypeError              values cannot be read as numbers / timestamps
@@ -77,6 +78,7 @@ __all__ = [
     "MissingColumnsError",
     "NotFoundError",
     "NotificationError",
+    "NotificationTimeout",
     "OAuthError",
     "QueryError",
     "RateLimitError",
@@ -436,6 +438,19 @@ class NotificationError(RealtyFramesError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (str(self), self.targets))
+
+
+class NotificationTimeout(NotificationError, builtins.TimeoutError):
+    """A target did not take a notification within its total deadline (a receiver that answers
+    a byte at a time, say): the sending is abandoned and the target counted as not delivered.
+    ``deadline``: the seconds allowed (``docs/scheduling.md``)."""
+
+    def __init__(self, message: str, targets: Sequence[str] = (), deadline: float = 0.0) -> None:
+        super().__init__(message, targets)
+        self.deadline = deadline
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (str(self), self.targets, self.deadline))
 
 
 class CacheWarning(UserWarning):

@@ -95,6 +95,10 @@ def test_watch_bad_usage_exits_2_and_bad_values_exit_1_before_any_request(
     with pytest.raises(SystemExit) as usage:
         main(["watch", "frobnicate"])
     assert usage.value.code == 2
+    for deadline in ("0", "-1", "soon"):
+        with pytest.raises(SystemExit) as usage:
+            main(["watch", "run", "--notify-deadline", deadline])
+        assert usage.value.code == 2
     cache = ["--cache-dir", str(tmp_path / "cache")]
     assert main(["watch", "run", *cache]) == EXIT_OK  # nothing to run: said, no client started
     assert capsys.readouterr().out.startswith("no watches to run")
@@ -104,6 +108,12 @@ def test_watch_bad_usage_exits_2_and_bad_values_exit_1_before_any_request(
     assert "QueryError: notify: not a notification URL" in err and "pw-Secret-4" not in err
     assert main(["watch", "add", "x", "--Status", "Sold", *cache]) == EXIT_FAILURE
     assert "QueryError: Status" in capsys.readouterr().err
+    for action in (["add", "miami\n", "--City", "Miami"], ["remove", "mia\tmi"], ["run", "x\r"]):
+        with pytest.raises(SystemExit) as usage:
+            main(["watch", *action, *cache])
+        assert usage.value.code == 2
+        assert "control character" in capsys.readouterr().err
+    assert not (tmp_path / "cache" / ".watches" / "watches.json").exists()
 
 
 def test_two_processes_on_one_scope_sync_once(

@@ -2,8 +2,7 @@
 
 Run under umask 022 (the common default, which makes new files world-readable): contact exports
 of ``fetch`` in every format, ``mcp call`` results of a contact tool, the report's contacts frames
-and a workbook holding them, and the sync's ``feed-chunks.json`` are ``0600``; a listings export
-stays ``0644``.
+and a workbook holding them are ``0600``; a listings export stays ``0644``.
 """
 
 from __future__ import annotations
@@ -121,12 +120,3 @@ def test_report_frames_and_workbooks_with_contacts_are_private(tmp_path: Path) -
     assert (mode(both), mode(only)) == (PRIVATE, SHARED)
     rows = write_output({"contacts": contacts}, tmp_path / "all.json", "json")
     assert rows == 1 and mode(tmp_path / "all.json") == PRIVATE
-
-
-@pytest.mark.usefixtures("umask_022")
-def test_the_feed_chunk_file_is_private(sandbox_url: str, tmp_path: Path) -> None:
-    with rf.Client(base_url=sandbox_url, cache_dir=tmp_path / "cache", progress=False) as client:
-        client.sync_listings(City="Doral", PropertyType="Residential")
-    found = list((tmp_path / "cache").rglob("feed-chunks.json"))
-    assert found, sorted(p.name for p in (tmp_path / "cache").rglob("*"))
-    assert {mode(p) for p in found} == {PRIVATE}

@@ -197,7 +197,13 @@ def test_a_stale_page_never_reaches_an_empty_cache(setup, make):
 
 
 @pytest.mark.parametrize(
-    ("mode", "field"), [("stale_page", "offset"), ("swapped_detail", "ListingId")]
+    ("mode", "field"),
+    [
+        ("stale_page", "offset"),
+        ("swapped_detail", "ListingId"),
+        ("empty_detail", "ListingId"),  # a 200 `{}`: once quarantined and cached as a row
+        ("list_detail", "ListingId"),  # a 200 search page for a detail: likewise
+    ],
 )
 def test_details_through_the_proxy_equal_the_fault_free_run_or_raise(setup, make, mode, field):
     _, proxy, direct, proxied = setup
@@ -214,15 +220,20 @@ def test_details_through_the_proxy_equal_the_fault_free_run_or_raise(setup, make
     _assert_cache_holds(make, proxy, lambda c: c.listings(**QUERY, details=True), expected)
 
 
-def test_one_listing_swapped_is_retried_then_refused(setup, make):
+@pytest.mark.parametrize("mode", ["swapped_detail", "empty_detail", "list_detail"])
+def test_one_listing_swapped_is_retried_then_refused(setup, make, mode):
     _, proxy, direct, proxied = setup
     listing_id = str(direct.listings(**QUERY, max_results=1)["ListingId"].iloc[0])
     expected = direct.listing(listing_id)
-    proxy.set("swapped_detail", times=1)
+    proxy.set(mode, times=1)
     _assert_same(proxied.listing(listing_id), expected)
-    proxy.set("swapped_detail")
+    assert proxied.last_load.quarantined == 0
+    proxy.set(mode)
     error = _raises("ListingId", lambda: proxied.listing(listing_id, refresh=True))
-    assert error.asked == listing_id and error.got != listing_id
+    if mode == "swapped_detail":
+        assert error.asked == listing_id and error.got != listing_id
+    else:  # no record at all: a fault, retried, then raised (never a quarantined row)
+        assert error.asked == "a record" and proxy.injected[mode] > 1
     _assert_cache_holds(make, proxy, lambda c: c.listing(listing_id), expected)
 
 
@@ -356,3 +367,19 @@ def test_sync_across_clock_advances_equals_the_fault_free_run_or_raises(setup, m
             proxy.set(mode, times=2)  # transient: the same sync succeeds, equal to the direct one
             _same_sync(proxied, direct)
             assert proxy.injected[mode] == 2, (mode, dict(proxy.injected))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{}",
+        b'{"total": 1, "offset": 0, "limit": 50, "listings": [{"ListingId": "A1"}]}',
+        b'{"total": 0, "listings": []}',
+    ],
+)
+def test_a_detail_that_is_no_record_is_a_mismatch(body: bytes):
+    """Even a list page of one record, the one asked for: a page, not the detail."""
+    with pytest.raises(rf.ResponseMismatchError) as caught:
+        check_echo(body, "ListingId", "A1")
+    assert caught.value.field == "ListingId" and caught.value.asked == "a record"
+    check_echo(b'{"ListingId": "A1", "Media": [{"Order": 1}]}', "ListingId", "A1")  # a record

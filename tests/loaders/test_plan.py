@@ -16,7 +16,6 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.loaders._plan import feed_chunks
-from realtyframes.loaders._sync_feed import ChunkSize
 from realtyframes.sandbox import RunningSandbox
 
 MakeClient = Callable[..., tuple[rf.Client, Any]]  # (client, the request log of conftest)
@@ -131,9 +130,6 @@ def test_bad_input_is_refused_before_any_request(
     assert log.count == 0
 
 
-def test_the_chunks_follow_the_syncs_probe() -> None:
-    # the documented 100 ids: the first growth to 200 is refused once, as the sync finds out
-    assert feed_chunks(1506, ChunkSize(100), 100) == ([100] * 15 + [6], 1)
-    # a host that accepts more: the chunk doubles while a whole grown chunk is left
-    assert feed_chunks(1500, ChunkSize(100), None) == ([100, 200, 400, 800], 0)
-    assert feed_chunks(0, ChunkSize(100), 100) == ([], 0)
+def test_the_chunks_are_the_specs_100() -> None:
+    assert feed_chunks(1506) == [100] * 15 + [6]
+    assert feed_chunks(0) == []

@@ -30,6 +30,7 @@ from faultproxy import FaultProxy, start_proxy
 from realtyframes.cache import ParquetCache
 from realtyframes.cli import main as cli_main
 from realtyframes.loaders import listing_history, sync_state
+from realtyframes.loaders._resume import IDENTITY_RECORDS
 from realtyframes.sandbox import RunningSandbox, start
 
 AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
@@ -78,6 +79,16 @@ def journals(cache: Path) -> list[Path]:
 #: (at most CONCURRENCY) and answers received but not yet handed to the checkpoint by the loading
 #: thread (``on_result`` runs there; on a loaded machine it lags a few answers behind).
 IN_FLIGHT_MAX = 2 * CONCURRENCY
+#: Requests a resume makes to check its checkpoint (#33): the details of the listings noted as
+#: its identity (``_resume.check_identity``), and for a sync the first page read again to see
+#: how far the data moved (``_resume.data_moved``).
+LOAD_CHECKS = IDENTITY_RECORDS
+SYNC_CHECKS = IDENTITY_RECORDS + 1
+
+
+def checks(saved: int) -> int:
+    """The checks of a resumed load: none when nothing was saved (nothing to resume)."""
+    return LOAD_CHECKS if saved else 0
 
 
 def saved_pages(cache: Path) -> int:
@@ -154,7 +165,7 @@ def test_details_load_resumes_after_a_lost_connection(
     assert_same_details(c, frame, reference)
     assert info.resumed_requests == saved and info.resumed_from is not None
     assert info.requests + info.resumed_requests == reference["details_requests"]
-    assert interrupted + proxy.forwarded <= reference["details_requests"] + in_flight
+    assert interrupted + proxy.forwarded <= reference["details_requests"] + in_flight + LOAD_CHECKS
     assert journals(tmp_path) == []  # stored: the checkpoint is gone
     # the run history: the interrupted load failed, the resumed one says where it went on from
     runs = c.runs()
@@ -184,7 +195,7 @@ def test_first_sync_resumes_after_a_lost_connection(
         market = c.sync_listings()
         assert c.last_load.resumed_requests == saved
         assert_same_market(c, market, reference)
-    assert interrupted + proxy.forwarded <= reference["sync_requests"] + in_flight
+    assert interrupted + proxy.forwarded <= reference["sync_requests"] + in_flight + SYNC_CHECKS
     assert journals(tmp_path) == []
 
 
@@ -214,7 +225,7 @@ def test_details_load_resumes_after_ctrl_c(
         frame = c.listings(details=True)
         assert c.last_load.resumed_requests == saved
     assert_same_details(c, frame, reference)
-    assert sent[0] + hook.count == reference["details_requests"] + in_flight
+    assert sent[0] + hook.count == reference["details_requests"] + in_flight + checks(saved)
 
 
 # -- SIGKILL ----------------------------------------------------------------------------------------
@@ -238,7 +249,12 @@ def hook(request):
         threading.Event().wait()
 
 with rf.Client(url, cache_dir=cache, progress=False, event_hooks={"request": [hook]}) as client:
-    client.listings(details=True) if kind == "details" else client.sync_listings()
+    if kind == "details":
+        client.listings(details=True)
+    elif kind == "closed":
+        client.listings(PropertyType="Residential", Status="Closed")
+    else:
+        client.sync_listings()
 """
 
 
@@ -282,8 +298,9 @@ def test_details_load_resumes_after_sigkill(
     assert_same_details(c, frame, reference)
     assert info.resumed_requests == saved  # every saved answer reused, none asked again
     assert info.requests + info.resumed_requests == reference["details_requests"]
-    # interrupted + resumed = uninterrupted + the requests that were in flight, exactly
-    assert interrupted + hook.count == reference["details_requests"] + in_flight
+    # interrupted + resumed = uninterrupted + the requests that were in flight, exactly (and
+    # the checks of the checkpoint's identity)
+    assert interrupted + hook.count == reference["details_requests"] + in_flight + checks(saved)
     assert journals(cache) == []
 
 
@@ -304,7 +321,7 @@ def test_first_sync_resumes_after_sigkill(
         market = c.sync_listings()
         assert c.last_load.resumed_requests == saved  # every saved answer reused
         assert_same_market(c, market, reference)
-    assert interrupted + hook.count <= reference["sync_requests"] + in_flight
+    assert interrupted + hook.count <= reference["sync_requests"] + in_flight + SYNC_CHECKS
     assert journals(cache) == []
 
 

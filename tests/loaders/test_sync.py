@@ -329,19 +329,19 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     first_totals = totals(http_client, base, scope)
     oldest = iso(market["OriginalEntryTimestamp"].min())
     backfilled, backfill_totals = raw_feed(http_client, base, market["ListingId"].tolist(), oldest)
-    # the backfill probes the chunk once: 200 ids are refused (the sandbox's maximum is 100)
+    # the backfill sends the spec's 100 ids a request: no 4xx answer at all
     assert counter.kinds == {
         "search": sum(max(1, math.ceil(n / PAGE)) for n in first_totals.values()),
-        "feed": sum(max(1, math.ceil(n / PAGE)) for n in backfill_totals) + 1,
+        "feed": sum(max(1, math.ceil(n / PAGE)) for n in backfill_totals),
     }
-    assert counter.statuses[400] == 1
+    assert set(counter.statuses) == {200}
     assert set(market["StandardStatus"]) == set(STATUSES)
     assert_history_is_the_feed(listing_history(client, {}), backfilled)
     state = sync_state(client, {})
     assert state is not None and state["mode"] == "full" and state["chunk"] == CHUNK
-    assert state["chunk_refused"] == 2 * CHUNK
-    assert state["last_requests"]["rejected"] == 1
-    assert state["last_requests"]["backfill"] == counter.kinds["feed"] - 1
+    assert "chunk_refused" not in state
+    assert state["last_requests"]["rejected"] == 0
+    assert state["last_requests"]["backfill"] == counter.kinds["feed"]
     assert state["last_requests"]["total"] == counter.total
     assert client.last_load.changes is None  # a full load: nothing to compare with
 
@@ -392,30 +392,34 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
 
 
 @pytest.mark.slow
-def test_chunk_halves_on_the_servers_400_and_is_remembered(
-    start_sandbox, make_client, counter, http_client
-):
+def test_a_chunk_the_server_refuses_is_split_once(start_sandbox, make_client, counter, http_client):
     sandbox = start_sandbox(listings=4000)
     client = make_client(sandbox.url)
     market = sync_listings(client, {}, history_since=False)
     assert open_count(market) > 4 * CHUNK  # only open listings are polled
     advance(http_client, sandbox.url, 3)
     counter.reset()
-    # 400 ids: refused (400 bad_request), 200: refused, 100: accepted, then 100 per request
-    synced = sync_listings(client, {}, chunk_size=4 * CHUNK)
-    assert counter.statuses[400] == 2
-    assert counter.kinds["feed"] == 2 + math.ceil(open_count(market) / CHUNK)
+    # 200 ids a chunk: each refused (400 bad_request), its halves of 100 accepted
+    synced = sync_listings(client, {}, chunk_size=2 * CHUNK)
+    refused = math.ceil(open_count(market) / (2 * CHUNK))
+    assert counter.statuses[400] == refused
+    assert counter.kinds["feed"] == refused + math.ceil(open_count(market) / CHUNK)
     state = sync_state(client, {})
-    assert state["chunk"] == CHUNK
-    assert state["last_requests"]["rejected"] == 2
-    assert state["last_requests"]["total"] == state["last_requests"]["floor"] + 2
+    assert state["chunk"] == 2 * CHUNK
+    assert state["last_requests"]["rejected"] == refused
+    assert state["last_requests"]["total"] == state["last_requests"]["floor"] + refused
     assert_same_market(
         synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
     )
     counter.reset()
-    sync_listings(client, {})  # the remembered size: no refusal any more
+    sync_listings(client, {})  # nothing learned: the spec's 100 again, no refusal
     assert counter.statuses[400] == 0
     assert counter.kinds["feed"] == math.ceil(open_count(synced) / CHUNK)
+    # a chunk whose halves are refused too: raised, nothing written
+    before = sync_state(client, {})
+    with pytest.raises(BadRequestError):
+        sync_listings(client, {}, chunk_size=4 * CHUNK)
+    assert sync_state(client, {}) == before
 
     # refresh=True: a full load (searches only); the history so far is kept
     history = listing_history(client, {})
@@ -453,12 +457,11 @@ class RefuseOneLongRequest(httpx.BaseTransport):
         self.inner.close()
 
 
-def test_a_chunk_refused_after_the_first_is_split_in_halves(
+def test_a_chunk_refused_by_a_proxy_is_split_in_halves(
     start_sandbox, make_client, counter, http_client
 ):
     sandbox = start_sandbox(listings=3000)
-    # long requests: 1. the first chunk (100, accepted), 2. the probe of 200 (the sandbox's 400),
-    # 3. the next 100 (accepted, the probing ends), 4. a concurrent chunk: the proxy's 414
+    # the fourth change-feed request of 100 ids gets the proxy's 414
     client = make_client(sandbox.url, transport=RefuseOneLongRequest(nth=4, limit=CHUNK // 2))
     market = sync_listings(client, {}, history_since=False)
     advance(http_client, sandbox.url, 7)
@@ -466,13 +469,12 @@ def test_a_chunk_refused_after_the_first_is_split_in_halves(
     synced = sync_listings(client, {})
     chunks = math.ceil(open_count(market) / CHUNK)
     assert chunks >= 4
-    # the probe and the refused chunk made one request each more than the floor, and the
-    # refused chunk's two halves one more
-    assert counter.kinds["feed"] == chunks + 3
-    assert counter.statuses[400] == 1 and counter.statuses[414] == 1
+    # the refused chunk made one request more than the floor, and its two halves one more
+    assert counter.kinds["feed"] == chunks + 2
+    assert counter.statuses[400] == 0 and counter.statuses[414] == 1
     state = sync_state(client, {})
-    assert state["chunk"] == CHUNK // 2 and state["chunk_refused"] == CHUNK
-    assert state["last_requests"]["rejected"] == 2
+    assert state["chunk"] == CHUNK  # nothing learned
+    assert state["last_requests"]["rejected"] == 1
     assert_same_market(
         synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
     )
@@ -527,16 +529,18 @@ def test_an_unreadable_sync_state_falls_back_to_a_full_load(
     )
 
 
-def test_only_refusals_that_may_be_about_the_ids_halve_the_chunk():
+def test_only_refusals_that_may_be_about_the_ids_split_the_chunk():
+    """Read from the error's type and attributes, never its message."""
+
     def bad_request(message: str) -> BadRequestError:
         return BadRequestError(message, status=400, code="bad_request")
 
-    ids = "Invalid or missing parameters: ListingIds: at most 100 ids, got 200; allowed: 1 to 100"
-    assert too_many(bad_request(ids))
-    assert too_many(bad_request("Invalid or missing parameters"))  # may be the ids
+    assert too_many(bad_request("Invalid or missing parameters"))
+    assert too_many(bad_request("ListingIds: at most 100 ids, got 200"))
     assert too_many(ApiError("URI Too Long", status=414, code="uri_too_long"))
-    assert not too_many(bad_request("Invalid or missing parameters: Since: not ISO 8601"))
-    assert not too_many(NotFoundError("Resource not found", status=404, code="not_found"))
+    # a message naming the ids does not make another status or code one
+    assert not too_many(ApiError("ListingIds: too many", status=400, code="invalid_request"))
+    assert not too_many(NotFoundError("ListingIds: not found", status=404, code="not_found"))
 
 
 def test_invalid_records_are_quarantined_and_not_followed(

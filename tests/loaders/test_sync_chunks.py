@@ -1,5 +1,6 @@
-"""The change feed's chunk of ids, learned against the sandbox's ``max_listing_ids``, and a month
-of daily syncs that ends equal to a full load with no terminal listing ever polled.
+"""The change feed's chunk of ids: the spec's 100 with no 4xx answer, a chunk a smaller server
+(``max_listing_ids``) refuses split once, and a month of daily syncs that ends equal to a full
+load with no terminal listing ever polled.
 
 Helpers (the independent full load, the clock, the comparison) come from ``test_sync``.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -16,7 +18,6 @@ from test_sync import advance, assert_same_market, fresh_market, open_count
 
 import realtyframes as rf
 from realtyframes.loaders import sync_scope, sync_state
-from realtyframes.loaders._sync_feed import HOST_CHUNKS_FILE, MAX_CHUNK, ChunkSize
 
 
 class FeedLog:
@@ -26,6 +27,7 @@ class FeedLog:
     def __init__(self) -> None:
         self.sizes: list[int] = []
         self.statuses: list[int] = []
+        self.answers: list[tuple[int, int]] = []  # (ids, status) of each chunk's first page
 
     def on_request(self, request: httpx.Request) -> None:
         if _first_feed_page(request):
@@ -34,10 +36,13 @@ class FeedLog:
     def on_response(self, response: httpx.Response) -> None:
         if _first_feed_page(response.request):
             self.statuses.append(response.status_code)
+            ids = len(response.request.url.params["ListingIds"].split(","))
+            self.answers.append((ids, response.status_code))
 
     def clear(self) -> None:
         self.sizes.clear()
         self.statuses.clear()
+        self.answers.clear()
 
 
 def _first_feed_page(request: httpx.Request) -> bool:
@@ -45,75 +50,68 @@ def _first_feed_page(request: httpx.Request) -> bool:
     return request.url.path == "/v1/listings/changes" and offset == "0"
 
 
-def _client(url: str, cache: Path, log: FeedLog, **options: object) -> rf.Client:
-    hooks = {"request": [log.on_request], "response": [log.on_response]}
+def _client(url: str, cache: Path, log: FeedLog, *also: Any, **options: Any) -> rf.Client:
+    """A client whose feed requests ``log`` records; ``also``: more response hooks."""
+    hooks = {"request": [log.on_request], "response": [log.on_response, *also]}
     return rf.Client(base_url=url, cache_dir=cache, progress=False, event_hooks=hooks, **options)
 
 
-def test_the_chunk_grows_while_the_server_accepts_and_is_remembered_per_host(
+def test_a_first_sync_gets_no_4xx_answer_and_a_leftover_chunk_file_is_ignored(
     start_sandbox, http_client, tmp_path
 ):
-    sandbox = start_sandbox(listings=8000, max_listing_ids=1000)
+    """The spec's 100 ids a request from the start: no probe, so no deliberate 400 on a first
+    sync (there was one on every first sync), and nothing is learned or written between syncs: a
+    ``feed-chunks.json`` an older release left in the cache folder is not read."""
+    sandbox = start_sandbox()  # the tests' default sandbox: the spec's 100 ids at most
+    cache = tmp_path / "c"
+    cache.mkdir()
+    leftover = cache / "feed-chunks.json"
+    leftover.write_text(json.dumps({sandbox.url: {"chunk": 800, "chunk_refused": 1600}}))
     log = FeedLog()
-    with _client(sandbox.url, tmp_path / "c", log) as client:
+    statuses: list[int] = []
+    with _client(sandbox.url, cache, log, lambda r: statuses.append(r.status_code)) as client:
         market = client.sync_listings()  # the backfill asks the feed about every id
-        # probing: 100, 200, 400 and 800 accepted one at a time, 1600 refused, then 800 each
-        assert log.sizes[:5] == [100, 200, 400, 800, 1600]
-        assert log.statuses[:5] == [200, 200, 200, 200, 400]
-        assert log.statuses.count(400) == 1
-        assert max(s for s, code in zip(log.sizes, log.statuses, strict=True) if code == 200) == 800
+        assert statuses and not [s for s in statuses if 400 <= s < 500]
+        assert set(log.sizes) <= {*range(1, 101)} and log.sizes.count(100) == len(market) // 100
+        assert sum(log.sizes) == len(market)  # every id asked about exactly once
         state = sync_state(client, {})
-        assert (state["chunk"], state["chunk_refused"]) == (800, 1600)
-        assert state["last_requests"]["rejected"] == 1
-        assert sum(log.sizes) - 1600 == len(market)  # every id asked about exactly once
-
-        # the size is remembered for the host: another market there starts at 800, no probing
-        log.clear()
-        client.sync_listings(PropertyType="Residential")
-        assert 400 not in log.statuses and max(log.sizes) == 800
-
-        # an incremental sync polls the open ids 800 at a time: ceil(open / 800) requests
+        assert state["chunk"] == 100 and state["last_requests"]["rejected"] == 0
         advance(http_client, sandbox.url, 2)
         log.clear()
+        statuses.clear()
         synced = client.sync_listings()
-        assert len(log.sizes) == math.ceil(open_count(market) / 800)
-        assert 400 not in log.statuses
-    fresh = fresh_market(http_client, sandbox.url, sync_scope({}))
-    assert_same_market(synced, fresh, exact_days=False)
-    remembered = json.loads((tmp_path / "c" / HOST_CHUNKS_FILE).read_text())
-    assert list(remembered.values()) == [{"chunk": 800, "chunk_refused": 1600}]
-    assert "api_key" not in json.dumps(remembered).lower()
-
-
-def test_the_chunk_shrinks_to_what_a_smaller_server_accepts(start_sandbox, http_client, tmp_path):
-    sandbox = start_sandbox(listings=1500, max_listing_ids=30)
-    log = FeedLog()
-    with _client(sandbox.url, tmp_path / "c", log) as client:
-        client.sync_listings()
-        # 100 and 50 refused; 25 accepted; 50 is known to be refused, so no growth
-        assert log.sizes[:3] == [100, 50, 25] and log.statuses[:3] == [400, 400, 200]
-        assert log.statuses.count(400) == 2
-        assert max(log.sizes[3:]) <= 25
-        state = sync_state(client, {})
-        assert (state["chunk"], state["chunk_refused"]) == (25, 50)
-        assert state["last_requests"]["rejected"] == 2
-        advance(http_client, sandbox.url, 3)
-        log.clear()
-        synced = client.sync_listings()
-        assert 400 not in log.statuses and max(log.sizes) <= 25
+        assert len(log.sizes) == math.ceil(open_count(market) / 100)
+        assert not [s for s in statuses if 400 <= s < 500]
+    assert json.loads(leftover.read_text()) == {sandbox.url: {"chunk": 800, "chunk_refused": 1600}}
+    assert sorted(p.name for p in cache.glob("*.json")) == ["feed-chunks.json"]
     assert_same_market(
         synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
     )
 
 
-def test_chunk_growth_stops_at_the_largest_url_tried():
-    assert ChunkSize(MAX_CHUNK // 2).next_size() == MAX_CHUNK
-    assert ChunkSize(MAX_CHUNK).next_size() is None
-    assert ChunkSize(800, refused=1600).next_size() is None
-    assert ChunkSize(400, refused=1600).next_size() == 800
-    # a refusal halves and remembers the smallest size refused
-    assert ChunkSize(800, refused=1600).after_refusal(800) == ChunkSize(400, 800)
-    assert ChunkSize.from_state({"chunk": 100}) == ChunkSize(100, None)
+def test_against_a_smaller_server_each_chunk_is_split_once(start_sandbox, http_client, tmp_path):
+    sandbox = start_sandbox(listings=1500, max_listing_ids=60)
+    log = FeedLog()
+    with _client(sandbox.url, tmp_path / "c", log) as client:
+        market = client.sync_listings(history_since=False)
+        advance(http_client, sandbox.url, 3)
+        log.clear()
+        synced = client.sync_listings()
+        chunks = math.ceil(open_count(market) / 100)
+        # each chunk of 100 refused once, then its halves of 50 accepted
+        assert {code for size, code in log.answers if size > 60} == {400}
+        assert {code for size, code in log.answers if size <= 60} == {200}
+        assert max(size for size, _ in log.answers if size <= 60) == 50
+        assert sync_state(client, {})["last_requests"]["rejected"] == log.statuses.count(400)
+        assert log.statuses.count(400) >= chunks - 1
+    assert_same_market(
+        synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
+    )
+    sandbox = start_sandbox(listings=1500, max_listing_ids=30)  # halves of 50 refused: raised
+    with _client(sandbox.url, tmp_path / "d", FeedLog()) as client:
+        with pytest.raises(rf.BadRequestError):
+            client.sync_listings()
+        assert sync_state(client, {}) is None
 
 
 @pytest.mark.slow

@@ -19,7 +19,7 @@ import realtyframes as rf
 from realtyframes.analysis import CHANGE_KINDS
 from realtyframes.sandbox import RunningSandbox
 from realtyframes.watch import MAX_ROWS, matching
-from receivers import Hook, Inbox, http_receiver, smtp_server
+from receivers import Hook, Inbox, dripping_receiver, http_receiver, smtp_server
 
 TOKEN = "watch-hook-token-K9p2Lm"
 
@@ -158,6 +158,34 @@ def test_a_message_not_delivered_is_reported_again_by_the_next_run(
     assert "hook" not in " ".join(map(str, watch_runs["scope"]))  # no URL in the history
 
 
+def test_a_receiver_dripping_a_byte_every_2_s_fails_at_the_notification_deadline(
+    start_sandbox: Callable[..., RunningSandbox], make_client: Callable[..., rf.Client]
+) -> None:
+    """Such a receiver hung ``watch run`` for over 240 s (each byte within apprise's read
+    timeout, the answer never done). Every notification now has a total deadline: past it the
+    sending is abandoned, typed (NotificationTimeout) in the delivery, the result and the run
+    record, and the next run reports the changes again."""
+    sandbox = start_sandbox(listings=300)
+    client = make_client(sandbox.url)
+    watches = rf.Watches(client)
+    with dripping_receiver(interval=2.0) as slow:
+        watches.add("w", notify=f"json://hooks:{TOKEN}@{slow.url}/watch")
+        (result,) = watches.run(always=True, notify_deadline=0.3)
+        assert len(slow.posts) == 1  # it got the message; its answer never ended
+    assert not result.ok and result.failed == (str(watches.get("w").notify[0]),)
+    (delivery,) = result.deliveries
+    assert isinstance(delivery.error, rf.NotificationTimeout)
+    assert isinstance(delivery.error, rf.NotificationError) and delivery.error.deadline == 0.3
+    assert result.error is not None and result.error.startswith("NotificationTimeout: ")
+    assert TOKEN not in result.error and TOKEN not in str(delivery)
+    runs = client.runs()
+    (run,) = runs[runs["kind"] == "watch"].itertuples()
+    assert (run.outcome, run.error_code) == ("failed", "NotificationTimeout")
+    assert watches.get("w").last_run is None  # not delivered: the next run reports it again
+    with pytest.raises(rf.QueryError, match="notify_deadline"):
+        watches.run(notify_deadline=0)
+
+
 def test_always_sends_even_when_nothing_changed(
     start_sandbox: Callable[..., RunningSandbox],
     make_client: Callable[..., rf.Client],
@@ -236,6 +264,22 @@ def test_bad_input_is_a_query_error_naming_the_parameter(
     assert refused.value.param == param
     assert "pw-Secret-9" not in str(refused.value)
     assert not (tmp_path / "cache" / ".watches" / "watches.json").exists()
+
+
+@pytest.mark.parametrize("name", ["miami\n", "miami\r", "mia\tmi", "miami\x00", "miami\x1b[2J"])
+def test_a_name_with_a_control_character_is_refused(tmp_path: Path, name: str) -> None:
+    """``"miami\\n"`` passed the name's pattern (``$`` matches before a final newline)."""
+    watches = rf.Watches(cache_dir=tmp_path / "cache")
+    with pytest.raises(rf.QueryError, match="control character") as refused:
+        watches.add(name, City="Miami")
+    assert refused.value.param == "name"
+    assert isinstance(refused.value, ValueError)
+    assert not (tmp_path / "cache" / ".watches" / "watches.json").exists()
+    watches.add("miami", City="Miami")
+    for call in (watches.get, watches.remove):
+        with pytest.raises(rf.QueryError, match="control character"):
+            call(name)
+    assert watches.names() == ["miami"]
 
 
 def test_run_refuses_unknown_names_and_bad_waits_before_syncing(

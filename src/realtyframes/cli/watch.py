@@ -32,6 +32,7 @@ from realtyframes.cli.config import (
     run_guarded,
 )
 from realtyframes.cli.fetch import PAGING, RESOURCES, allowed_text, collect_params
+from realtyframes.notify import NOTIFY_DEADLINE
 
 __all__ = ["add_watch", "run_watch_command"]
 
@@ -41,6 +42,17 @@ _NOT_FILTERS = {*PAGING, "Sort", "Since"}
 _seconds = checked(
     float, "a number of seconds", lambda v: 0 <= v < 1e7, lambda t, v: f"{t} must be >= 0"
 )
+_deadline = checked(
+    float, "a number of seconds", lambda v: 0 < v < 1e7, lambda t, v: f"{t} must be > 0"
+)
+
+
+def _name(text: str) -> str:
+    """A watch name on the command line: a control character is bad usage (exit 2), before any
+    file is read (the rest of the name's rules are the watch API's)."""
+    if not text.isprintable():
+        raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
+    return text
 
 
 def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -60,7 +72,9 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         description="Save a watch: listing search filters (the sync follows the scope; Status, "
         "Min/MaxListPrice and MaxDaysOnMarket choose listings in it), apprise URLs to notify.",
     )
-    add.add_argument("name", metavar="NAME", help="the watch's name (letters, digits, _ . -)")
+    add.add_argument(
+        "name", type=_name, metavar="NAME", help="the watch's name (letters, digits, _ . -)"
+    )
     add.add_argument(
         "--notify",
         action="append",
@@ -90,7 +104,7 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
             )
     listing = sub.add_parser("list", help="list the watches (notification URLs masked)")
     remove = sub.add_parser("remove", help="forget a watch")
-    remove.add_argument("name", metavar="NAME")
+    remove.add_argument("name", type=_name, metavar="NAME")
     run = sub.add_parser(
         "run",
         help="run watches (all, or those named): sync, compare, notify",
@@ -99,7 +113,7 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "in the run history (see `realtyframes runs`), 75 another run kept syncing the same "
         "scope past --wait.",
     )
-    run.add_argument("names", nargs="*", metavar="NAME")
+    run.add_argument("names", nargs="*", type=_name, metavar="NAME")
     run.add_argument(
         "--always", action="store_true", help="send a message even when nothing changed"
     )
@@ -110,6 +124,14 @@ def add_watch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         metavar="SECONDS",
         help="wait this long for another run syncing the same scope (default 900; 0: do not "
         "wait), then exit 75",
+    )
+    run.add_argument(
+        "--notify-deadline",
+        type=_deadline,
+        default=NOTIFY_DEADLINE,
+        metavar="SECONDS",
+        help="seconds each notification target has in all (default 60); past it, not delivered "
+        "(NotificationTimeout, exit 1)",
     )
     for parser in (add, listing, remove, run):
         add_arguments(parser)
@@ -150,7 +172,12 @@ def run_watch_command(args: argparse.Namespace, settings: Settings) -> int:
         print("no watches to run (add one with `realtyframes watch add NAME --City ...`)")
         return EXIT_OK
     with make_client(settings, progress=False, **client_options(args)) as client:
-        results = Watches(client).run(*args.names, always=bool(args.always), wait=args.wait)
+        results = Watches(client).run(
+            *args.names,
+            always=bool(args.always),
+            wait=args.wait,
+            notify_deadline=args.notify_deadline,
+        )
     for result in results:
         if result.busy:
             print(f"{PROG} watch: error: {result.name}: {result.error}", file=sys.stderr)

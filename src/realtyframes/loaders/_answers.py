@@ -15,7 +15,8 @@ comparison with the request tells. What each answer is compared with:
   One record that fits is enough (a real server may lag between its index and its records);
   usually the first one does, which costs one regex search;
 - a detail: its top-level ``ListingId`` (``id`` of a contact, ``contactId`` of an activity,
-  ``period`` of analytics) must be the one asked for, when present.
+  ``period`` of analytics) must be the one asked for, when present; a body that is no record
+  (``{}``, or a list page with ``total`` and its records) is a mismatch too.
 
 A mismatch raises :class:`~realtyframes.errors.ResponseMismatchError`, which the engine retries
 like a broken body and finally raises: the load fails and nothing is cached.
@@ -182,11 +183,10 @@ def _member(field: str) -> tuple[bytes, re.Pattern[bytes]]:
 
 def _top_level(body: bytes, field: str) -> Any:
     """The value of ``field`` at the top of a JSON object body (``_ABSENT`` when it has none):
-    by a byte scan when the name occurs once, else by decoding."""
+    by a byte scan when the name occurs once, else by decoding. A body that is no record at
+    all (``{}``, a list page) raises :class:`ResponseMismatchError` (:func:`_not_a_record`)."""
     key, pattern = _member(field)
-    if key not in body:
-        return _ABSENT
-    if body.count(key) == 1:
+    if body.count(key) == 1 and b'"total"' not in body:  # a list page of one record has it once
         found = pattern.search(body)
         if found is not None:
             return json.loads(found.group(1))
@@ -194,12 +194,31 @@ def _top_level(body: bytes, field: str) -> Any:
         data = json.loads(body)
     except ValueError:
         return _ABSENT  # the shaper reports a body that is not JSON
-    return data.get(field, _ABSENT) if isinstance(data, dict) else _ABSENT
+    if not isinstance(data, dict):
+        return _ABSENT
+    value = data.get(field, _ABSENT)
+    if value is _ABSENT:
+        _not_a_record(data, field)
+    return value
+
+
+def _not_a_record(data: dict[str, Any], field: str) -> None:
+    """Raise when a detail's body is an empty object or a list page (a ``total`` and a list of
+    records): what a confused proxy or server sends for a detail, a fault to retry, never a
+    record to quarantine and cache."""
+    if not data:
+        raise ResponseMismatchError.of(field, "a record", "{}", detail="an empty object")
+    if "total" in data and any(isinstance(v, list) for v in data.values()):
+        lists = sorted(k for k, v in data.items() if isinstance(v, list))
+        raise ResponseMismatchError.of(
+            field, "a record", f"a list of {lists[0]}", detail="a list page, not a record"
+        )
 
 
 def check_echo(body: bytes, field: str, asked: str) -> None:
     """Raise :class:`ResponseMismatchError` when ``body``'s top-level ``field`` is present and
-    not ``asked`` (a missing or null field is accepted).
+    not ``asked`` (a missing or null field is accepted), or when the body is no record: ``{}``
+    or a list page (retried by the engine like a broken body, then raised; never quarantined).
 
     >>> check_echo(b'{"ListingId": "A2", "ListPrice": 1}', "ListingId", "A1")
     Traceback (most recent call last):

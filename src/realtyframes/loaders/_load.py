@@ -114,7 +114,9 @@ def load(
             ctx.checkpoint = None
 
     scope = {"resource": resource, "operation": endpoint.name, "key": key}
-    loaded, checkpoint = run_resumable(ctx.cache, resource, key, scope, refresh=refresh, run=run)
+    loaded, checkpoint = run_resumable(
+        ctx.cache, resource, key, scope, refresh=refresh, run=run, api=ctx.api
+    )
     resumed = checkpoint.resumed_from if checkpoint is not None else None
     checked = _check(endpoint, loaded, on_invalid)
     info = LoadInfo(

@@ -47,7 +47,12 @@ from realtyframes.loaders._page_info import (
     page_info,
     progress_enabled,
 )
-from realtyframes.loaders._resume import CheckpointDrift, drift_tolerance, page_name
+from realtyframes.loaders._resume import (
+    CheckpointDrift,
+    drift_tolerance,
+    note_identity,
+    page_name,
+)
 
 __all__ = [
     "DriftWarning",
@@ -119,6 +124,7 @@ class _Reader:
             self.bar.update()
             pager, offset = jobs[index]
             if checkpoint is not None and not pager._extra:
+                note_identity(checkpoint, result[0], self.item_key)  # before the first page
                 checkpoint.put(self._name(pager, offset), result[0])
 
         def check(index: int, result: tuple[bytes, _Info]) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 from realtyframes.api import ApiClient
 from realtyframes.loaders._base import LoadContext
 from realtyframes.loaders._page_info import PAGE_SIZE
-from realtyframes.loaders._sync_feed import DEFAULT_CHUNK, ChunkSize
+from realtyframes.loaders._sync_feed import DEFAULT_CHUNK
 from realtyframes.loaders._sync_steps import STATUSES
 from realtyframes.loaders.endpoints import ENDPOINTS
 
@@ -43,7 +43,7 @@ class Plan:
       ``first sync`` or ``incremental``.
     - ``rows``: listings expected (a sync: in the market after it; incremental: new ones).
     - ``pages``: search pages of 50; ``details``: detail requests; ``feed``: change-feed
-      requests (history backfill or incremental feed, a refused chunk probe included).
+      requests (history backfill or incremental feed).
     - ``requests``: all of them; ``probes``: requests the plan itself made.
     - ``limit`` / ``window``: the account's rate (``limit`` requests per ``window`` seconds) from
       the server's headers, None when it sends none; ``seconds``: ``requests`` at that rate.
@@ -171,38 +171,14 @@ def plan_listings(
 # -- syncs -------------------------------------------------------------------------------------------
 
 
-def feed_chunks(ids: int, chunk: ChunkSize, accepted: int | None) -> tuple[list[int], int]:
-    """The chunk sizes a sync's change feed sends for ``ids`` ids starting at ``chunk`` (as
-    ``_sync_feed._probe`` grows it), where the server accepts at most ``accepted`` ids (None: any
-    number); and the refused probes.
+def feed_chunks(ids: int, chunk: int = DEFAULT_CHUNK) -> list[int]:
+    """The chunk sizes a sync's change feed sends for ``ids`` ids (``_sync_feed.feed_pages``:
+    chunks of ``chunk`` ids, the last one short).
 
-    >>> feed_chunks(350, ChunkSize(100), 100)
-    ([100, 100, 100, 50], 1)
-    >>> feed_chunks(350, ChunkSize(100), None)
-    ([100, 200, 50], 0)
+    >>> feed_chunks(350)
+    [100, 100, 100, 50]
     """
-    sizes: list[int] = []
-    done, size, refused = 0, chunk.size, 0
-    while done < ids:
-        part = min(size, ids - done)
-        if accepted is not None and part > accepted:
-            refused += 1
-            chunk = chunk.after_refusal(part)
-            size = chunk.size
-            continue
-        sizes.append(part)
-        done += part
-        if part < chunk.size:
-            break
-        chunk = ChunkSize(part, chunk.refused)
-        grown = chunk.next_size()
-        if grown is None or ids - done < grown:
-            break
-        size = grown
-    while done < ids:
-        sizes.append(min(chunk.size, ids - done))
-        done += sizes[-1]
-    return sizes, refused
+    return [min(chunk, ids - done) for done in range(0, ids, chunk)]
 
 
 def _feed_requests(sizes: Sequence[int], per_id: float) -> float:
@@ -227,36 +203,26 @@ def _expected_pages(mean: float) -> float:
     return pages
 
 
-def _accepted(chunk: ChunkSize | None) -> int | None:
-    """The ids per request the server is taken to accept: what a sync on the host learned, else
-    the service's documented 100 (design.md)."""
-    if chunk is None:
-        return DEFAULT_CHUNK
-    return None if chunk.refused is None else chunk.refused - 1
-
-
 def plan_sync_requests(
     api: ApiClient,
     params: Mapping[str, str],
     *,
     previous: Any,
-    host_chunk: ChunkSize | None,
     history_since: str | None,
     backfill: bool,
 ) -> Plan:
     """The requests of a sync of ``params`` (validated scope): a first sync when ``previous``
-    (the cached ``SyncResult``) is None, else an incremental one. ``host_chunk``: what syncs on
-    this host learned; ``history_since``: the backfill's start (ISO text) or None (the oldest
-    listing's entry); ``backfill``: whether a first sync backfills the history."""
+    (the cached ``SyncResult``) is None, else an incremental one. ``history_since``: the
+    backfill's start (ISO text) or None (the oldest listing's entry); ``backfill``: whether a
+    first sync backfills the history. The feed's chunks are the spec's 100 ids."""
     if previous is None:
-        return _plan_first(api, params, host_chunk, history_since, backfill)
-    return _plan_incremental(api, params, previous, host_chunk)
+        return _plan_first(api, params, history_since, backfill)
+    return _plan_incremental(api, params, previous)
 
 
 def _plan_first(
     api: ApiClient,
     params: Mapping[str, str],
-    host_chunk: ChunkSize | None,
     history_since: str | None,
     backfill: bool,
 ) -> Plan:
@@ -285,16 +251,12 @@ def _plan_first(
     pages = sum(_pages(t) for t in totals.values())
     feed_requests = 0
     if backfill and rows:
-        start = host_chunk or ChunkSize(DEFAULT_CHUNK)
-        sizes, refused = feed_chunks(rows, start, _accepted(host_chunk))
-        feed_requests = round(_feed_requests(sizes, changes / rows)) + refused
+        feed_requests = round(_feed_requests(feed_chunks(rows), changes / rows))
     notes = ("the backfill from a sample of each status",) if backfill else ()
     return _make(api, "sync_listings", "first sync", (rows, pages, 0, feed_requests), probes, notes)
 
 
-def _plan_incremental(
-    api: ApiClient, params: Mapping[str, str], previous: Any, host_chunk: ChunkSize | None
-) -> Plan:
+def _plan_incremental(api: ApiClient, params: Mapping[str, str], previous: Any) -> Plan:
     state = previous.state
     search = {**params, "Limit": "1"}
     if state.get("entry_watermark"):
@@ -306,14 +268,13 @@ def _plan_incremental(
     feed_requests, closings = 0, 0.0
     since = state.get("change_watermark")
     if open_ids and since:
-        chunk = ChunkSize.from_state(state) if host_chunk is None else host_chunk
-        sizes, refused = feed_chunks(len(open_ids), chunk, _accepted(chunk))
+        sizes = feed_chunks(len(open_ids))
         first = open_ids[: sizes[0]]
         query = {"Since": str(since), "ListingIds": ",".join(first), "Limit": str(PAGE_SIZE)}
         body = _total(api, _FEED, query)
         probes += 1
         per_id = _count(body) / len(first)
-        feed_requests = round(_feed_requests(sizes, per_id)) + refused
+        feed_requests = round(_feed_requests(sizes, per_id))
         closings = _closing_share(body.get("changes")) * per_id * len(open_ids)
     pages = sum(_pages(n) for n in new)
     notes = ("the closings (one detail request each) from a sample of the change feed",)

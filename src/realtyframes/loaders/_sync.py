@@ -9,9 +9,9 @@ and backfills the history from the change feed (since the oldest listing's entry
 
 1. new listings: one paged search per status with ``Since`` = the newest OriginalEntryTimestamp
    already cached (the server's data time, never the local clock);
-2. the change feed over the open ids (Closed is terminal; ids in chunks as large as the server
-   accepts: 100 to start, doubled while accepted, halved on a 400 or 414, remembered per host),
-   ``Since`` = the newest ModificationTimestamp /
+2. the change feed over the open ids (Closed is terminal; ids in chunks of the spec's 100, a
+   chunk refused with a 400 or 414 split in halves once), ``Since`` = the newest
+   ModificationTimestamp /
    ChangeTimestamp already known; the changes are applied to the cached rows in order;
 3. a detail request for each listing that closed (ClosePrice, CloseDate and the final
    DaysOnMarket are not in the feed), concurrently;
@@ -55,8 +55,13 @@ from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadInfo, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
 from realtyframes.loaders._plan import Plan, plan_sync_requests
-from realtyframes.loaders._resume import run_resumable
-from realtyframes.loaders._sync_apply import HISTORY_COLUMNS, iso
+from realtyframes.loaders._resume import (
+    RESUME_WITHIN,
+    data_moved,
+    run_resumable,
+    saved_data_time,
+)
+from realtyframes.loaders._sync_apply import HISTORY_COLUMNS, iso, stamp
 from realtyframes.loaders._sync_entry import (
     _REFUSED,
     OPERATION,
@@ -71,14 +76,7 @@ from realtyframes.loaders._sync_entry import (
     usable,
     write_sync,
 )
-from realtyframes.loaders._sync_feed import (
-    DEFAULT_CHUNK,
-    ChunkSize,
-    Counts,
-    read_host_chunk,
-    too_many,
-    write_host_chunk,
-)
+from realtyframes.loaders._sync_feed import DEFAULT_CHUNK, Counts, too_many
 from realtyframes.loaders._sync_lock import (
     SYNC_WAIT,
     changes_between,
@@ -91,6 +89,7 @@ from realtyframes.loaders._sync_steps import (
     STATUSES,
     SyncResult,
     backfill,
+    first_page,
     full_load,
     incremental,
 )
@@ -141,9 +140,8 @@ def sync_listings(
 
     ``scope``: listing search filters (``City=``, ``PostalCode=``, ``PropertyType=``,
     ``Subtypes=``, feature flags ...), validated before any request; see :func:`sync_scope` for
-    the ones refused. ``chunk_size``: ListingIds per change-feed request to start with (default:
-    the size the last sync on this host learned, else 100; the size grows while the server
-    accepts it and halves on a 400 or 414). ``refresh=True`` reloads the
+    the ones refused. ``chunk_size``: ListingIds per change-feed request (default: the spec's
+    100; a chunk refused with a 400 or 414 is split in halves once). ``refresh=True`` reloads the
     market in full (the history is kept). Returns one row per ListingId, sorted by ListingId;
     the change history is :func:`listing_history`. Without a cache (``Client(cache=False)``)
     every call is a full load and no history is kept.
@@ -244,8 +242,7 @@ def _sync_now(
     if progress is None:
         progress = getattr(client._settings, "progress", None)
     on_invalid: OnInvalid = getattr(client._settings, "on_invalid", "quarantine")
-    root = cache.root if cache is not None else None
-    chunk = _start_chunk(chunk_size, read_host_chunk(root, api.cache_host()), previous)
+    chunk = DEFAULT_CHUNK if chunk_size is None else chunk_size
     checkpoint: Checkpoint | None = None
     if previous is None or refresh:
         result, checkpoint = _full_sync(
@@ -267,7 +264,6 @@ def _sync_now(
     result.quarantine = parquet_safe(result.quarantine)
     if cache is not None and key is not None:
         write_sync(cache, key, api, params, result)
-        write_host_chunk(root, api.cache_host(), ChunkSize.from_state(result.state))
     if checkpoint is not None:
         checkpoint.done()
     _record(client, key, result, checkpoint)
@@ -325,8 +321,6 @@ def plan_sync(
     cache = client._cache
     key = scope_key(client, cache, params) if cache is not None else None
     previous = previous_sync(cache, key)
-    root = cache.root if cache is not None else None
-    host_chunk = read_host_chunk(root, client._api.cache_host())
     backfill = since is not False and cache is not None
     if refresh and previous is not None:  # a full load that keeps the history it has
         backfill = backfill and not len(previous.history)
@@ -335,7 +329,6 @@ def plan_sync(
         client._api,
         params,
         previous=previous,
-        host_chunk=host_chunk,
         history_since=None if since is None or since is False else str(iso(since)),
         backfill=backfill,
     )
@@ -349,7 +342,7 @@ def _full_sync(
     previous: SyncResult | None,
     since: pd.Timestamp | Literal[False] | None,
     *,
-    chunk: ChunkSize,
+    chunk: int,
     refresh: bool,
     progress: bool | None,
     on_invalid: OnInvalid,
@@ -358,6 +351,13 @@ def _full_sync(
     the checkpoint of an interrupted identical one (``loaders._resume``)."""
 
     def run(checkpoint: Checkpoint | None) -> SyncResult:
+        if checkpoint is not None and checkpoint.resumed_from is not None:
+            moved = data_moved(api, checkpoint, *first_page(params))
+            if moved is not None and moved > RESUME_WITHIN:
+                checkpoint.discard(
+                    f"the server's data moved {moved} since its pages were read (more than "
+                    f"{RESUME_WITHIN}); loading again from the start"
+                )
         result = full_load(
             api, params, chunk=chunk, progress=progress, on_invalid=on_invalid,
             checkpoint=checkpoint,
@@ -374,7 +374,30 @@ def _full_sync(
         return result
 
     scope = _checkpoint_scope(api, params, since, previous is not None)
-    return run_resumable(cache, RESOURCE, key, scope, refresh=refresh, run=run)
+    result, checkpoint = run_resumable(
+        cache, RESOURCE, key, scope, refresh=refresh, run=run, api=api
+    )
+    if checkpoint is not None and checkpoint.resumed_from is not None and checkpoint.reused:
+        _resumed_watermarks(result.state, saved_data_time(checkpoint))
+    return result, checkpoint
+
+
+def _resumed_watermarks(state: dict[str, Any], saved: str | None) -> None:
+    """A resumed first sync mixes pages saved before the interruption with pages read after it,
+    maybe days later: its watermarks go back to the saved pages' data time, so the next sync
+    asks for every listing entered and every change made since the oldest page it holds, and
+    the old rows catch up (applying a change is idempotent). See docs/sync.md."""
+    since = stamp(saved) if saved is not None else None
+    if since is None:
+        return
+    for name in ("entry_watermark", "change_watermark"):
+        mark = stamp(state.get(name))
+        if mark is None or since < mark:
+            state[name] = iso(since)
+    logger.info(
+        "sync_listings: resumed from pages read at %s; the next sync asks for what changed since",
+        iso(since),
+    )
 
 
 def _checkpoint_scope(
@@ -422,17 +445,6 @@ def _record(
                 resumed_from=resumed,
             )
         )
-
-
-def _start_chunk(
-    chunk_size: int | None, host: ChunkSize | None, previous: SyncResult | None
-) -> ChunkSize:
-    """The chunk a sync starts with: ``chunk_size`` if given, else what the last sync on this
-    host learned, else this scope's last size, else the spec's 100."""
-    known = host or (ChunkSize.from_state(previous.state) if previous is not None else None)
-    if chunk_size is not None:
-        return ChunkSize(chunk_size, known.refused if known is not None else None)
-    return known or ChunkSize(DEFAULT_CHUNK)
 
 
 def _history_since(value: HistorySince) -> pd.Timestamp | Literal[False] | None:

@@ -34,7 +34,7 @@ from realtyframes.loaders._sync_apply import (
     wall_clock,
     watermarks,
 )
-from realtyframes.loaders._sync_feed import ChunkSize, Counts, feed_pages
+from realtyframes.loaders._sync_feed import Counts, feed_pages
 from realtyframes.loaders.endpoints import ENDPOINTS
 from realtyframes.schemas import (
     STANDARD_STATUSES,
@@ -47,7 +47,15 @@ from realtyframes.schemas import (
     validate,
 )
 
-__all__ = ["STATE_VERSION", "STATUSES", "SyncResult", "backfill", "full_load", "incremental"]
+__all__ = [
+    "STATE_VERSION",
+    "STATUSES",
+    "SyncResult",
+    "backfill",
+    "first_page",
+    "full_load",
+    "incremental",
+]
 
 logger = logging.getLogger("realtyframes.sync")
 
@@ -76,11 +84,17 @@ class SyncResult:
 # -- full load ---------------------------------------------------------------------------------------
 
 
+def first_page(params: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    """The path and query of a full load's first request (the first page of its first status)."""
+    query = {**params, "Status": STATUSES[0], "Sort": _SORT, "Offset": "0", "Limit": str(PAGE_SIZE)}
+    return _LISTINGS, query
+
+
 def full_load(
     api: ApiClient,
     params: Mapping[str, str],
     *,
-    chunk: ChunkSize,
+    chunk: int,
     progress: bool | None,
     on_invalid: OnInvalid,
     checkpoint: Checkpoint | None = None,
@@ -110,7 +124,7 @@ def full_load(
     state = {
         "version": STATE_VERSION,
         "mode": "full",
-        **chunk.as_state(),
+        "chunk": chunk,
         "syncs": 1,
         "first_sync": now,
         "last_sync": now,
@@ -134,8 +148,8 @@ def backfill(
 ) -> None:
     """The history of a first sync: the change feed over every id of the market, since
     ``since`` or the oldest OriginalEntryTimestamp in it. Counted as ``backfill`` requests.
-    A resumed backfill starts from the chunk size the interrupted one learned (so it asks for
-    the same chunks, which its ``checkpoint`` holds)."""
+    A resumed backfill asks for the same chunks (of ``state["chunk"]`` ids), which its
+    ``checkpoint`` holds."""
     market = result.market
     if not len(market):
         return
@@ -144,12 +158,11 @@ def backfill(
     if start is None:
         return
     local = Counts()
-    learned = checkpoint.noted("chunk") if checkpoint is not None else None
-    pages, chunk = feed_pages(
+    pages = feed_pages(
         api,
         market["ListingId"].tolist(),
         str(iso(start)),
-        ChunkSize.from_state(learned or result.state),
+        int(result.state["chunk"]),
         local,
         progress,
         checkpoint=checkpoint,
@@ -157,7 +170,6 @@ def backfill(
     result.counts.backfill += local.feed
     result.counts.rejected += local.rejected
     result.counts.floor += local.floor
-    result.state.update(chunk.as_state())
     result.state["history_since"] = iso(start)
     changes = _feed_changes(pages, on_invalid)
     result.history = append_history(result.history, changes)
@@ -189,12 +201,13 @@ def incremental(
     previous: SyncResult,
     params: Mapping[str, str],
     *,
-    chunk: ChunkSize,
+    chunk: int,
     progress: bool | None,
     on_invalid: OnInvalid,
 ) -> SyncResult:
     counts = Counts()
     state = dict(previous.state)
+    state.pop("chunk_refused", None)  # what earlier releases learned: no longer kept
     market = previous.market
     entry_since = state.get("entry_watermark")
     change_since = state.get("change_watermark")
@@ -212,7 +225,7 @@ def incremental(
     feed_ids = _feed_ids(previous.market, new_valid)
     changes = empty_frame(ListingChange)
     if feed_ids and change_since is not None:
-        pages, chunk = feed_pages(api, feed_ids, change_since, chunk, counts, progress)
+        pages = feed_pages(api, feed_ids, change_since, chunk, counts, progress)
         changes = _feed_changes(pages, on_invalid)
     market, touched, closing = apply_changes(market, changes)
 
@@ -245,7 +258,7 @@ def incremental(
     state.update(
         {
             "mode": "incremental",
-            **chunk.as_state(),
+            "chunk": chunk,
             "syncs": int(state.get("syncs", 0)) + 1,
             "last_sync": wall_clock(),
             "data_time": iso(data_time),

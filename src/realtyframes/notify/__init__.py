@@ -10,7 +10,14 @@ about listings.
 >>> send(["json://127.0.0.1:8080/hook"], Message("t", "text", "md", "<p>html</p>"))  # doctest: +SKIP
 """
 
-from realtyframes.notify._send import Delivery, Message, raise_for_failures, send, table
+from realtyframes.notify._send import (
+    NOTIFY_DEADLINE,
+    Delivery,
+    Message,
+    raise_for_failures,
+    send,
+    table,
+)
 from realtyframes.notify._targets import (
     MASK,
     URL_HELP,
@@ -23,6 +30,7 @@ from realtyframes.notify._targets import (
 
 __all__ = [
     "MASK",
+    "NOTIFY_DEADLINE",
     "URL_HELP",
     "Delivery",
     "Message",

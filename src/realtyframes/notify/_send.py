@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import html as html_module
 import logging
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realtyframes.errors import NotificationError
+from realtyframes.errors import NotificationError, NotificationTimeout, QueryError
 from realtyframes.notify._targets import (
     NotifyTarget,
     instantiate,
@@ -25,9 +26,14 @@ from realtyframes.notify._targets import (
     quiet_apprise,
 )
 
-__all__ = ["Delivery", "Message", "raise_for_failures", "send", "table"]
+__all__ = ["NOTIFY_DEADLINE", "Delivery", "Message", "raise_for_failures", "send", "table"]
 
 logger = logging.getLogger("realtyframes.notify")
+
+#: Seconds one target may take to accept a notification, in all (connecting, sending, waiting for
+#: its answer, apprise's retries): past it the sending is abandoned and the target not delivered
+#: (``NotificationTimeout``). docs/scheduling.md.
+NOTIFY_DEADLINE = 60.0
 
 
 @dataclass(frozen=True)
@@ -44,10 +50,13 @@ class Message:
 
 @dataclass(frozen=True)
 class Delivery:
-    """The outcome of one target: its masked URL and whether apprise delivered the message."""
+    """The outcome of one target: its masked URL, whether apprise delivered the message, and
+    why not when it is known (``error``: a :class:`~realtyframes.errors.NotificationTimeout`
+    past the deadline)."""
 
     target: str
     ok: bool
+    error: NotificationError | None = None
 
 
 def _body(plugin: Any, message: Message, email: bool) -> tuple[str, str]:
@@ -81,19 +90,57 @@ def _send_one(target: NotifyTarget, message: Message) -> bool:
         )
 
 
-def send(targets: Sequence[NotifyTarget | str], message: Message) -> list[Delivery]:
+def _send_within(target: NotifyTarget, message: Message, deadline: float) -> bool:
+    """:func:`_send_one` in a thread of its own, waited for ``deadline`` seconds at most; raises
+    :class:`NotificationTimeout` past it (the thread, a daemon, is left to its socket)."""
+    outcome: list[bool | BaseException] = []
+
+    def deliver() -> None:
+        try:
+            outcome.append(_send_one(target, message))
+        except BaseException as exc:  # handed to the caller's thread
+            outcome.append(exc)
+
+    worker = threading.Thread(target=deliver, name="realtyframes-notify", daemon=True)
+    worker.start()
+    worker.join(deadline)
+    if not outcome:
+        raise NotificationTimeout(
+            f"the notification to {target} took more than its deadline of {deadline:g} s",
+            [str(target)],
+            deadline,
+        )
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
+
+
+def send(
+    targets: Sequence[NotifyTarget | str],
+    message: Message,
+    *,
+    deadline: float = NOTIFY_DEADLINE,
+) -> list[Delivery]:
     """Send ``message`` to each target (apprise URLs; strings are checked first); one
-    :class:`Delivery` per target, in order. A failure is logged (masked) and reported in its
-    Delivery, never raised here: see :func:`raise_for_failures`.
+    :class:`Delivery` per target, in order. Each target has ``deadline`` seconds in all
+    (:data:`NOTIFY_DEADLINE`); past it, the sending is abandoned and its Delivery is not ok, with
+    a :class:`~realtyframes.errors.NotificationTimeout`. A failure is logged (masked) and
+    reported in its Delivery, never raised here: see :func:`raise_for_failures`.
 
     >>> send(["mailtos://me:pw@smtp.example.com?to=me@example.com"], message)  # doctest: +SKIP
     """
+    if isinstance(deadline, bool) or not isinstance(deadline, int | float) or not deadline > 0:
+        raise QueryError("deadline", f"{deadline!r} is not a number of seconds > 0", "seconds > 0")
     checked = parse_targets(list(targets))
     deliveries: list[Delivery] = []
     with masked_logging(checked):
         for target in checked:
+            error: NotificationError | None = None
             try:
-                ok = _send_one(target, message)
+                ok = _send_within(target, message, float(deadline))
+            except NotificationTimeout as late:
+                logger.warning("%s; abandoned", late)
+                ok, error = False, late
             except Exception as exc:  # a plugin's own bug: report it masked, go on
                 shown = " ".join(f"{type(exc).__name__}: {exc}".split())
                 for secret in target.secrets:
@@ -104,7 +151,7 @@ def send(targets: Sequence[NotifyTarget | str], message: Message) -> list[Delive
                 logger.info("notification sent to %s", target)
             else:
                 logger.warning("notification to %s was not delivered", target)
-            deliveries.append(Delivery(str(target), ok))
+            deliveries.append(Delivery(str(target), ok, error))
     return deliveries
 
 

@@ -1,4 +1,5 @@
-"""The outermost middleware: quotas, rate-limit headers on every answer, last-resort 500.
+"""The outermost middleware: quotas, rate-limit headers and ``Keep-Alive`` on every answer,
+last-resort 500.
 
 >>> LimitsMiddleware.__name__
 'LimitsMiddleware'
@@ -18,7 +19,14 @@ from realtyframes.sandbox._negotiate import ErrorRenderer
 if TYPE_CHECKING:
     from realtyframes.sandbox._admin import SandboxAdmin
 
-__all__ = ["LimitsMiddleware"]
+__all__ = ["KEEP_ALIVE_SECONDS", "LimitsMiddleware"]
+
+#: Seconds the sandbox keeps an idle connection open (uvicorn's ``timeout_keep_alive``), said in
+#: every answer's ``Keep-Alive: timeout=N``. Above the clients' own idle times (Node's fetch 4 s,
+#: httpx 5 s), so a client always closes an idle connection first and never sends on one the
+#: server is closing ("other side closed").
+KEEP_ALIVE_SECONDS = 65
+_KEEP_ALIVE = (b"keep-alive", f"timeout={KEEP_ALIVE_SECONDS}".encode())
 
 _log = logging.getLogger("realtyframes.sandbox")
 
@@ -54,7 +62,11 @@ class LimitsMiddleware:
             response = self.render_error(
                 scope,
                 SandboxError(429, detail),
-                {**rate_headers, "Retry-After": str(quota.retry_after)},
+                {
+                    **rate_headers,
+                    "Retry-After": str(quota.retry_after),
+                    "Keep-Alive": _KEEP_ALIVE[1].decode(),
+                },
             )
             await response(scope, receive, send)
             return
@@ -70,6 +82,8 @@ class LimitsMiddleware:
                     for k, v in rate_headers.items()
                     if k.lower().encode() not in present
                 ]
+                if _KEEP_ALIVE[0] not in present:
+                    extra.append(_KEEP_ALIVE)
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 

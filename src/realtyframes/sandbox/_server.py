@@ -25,6 +25,7 @@ from uvicorn.config import LOGGING_CONFIG
 from realtyframes.sandbox._admin import SandboxAdmin
 from realtyframes.sandbox._app import create_app
 from realtyframes.sandbox._faults import install_log_filter
+from realtyframes.sandbox._middleware import KEEP_ALIVE_SECONDS
 from realtyframes.sandbox._options import SandboxOptions
 
 DEFAULT_HOST = "127.0.0.1"
@@ -115,6 +116,7 @@ def _config(
         access_log=access_log,
         log_config=LOGGING_CONFIG if own_logging else None,
         timeout_graceful_shutdown=3,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,  # said in every answer's Keep-Alive header
         server_header=False,
     )
     install_log_filter()

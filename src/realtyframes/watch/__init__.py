@@ -26,6 +26,7 @@ import pandas as pd
 
 from realtyframes.errors import QueryError
 from realtyframes.loaders import default_cache_dir
+from realtyframes.notify import NOTIFY_DEADLINE
 from realtyframes.watch._message import MAX_ROWS, watch_message
 from realtyframes.watch._run import (
     DEFAULT_WAIT,
@@ -58,6 +59,16 @@ __all__ = [
 
 _Results = list[WatchResult]
 _Names = list[str]
+
+
+def _named(name: object) -> str:
+    """A watch name given to this API: a control character (``"miami\\n"``) is refused before
+    the name's pattern is read (``$`` of a pattern matches before a final newline)."""
+    if isinstance(name, str) and not name.isprintable():
+        raise QueryError(
+            "name", f"not a watch name: {name!r} holds a control character", "printable names"
+        )
+    return check_name(name)
 
 
 class Watches:
@@ -101,7 +112,7 @@ class Watches:
 
         >>> watches.add("miami", City="Miami", MaxListPrice=900_000)  # doctest: +SKIP
         """
-        watch = Watch.define(name, filters, notify=notify, link=link)
+        watch = Watch.define(_named(name), filters, notify=notify, link=link)
         with self._store.editing() as watches:
             if name in watches and not replace:
                 raise QueryError("name", f"a watch named {name!r} exists", "a new name, or replace")
@@ -119,7 +130,7 @@ class Watches:
 
         >>> watches.remove("miami")  # doctest: +SKIP
         """
-        check_name(name)
+        _named(name)
         with self._store.editing() as watches:
             if name not in watches:
                 raise QueryError("name", f"no watch named {name!r}", sorted(watches) or "none")
@@ -137,7 +148,7 @@ class Watches:
     def get(self, name: str) -> Watch:
         """One watch by name."""
         watches = self._store.load()
-        if check_name(name) not in watches:
+        if _named(name) not in watches:
             raise QueryError("name", f"no watch named {name!r}", sorted(watches) or "none")
         return watches[name]
 
@@ -160,13 +171,21 @@ class Watches:
         columns = ["name", "scope", "filters", "notify", "link", "last_run"]
         return pd.DataFrame(rows, columns=columns).astype("string")
 
-    def run(self, *names: str, always: bool = False, wait: float = DEFAULT_WAIT) -> _Results:
+    def run(
+        self,
+        *names: str,
+        always: bool = False,
+        wait: float = DEFAULT_WAIT,
+        notify_deadline: float = NOTIFY_DEADLINE,
+    ) -> _Results:
         """Run the named watches (all when none is named): sync each scope once, report and
         notify what changed since each watch's last run. ``always``: send a message even when
         nothing changed. ``wait``: seconds to wait for another process syncing the same scope;
         past it, that scope's watches come back ``busy`` (nothing synced, ``ok`` False) and the
         other scopes' watches still run. A notification not delivered is in ``result.failed``
-        (logged, masked; the next run reports the same changes again).
+        (logged, masked; the next run reports the same changes again). ``notify_deadline``:
+        seconds each notification target has in all (default 60); past it the sending is
+        abandoned: not delivered, ``result.error`` and the run record say ``NotificationTimeout``.
 
         >>> for result in watches.run("miami"): print(result.counts)  # doctest: +SKIP
         """
@@ -174,12 +193,24 @@ class Watches:
             raise QueryError("client", "running watches needs a client", "Watches(client)")
         if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < 1e7:
             raise QueryError("wait", f"expected seconds, got {wait!r}", "a number >= 0")
+        deadline = notify_deadline
+        if isinstance(deadline, bool) or not isinstance(deadline, int | float) or not deadline > 0:
+            raise QueryError(
+                "notify_deadline", f"expected seconds, got {deadline!r}", "a number > 0"
+            )
         watches = self._store.load()
         for name in names:
-            if check_name(name) not in watches:
+            if _named(name) not in watches:
                 raise QueryError("name", f"no watch named {name!r}", sorted(watches) or "none")
         chosen = [watches[n] for n in dict.fromkeys(names)] if names else list(watches.values())
-        return run_watches(self._client, self._store, chosen, always=always, wait=float(wait))
+        return run_watches(
+            self._client,
+            self._store,
+            chosen,
+            always=always,
+            wait=float(wait),
+            deadline=float(deadline),
+        )
 
     def __repr__(self) -> str:
         return f"Watches({sorted(self._store.load())!r})"

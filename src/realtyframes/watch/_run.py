@@ -28,9 +28,9 @@ import pandas as pd
 from realtyframes._changes import CHANGE_KINDS
 from realtyframes._runs import Run, recorded
 from realtyframes.analysis import market_changes
-from realtyframes.errors import ScopeBusyError
+from realtyframes.errors import NotificationTimeout, ScopeBusyError
 from realtyframes.loaders import SYNC_WAIT
-from realtyframes.notify import Delivery, send
+from realtyframes.notify import NOTIFY_DEADLINE, Delivery, send
 from realtyframes.watch._message import watch_message
 from realtyframes.watch._store import SNAPSHOT_COLUMNS, Watch, WatchStore
 
@@ -140,9 +140,11 @@ def run_watches(
     *,
     always: bool = False,
     wait: float = DEFAULT_WAIT,
+    deadline: float = NOTIFY_DEADLINE,
 ) -> list[WatchResult]:
     """Run ``watches`` in order; each distinct scope is synced once. ``always``: notify even when
-    nothing changed (and on a first run)."""
+    nothing changed (and on a first run); ``deadline``: seconds each notification target has in
+    all (``notify.NOTIFY_DEADLINE``; past it, not delivered: ``NotificationTimeout``)."""
     markets: dict[str, tuple[pd.DataFrame, bool] | ScopeBusyError] = {}
     results = []
     for watch in watches:
@@ -161,7 +163,9 @@ def run_watches(
                 result = finish_run(store, watch, None, None, started=started, busy=found)
             else:
                 market, synced = found
-                result = _compare(store, watch, market, synced, started, always=always)
+                result = _compare(
+                    store, watch, market, synced, started, always=always, deadline=deadline
+                )
             _note(run, result)
         results.append(result)
     return results
@@ -178,6 +182,8 @@ def _note(run: Run, result: WatchResult) -> None:
     }
     if result.busy:
         run.failure = "ScopeBusyError"
+    elif any(isinstance(d.error, NotificationTimeout) for d in result.deliveries):
+        run.failure = "NotificationTimeout"
     elif result.failed:
         run.failure = "NotificationError"
 
@@ -190,6 +196,7 @@ def _compare(
     started: pd.Timestamp,
     *,
     always: bool,
+    deadline: float = NOTIFY_DEADLINE,
 ) -> WatchResult:
     now = market[[c for c in SNAPSHOT_COLUMNS if c in market.columns]].reset_index(drop=True)
     before = store.read_snapshot(watch.name)
@@ -207,7 +214,7 @@ def _compare(
     deliveries: tuple[Delivery, ...] = ()
     if watch.notify and (always or len(changes)):
         message = watch_message(watch, changes, int(chosen.sum()), first_run=first)
-        deliveries = tuple(send(list(watch.notify), message))
+        deliveries = tuple(send(list(watch.notify), message, deadline=deadline))
     return finish_run(
         store,
         watch,
@@ -256,7 +263,7 @@ def finish_run(
         counts=_counts(changes),
         deliveries=deliveries,
         busy=busy is not None,
-        error=f"{type(busy).__name__}: {busy}" if busy is not None else None,
+        error=_error(busy, deliveries),
     )
     if result.ok and market is not None:
         store.write_snapshot(watch.name, market)
@@ -274,6 +281,14 @@ def finish_run(
         f"; not delivered to {', '.join(result.failed)}" if result.failed else "",
     )
     return result
+
+
+def _error(busy: ScopeBusyError | None, deliveries: Sequence[Delivery]) -> str | None:
+    """A run's error line: the busy scope, else the first typed failure of a delivery."""
+    if busy is not None:
+        return f"{type(busy).__name__}: {busy}"
+    late = next((d.error for d in deliveries if d.error is not None), None)
+    return None if late is None else f"{type(late).__name__}: {late}"
 
 
 def _counts(changes: pd.DataFrame) -> dict[str, int]:
