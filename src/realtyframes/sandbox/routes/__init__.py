@@ -2,7 +2,8 @@
 
 ``v1`` (the spec's operations and the index), ``legacy`` (the deprecated legacy host), ``oauth``
 (the authorization code flow), ``docs`` (the documentation host: ``/docs`` and ``/openapi.json``)
-and ``admin`` (the sandbox's own ``/_sandbox/*``). The MCP sub-apps are mounted by
+``admin`` (the sandbox's own ``/_sandbox/*``) and ``reso`` (the RESO Web API face, OData v4,
+under ``/reso/odata``). The MCP sub-apps are mounted by
 ``create_app``, which imports the routes, never the other way round.
 
 >>> len(ENDPOINTS) == len({e.path for e in ENDPOINTS})
@@ -15,7 +16,7 @@ from collections.abc import Iterable
 
 from starlette.routing import BaseRoute, Route
 
-from realtyframes.sandbox.routes import admin, docs, legacy, oauth, v1
+from realtyframes.sandbox.routes import admin, docs, legacy, oauth, reso, v1
 from realtyframes.sandbox.routes._declare import Endpoint
 
 __all__ = [
@@ -33,6 +34,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *oauth.ENDPOINTS,
     *docs.ENDPOINTS,
     *admin.ENDPOINTS,
+    *reso.ENDPOINTS,
 )
 LEGACY_PATHS = legacy.LEGACY_PATHS
 #: Paths (and their sub-paths) no fault touches, not even latency.
