@@ -27,6 +27,10 @@ EXPANDS: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
+#: Decimal facets: money and areas to the cent, coordinates to 8 places.
+_DECIMAL = {name: ' Precision="12" Scale="8"' for name in ("Latitude", "Longitude")}
+
+
 def _entity_type(resource: Resource) -> list[str]:
     lines = [
         f"      <EntityType Name={quoteattr(resource.name)}>",
@@ -34,7 +38,7 @@ def _entity_type(resource: Resource) -> list[str]:
     ]
     for f in resource.fields:
         nullable = ' Nullable="false"' if f.name == resource.key else ""
-        scale = ' Precision="14" Scale="Variable"' if f.edm == "Edm.Decimal" else ""
+        scale = _DECIMAL.get(f.name, ' Precision="14" Scale="2"') if f.edm == "Edm.Decimal" else ""
         lines.append(f'        <Property Name="{f.name}" Type="{f.edm}"{nullable}{scale}/>')
     for nav, (target, _) in EXPANDS.get(resource.name, {}).items():
         lines.append(
