@@ -92,3 +92,31 @@ def test_ge_watermark_with_key_dedup_loses_none_across_a_page_boundary(
             assert len(lost) > 0 and duplicates == 0
         else:
             assert lost == set() and duplicates > 0 and len(seen) == len(all_keys)
+
+
+def test_an_incremental_pass_after_the_clock_moves_equals_a_fresh_load(
+    start_sandbox: Start, http_client: httpx.Client
+) -> None:
+    sb = start_sandbox(listings=1500)
+    replica = {x["ListingKey"]: x for x in _run(http_client, sb, "ge", None, None)}
+    watermark = max(x["ModificationTimestamp"] for x in replica.values())
+    moved = http_client.post(f"{sb.url}/_sandbox/clock", json={"advance_days": 30})
+    assert moved.status_code == 200
+    changed = _run(http_client, sb, "ge", watermark, None)
+    assert changed and all(x["ModificationTimestamp"] >= watermark for x in changed)
+    replica.update({x["ListingKey"]: x for x in changed})
+    fresh = {x["ListingKey"]: x for x in _run(http_client, sb, "ge", None, None)}
+    assert replica == fresh  # new listings, price and status changes: none missed
+    assert len(fresh) > 1500
+    key = changed[-1]["ListingKey"]  # the face follows the REST API's clock
+    detail = http_client.get(f"{sb.url}/v1/listings/{key}").json()
+    assert detail["ModificationTimestamp"] == fresh[key]["ModificationTimestamp"]
+
+
+def test_top_zero_is_an_empty_page_without_next_link(
+    start_sandbox: Start, http_client: httpx.Client
+) -> None:
+    for vendor in ("trestle", "generic"):
+        sb = start_sandbox(listings=200, reso_vendor=vendor)
+        body = http_client.get(f"{sb.url}/reso/odata/Property", params={"$top": "0"}).json()
+        assert body["value"] == [] and "@odata.nextLink" not in body

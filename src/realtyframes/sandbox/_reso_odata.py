@@ -138,7 +138,7 @@ class ResoService:
         if count == "true":
             body["@odata.count"] = len(records)
         body["value"] = [self._shape(r, res, select, expand) for r in page]
-        if skip + size < end:
+        if size > 0 and skip + size < end:  # $top=0 (page semantics) is an empty last page
             body["@odata.nextLink"] = self._next(base, name, params, skip + size, size, end)
         return body, headers
 
