@@ -217,3 +217,16 @@ def test_a_vendor_that_does_not_exist_is_refused(capsys: pytest.CaptureFixture[s
     budget = pytest.raises(ValueError, match="reso_budgets: unknown budget 'minute'")
     with budget, serve(listings=50, reso_vendor="mlsgrid", reso_budgets="minute=5"):
         pass
+
+
+def test_the_command_line_switches_the_vendor(capsys: pytest.CaptureFixture[str]) -> None:
+    from realtyframes.cli import build_parser
+    from realtyframes.cli.sandbox import _announce, _options
+
+    options = _options(build_parser().parse_args(["sandbox", "--reso-vendor", "mlsgrid"]))
+    assert options.reso_vendor == "mlsgrid"
+    assert _options(build_parser().parse_args(["sandbox"])).reso_vendor == "generic"
+    _announce(options, "http://127.0.0.1:8642")
+    assert "RESO Web API (OData v4, mlsgrid rules): http://127.0.0.1:8642/reso/odata" in (
+        capsys.readouterr().out
+    )
