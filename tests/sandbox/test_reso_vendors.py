@@ -230,3 +230,15 @@ def test_the_command_line_switches_the_vendor(capsys: pytest.CaptureFixture[str]
     assert "RESO Web API (OData v4, mlsgrid rules): http://127.0.0.1:8642/reso/odata" in (
         capsys.readouterr().out
     )
+
+
+def test_the_face_counts_its_vendor_budgets_not_the_platform_quota(
+    start_sandbox: Start, http_client: httpx.Client
+) -> None:
+    sb = start_sandbox(protected=True, rate_limit=(3, 60.0))
+    key = {"X-API-Key": "rfk_demo_standard_0001"}
+    for _ in range(5):
+        r = _get(http_client, sb, "Property", params={"$top": "1"}, headers=key)
+        assert r.status_code == 200 and "RateLimit" not in r.headers
+    statuses = [http_client.get(f"{sb.url}/v1/me", headers=key).status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]

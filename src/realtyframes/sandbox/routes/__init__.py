@@ -22,6 +22,7 @@ from realtyframes.sandbox.routes._declare import Endpoint
 __all__ = [
     "ENDPOINTS",
     "LEGACY_PATHS",
+    "RESO_PATH",
     "SEARCH_PATH",
     "SPARED_PATHS",
     "Endpoint",
@@ -37,6 +38,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *reso.ENDPOINTS,
 )
 LEGACY_PATHS = legacy.LEGACY_PATHS
+#: The RESO face's root: it counts its vendor's budgets, not the platform's quotas.
+RESO_PATH = reso.BASE_PATH
 #: Paths (and their sub-paths) no fault touches, not even latency.
 SPARED_PATHS: tuple[str, ...] = tuple(e.path for e in ENDPOINTS if not e.faults)
 #: The listings search (the drift and bad-record faults act on its pages).
