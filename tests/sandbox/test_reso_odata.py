@@ -265,3 +265,11 @@ def test_metadata_and_service_document(reso: RunningSandbox, http_client: httpx.
     assert set(first) == set(names)  # every field served is declared, and the reverse
     doc = http_client.get(_odata(reso)).json()
     assert [x["name"] for x in doc["value"]] == sets
+
+
+def test_the_face_is_read_only(reso: RunningSandbox, http_client: httpx.Client) -> None:
+    for method in ("POST", "PUT", "PATCH", "DELETE"):
+        r = http_client.request(method, f"{_odata(reso)}/Property", json={})
+        assert r.status_code == 405 and r.headers["Allow"] == "GET, HEAD"
+        assert "read-only" in r.json()["error"]["message"]
+    assert http_client.head(f"{_odata(reso)}/Property").status_code == 200

@@ -36,6 +36,8 @@ _ENTITY = re.compile(r"(\w+)\('((?:[^']|'')*)'\)")
 _READ = Access("listings")
 _HEADERS = {"OData-Version": "4.0"}
 _JSON = "application/json;odata.metadata=minimal"
+#: Methods routed to the face so that a write gets an OData 405, not another shape.
+_ANY = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Response:
@@ -44,6 +46,13 @@ def _error(status: int, code: str, message: str, headers: dict[str, str] | None 
         status_code=status,
         headers={**_HEADERS, **(headers or {})},
     )
+
+
+def _read_only(request: Request) -> Response | None:
+    if request.method in ("GET", "HEAD"):
+        return None
+    text = f"{request.method} is not allowed: the RESO face is read-only; allowed: GET, HEAD"
+    return _error(405, "method_not_allowed", text, {"Allow": "GET, HEAD"})
 
 
 def _from(exc: SandboxError) -> Response:
@@ -73,6 +82,8 @@ def _json(body: Any, usage: Usage, label: str, headers: dict[str, str]) -> Respo
 
 async def service_root(request: Request) -> Response:
     """GET /reso/odata: the service document."""
+    if (refused := _read_only(request)) is not None:
+        return refused
     try:
         authorize(request, _READ)
     except SandboxError as exc:
@@ -84,6 +95,8 @@ async def service_root(request: Request) -> Response:
 
 async def resource(request: Request) -> Response:
     """GET /reso/odata/{resource}: $metadata, a collection page or one entity."""
+    if (refused := _read_only(request)) is not None:
+        return refused
     svc = _service(request)
     token = _bearer(request)
     label = token_label(token)
@@ -149,7 +162,7 @@ async def usage(request: Request) -> Response:
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
-    Endpoint(BASE_PATH, service_root),
-    Endpoint(BASE_PATH + "/{resource}", resource),
+    Endpoint(BASE_PATH, service_root, methods=_ANY),
+    Endpoint(BASE_PATH + "/{resource}", resource, methods=_ANY),
     Endpoint("/_sandbox/reso/usage", usage, methods=("GET", "POST"), faults=False),
 )
