@@ -73,6 +73,16 @@ _milliseconds = checked(
 )
 
 
+def _reso_vendor(text: str) -> str:
+    from realtyframes.sandbox import RESO_VENDORS
+
+    if text not in RESO_VENDORS:
+        raise argparse.ArgumentTypeError(
+            f"unknown RESO vendor {text!r}; allowed: {', '.join(RESO_VENDORS)}"
+        )
+    return text
+
+
 def _secret(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be empty")
@@ -158,6 +168,14 @@ def add_sandbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
         help="most ListingIds the change feed accepts per request (default 100, the spec's)",
     )
     parser.add_argument(
+        "--reso-vendor",
+        type=_reso_vendor,
+        default="generic",
+        metavar="VENDOR",
+        help="the rules the RESO Web API face (/reso/odata) keeps: generic (default), mlsgrid, "
+        "trestle, bridge or spark (page sizes, required filters, budgets; see docs/reso.md)",
+    )
+    parser.add_argument(
         "--faults",
         type=_faults,
         metavar="NAME=VALUE,...",
@@ -177,6 +195,7 @@ def _options(args: argparse.Namespace) -> SandboxOptions:
         "rate_limit": args.rate_limit,
         "latency_ms": args.latency_ms,
         "max_listing_ids": args.max_listing_ids,
+        "reso_vendor": args.reso_vendor,
     }
     if args.as_of is not None:
         fields["as_of"] = args.as_of
@@ -209,6 +228,7 @@ def _announce(options: SandboxOptions, url: str, admin_secret: str = "") -> None
         f"{options.listings} listings over {options.history_years} years, "
         f"clock {options.as_of.isoformat()})"
     )
+    print(f"RESO Web API (OData v4, {options.reso_vendor} rules): {url}/reso/odata")
     sample = f"curl -s '{url}/v1/listings?PropertyType=Residential&Limit=2'"
     if options.protected:
         print("Demo credentials (documented, not secret):")

@@ -45,6 +45,12 @@ Module map (each module one concern; imports point down the list):
   ``_mcp`` (the product tools at ``/mcp``: each runs its REST route in-process), ``_mcp_docs``
   (``/docs/mcp``: the spec text ``service-api.md`` searched and served as resources) and
   ``_mcp_common`` (what the two share).
+- RESO Web API face (OData v4 under ``/reso/odata``, a thin translation of the listings store):
+  ``_reso_fields`` (Data Dictionary 2.0 names, EDM types, sources) -> ``_reso_filter``
+  (``$filter``, ``$orderby``, ``$select``) and ``_reso_vendors`` (the vendor profiles, as data)
+  -> ``_reso_usage`` (budgets per token, suspension) and ``_reso_data`` (the five resources'
+  records from ``_store``) and ``_reso_metadata`` (``$metadata``) -> ``_reso_odata``
+  (``ResoService``: options, vendor rules, paging); its routes are ``routes/reso``.
 - ``_app``: ``create_app`` composes the app: the declared routes, the MCP mounts, the OpenAPI
   writer ``/openapi.json`` calls, the middleware and the state.
 - Serving: ``_server`` (``serve``, ``start``, ``run_forever``) and ``_embedded``
@@ -71,6 +77,7 @@ from realtyframes.sandbox._market_path import (
     seasonal_factor,
 )
 from realtyframes.sandbox._options import DEMO, Faults, SandboxOptions
+from realtyframes.sandbox._reso_vendors import PROFILES as _RESO_PROFILES
 from realtyframes.sandbox._server import (
     EXPOSED,
     RunningSandbox,
@@ -80,6 +87,9 @@ from realtyframes.sandbox._server import (
     start,
 )
 
+#: The vendor profiles of the RESO Web API face (``SandboxOptions.reso_vendor``).
+RESO_VENDORS: tuple[str, ...] = tuple(_RESO_PROFILES)
+
 __all__ = [
     "DEFAULT_HISTORY_YEARS",
     "DEMO",
@@ -87,6 +97,7 @@ __all__ = [
     "EMBEDDED_LISTINGS",
     "EXPOSED",
     "HISTORY_YEARS_RANGE",
+    "RESO_VENDORS",
     "EmbeddedSandbox",
     "Faults",
     "RunningSandbox",

@@ -20,6 +20,7 @@ from realtyframes.sandbox._faults import FaultCounters, validate_faults
 from realtyframes.sandbox._limits import RateLimiter
 from realtyframes.sandbox._market_path import check_history_years
 from realtyframes.sandbox._options import DEMO, SandboxOptions
+from realtyframes.sandbox._reso_vendors import profile as reso_profile
 
 __all__ = ["SandboxAdmin", "build_admin", "iso"]
 
@@ -40,6 +41,7 @@ class SandboxAdmin:
     auth: AuthRegistry = field(default_factory=AuthRegistry)
     limiter: RateLimiter | None = None
     faults: FaultCounters = field(default_factory=FaultCounters)
+    reso: Any = None  # the RESO face (ResoService) over ``listings``
 
     def __post_init__(self) -> None:
         if self.limiter is None:
@@ -70,6 +72,7 @@ def build_admin(options: SandboxOptions) -> SandboxAdmin:
     """Generate the data of ``options`` (the slow part) and wrap it in a SandboxAdmin."""
     from realtyframes.sandbox._analytics import AnalyticsStore
     from realtyframes.sandbox._crm import ContactStore
+    from realtyframes.sandbox._reso_odata import ResoService
     from realtyframes.sandbox._store import ListingStore
 
     validate_faults(options.faults)
@@ -84,16 +87,36 @@ def build_admin(options: SandboxOptions) -> SandboxAdmin:
     if options.latency_ms < 0:
         raise ValueError(f"latency_ms: must be >= 0, got {options.latency_ms}")
     check_history_years(options.history_years)
+    vendor = reso_profile(options.reso_vendor, options.reso_budgets)
+    if options.reso_budget_clock not in ("real", "manual"):
+        raise ValueError(f"reso_budget_clock: {options.reso_budget_clock!r}; allowed: real, manual")
+    if not 0.0 <= options.reso_hidden_share <= 1.0:
+        raise ValueError(
+            f"reso_hidden_share: must be within [0, 1], got {options.reso_hidden_share}"
+        )
+    if options.reso_shared_timestamps < 0:
+        raise ValueError(
+            f"reso_shared_timestamps: must be >= 0, got {options.reso_shared_timestamps}"
+        )
     as_of = options.as_of.astimezone(UTC)
+    listings = ListingStore(
+        options.listings,
+        options.seed,
+        as_of=as_of,
+        max_listing_ids=options.max_listing_ids,
+        history_years=options.history_years,
+    )
+    reso = ResoService(
+        listings,
+        vendor,
+        shared_timestamps=options.reso_shared_timestamps,
+        hidden_share=options.reso_hidden_share,
+        manual_clock=options.reso_budget_clock == "manual",
+    )
     return SandboxAdmin(
         options=options,
-        listings=ListingStore(
-            options.listings,
-            options.seed,
-            as_of=as_of,
-            max_listing_ids=options.max_listing_ids,
-            history_years=options.history_years,
-        ),
+        listings=listings,
         contacts=ContactStore(options.contacts, options.seed, as_of=as_of, domain=DEMO.domain),
         analytics=AnalyticsStore(options.seed, as_of=as_of),
+        reso=reso,
     )

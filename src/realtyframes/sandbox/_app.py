@@ -33,6 +33,7 @@ from realtyframes.sandbox._options import SandboxOptions
 from realtyframes.sandbox._spec import DOCS_PATH, MCP_PATH
 from realtyframes.sandbox.routes import (
     LEGACY_PATHS,
+    RESO_PATH,
     SEARCH_PATH,
     SPARED_PATHS,
     starlette_routes,
@@ -78,7 +79,9 @@ def create_app(options: SandboxOptions | None = None) -> Starlette:
     app = Starlette(
         routes=[*starlette_routes(), *mounts()],
         middleware=[
-            Middleware(LimitsMiddleware, admin=admin, render_error=render_error),
+            Middleware(
+                LimitsMiddleware, admin=admin, render_error=render_error, exempt=(RESO_PATH,)
+            ),
             Middleware(
                 FaultsMiddleware,
                 faults=options.faults,

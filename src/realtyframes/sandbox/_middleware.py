@@ -35,16 +35,28 @@ class LimitsMiddleware:
     """Counts each request against its credential's quota and stamps the headers on every answer.
 
     Also turns an unhandled exception into a 500 ``server_error`` answer (no stack trace).
+    Paths under ``exempt`` (the RESO face, which counts its vendor's own budgets) pass untouched.
     """
 
-    def __init__(self, app: ASGIApp, *, admin: SandboxAdmin, render_error: ErrorRenderer) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        admin: SandboxAdmin,
+        render_error: ErrorRenderer,
+        exempt: tuple[str, ...] = (),
+    ) -> None:
         self.app = app
         self.admin = admin
         self.render_error = render_error
+        self.exempt = exempt
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        if self.exempt and scope["path"].startswith(self.exempt):
+            await self._answer(scope, receive, send, {})
             return
         request = Request(scope)
         legacy = scope["path"] in self.render_error.legacy_paths
@@ -70,6 +82,12 @@ class LimitsMiddleware:
             )
             await response(scope, receive, send)
             return
+        await self._answer(scope, receive, send, rate_headers)
+
+    async def _answer(
+        self, scope: Scope, receive: Receive, send: Send, rate_headers: dict[str, str]
+    ) -> None:
+        """Run the app, adding ``rate_headers``; an unhandled exception becomes a 500 answer."""
         started = False
 
         async def send_with_headers(message: Message) -> None:

@@ -84,6 +84,12 @@ class SandboxOptions:
     faults: Faults = field(default_factory=Faults)
     admin_secret: str = DEMO.admin_secret  # protected mode: X-Sandbox-Admin on admin routes
     max_listing_ids: int = MAX_LISTING_IDS  # the change feed's ListingIds limit (400 above it)
+    # the RESO face (/reso/odata): whose rules it keeps (generic, mlsgrid, trestle, bridge, spark)
+    reso_vendor: str = "generic"
+    reso_budgets: str = ""  # overrides of the vendor's budgets, e.g. "hour=50,bytes_hour=10000"
+    reso_budget_clock: str = "real"  # "manual": budget windows move only via /_sandbox/reso/usage
+    reso_shared_timestamps: int = 0  # the first N Property records share one ModificationTimestamp
+    reso_hidden_share: float = 0.01  # mlsgrid: share of listing keys with MlgCanView = false
 
     def effective_rate_limit(self, plan: str = "standard") -> tuple[int, float]:
         """The quota in force: the option if given, else open 100000/60s, protected by plan."""

@@ -172,6 +172,37 @@ class ListingStore:
             self._snap = Snapshot(snap.cols, compute_state(snap.cols, now_s), snap.static_orders)
             self._now = dt.astimezone(UTC)
 
+    # -- read access for other faces of the same market (the OData face) -------------------------
+
+    @property
+    def seed(self) -> int:
+        """The generator seed of this market."""
+        return self._seed
+
+    @property
+    def tables(self) -> Tables:
+        """The market's lookup tables (cities, agents, offices)."""
+        return self._tables
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The columns and the state at the clock (replaced as a whole when either changes)."""
+        return self._snap
+
+    def summaries(self, snap: Snapshot, rows: np.ndarray) -> list[dict[str, Any]]:
+        """The search's records of ``rows`` of ``snap`` (what ``GET /v1/listings`` answers).
+
+        >>> from datetime import UTC, datetime
+        >>> s = ListingStore(n=50, as_of=datetime(2026, 5, 1, tzinfo=UTC))
+        >>> len(s.summaries(s.snapshot, np.array([0, 1])))
+        2
+        """
+        return self._summaries(snap, rows)
+
+    def detail_of(self, snap: Snapshot, row: int, record: Mapping[str, Any]) -> dict[str, Any]:
+        """The detail-only fields (remarks, features, ``Media``) of ``row``, given its summary."""
+        return detail_fields(self._seed, snap.cols, row, record)
+
     # -- drift fault ---------------------------------------------------------------------------
 
     def insert_new(self, k: int, property_type: str = "Residential") -> None:
