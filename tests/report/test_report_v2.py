@@ -34,7 +34,7 @@ DAY = "2026-06-29"  # a day before the shared sandboxes' clock (2026-06-30 00:00
 
 
 def _report(url: str, cache: Path, out: Path, **kw: Any) -> Any:
-    options = MarketReportOptions(as_of=DAY, source="test sandbox", **kw)
+    options = MarketReportOptions(as_of=DAY, source="test sandbox", edition="analyst", **kw)
     with rf.Client(base_url=url, cache_dir=cache, progress=False) as client:
         frames = load_market_frames(client, options)
     report = compute_market_report(frames, options)
@@ -100,7 +100,7 @@ def _same(cell: Any, shown: str) -> bool:
 @pytest.mark.slow
 def test_the_workbook_holds_every_table_the_page_shows(written: tuple[Any, Any]) -> None:
     """Sheet by sheet, the report's own tables (headline, comparison, subtypes, trends by month
-    and by quarter, the price index, price drops, comps, traffic, leads) equal the page's cells, each in its kind's number format;
+    and by quarter, the price index, price drops, comps) equal the page's cells, each in its kind's number format;
     then the input frames, then Definitions as plain text. Comps are written beside the report."""
     import openpyxl
 
@@ -112,8 +112,8 @@ def test_the_workbook_holds_every_table_the_page_shows(written: tuple[Any, Any])
     tables = [name for name in book.sheetnames if name in grids.grids or name == "headline"]
     assert tables[0] == "headline" and book.sheetnames[: len(tables)] == tables
     assert {"comparison", "subtypes", "trends", "trends_quarterly", "price_index", "drop_summary",
-            "top_drops", "traffic", "funnel", "lead_sources", "trends_weekly",
-            "trends_tiers"} <= set(tables)  # fmt: skip
+            "top_drops", "trends_weekly", "trends_tiers"} <= set(tables)  # fmt: skip
+    assert not {"traffic", "funnel", "lead_sources", "contacts"} & set(book.sheetnames)
     assert any(t.startswith("comps_") for t in tables)
     for name in tables[1:]:
         rows = [[c.value for c in r] for r in book[name].iter_rows()]
