@@ -234,7 +234,8 @@ def _mix_line(now: np.ndarray, before: np.ndarray) -> str:
     share_now, share_then = float(np.mean(now > best)), float(np.mean(before > best))
     amount = f"${best / 1e6:g}M" if best >= 1e6 else f"${best / 1e3:g}K"
     return (
-        f"Sales over {amount} were {share_now:.0%} of sales, {share_then:.0%} a year earlier: "
+        f"Sales over {amount} were {share_now * 100:.0f} % of sales, {share_then * 100:.0f} % a "
+        "year earlier: "
         "the median moved with the mix of homes sold, not only with prices."
     )
 
