@@ -286,3 +286,18 @@ def test_cli_checks_edition_and_logo_before_any_load(
     err = capsys.readouterr().err
     assert "invalid choice: 'brokers'" in err and "is not a PNG, JPEG or SVG image" in err
     assert not out.exists()
+
+
+def test_the_price_drop_share_chart_says_any_time_as_its_table_does(pack: dict[str, Any]) -> None:
+    """The comparison's "Active whose last price change was a cut (any time)" is a stock, not a
+    90-day figure: its chart said "last 90 days" and plotted the any-time share (the control:
+    homes sold is a 90-day figure and says so)."""
+    from realtyframes.report._render_market import SHORT_LABELS
+
+    summary = pack["report"].summary
+    share = rf.plot.market_metric(summary, "pct_active_with_price_drop")
+    title = share.axes[0].get_title(loc="left")
+    assert "last 90 days" not in title and "any time" in title
+    assert "(any time)" in SHORT_LABELS["pct_active_with_price_drop"]
+    sold = rf.plot.market_metric(summary, "homes_sold").axes[0].get_title(loc="left")
+    assert sold.endswith("last 90 days")
