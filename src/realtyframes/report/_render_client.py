@@ -289,16 +289,11 @@ def _cover(report: MarketReport, areas: list[AreaUpdate]) -> str:
                 )
             )
             row.append(Cell(t.loc[metric, "month"], kind, row=area.name, col=metric, note=note))
-        change = area.change.change
-        row.append(
-            Cell(
-                change,
-                "percent",
-                row=area.name,
-                col="price_change",
-                note=f"n={area.change.n}" if not pd.isna(change) else "too few sales",
-            )
-        )
+        c = area.change
+        firm = not pd.isna(c.change) and c.high - c.low <= FIRM_BAND  # as on the area's page
+        note = f"n={c.n}" if firm else f"n={c.n}, too few for a firm figure"
+        shown = c.change if firm else None
+        row.append(Cell(shown, "percent", row=area.name, col="price_change", note=note))
         rows.append(row)
     table = render_table(
         "cover", ["Area", *[lbl for _, lbl, _ in metrics], "Prices vs a year earlier"], rows,
