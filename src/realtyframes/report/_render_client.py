@@ -59,7 +59,8 @@ thead th { background: var(--bg); font-weight: 600; }
 .client-chart img { width: 100%; height: auto; max-height: 2.3in; object-fit: contain; display: block; }
 figcaption { color: var(--muted); font-size: 10px; }
 .empty { color: var(--muted); font-style: italic; }
-section.cover .note { display: block; }
+section.cover .note { display: block; white-space: normal; }
+section.cover th { white-space: normal; }
 .disclaimer { color: var(--muted); font-size: 10px; border-top: 1px solid var(--line);
   margin-top: 6px; padding-top: 4px; }
 @page { size: Letter; margin: 0.35in; }
@@ -291,7 +292,7 @@ def _cover(report: MarketReport, areas: list[AreaUpdate]) -> str:
             row.append(Cell(t.loc[metric, "month"], kind, row=area.name, col=metric, note=note))
         c = area.change
         firm = not pd.isna(c.change) and c.high - c.low <= FIRM_BAND  # as on the area's page
-        note = f"n={c.n}" if firm else f"n={c.n}, too few for a firm figure"
+        note = f"n={c.n}" if firm else f"n={c.n}: too few"
         shown = c.change if firm else None
         row.append(Cell(shown, "percent", row=area.name, col="price_change", note=note))
         rows.append(row)
