@@ -49,6 +49,7 @@ from realtyframes.analysis._periods import (
     YEAR,
     Grid,
     base_periods,
+    read_from,
     spans,
 )
 from realtyframes.analysis._stocks import (
@@ -163,8 +164,10 @@ def market_trends(
     35th–65th, 65th–95th percentile bands of the market's prices in the period; sale metrics by
     sale price, the others by list price at entry; band edges in ``sale_band_low`` ...
     ``list_band_high``; :mod:`.tiers`). ``seasonally_adjusted``: True (every metric) or a list of
-    metrics: adds ``<metric>_sa`` by :func:`~.seasonal.seasonally_adjust` (monthly or weekly
-    series of at least 3 years: pass ``start``).
+    metrics: adds ``<metric>_sa`` by :func:`~.seasonal.seasonally_adjust`, fitted on every
+    period the data cover (monthly or weekly, at least 3 years), the rows asked for returned.
+    The changes read the periods before ``start`` where the data cover them (``attrs
+    ["read_from"]``: the first period computed).
 
     >>> trends = rf.market_trends(market, history, freq="M", by="City")  # doctest: +SKIP
     >>> rf.market_trends(market, history, freq="4W")[["period_end", "off_market_in_two_weeks"]]  # doctest: +SKIP
@@ -191,22 +194,42 @@ def market_trends(
             f"{func}(): `seasonally_adjusted` must be True, False or a list of metric names, "
             f"got {seasonally_adjusted!r}"
         )
+    lead = "year" if seasonally_adjusted is False else "all"
     if tiers:
-        out = _tiered(market, history, freq, keys, segment, start, end, min_sample)
+        out = _tiered(market, history, freq, keys, segment, start, end, min_sample, lead)
     else:
-        out = _trends(market, history, freq, keys, segment, start, end, min_sample)
-    if seasonally_adjusted is False:
+        out = _trends(market, history, freq, keys, segment, start, end, min_sample, lead)
+    if seasonally_adjusted is not False:
+        columns = list(TREND_METRICS) if seasonally_adjusted is True else seasonally_adjusted
+        out = seasonally_adjust(out, columns)
+    return _requested(out, min_sample)
+
+
+def _requested(out: pd.DataFrame, min_sample: int) -> pd.DataFrame:
+    """The requested periods of a frame computed from ``attrs["read_from"]`` (the periods before
+    ``start`` the data cover, read by the changes and the seasonal fit): the rows from
+    ``attrs["rows_from"]``, ``blanked`` counting theirs."""
+    attrs = dict(out.attrs)
+    begin = attrs.pop("rows_from")
+    before = (out["period_begin"] < begin).to_numpy()
+    if not before.any():
+        out.attrs = attrs
         return out
-    columns = list(TREND_METRICS) if seasonally_adjusted is True else seasonally_adjusted
-    return seasonally_adjust(out, columns)
+    dropped = out[before]
+    for metric in SAMPLED:
+        n = dropped[f"{metric}_n"]
+        attrs["blanked"] -= int(((n > 0) & (n < min_sample)).sum())
+    out = out[~before].reset_index(drop=True)
+    out.attrs = attrs
+    return out
 
 
 def _tiered(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
-            end: Any, min_sample: int) -> pd.DataFrame:  # fmt: skip
+            end: Any, min_sample: int, lead: str) -> pd.DataFrame:  # fmt: skip
     """The trends per tier (:func:`~.tiers.tiered_trends`): the untiered trends run per side."""
 
     def run(frame: pd.DataFrame, by: list[str], last: Any) -> pd.DataFrame:
-        return _trends(frame, history, freq, by, segment, start, last, min_sample)
+        return _trends(frame, history, freq, by, segment, start, last, min_sample, lead)
 
     return tiered_trends(
         run, market, history, keys=keys, freq=freq, code=FREQS[freq], segment=segment, end=end,
@@ -215,8 +238,10 @@ def _tiered(market: Any, history: Any, freq: str, keys: list[str], segment: str,
 
 
 def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
-            end: Any, min_sample: int) -> pd.DataFrame:  # fmt: skip
-    """The untiered trends (the arguments checked)."""
+            end: Any, min_sample: int, lead: str = "year") -> pd.DataFrame:  # fmt: skip
+    """The untiered trends (the arguments checked), from ``attrs["read_from"]``: the year before
+    the first requested period (``lead="year"``, for the changes) or every period (``"all"``,
+    for a seasonal fit) the data cover; ``attrs["rows_from"]``: the first requested period."""
     func = "market_trends"
     frame = frame_of(market, [*keys, *_NEEDED], "market", func)
     changes = None
@@ -229,7 +254,10 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
         listings = listings_job.result()  # the market's error first, as on one thread
     markets = listings.markets
     first, last = _span(listings, start, end, func)
-    base = base_periods(first.tz_localize(None), last.tz_localize(None), freq)
+    rows_from = pd.Timestamp(spans(base_periods(first.tz_localize(None), first.tz_localize(None),
+                                                freq))[0][0], unit="us")  # fmt: skip
+    begin = _read_from(listings, first, freq, lead)
+    base = base_periods(begin.tz_localize(None), last.tz_localize(None), freq)
     past = None if records is None else History(records, listings)
     grid = Grid(len(markets), *spans(base), width=WIDTHS[freq])
     as_of = int(last.tz_localize(None).as_unit("us").asm8.view("int64"))
@@ -250,6 +278,8 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
         if past is not None
         else "estimated from MajorChangeTimestamp (no history)",
         "as_of": last,
+        "read_from": pd.Timestamp(grid.starts[0], unit="us") if grid.n_periods else rows_from,
+        "rows_from": rows_from,
         "lags": {"mom": PREVIOUS[freq], "yoy": YEAR[freq]},
         "changes": {"mom": PREVIOUS[freq], "yoy": YEAR[freq]},  # the old name of "lags", until 0.3
         "blank_without_history": [] if past is not None else list(NEEDS_HISTORY),
@@ -332,6 +362,14 @@ def _span(listings: Listings, start: Any, end: Any, func: str) -> tuple[pd.Times
     if first > last:
         raise AnalysisInputError(f"{func}(): `start` ({first}) is after `end` ({last})")
     return pd.Timestamp(first), pd.Timestamp(last)
+
+
+def _read_from(listings: Listings, first: pd.Timestamp, freq: str, lead: str) -> pd.Timestamp:
+    """:func:`~._periods.read_from` of the data's earliest timestamp."""
+    times = (listings.entered, listings.major, listings.closed_at)
+    known = [int(t[t != NAT].min()) for t in times if (t != NAT).any()]
+    earliest = pd.Timestamp(min(known), unit="us") if known else None
+    return read_from(earliest, first, freq, lead)
 
 
 def _flows(listings: Listings, intervals: Any, grid: Grid) -> dict[str, np.ndarray]:
