@@ -65,7 +65,7 @@ def default_base(support: np.ndarray, per_year: int, min_sample: int) -> int | N
     if not len(has):
         return None
     year = support[has[0] : has[0] + per_year]
-    best = has[0] + int(np.argmax(year))
+    best = int(has[0] + np.argmax(year))
     if support[best] >= min_sample:
         return best
     enough = np.flatnonzero(support >= min_sample)

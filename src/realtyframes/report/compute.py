@@ -221,8 +221,28 @@ def _trends(frames: MarketFrames, options: MarketReportOptions) -> dict[str, Any
         kw: dict[str, Any] = {"freq": freq, "start": start, "end": options.day,
                               "min_sample": options.min_sample}  # fmt: skip
         by_market = market_trends(frames.listings, history, by=options.by, **kw)
-        out[names[0]] = _no_partial_yoy(by_market)
-        out[names[1]] = _no_partial_yoy(market_trends(frames.listings, history, **kw))
+        total = market_trends(frames.listings, history, **kw)
+        covered = covered_from(frames.listings)
+        out[names[0]] = _no_partial_yoy(_covered_changes(by_market, covered))
+        out[names[1]] = _no_partial_yoy(_covered_changes(total, covered))
+    return out
+
+
+def _covered_changes(trends: pd.DataFrame, covered: pd.Timestamp | None) -> pd.DataFrame:
+    """No change against a period the data do not cover (:func:`covered_from`): market_trends
+    reads the periods before ``start`` wherever the data have any, the report compares only
+    with covered ones."""
+    if covered is None or trends.empty:
+        return trends
+    begin = pd.to_datetime(trends["period_begin"]).dt.tz_localize("UTC")
+    freq = trends.attrs.get("freq", "M")
+    back = {"mom": pd.DateOffset(months=3 if freq == "Q" else 1), "yoy": pd.DateOffset(years=1)}
+    out = trends.copy()
+    for suffix, offset in back.items():
+        before = ((begin - offset) < covered).to_numpy()
+        for column in [c for c in out.columns if str(c).endswith(f"_{suffix}")]:
+            out.loc[before, column] = np.nan
+    out.attrs = dict(trends.attrs)
     return out
 
 
