@@ -301,3 +301,14 @@ def test_the_price_drop_share_chart_says_any_time_as_its_table_does(pack: dict[s
     assert "(any time)" in SHORT_LABELS["pct_active_with_price_drop"]
     sold = rf.plot.market_metric(summary, "homes_sold").axes[0].get_title(loc="left")
     assert sold.endswith("last 90 days")
+
+
+def test_the_config_file_may_hold_a_report_table(tmp_path: Path) -> None:
+    """The settings reader leaves the ``[report]`` table to the report (it refused any table)."""
+    from realtyframes._config import load_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text('base_url = "http://127.0.0.1:9"\n\n[report]\nbrand_name = "Sunshine"\n')
+    settings = load_settings({}, env={}, config_path=config)
+    assert settings.base_url == "http://127.0.0.1:9"
+    assert brand_from_config(settings.config_path).name == "Sunshine"
