@@ -92,7 +92,8 @@ def test_notebook_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
     if path.stem == "market_report":
         written = sorted(p.name for p in out.iterdir())
         assert any(n.endswith("-miami-beach-coral-gables.html") for n in written)
-        # 13 files; 15 when the notebooks' cache already held this market (the since-last frame)
+        # the page, the listings and their history (Parquet, CSV), the manifest (no contacts or
+        # website analytics since #32); 2 more when the notebooks' cache already held this market
         core = [n for n in written if ".since-last." not in n]
-        assert len(core) == 14 and len(written) in (14, 16)  # with the manifest
+        assert len(core) == 6 and len(written) in (6, 8)
     assert (ROOT / "data" / "cache").is_dir()

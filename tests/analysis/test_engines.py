@@ -110,6 +110,11 @@ HISTORY_CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
     "market_trends-rolling-4-weeks-no-history": lambda m, h: rf.market_trends(
         m, None, freq="4W", start="2026-03-01", end=AS_OF, min_sample=1
     ),
+    "market_trends-redfin": lambda m, h: rf.market_trends(
+        m, h, freq="M", by="City", definitions="redfin", min_sample=1
+    ),
+    "price_index-quarterly": lambda m, h: rf.price_index(m, freq="Q", method="repeat_sales"),
+    "price_index-rolling": lambda m, h: rf.price_index(m, freq="Q", rolling=2),
 }
 
 

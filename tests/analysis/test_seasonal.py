@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
+from realtyframes.errors import AnalysisInputError
 from realtyframes.sandbox import start
 
 
@@ -188,8 +189,29 @@ def test_on_the_multiyear_sandbox_the_season_loses_two_thirds_of_its_swing(four_
         raw, adjusted = _swing(out[metric], months), _swing(out[f"{metric}_sa"], months)
         assert adjusted <= raw / 3, (metric, raw, adjusted)
     assert _swing(out["homes_sold"], months) > 0.1  # a real season to take off
-    same = rf.seasonally_adjust(out[out.columns[~out.columns.str.endswith("_sa")]], metrics)
-    pd.testing.assert_frame_equal(same[out.columns], out)
+    # the fit reads every period the data cover, from attrs["read_from"]: the same as adjusting
+    # the trends from there by hand, on the rows asked for
+    assert out.attrs["read_from"] < pd.Timestamp("2023-01-01")
+    full = rf.market_trends(market, history, start=out.attrs["read_from"], end="2026-06-30")
+    same = rf.seasonally_adjust(full, metrics)
+    same = same[same["period_begin"] >= pd.Timestamp("2023-01-01")].reset_index(drop=True)
+    pd.testing.assert_frame_equal(same[out.columns], out, check_like=False, check_flags=False)
+
+
+def test_the_default_range_is_adjusted_where_the_data_cover_three_years(four_years: Any) -> None:
+    """The default 24 months, fitted on the 4 years the data cover: no `start` needed (it raised
+    before: 24 months are fewer than the 36 the fit needs)."""
+    market, history = four_years
+    out = rf.market_trends(market, history, end="2026-06-30", seasonally_adjusted=["homes_sold"])
+    assert len(out) == 24
+    assert out["homes_sold_sa"].notna().all()
+    assert out.attrs["read_from"] <= pd.Timestamp("2023-06-01")
+    # data of two years (the listings entered since July 2024) cannot be adjusted: said so
+    recent = market[market["OriginalEntryTimestamp"] >= pd.Timestamp("2024-07-01", tz="UTC")]
+    ids = set(recent["ListingId"].astype(str))
+    ours = history[history["ListingId"].astype(str).isin(ids)]
+    with pytest.raises(AnalysisInputError, match="needs at least 36 months"):
+        rf.market_trends(recent, ours, end="2026-06-30", seasonally_adjusted=["homes_sold"])
 
 
 def test_tiers_are_adjusted_each_as_its_own_series(four_years: Any) -> None:

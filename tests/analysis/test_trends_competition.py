@@ -133,9 +133,12 @@ def test_weeks_by_hand() -> None:
         "median_cut_pct_n": [0, 1, 0, 0, 0, 0, 1, 0],
         "price_drops": [0, 1, 1, 0, 0, 0, 1, 0],  # any cut: B in w1, C (320k -> 310k) in w2
     })  # fmt: skip
-    # week over week: the previous row; year over year: 52 weeks back (none here)
-    check(out, {"active_listings_any_mom": [NAN, 0, 0, 0, 0, -1 / 3, 0, 0],
-                "price_cut_share_mom": [NAN, 1 / 3, -1 / 3, 0, 0, 0, 1 / 2, -1 / 2]})  # fmt: skip
+    # week over week: the previous week, also before `start` where the data cover it (from the
+    # first whole week after D's entry on Jan 5: Jan 12); w-1 (Jan 26-Feb 1): D alone, Active,
+    # no cut; year over year: 52 weeks back (not covered)
+    check(out, {"active_listings_any_mom": [3 / 1 - 1, 0, 0, 0, 0, -1 / 3, 0, 0],
+                "price_cut_share_mom": [0, 1 / 3, -1 / 3, 0, 0, 0, 1 / 2, -1 / 2]})  # fmt: skip
+    assert out.attrs["read_from"] == pd.Timestamp("2026-01-12")
     assert out["age_of_inventory_yoy"].isna().all()
     assert out.attrs["lags"] == out.attrs["changes"] == {"mom": 1, "yoy": 52}
 
@@ -185,6 +188,8 @@ def test_rolling_four_weeks_by_hand() -> None:
                                         1 / 4 - 1 / 4]})  # fmt: skip
     assert out.attrs["lags"] == {"mom": 4, "yoy": 52}
     assert list(out["complete"]) == [True] * 8
+    # no window before k0 is covered: k-1 (Jan 5-Feb 1) begins before D's entry, Jan 5 noon
+    assert out.attrs["read_from"] == out["period_begin"].iloc[0]
 
 
 def test_months_by_hand() -> None:

@@ -141,9 +141,18 @@ def active_during(x: dict[str, Any], begin: pd.Timestamp, end: pd.Timestamp) -> 
     )
 
 
+UNDER_CONTRACT = ("Pending", "Active Under Contract")
+
+
 def days_to_pending(x: dict[str, Any], begin: pd.Timestamp, end: pd.Timestamp) -> list[int]:
-    """Calendar days from entry to the listing's first Pending in [begin, end) (none: [])."""
-    went = [at for at, new in timeline(x) if new == "Pending" and begin <= at < end]
+    """Calendar days from entry to the listing's first going under contract in [begin, end): a
+    Pending or Active Under Contract status after one that was neither (none: [])."""
+    steps = timeline(x)
+    went = [
+        at
+        for (at, new), (_, before) in zip(steps[1:], steps[:-1], strict=True)
+        if new in UNDER_CONTRACT and before not in UNDER_CONTRACT and begin <= at < end
+    ]
     return [(went[0].normalize() - x["entry"].normalize()).days] if went else []
 
 
@@ -179,6 +188,12 @@ def reference(listings: list[dict[str, Any]]) -> pd.DataFrame:
                 "age_of_inventory_n": len(ages),
                 "median_days_to_pending": median(to_pending),
                 "median_days_to_pending_n": len(to_pending),
+                # Pending and Active Under Contract at the month's end, over Active
+                "pending_ratio": (
+                    sum(s in UNDER_CONTRACT for s in statuses) / statuses.count("Active")
+                    if statuses.count("Active")
+                    else np.nan
+                ),
             }
         )
     return pd.DataFrame(rows)

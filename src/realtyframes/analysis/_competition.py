@@ -7,7 +7,9 @@
 
 Days are whole UTC calendar days between two dates (the later date minus the earlier one), as
 the data centers count them. A listing *went under contract* when its status first became
-Pending, or Closed without a Pending before (the first such interval of its timeline). The
+Pending or Active Under Contract, or Closed without either before (the first such interval of its
+timeline); it *goes under contract* in a period when a Pending or Active Under Contract spell
+starts there (Active Under Contract then Pending is one spell). The
 three contract-date metrics need a history: without one a sold listing's contract date is not
 in its record, so they are blank with ``_n`` 0 (:data:`NEEDS_HISTORY`).
 
@@ -25,7 +27,14 @@ from realtyframes.analysis._common import safe_div
 from realtyframes.analysis._cuts import active_windows
 from realtyframes.analysis._periods import Grid, expand
 from realtyframes.analysis._stocks import Intervals
-from realtyframes.analysis._trends_kernel import ACTIVE, CLOSED, NAT, PENDING, Listings
+from realtyframes.analysis._trends_kernel import (
+    ACTIVE,
+    CLOSED,
+    NAT,
+    PENDING,
+    UNDER_CONTRACT,
+    Listings,
+)
 
 __all__ = [
     "COMPETITION_COUNTS",
@@ -112,16 +121,16 @@ def active_any(intervals: Intervals, grid: Grid) -> dict[str, np.ndarray]:
     return {"active_listings_any": counts}
 
 
-def inventory_age(listings: Listings, intervals: Intervals, grid: Grid) -> pd.DataFrame:
-    """``age_of_inventory``: the median days from entry to the period's last day of the
-    listings Active at its end, by flat cell. The median age is the period's last day minus the
+def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: int) -> pd.DataFrame:
+    """``age_of_inventory``: the median days from entry to the period's last day (for the period
+    not over at ``as_of``, the data's end) of the listings Active at its end, by flat cell. The median age is the period's last day minus the
     median entry day, read from a histogram of entry days per market and period end (a
     difference array over the period ends each Active interval spans), when that table is
     small; else from the (listing, period end) pairs."""
     active = intervals.status == ACTIVE
     lo, hi = grid.ends_within(intervals.start[active], intervals.stop[active])
     pos = intervals.pos[active]  # a listing's Active intervals are disjoint: once per end
-    end_day = grid.ends // _DAY
+    end_day = np.minimum(grid.ends, as_of) // _DAY  # never a day in the future
     entry_day = (listings.entered // _DAY)[pos]
     some = hi > lo
     low = int(entry_day[some].min()) if some.any() else 0
@@ -147,13 +156,27 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid) -> pd.Da
 
 def _contract_at(listings: Listings, intervals: Intervals) -> np.ndarray:
     """When each listing first went under contract (NAT: never)."""
-    under = (intervals.status == PENDING) | (intervals.status == CLOSED)
+    under = _under(intervals) | (intervals.status == CLOSED)
     pos, start = intervals.pos[under], intervals.start[under]
     first = np.ones(len(pos), dtype=bool)
     first[1:] = pos[1:] != pos[:-1]  # by listing, then time
     out = np.full(len(listings), NAT, dtype="int64")
     out[pos[first]] = start[first]
     return out
+
+
+def _under(intervals: Intervals) -> np.ndarray:
+    """Intervals under contract: Pending or Active Under Contract."""
+    return (intervals.status == PENDING) | (intervals.status == UNDER_CONTRACT)
+
+
+def _spells(intervals: Intervals) -> np.ndarray:
+    """The intervals that start a spell under contract: under contract, and not following
+    another of the same listing that was (Active Under Contract, then Pending: one spell)."""
+    under = _under(intervals)
+    after = np.zeros(len(under), dtype=bool)
+    after[1:] = under[:-1] & (intervals.pos[1:] == intervals.pos[:-1])
+    return under & ~after
 
 
 def _last_pending(intervals: Intervals, pos: np.ndarray, until: np.ndarray) -> np.ndarray:
@@ -176,8 +199,8 @@ def contract_stats(
 ) -> pd.DataFrame:
     """By flat cell: ``off_market_in_two_weeks`` (share of the listings entered in the period,
     at least 14 days before ``as_of``'s date, that went under contract within 14 days of
-    entry), ``median_days_to_pending`` (days from entry of the listings whose status became
-    Pending in the period, each once) and ``median_days_to_close`` (days from the last Pending
+    entry), ``median_days_to_pending`` (days from entry of the listings that went under contract
+    in the period: a Pending or Active Under Contract spell started there, each once) and ``median_days_to_close`` (days from the last Pending
     to CloseDate of the homes sold in the period that were Pending before), with their counts."""
     entered, market, size = listings.entered, listings.market, grid.size
     day = entered // _DAY
@@ -189,7 +212,7 @@ def contract_stats(
     quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
     off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
 
-    went = intervals.status == PENDING
+    went = _spells(intervals)
     rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
     pos, start = intervals.pos[went][rows], intervals.start[went][rows]
     key = pos * grid.size + cells
@@ -217,12 +240,14 @@ def no_contract_stats() -> pd.DataFrame:
 
 
 def derive(out: pd.DataFrame, days_in_period: np.ndarray) -> None:
-    """``price_cut_share``, ``pending_ratio`` and ``absorption_rate`` from the counts, with
-    their sample sizes, in place (``days_in_period``: per row)."""
+    """``price_cut_share``, ``pending_ratio`` (Pending and Active Under Contract over Active, at
+    the period's end) and ``absorption_rate`` from the counts, with their sample sizes, in place
+    (``days_in_period``: per row)."""
     active, anytime = out["active_listings"].to_numpy(), out["active_listings_any"].to_numpy()
     out["price_cut_share"] = safe_div(out.pop("_cut_any").to_numpy(), anytime)
     out["price_cut_share_n"] = out["active_listings_any"]
-    out["pending_ratio"] = safe_div(out["pending_listings"].to_numpy(), active)
+    under = out["pending_listings"].to_numpy() + out.pop("_under_contract").to_numpy()
+    out["pending_ratio"] = safe_div(under, active)
     out["pending_ratio_n"] = out["active_listings"]
     per_month = out["homes_sold"].to_numpy() * 30.0 / days_in_period
     out["absorption_rate"] = safe_div(per_month, active)

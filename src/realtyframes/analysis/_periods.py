@@ -24,7 +24,17 @@ import pandas as pd
 
 from realtyframes.analysis._stocks import period_of
 
-__all__ = ["FREQS", "PREVIOUS", "WIDTHS", "YEAR", "Grid", "base_periods", "expand", "spans"]
+__all__ = [
+    "FREQS",
+    "PREVIOUS",
+    "WIDTHS",
+    "YEAR",
+    "Grid",
+    "base_periods",
+    "expand",
+    "read_from",
+    "spans",
+]
 
 #: ``freq`` values: weeks ending Sunday, rolling 4-week windows ending each Sunday, calendar
 #: months, calendar quarters (the pandas period code of their base period).
@@ -45,6 +55,29 @@ def base_periods(first: pd.Timestamp, last: pd.Timestamp, freq: str) -> pd.Perio
     if extra:
         periods = pd.period_range(periods[0] - extra, periods[-1], freq=FREQS[freq])
     return periods
+
+
+def read_from(
+    earliest: pd.Timestamp | None, first: pd.Timestamp, freq: str, lead: str
+) -> pd.Timestamp:
+    """Where the trends' computed periods begin (UTC): ``first`` moved back a year (``lead=
+    "year"``: the changes' lags) or to the data's start (``"all"``: a seasonal fit), but never
+    before the data's first whole period (the first that begins at or after ``earliest``, naive
+    UTC; with ``"4W"`` the first whole window), nor after ``first``.
+
+    >>> at = pd.Timestamp("2024-01-01", tz="UTC")
+    >>> read_from(pd.Timestamp("2022-03-05 12:00"), at, "M", "year").date()
+    datetime.date(2023, 1, 1)
+    >>> read_from(pd.Timestamp("2022-03-05 12:00"), at, "M", "all").date()
+    datetime.date(2022, 4, 1)
+    """
+    if earliest is None:
+        return first
+    period = earliest.to_period(FREQS[freq])
+    floor = period.start_time if period.start_time == earliest else (period + 1).start_time
+    floor = floor.tz_localize("UTC") + pd.Timedelta(weeks=WIDTHS[freq] - 1)  # 4W: whole windows
+    back = first - pd.DateOffset(years=1) if lead == "year" else floor
+    return min(max(back, floor), first)
 
 
 def spans(periods: pd.PeriodIndex) -> tuple[np.ndarray, np.ndarray]:

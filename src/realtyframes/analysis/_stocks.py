@@ -30,6 +30,7 @@ from realtyframes.analysis._trends_kernel import (
     CLOSED,
     NAT,
     PENDING,
+    UNDER_CONTRACT,
     History,
     Listings,
 )
@@ -164,18 +165,25 @@ def status_intervals(listings: Listings, history: History | None) -> Intervals:
 def stocks_at(
     intervals: Intervals, starts: np.ndarray, ends: np.ndarray, n_markets: int
 ) -> dict[str, np.ndarray]:
-    """Active and Pending listings at each period end: (markets × periods) count arrays, from one
-    difference array over (status, market, period end)."""
+    """Active, Pending and Active Under Contract listings at each period end: (markets × periods)
+    count arrays, from one difference array over (status, market, period end); the last as
+    ``_under_contract`` (read by ``pending_ratio``, not a column)."""
     width = len(ends) + 1
-    part = (intervals.status == ACTIVE) | (intervals.status == PENDING)
-    layer = (intervals.status[part] == PENDING).astype("int64") * n_markets
-    row = (layer + intervals.market[part]) * width
+    layers = np.full(UNDER_CONTRACT + 1, -1, dtype="int64")
+    layers[[ACTIVE, PENDING, UNDER_CONTRACT]] = (0, 1, 2)
+    layer = layers[intervals.status]
+    part = layer >= 0
+    row = (layer[part] * n_markets + intervals.market[part]) * width
     lo = period_of(intervals.start[part], starts, ends)
     hi = period_of(intervals.stop[part], starts, ends)
-    size = 2 * n_markets * width
+    size = 3 * n_markets * width
     diff = np.bincount(row + lo, minlength=size) - np.bincount(row + hi, minlength=size)
-    counts = np.cumsum(diff.reshape(2, n_markets, width), axis=2)[:, :, : len(ends)]
-    return {"active_listings": counts[0], "pending_listings": counts[1]}
+    counts = np.cumsum(diff.reshape(3, n_markets, width), axis=2)[:, :, : len(ends)]
+    return {
+        "active_listings": counts[0],
+        "pending_listings": counts[1],
+        "_under_contract": counts[2],
+    }
 
 
 def active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:

@@ -37,6 +37,7 @@ __all__ = [
     "CLOSED",
     "OTHER",
     "PENDING",
+    "UNDER_CONTRACT",
     "Changes",
     "History",
     "Listings",
@@ -45,8 +46,16 @@ __all__ = [
     "status_codes",
 ]
 
-#: Status codes of the timelines (Active Under Contract and any other status: OTHER).
-ACTIVE, PENDING, CLOSED, OTHER = 0, 1, 2, 3
+#: Status codes of the timelines: Active, Pending, Closed, any other status (OTHER) and Active
+#: Under Contract (under contract, not Active: docs/metrics.md).
+ACTIVE, PENDING, CLOSED, OTHER, UNDER_CONTRACT = 0, 1, 2, 3, 4
+#: The statuses read, each as a flag column ``_<name>``.
+_FLAGS: dict[str, str] = {
+    "Active": "_Active",
+    "Pending": "_Pending",
+    "Closed": "_Closed",
+    "Active Under Contract": "_UnderContract",
+}
 _NUMBERS = ("ListPrice", "PreviousListPrice", "ClosePrice", "LivingArea", "DaysOnMarket")
 _TIMES = {
     "entered": "OriginalEntryTimestamp",
@@ -56,10 +65,10 @@ _TIMES = {
 
 
 def _status_flags(column: str) -> list[nw.Expr]:
-    """The three flags from a status column: text, or a pandas categorical compared as it is
-    (engines' dictionary types are text already: :func:`~._kernel.frame_of`)."""
+    """The status flags (:data:`_FLAGS`) from a status column: text, or a pandas categorical
+    compared as it is (engines' dictionary types are text already: :func:`~._kernel.frame_of`)."""
     status = nw.col(column)
-    return [(status == s).fill_null(False).alias(f"_{s}") for s in ("Active", "Pending", "Closed")]
+    return [(status == s).fill_null(False).alias(flag) for s, flag in _FLAGS.items()]
 
 
 def _text(column: str, schema: Any) -> nw.Expr:
@@ -70,7 +79,8 @@ def _text(column: str, schema: Any) -> nw.Expr:
 
 def listing_rows(frame: Any, keys: Sequence[str], segment: str) -> pd.DataFrame:
     """The listings of ``segment`` (PropertyType) as pandas: ListingId (text), the ``keys``, the
-    status flags ``_Active``, ``_Pending``, ``_Closed``, the numbers and the three timestamps."""
+    status flags (``_Active``, ``_Pending``, ``_Closed``, ``_UnderContract``), the numbers and the
+    three timestamps."""
     schema = frame.collect_schema()
     rows = frame.filter(segment_filter(segment)).select(
         _text("ListingId", schema),
@@ -105,15 +115,22 @@ def history_rows(frame: Any) -> pd.DataFrame:
         price("ListPrice"),
     )
     out = collect(rows)
-    for flag in ("_Active", "_Pending", "_Closed"):
+    for flag in _FLAGS.values():
         if flag not in out.columns:  # no StandardStatus column: no status is known
             out[flag] = False
     return out
 
 
-def status_codes(active: np.ndarray, pending: np.ndarray, closed: np.ndarray) -> np.ndarray:
-    """ACTIVE, PENDING, CLOSED or OTHER per row from the three status flags."""
+def status_codes(
+    active: np.ndarray,
+    pending: np.ndarray,
+    closed: np.ndarray,
+    under_contract: np.ndarray | None = None,
+) -> np.ndarray:
+    """ACTIVE, PENDING, CLOSED, UNDER_CONTRACT or OTHER per row from the status flags."""
     code = np.full(len(active), OTHER, dtype="int8")
+    if under_contract is not None:
+        code[under_contract] = UNDER_CONTRACT
     code[closed] = CLOSED
     code[pending] = PENDING
     code[active] = ACTIVE
@@ -161,7 +178,7 @@ class Listings:
         rows = rows[kept] if not kept.all() else rows
         self.market = codes[kept]
         self.ids = Ids(pa.array(rows["ListingId"].astype("str")))
-        flags = [rows[f"_{s}"].to_numpy(dtype=bool) for s in ("Active", "Pending", "Closed")]
+        flags = [rows[flag].to_numpy(dtype=bool) for flag in _FLAGS.values()]
         self.status = status_codes(*flags)
         self.list, self.prev_list, self.close, area, self.dom = (
             rows[c].to_numpy(dtype="float64") for c in _NUMBERS
@@ -186,7 +203,7 @@ class Changes:
         self.ids = Ids(pa.array(rows["ListingId"].astype("str")))
         self.at = _micros(rows["ChangeTimestamp"], "ChangeTimestamp")
         self.is_status = rows["_status"].to_numpy(dtype=bool)
-        flags = [rows[f"_{s}"].to_numpy(dtype=bool) for s in ("Active", "Pending", "Closed")]
+        flags = [rows[flag].to_numpy(dtype=bool) for flag in _FLAGS.values()]
         self.status = status_codes(*flags)
         self.old_price = rows["PreviousListPrice"].to_numpy(dtype="float64")
         self.new_price = rows["ListPrice"].to_numpy(dtype="float64")

@@ -190,7 +190,7 @@ def _adjust(
         raise AnalysisInputError(
             f"{_FUNC}(): {what} needs at least {needed} {unit} ({MIN_YEARS} years) of complete "
             f"periods from its first value to its last to be seasonally adjusted, got {length} "
-            "(rf.market_trends covers 24 months unless `start` is earlier)"
+            "(rf.market_trends fits on every period its data cover)"
         )
     span = values[present[0] : present[-1] + 1]
     gaps = np.isnan(span)

@@ -40,6 +40,7 @@ from realtyframes.analysis._competition import (
     no_contract_stats,
 )
 from realtyframes.analysis._cuts import cuts_in_periods, price_cut_share
+from realtyframes.analysis._definitions import DEFINITIONS, Prices, check_definitions
 from realtyframes.analysis._drops_kernel import is_empty
 from realtyframes.analysis._kernel import concurrently, frame_of, in_background
 from realtyframes.analysis._periods import (
@@ -49,6 +50,7 @@ from realtyframes.analysis._periods import (
     YEAR,
     Grid,
     base_periods,
+    read_from,
     spans,
 )
 from realtyframes.analysis._stocks import (
@@ -72,7 +74,7 @@ from realtyframes.analysis.market import NEEDED_COLUMNS, SALE_TO_LIST_RANGE
 from realtyframes.analysis.seasonal import seasonally_adjust
 from realtyframes.analysis.tiers import tiered_trends
 
-__all__ = ["FREQS", "TREND_METRICS", "market_trends"]
+__all__ = ["DEFINITIONS", "FREQS", "TREND_METRICS", "market_trends"]
 
 #: Counts of a trend row (no sample size of their own).
 _COUNTS: tuple[str, ...] = (
@@ -136,6 +138,7 @@ def market_trends(
     min_sample: int = 5,
     tiers: bool = False,
     seasonally_adjusted: bool | Sequence[str] = False,
+    definitions: str = "default",
 ) -> pd.DataFrame:
     """One row per period × market: point-in-time stocks at period end, flows in the period,
     medians and ratios with their sample sizes, the competition columns (days to pending, off
@@ -162,9 +165,15 @@ def market_trends(
     ``tiers=True``: one row per period × market × ``tier`` (bottom / middle / top: Zillow's 5th–35th,
     35th–65th, 65th–95th percentile bands of the market's prices in the period; sale metrics by
     sale price, the others by list price at entry; band edges in ``sale_band_low`` ...
-    ``list_band_high``; :mod:`.tiers`). ``seasonally_adjusted``: True (every metric) or a list of
-    metrics: adds ``<metric>_sa`` by :func:`~.seasonal.seasonally_adjust` (monthly or weekly
-    series of at least 3 years: pass ``start``).
+    ``list_band_high``; :mod:`.tiers`). ``definitions="redfin"``: Redfin's definitions where
+    ours differ (pending sales without listings under contract more than 90 days after entry,
+    the most recent list price for ``median_list_price``, sale-to-list on the original list
+    price; docs/metrics.md); any other value but ``"default"`` is a ``QueryError``.
+    ``seasonally_adjusted``: True (every metric) or a list of
+    metrics: adds ``<metric>_sa`` by :func:`~.seasonal.seasonally_adjust`, fitted on every
+    period the data cover (monthly or weekly, at least 3 years), the rows asked for returned.
+    The changes read the periods before ``start`` where the data cover them (``attrs
+    ["read_from"]``: the first period computed).
 
     >>> trends = rf.market_trends(market, history, freq="M", by="City")  # doctest: +SKIP
     >>> rf.market_trends(market, history, freq="4W")[["period_end", "off_market_in_two_weeks"]]  # doctest: +SKIP
@@ -173,6 +182,7 @@ def market_trends(
     """
     func = "market_trends"
     _check(freq, min_sample, func)
+    options = (min_sample, check_definitions(definitions, func))
     keys = [] if by is None else normalize_by(by, func)
     segment = check_segment(segment, func)
     if segment == "both":
@@ -191,22 +201,43 @@ def market_trends(
             f"{func}(): `seasonally_adjusted` must be True, False or a list of metric names, "
             f"got {seasonally_adjusted!r}"
         )
+    lead = "year" if seasonally_adjusted is False else "all"
     if tiers:
-        out = _tiered(market, history, freq, keys, segment, start, end, min_sample)
+        out = _tiered(market, history, freq, keys, segment, start, end, options, lead)
     else:
-        out = _trends(market, history, freq, keys, segment, start, end, min_sample)
-    if seasonally_adjusted is False:
+        out = _trends(market, history, freq, keys, segment, start, end, options, lead)
+    if seasonally_adjusted is not False:
+        columns = list(TREND_METRICS) if seasonally_adjusted is True else seasonally_adjusted
+        out = seasonally_adjust(out, columns)
+    return _requested(out, min_sample)
+
+
+def _requested(out: pd.DataFrame, min_sample: int) -> pd.DataFrame:
+    """The requested periods of a frame computed from ``attrs["read_from"]`` (the periods before
+    ``start`` the data cover, read by the changes and the seasonal fit): the rows from
+    ``attrs["rows_from"]``, ``blanked`` counting theirs."""
+    attrs = dict(out.attrs)
+    begin = attrs.pop("rows_from")
+    before = (out["period_begin"] < begin).to_numpy()
+    if not before.any():
+        out.attrs = attrs
         return out
-    columns = list(TREND_METRICS) if seasonally_adjusted is True else seasonally_adjusted
-    return seasonally_adjust(out, columns)
+    dropped = out[before]
+    for metric in SAMPLED:
+        n = dropped[f"{metric}_n"]
+        attrs["blanked"] -= int(((n > 0) & (n < min_sample)).sum())
+    out = out[~before].reset_index(drop=True)
+    out.attrs = attrs
+    return out
 
 
 def _tiered(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
-            end: Any, min_sample: int) -> pd.DataFrame:  # fmt: skip
+            end: Any, options: tuple[int, str], lead: str) -> pd.DataFrame:  # fmt: skip
     """The trends per tier (:func:`~.tiers.tiered_trends`): the untiered trends run per side."""
+    min_sample = options[0]
 
     def run(frame: pd.DataFrame, by: list[str], last: Any) -> pd.DataFrame:
-        return _trends(frame, history, freq, by, segment, start, last, min_sample)
+        return _trends(frame, history, freq, by, segment, start, last, options, lead)
 
     return tiered_trends(
         run, market, history, keys=keys, freq=freq, code=FREQS[freq], segment=segment, end=end,
@@ -215,9 +246,12 @@ def _tiered(market: Any, history: Any, freq: str, keys: list[str], segment: str,
 
 
 def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
-            end: Any, min_sample: int) -> pd.DataFrame:  # fmt: skip
-    """The untiered trends (the arguments checked)."""
+            end: Any, options: tuple[int, str], lead: str = "year") -> pd.DataFrame:  # fmt: skip
+    """The untiered trends (the arguments checked), from ``attrs["read_from"]``: the year before
+    the first requested period (``lead="year"``, for the changes) or every period (``"all"``,
+    for a seasonal fit) the data cover; ``attrs["rows_from"]``: the first requested period."""
     func = "market_trends"
+    min_sample, definitions = options
     frame = frame_of(market, [*keys, *_NEEDED], "market", func)
     changes = None
     if history is not None:
@@ -229,11 +263,14 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
         listings = listings_job.result()  # the market's error first, as on one thread
     markets = listings.markets
     first, last = _span(listings, start, end, func)
-    base = base_periods(first.tz_localize(None), last.tz_localize(None), freq)
+    rows_from = pd.Timestamp(spans(base_periods(first.tz_localize(None), first.tz_localize(None),
+                                                freq))[0][0], unit="us")  # fmt: skip
+    begin = _read_from(listings, first, freq, lead)
+    base = base_periods(begin.tz_localize(None), last.tz_localize(None), freq)
     past = None if records is None else History(records, listings)
     grid = Grid(len(markets), *spans(base), width=WIDTHS[freq])
     as_of = int(last.tz_localize(None).as_unit("us").asm8.view("int64"))
-    counts, stats = _cells(listings, past, grid, as_of)
+    counts, stats = _cells(listings, past, grid, as_of, definitions)
     out = _assemble(counts, stats, grid, markets, keys)
     blanked = _finish(out, grid, as_of, min_sample)
     out = _changes(out, grid.n_periods, freq)
@@ -245,11 +282,14 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
         "by": keys,
         "segment": segment,
         "min_sample": min_sample,
+        "definitions": definitions,
         "blanked": blanked,
         "stocks": "rebuilt from the history"
         if past is not None
         else "estimated from MajorChangeTimestamp (no history)",
         "as_of": last,
+        "read_from": pd.Timestamp(grid.starts[0], unit="us") if grid.n_periods else rows_from,
+        "rows_from": rows_from,
         "lags": {"mom": PREVIOUS[freq], "yoy": YEAR[freq]},
         "changes": {"mom": PREVIOUS[freq], "yoy": YEAR[freq]},  # the old name of "lags", until 0.3
         "blank_without_history": [] if past is not None else list(NEEDS_HISTORY),
@@ -278,13 +318,14 @@ def _records(changes: Any) -> Changes | None:
 
 
 def _cells(
-    listings: Listings, past: History | None, grid: Grid, as_of: int
+    listings: Listings, past: History | None, grid: Grid, as_of: int, definitions: str
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
     big market: the status intervals, then the stocks, flows, active listings at any point and
     age of inventory on one; the medians, then the cuts and the contract-date metrics (which
     wait for the intervals) on the other."""
     shared: Future[Intervals] = Future()
+    prices = Prices(definitions, _entry_prices(listings, past), listings.list)
 
     def timelines() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
         try:
@@ -296,13 +337,13 @@ def _cells(
         base = grid.width - 1  # the stocks at the windows' ends: the base periods ending there
         counts = {
             **stocks_at(intervals, grid.base_starts[base:], grid.ends, grid.n_markets),
-            **_flows(listings, intervals, grid),
+            **_flows(listings, intervals, grid, prices.pending_days),
             **active_any(intervals, grid),
         }
-        return counts, [inventory_age(listings, intervals, grid)]
+        return counts, [inventory_age(listings, intervals, grid, as_of)]
 
     def sales() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
-        stats = _medians(listings, _entry_prices(listings, past), grid)
+        stats = _medians(listings, prices, grid)
         intervals = shared.result()
         cut_any, cut_pct = price_cut_share(listings, past, intervals, grid)
         counts = {**cuts_in_periods(listings, past, intervals, grid), "_cut_any": cut_any}
@@ -334,13 +375,27 @@ def _span(listings: Listings, start: Any, end: Any, func: str) -> tuple[pd.Times
     return pd.Timestamp(first), pd.Timestamp(last)
 
 
-def _flows(listings: Listings, intervals: Any, grid: Grid) -> dict[str, np.ndarray]:
+def _read_from(listings: Listings, first: pd.Timestamp, freq: str, lead: str) -> pd.Timestamp:
+    """:func:`~._periods.read_from` of the data's earliest timestamp."""
+    times = (listings.entered, listings.major, listings.closed_at)
+    known = [int(t[t != NAT].min()) for t in times if (t != NAT).any()]
+    earliest = pd.Timestamp(min(known), unit="us") if known else None
+    return read_from(earliest, first, freq, lead)
+
+
+def _flows(
+    listings: Listings, intervals: Any, grid: Grid, pending_days: int | None
+) -> dict[str, np.ndarray]:
     """new_listings and homes_sold per cell (market_summary's definitions with the period as the
     window), and pending_sales: listings whose status became Pending in the period (from the
-    history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it)."""
+    history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it),
+    with ``pending_days`` only those that became Pending within that many days of entry."""
     market = listings.market
     closed = listings.status == CLOSED
     went = intervals.status == PENDING
+    if pending_days is not None:
+        entered = listings.entered[intervals.pos]
+        went &= intervals.start // _DAY - entered // _DAY <= pending_days
     rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
     once = distinct(intervals.pos[went][rows] * grid.size + cells) % grid.size  # per listing
     return {
@@ -366,13 +421,13 @@ def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
     return np.where(np.isnan(at_entry), price, at_entry)
 
 
-def _medians(listings: Listings, entry_price: np.ndarray, grid: Grid) -> pd.DataFrame:
+def _medians(listings: Listings, prices: Prices, grid: Grid) -> pd.DataFrame:
     """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
-    their sample sizes, indexed by flat cell."""
+    their sample sizes, indexed by flat cell; the list prices as ``prices`` define them."""
     sold = np.flatnonzero(listings.status == CLOSED)
     rows, cell = grid.pairs(listings.market[sold], listings.closed_at[sold])
     sold = sold[rows]
-    close, price = listings.close[sold], listings.list[sold]
+    close, price = listings.close[sold], prices.against[sold]
     ratio = safe_div(close, price)
     lo, hi = SALE_TO_LIST_RANGE
     with np.errstate(invalid="ignore"):
@@ -392,7 +447,7 @@ def _medians(listings: Listings, entry_price: np.ndarray, grid: Grid) -> pd.Data
     means = grouped[["avg_sale_to_list", "pct_sold_above_list"]].mean()
     counts = grouped.count().add_suffix("_n")
     rows, entered = grid.pairs(listings.market, listings.entered)
-    listed = pd.Series(entry_price[rows]).groupby(entered, sort=False)
+    listed = pd.Series(prices.listed[rows]).groupby(entered, sort=False)
     stats = pd.DataFrame(
         {"median_list_price": listed.median(), "median_list_price_n": listed.count()}
     )

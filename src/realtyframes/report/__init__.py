@@ -1,6 +1,7 @@
 """Scheduled reports: the market report as one self-contained HTML file plus its data.
 
-``realtyframes report market`` on the command line; in Python:
+``realtyframes report market`` on the command line (the client edition: one page per area;
+``--edition analyst``: every view and the data files); in Python:
 
 >>> import realtyframes as rf                                           # doctest: +SKIP
 >>> from realtyframes.report import market_report                      # doctest: +SKIP
@@ -27,6 +28,7 @@ from realtyframes._lazy import lazy
 if TYPE_CHECKING:
     from realtyframes.report._charts import chart_workers
     from realtyframes.report._writers import is_private, output_format, write_frame, write_output
+    from realtyframes.report.brand import Brand
     from realtyframes.report.compute import MarketReport, compute_market_report
     from realtyframes.report.files import (
         ReportFiles,
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from realtyframes.report.options import (
         BY_CHOICES,
         DATA_FILES,
+        EDITIONS,
         TRENDS_FREQS,
         MarketReportOptions,
         period_for,
@@ -55,6 +58,8 @@ if TYPE_CHECKING:
 #: Every public name, imported on first use (``realtyframes report --help`` stays fast).
 _LAZY: dict[str, str] = {
     "BY_CHOICES": "realtyframes.report.options",
+    "Brand": "realtyframes.report.brand",
+    "EDITIONS": "realtyframes.report.options",
     "DATA_FILES": "realtyframes.report.options",
     "TRENDS_FREQS": "realtyframes.report.options",
     "MarketFrames": "realtyframes.report.load",
@@ -83,7 +88,9 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "BY_CHOICES",
     "DATA_FILES",
+    "EDITIONS",
     "TRENDS_FREQS",
+    "Brand",
     "MarketFrames",
     "MarketReport",
     "MarketReportOptions",

@@ -75,6 +75,9 @@ class MarketReport:
       (:mod:`realtyframes.report.trend_views`)
     - ``comps`` / ``comps_notes``: ``comps(listings, id, radius_km=3, months=12)`` per ``--comps``
       id; for an id that is not in the market or cannot be compared, why (shown in its place)
+    - ``areas``: the client edition's pages, area name -> :class:`~realtyframes.report.areas.
+      AreaUpdate` (None in the analyst edition, which computes the trends, index and views
+      above instead; the client edition leaves those None)
     """
 
     options: MarketReportOptions
@@ -102,6 +105,7 @@ class MarketReport:
     seasonal: pd.DataFrame | None = None
     seasonal_notice: str | None = None
     tiers: pd.DataFrame | None = None
+    areas: dict[str, Any] | None = None
 
     def covers(self, start: pd.Timestamp) -> bool:
         """Whether a period starting at ``start`` may be shown or compared with (the data
@@ -112,15 +116,16 @@ class MarketReport:
 def pick_markets(summary: pd.DataFrame, options: MarketReportOptions) -> list[Any]:
     """The markets shown side by side: the given cities (by City), else the largest markets by
     active listings plus homes sold in the window (ties by name), at most ``max_markets``."""
+    limit = options.areas or options.max_markets  # a client pack compares its areas
     if options.cities and options.by == "City":
-        return list(options.cities)[: options.max_markets]
+        return list(options.cities)[:limit]
     if summary.empty:
         return []
     size = (summary["active_listings"] + summary["homes_sold"]).astype("int64")
     order = pd.DataFrame({"size": size.to_numpy(), "name": [str(k) for k in summary.index]})
     order.index = summary.index
     order = order.sort_values(["size", "name"], ascending=[False, True], kind="stable")
-    return list(order.index[: options.max_markets])
+    return list(order.index[:limit])
 
 
 def _active_sales(listings: pd.DataFrame, drops: pd.DataFrame) -> pd.DataFrame:
@@ -214,8 +219,28 @@ def _trends(frames: MarketFrames, options: MarketReportOptions) -> dict[str, Any
         kw: dict[str, Any] = {"freq": freq, "start": start, "end": options.day,
                               "min_sample": options.min_sample}  # fmt: skip
         by_market = market_trends(frames.listings, history, by=options.by, **kw)
-        out[names[0]] = _no_partial_yoy(by_market)
-        out[names[1]] = _no_partial_yoy(market_trends(frames.listings, history, **kw))
+        total = market_trends(frames.listings, history, **kw)
+        covered = covered_from(frames.listings)
+        out[names[0]] = _no_partial_yoy(_covered_changes(by_market, covered))
+        out[names[1]] = _no_partial_yoy(_covered_changes(total, covered))
+    return out
+
+
+def _covered_changes(trends: pd.DataFrame, covered: pd.Timestamp | None) -> pd.DataFrame:
+    """No change against a period the data do not cover (:func:`covered_from`): market_trends
+    reads the periods before ``start`` wherever the data have any, the report compares only
+    with covered ones."""
+    if covered is None or trends.empty:
+        return trends
+    begin = pd.to_datetime(trends["period_begin"]).dt.tz_localize("UTC")
+    freq = trends.attrs.get("freq", "M")
+    back = {"mom": pd.DateOffset(months=3 if freq == "Q" else 1), "yoy": pd.DateOffset(years=1)}
+    out = trends.copy()
+    for suffix, offset in back.items():
+        before = ((begin - offset) < covered).to_numpy()
+        for column in [c for c in out.columns if str(c).endswith(f"_{suffix}")]:
+            out.loc[before, column] = np.nan
+    out.attrs = dict(trends.attrs)
     return out
 
 
@@ -397,28 +422,28 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     if funnel is not None:
         headline["contacts"] = int(funnel.by_stage["contacts"].sum())
         headline["new_leads"] = int(funnel.weekly["new_leads"].sum()) if len(funnel.weekly) else 0
-    trends = _trends(frames, options)
-    found, comps_notes = _comps(listings, options)
-    index, index_notes = _index(frames, options, trends.get("trend_total"))
     covered = covered_from(frames.listings)
+    found, comps_notes = _comps(listings, options)
+    common: dict[str, Any] = {
+        "covered_from": covered, "subtypes": None, "comps": found, "options": options,
+        "frames": frames, "markets": markets, "summary": summary, "comparison": comparison,
+        "drops": drops, "drop_summary": drop_summary, "traffic": traffic, "funnel": funnel,
+        "headline": headline, "comps_notes": comps_notes,
+    }  # fmt: skip
+    if options.edition == "client":
+        from realtyframes.report.areas import client_areas
+
+        areas = client_areas(listings, history if len(history) else None, drops, markets,
+                             options, covered)  # fmt: skip
+        return MarketReport(**common, areas=areas)
+    trends = _trends(frames, options)
+    index, index_notes = _index(frames, options, trends.get("trend_total"))
+    common["subtypes"] = _subtypes(listings, options)
     return MarketReport(
+        **common,
         **trends,
         **trend_views(frames, options, covered),
         index=index,
         year_ago=_year_ago(frames, options, markets),
-        covered_from=covered,
-        subtypes=_subtypes(listings, options),
-        comps=found,
-        comps_notes=comps_notes,
         notes=tuple(index_notes),
-        options=options,
-        frames=frames,
-        markets=markets,
-        summary=summary,
-        comparison=comparison,
-        drops=drops,
-        drop_summary=drop_summary,
-        traffic=traffic,
-        funnel=funnel,
-        headline=headline,
     )
