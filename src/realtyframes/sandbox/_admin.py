@@ -85,15 +85,17 @@ def build_admin(options: SandboxOptions) -> SandboxAdmin:
         raise ValueError(f"latency_ms: must be >= 0, got {options.latency_ms}")
     check_history_years(options.history_years)
     as_of = options.as_of.astimezone(UTC)
+    listings = ListingStore(
+        options.listings,
+        options.seed,
+        as_of=as_of,
+        max_listing_ids=options.max_listing_ids,
+        history_years=options.history_years,
+    )
     return SandboxAdmin(
         options=options,
-        listings=ListingStore(
-            options.listings,
-            options.seed,
-            as_of=as_of,
-            max_listing_ids=options.max_listing_ids,
-            history_years=options.history_years,
-        ),
+        listings=listings,
         contacts=ContactStore(options.contacts, options.seed, as_of=as_of, domain=DEMO.domain),
-        analytics=AnalyticsStore(options.seed, as_of=as_of),
+        # the website's listing pages show the market's listings (a page joins its listing)
+        analytics=AnalyticsStore(options.seed, as_of=as_of, listing_ids=listings.on_market_ids()),
     )

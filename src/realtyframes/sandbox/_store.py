@@ -172,6 +172,18 @@ class ListingStore:
             self._snap = Snapshot(snap.cols, compute_state(snap.cols, now_s), snap.static_orders)
             self._now = dt.astimezone(UTC)
 
+    def on_market_ids(self) -> list[str]:
+        """The ListingIds of the listings for sale at the clock (Active, Pending or under
+        contract; what the brokerage's website shows), oldest entry first.
+
+        >>> from datetime import UTC, datetime
+        >>> ListingStore(n=50, as_of=datetime(2026, 5, 1, tzinfo=UTC)).on_market_ids()[0][:1]
+        'A'
+        """
+        snap = self._snap
+        rows = np.flatnonzero(snap.state.visible & (snap.state.status != CLOSED))
+        return [_listing_id(int(i)) for i in snap.cols["id"][rows]]
+
     # -- drift fault ---------------------------------------------------------------------------
 
     def insert_new(self, k: int, property_type: str = "Residential") -> None:
