@@ -66,7 +66,11 @@ def pdf_problem() -> str | None:
     >>> pdf_problem()  # doctest: +SKIP
     "the PDF engine is not installed (Python package 'playwright'): pip install 'realtyframes[pdf]' ..."
     """
-    if importlib.util.find_spec("playwright") is None:
+    try:
+        found = importlib.util.find_spec("playwright") is not None
+    except (ImportError, ValueError):  # a broken or blocked install: not usable either
+        found = False
+    if not found:
         return f"the PDF engine is not installed (Python package 'playwright'): {PDF_INSTALL}"
     if chromium_path() is None:
         commands = ", ".join(CHROMIUM_COMMANDS)
