@@ -72,6 +72,9 @@ class MarketReport:
     - ``weekly`` / ``seasonal`` (or ``seasonal_notice``: why not) / ``tiers``: the recent weeks,
       the covered months seasonally adjusted, the latest complete quarter's price tiers
       (:mod:`realtyframes.report.trend_views`)
+    - ``areas``: the client edition's pages, area name -> :class:`~realtyframes.report.areas.
+      AreaUpdate` (None in the analyst edition, which computes the trends, index and views
+      above instead; the client edition leaves those None)
     """
 
     options: MarketReportOptions
@@ -98,6 +101,7 @@ class MarketReport:
     seasonal: pd.DataFrame | None = None
     seasonal_notice: str | None = None
     tiers: pd.DataFrame | None = None
+    areas: dict[str, Any] | None = None
 
     def covers(self, start: pd.Timestamp) -> bool:
         """Whether a period starting at ``start`` may be shown or compared with (the data
@@ -108,15 +112,16 @@ class MarketReport:
 def pick_markets(summary: pd.DataFrame, options: MarketReportOptions) -> list[Any]:
     """The markets shown side by side: the given cities (by City), else the largest markets by
     active listings plus homes sold in the window (ties by name), at most ``max_markets``."""
+    limit = options.areas or options.max_markets  # a client pack compares its areas
     if options.cities and options.by == "City":
-        return list(options.cities)[: options.max_markets]
+        return list(options.cities)[:limit]
     if summary.empty:
         return []
     size = (summary["active_listings"] + summary["homes_sold"]).astype("int64")
     order = pd.DataFrame({"size": size.to_numpy(), "name": [str(k) for k in summary.index]})
     order.index = summary.index
     order = order.sort_values(["size", "name"], ascending=[False, True], kind="stable")
-    return list(order.index[: options.max_markets])
+    return list(order.index[:limit])
 
 
 def _active_sales(listings: pd.DataFrame, drops: pd.DataFrame) -> pd.DataFrame:
@@ -384,27 +389,28 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     if funnel is not None:
         headline["contacts"] = int(funnel.by_stage["contacts"].sum())
         headline["new_leads"] = int(funnel.weekly["new_leads"].sum()) if len(funnel.weekly) else 0
-    trends = _trends(frames, options)
-    found, comp_notes = _comps(listings, options)
-    index, index_notes = _index(frames, options, trends.get("trend_total"))
     covered = covered_from(frames.listings)
+    found, comp_notes = _comps(listings, options)
+    common: dict[str, Any] = {
+        "covered_from": covered, "subtypes": None, "comps": found, "options": options,
+        "frames": frames, "markets": markets, "summary": summary, "comparison": comparison,
+        "drops": drops, "drop_summary": drop_summary, "traffic": traffic, "funnel": funnel,
+        "headline": headline,
+    }  # fmt: skip
+    if options.edition == "client":
+        from realtyframes.report.areas import client_areas
+
+        areas = client_areas(listings, history if len(history) else None, drops, summary,
+                             options, covered)  # fmt: skip
+        return MarketReport(**common, areas=areas, notes=tuple(comp_notes))
+    trends = _trends(frames, options)
+    index, index_notes = _index(frames, options, trends.get("trend_total"))
+    common["subtypes"] = _subtypes(listings, options)
     return MarketReport(
+        **common,
         **trends,
         **trend_views(frames, options, covered),
         index=index,
         year_ago=_year_ago(frames, options, markets),
-        covered_from=covered,
-        subtypes=_subtypes(listings, options),
-        comps=found,
         notes=tuple(comp_notes + index_notes),
-        options=options,
-        frames=frames,
-        markets=markets,
-        summary=summary,
-        comparison=comparison,
-        drops=drops,
-        drop_summary=drop_summary,
-        traffic=traffic,
-        funnel=funnel,
-        headline=headline,
     )

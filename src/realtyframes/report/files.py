@@ -24,9 +24,15 @@ import pandas as pd
 from realtyframes._files import atomic_write_text
 from realtyframes.report._tables import collecting
 from realtyframes.report._writers import is_private, write_frame
+from realtyframes.report.brand import Brand
 from realtyframes.report.compute import MarketReport, compute_market_report
 from realtyframes.report.load import ReportClient, load_market_frames
-from realtyframes.report.options import DATA_FILES, MarketReportOptions, data_source
+from realtyframes.report.options import (
+    DATA_FILES,
+    MARKET_FILES,
+    MarketReportOptions,
+    data_source,
+)
 from realtyframes.report.render import render_market_report
 
 __all__ = [
@@ -102,7 +108,8 @@ def write_market_report(
     out.mkdir(parents=True, exist_ok=True)
     stem = report.options.stem
     html_path = out / f"{stem}.html"
-    frames = report.frames.data_frames()
+    # the market only: never the contacts or the website's analytics, whatever was loaded
+    frames = {k: v for k, v in report.frames.data_frames().items() if k in MARKET_FILES}
     paths = {k: v for k, v in data_paths(html_path).items() if k in frames}
     for name, frame in frames.items():
         private = is_private({name: frame})
@@ -149,8 +156,13 @@ def market_report(
     out_dir: str | os.PathLike[str] = "reports",
     refresh: bool = False,
     source: str | None = None,
+    edition: str = "client",
+    areas: int = 0,
+    brand: Brand | None = None,
 ) -> ReportFiles:
-    """Load, compute and write the market report in one call (``rf.Client()`` when no client).
+    """Load, compute and write the market report in one call (``rf.Client()`` when no client):
+    the ``edition`` "client" (default: one page per area; ``areas``: the largest markets by
+    ``by`` as a pack) or "analyst"; one computation, two renderings.
 
     >>> files = market_report(rf.Client(), cities=["Miami Beach", "Coral Gables"])  # doctest: +SKIP
     >>> files.html  # doctest: +SKIP
@@ -170,6 +182,9 @@ def market_report(
                 out_dir=out_dir,
                 refresh=refresh,
                 source=source,
+                edition=edition,
+                areas=areas,
+                brand=brand,
             )
     if source is None:
         source = data_source(client)
@@ -180,6 +195,9 @@ def market_report(
         cities=tuple(cities),
         property_types=tuple(property_types),
         source=source,
+        edition=edition,
+        areas=areas,
+        brand=brand or Brand(),
     )
     frames = load_market_frames(client, options, refresh=refresh)
     logger.info("computing the report")

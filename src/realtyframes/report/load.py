@@ -316,6 +316,7 @@ def load_market_frames(
     *,
     refresh: bool = False,
     wait: float | None = None,
+    web: bool = False,
 ) -> MarketFrames:
     """Load what the report needs through ``client`` (and its cache).
 
@@ -338,12 +339,15 @@ def load_market_frames(
     )
     market = _load_listings(client, options, refresh, wait)
     notes += market.notes
-    logger.info("loading website analytics (period %s)", options.period)
-    analytics, note = _load_analytics(client, options.period, refresh)
-    notes += [note] if note else []
-    logger.info("loading contacts")
-    contacts, note = _load_contacts(client, refresh)
-    notes += [note] if note else []
+    analytics: dict[str, pd.DataFrame] | None = None
+    contacts: pd.DataFrame | None = None
+    if web:
+        logger.info("loading website analytics (period %s)", options.period)
+        analytics, note = _load_analytics(client, options.period, refresh)
+        notes += [note] if note else []
+        logger.info("loading contacts")
+        contacts, note = _load_contacts(client, refresh)
+        notes += [note] if note else []
     return MarketFrames(
         listings=market.listings,
         history=market.history,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import platform
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,6 +45,10 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if hasattr(value, "isoformat"):
         return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # the brand
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     return value
 
 
@@ -51,7 +56,7 @@ def manifest(report: MarketReport, data: Mapping[str, Mapping[str, Path]]) -> di
     """The manifest's content: as_of, scope, every parameter, versions, rows, quarantine counts,
     each frame's hash and file names. No wall-clock time: the same run gives the same manifest."""
     o = report.options
-    frames = report.frames.data_frames()
+    frames = {k: v for k, v in report.frames.data_frames().items() if k in data}
     return {
         "report": "market",
         "as_of": o.day.isoformat(),

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from realtyframes._spec import PERIOD_DAYS
 from realtyframes._spec import SALE_SEGMENT as SALE_TYPES
 from realtyframes.errors import QueryError
+from realtyframes.report.brand import Brand
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,7 +23,9 @@ __all__ = [
     "BY_CHOICES",
     "CONTACT_COLUMNS",
     "DATA_FILES",
+    "EDITIONS",
     "EMBEDDED_SOURCE",
+    "MARKET_FILES",
     "TRENDS_FREQS",
     "MarketReportOptions",
     "data_source",
@@ -32,6 +35,9 @@ __all__ = [
 
 #: How the embedded sandbox is named in the report (its port changes from run to run).
 EMBEDDED_SOURCE = "embedded sandbox (synthetic data)"
+#: The market report's editions: "client" (one page per area, the market only: what a broker
+#: forwards) and "analyst" (every view, the definitions with their formulas, the data files).
+EDITIONS: tuple[str, ...] = ("client", "analyst")
 #: Market dimensions the report groups by.
 BY_CHOICES: tuple[str, ...] = ("City", "PostalCode", "PropertySubType")
 #: The Trends section's recent view: rolling 4-week windows ending each week (Redfin's default
@@ -53,6 +59,10 @@ DATA_FILES: dict[str, str] = {
     "analytics-breakdowns": "website analytics: pages, referrers, countries, browsers, os, "
     "devices and UTM items (member, dimension, name, visitors, pageviews, conversions)",
 }
+
+#: The data files of the market report's editions (never the contacts or the website's
+#: analytics: those are the brokerage report's).
+MARKET_FILES: tuple[str, ...] = ("listings", "changes", "since-last")
 
 
 def period_for(window_days: float) -> str:
@@ -98,6 +108,10 @@ class MarketReportOptions:
     - ``trend_months``: months of the trend section.
     - ``trends_freq``: the Trends section's recent view, one of :data:`TRENDS_FREQS`: the last 26
       rolling 4-week periods ("4W", the default), weeks ("W"), or none beside the months ("M").
+    - ``edition``: one of :data:`EDITIONS` ("client", the default, or "analyst").
+    - ``areas``: the client edition's pack: the ``areas`` largest markets by ``by``, one page
+      each after a cover (0: the cities asked for, else the whole market on one page).
+    - ``brand``: the client edition's brand, agent and disclaimer (:class:`Brand`).
 
     >>> MarketReportOptions(as_of="2026-06-30").period
     '90d'
@@ -116,6 +130,9 @@ class MarketReportOptions:
     comps: tuple[str, ...] = ()
     trend_months: int = 24
     trends_freq: str = "4W"
+    edition: str = "client"
+    areas: int = 0
+    brand: Brand = field(default_factory=Brand)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "comps", tuple(dict.fromkeys(str(c) for c in self.comps)))
@@ -133,6 +150,8 @@ class MarketReportOptions:
                 )
         if self.trends_freq not in TRENDS_FREQS:
             raise QueryError("trends_freq", f"unknown view {self.trends_freq!r}", TRENDS_FREQS)
+        if self.edition not in EDITIONS:
+            raise QueryError("edition", f"unknown edition {self.edition!r}", EDITIONS)
         if self.by not in BY_CHOICES:
             raise QueryError("by", f"unknown market dimension {self.by!r}", BY_CHOICES)
         wd = self.window_days
@@ -142,7 +161,7 @@ class MarketReportOptions:
             )
         for name, low, high in (("max_markets", 1, 100), ("top_drops", 1, 100),
                                 ("min_sample", 0, 1000), ("subtypes", 0, 20),
-                                ("trend_months", 2, 120)):  # fmt: skip
+                                ("trend_months", 2, 120), ("areas", 0, 50)):  # fmt: skip
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise QueryError(
@@ -178,6 +197,10 @@ class MarketReportOptions:
             parts.append(f"by-{self.by.lower()}")
         if float(self.window_days) != 90:
             parts.append(f"{float(self.window_days):g}d")
+        if self.areas:
+            parts.append(f"{self.areas}-areas")
+        if self.edition != "client":
+            parts.append(self.edition)
         return "-".join(p for p in parts if p)
 
     @property

@@ -2,10 +2,9 @@
 
 Headline cards (each with its change against the previous window and a year earlier, and its n),
 then the sections in order: what changed since the last report, trends, the market comparison
-(and the largest subtypes), price drops, a map of the market, comps (``--comps``), website traffic
-and leads; each a table (exact values in ``data-value``) and its charts (``rf.plot`` figures,
-embedded PNG). Sections live in ``_render_changes``, ``_render_market``, ``_render_trends`` and
-``_render_web``.
+(and the largest subtypes), price drops, a map of the market, comps (``--comps``); each a table (exact values in ``data-value``) and its charts (``rf.plot`` figures,
+embedded PNG). Sections live in ``_render_changes``, ``_render_market`` and ``_render_trends``
+(the website's traffic and the leads, ``_render_web``, are the brokerage report's).
 
 >>> html = render_market_report(report)  # doctest: +SKIP
 """
@@ -29,9 +28,8 @@ from realtyframes.report._render_market import (
     market_section,
 )
 from realtyframes.report._render_trends import trends_section
-from realtyframes.report._render_web import leads_section, traffic_section
 from realtyframes.report.compute import COVERAGE_DAYS, MarketReport
-from realtyframes.report.options import DATA_FILES
+from realtyframes.report.options import DATA_FILES, MARKET_FILES
 
 __all__ = ["HEADLINE", "SHORT_LABELS", "TABLE_METRICS", "render_market_report"]
 
@@ -94,13 +92,6 @@ def _cards(report: MarketReport) -> str:
             None if pd.isna(h["median_drop_pct"]) else f"median cut {h['median_drop_pct']:.1%}",
         )
     )
-    if "visitors" in h:
-        cards.append(
-            Card("visitors", f"Website visitors, {report.frames.period}", h["visitors"], "count")
-        )
-        cards.append(Card("conversion_rate", "Conversion rate", h["conversion_rate"], "percent"))
-    if "contacts" in h:
-        cards.append(Card("contacts", "CRM contacts", h["contacts"], "count"))
     return render_cards(cards) + coverage_note(report)
 
 
@@ -152,14 +143,21 @@ def definitions_section() -> Section:
 def render_market_report(
     report: MarketReport, *, stem: str | None = None, workers: int | None = None
 ) -> str:
-    """The report as one self-contained HTML document (see :mod:`realtyframes.report._html`).
+    """The report as one self-contained HTML document (see :mod:`realtyframes.report._html`):
+    the client edition (``options.edition == "client"``: one page per area, see
+    ``_render_client``) or the analyst edition (every section below).
 
     Its charts are drawn once the page is laid out, by this process and ``workers`` worker
     processes together (default: as many as the cores allow, see ``_charts``; 0: this process
     alone); the same bytes either way.
     """
     with deferred_charts() as charts:
-        page = _page(report, stem)
+        if report.options.edition == "client":
+            from realtyframes.report._render_client import render_client_page
+
+            page = render_client_page(report)
+        else:
+            page = _page(report, stem)
     return charts.fill(page, workers=workers)
 
 
@@ -188,14 +186,12 @@ def _page(report: MarketReport, stem: str | None) -> str:
         drops_section(report),
         maps_section(report),
         comps_section(report),
-        traffic_section(report),
-        leads_section(report),
-    ]
+    ]  # the website's traffic and the leads are the brokerage report's (internal data)
     sections = [s for s in maybe if s is not None]
     sections.append(definitions_section())
     files = []
     for name, what in DATA_FILES.items():
-        if name in report.frames.data_frames():
+        if name in MARKET_FILES and name in report.frames.data_frames():
             links = " · ".join(
                 f'<a href="{esc(f"{stem}.{name}.{fmt}")}">{fmt}</a>' for fmt in ("parquet", "csv")
             )
@@ -211,7 +207,7 @@ def _page(report: MarketReport, stem: str | None) -> str:
         "<p>The data behind this report, next to this file:</p>"
         f"<ul>{''.join(files)}</ul>"
         f"<p>Made by realtyframes {esc(__version__)}: rf.market_summary, rf.compare_markets, "
-        "rf.price_drops, rf.price_drop_summary, rf.traffic_summary and rf.lead_funnel on the "
+        "rf.price_drops, rf.price_drop_summary, rf.market_trends and rf.price_index on the "
         "frames above.</p>"
     )
     return render_page(title, sections, meta=meta, lead=lead, footer=footer)
