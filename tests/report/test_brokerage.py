@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from report_html import parse, same
 
 import realtyframes as rf
 from realtyframes.cli import main
 from realtyframes.report import BrokerageReport, load_brokerage_report, write_brokerage_report
 from realtyframes.report.brokerage import listing_pages, top_listings
-from report_html import parse, same
 
 AS_OF = "2026-06-30"
 

@@ -240,7 +240,7 @@ def run_brokerage(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    return pdf_usage_error(args, f"{PROG} report") or run_guarded(
+    return pdf_usage_error(args, f"{PROG} report market") or run_guarded(
         f"{PROG} report", args, lambda settings: run_report(args, settings)
     )
 
