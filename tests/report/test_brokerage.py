@@ -66,8 +66,11 @@ def test_the_most_viewed_listings_are_shown_by_the_address_of_their_mls_listing(
         assert same(shown, row["pageviews"])
     for listing_id in top["ListingId"]:  # shown by address, never by a bare id
         assert listing_id not in html.split("<footer>")[0]
-    for section in ("Website traffic", "Most viewed listings", "Leads"):
+    for section in ("Website traffic", "Traffic sources", "Most viewed listings", "Leads"):
         assert f">{section}</h2>" in html
+    referrers = report.traffic["referrers"]  # type: ignore[index]
+    for _, row in referrers.iterrows():  # the sources table is the traffic summary's
+        assert same(cells[("traffic_sources", row["name"], "visitors")][0], row["visitors"])
 
 
 def test_a_page_whose_listing_left_the_mls_keeps_its_views_without_an_address() -> None:

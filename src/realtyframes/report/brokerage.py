@@ -326,6 +326,26 @@ def _listings_section(report: BrokerageReport) -> Section:
     return Section("listings", "Most viewed listings", body)
 
 
+def _sources_section(report: BrokerageReport) -> Section | None:
+    """Where the visitors came from: the referrers' table (the traffic section charts them)."""
+    if report.traffic is None or "referrers" not in report.traffic.breakdowns:
+        return None
+    from realtyframes.report._render_common import frame_table
+
+    spec = [("visitors", "Visitors", "count"), ("share", "Share of visitors", "percent"),
+            ("conversions", "Conversions", "count"),
+            ("conversion_rate", "Conversion rate", "percent")]  # fmt: skip
+    table = frame_table(
+        "traffic_sources",
+        "Source",
+        report.traffic["referrers"].set_index("name"),
+        spec,
+        f"Top referrers of the website, period {report.period}; shares of all the period's "
+        "visitors, conversion rate = conversions / the source's visitors.",
+    )
+    return Section("sources", "Traffic sources", table)
+
+
 def _cards(report: BrokerageReport) -> str:
     cards = []
     if report.traffic is not None:
@@ -348,11 +368,13 @@ def render_brokerage_report(report: BrokerageReport, *, workers: int | None = No
     >>> html = render_brokerage_report(report)  # doctest: +SKIP
     """
     with deferred_charts() as charts:
-        sections = [
+        maybe = [
             website_section(report.traffic, report.period),
+            _sources_section(report),
             _listings_section(report),
             funnel_section(report.funnel),
         ]
+        sections = [s for s in maybe if s is not None]
         notes = "".join(f'<p class="notice">{esc(n)}</p>' for n in report.notes)
         links = "".join(
             f"<li><code>{esc(name)}</code>: {esc(BROKERAGE_FILES[name])} ("
