@@ -56,6 +56,8 @@ SETTING_NAMES: tuple[str, ...] = tuple(ENV_VARS)
 SECRET_NAMES: tuple[str, ...] = ("token", "api_key")
 #: Environment variable naming the config file.
 CONFIG_ENV = CONFIG_VARIABLE
+#: The config file's table of report settings (brand, agent, disclaimer), read by the report.
+REPORT_TABLE = "report"
 #: The config file's path below the user config directory.
 CONFIG_RELATIVE = Path("realtyframes") / "config.toml"
 
@@ -124,7 +126,8 @@ def default_config_path(env: Mapping[str, str] | None = None) -> Path:
 def read_config(path: str | os.PathLike[str]) -> dict[str, str]:
     """Read a TOML config file: string values under the setting names only.
 
-    Unknown keys and non-string values raise :class:`ConfigError` naming them; a file holding a
+    A ``[report]`` table (the report's brand) is left to the report. Unknown keys and
+    non-string values raise :class:`ConfigError` naming them; a file holding a
     secret that other users can read is logged as a warning.
 
     >>> read_config("~/.config/realtyframes/config.toml")  # doctest: +SKIP
@@ -142,6 +145,8 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, str]:
         raise ConfigError(label, f"is not valid TOML ({exc})") from None
     values: dict[str, str] = {}
     for key, value in data.items():
+        if key == REPORT_TABLE and isinstance(value, dict):
+            continue  # the report's brand: read by realtyframes.report.brand
         if key not in SETTING_NAMES:
             near = difflib.get_close_matches(key, SETTING_NAMES, n=1)
             hint = f"; did you mean {near[0]!r}?" if near else ""

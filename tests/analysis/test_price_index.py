@@ -5,6 +5,7 @@ every refusal."""
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -179,8 +180,11 @@ def test_repeat_sales_counts_pairs_by_their_second_sale(market: pd.DataFrame) ->
 @pytest.mark.parametrize("options", METHODS)
 def test_the_base_period_is_100(market: pd.DataFrame, options: dict) -> None:
     index = rf.price_index(market, freq="Q", **options)
-    first = index.iloc[0]
-    assert index.attrs["base"] == first["period_begin"] == pd.Timestamp("2021-01-01")
+    support = index["n" if options["method"] == "hedonic" else "n_in_pairs"]
+    at = int(np.argmax(support.iloc[:4]))  # the best-covered quarter of the first year
+    first = index.iloc[at]
+    assert index.attrs["base"] == first["period_begin"]
+    assert index.attrs["base_n"] == support.iloc[at] == support.iloc[:4].max()
     assert first["index"] == first["index_low"] == first["index_high"] == 100.0
     chosen = rf.price_index(market, freq="Q", base="2023-02-14", **options)
     row = chosen.set_index("period_begin").loc[pd.Timestamp("2023-01-01")]
@@ -191,14 +195,39 @@ def test_the_base_period_is_100(market: pd.DataFrame, options: dict) -> None:
     assert ratio.to_numpy() == pytest.approx(np.full(len(ratio), ratio.iloc[0]), rel=1e-9)
 
 
-def test_the_first_period_with_enough_sales_is_the_default_base(market: pd.DataFrame) -> None:
+def test_the_default_base_is_the_best_covered_period_of_the_first_year(
+    market: pd.DataFrame,
+) -> None:
+    """Three sales in the first month: the old default (the first month with 5 or more) would
+    have put every month on a base of a handful; the default takes the first year's month with
+    the most sales, and the first month is blanked (3 < min_sample)."""
     early = market.sort_values("CloseDate").iloc[:3]  # three sales in the first month
     later = market[market["CloseDate"] >= pd.Timestamp("2021-02-01", tz="UTC")]
     index = rf.price_index(pd.concat([early, later]), freq="M", min_sample=5)
-    assert index.attrs["base"] == pd.Timestamp("2021-02-01")
+    first_year = index.iloc[:12]
+    best = first_year.loc[first_year["n"].idxmax()]
+    assert index.attrs["base"] == best["period_begin"] > pd.Timestamp("2021-02-01")
+    assert index.attrs["base_n"] == best["n"] == first_year["n"].max()
+    assert best["index"] == 100.0
     assert np.isnan(index["index"].iloc[0])  # estimated, then blanked: 3 sales < 5
     assert index["n"].iloc[0] == 3
     assert index.attrs["blanked"] >= 1
+
+
+def test_a_thin_base_is_warned_about(market: pd.DataFrame) -> None:
+    """A base of one sale: its own band (its level against the index's average) is wide (about
+    ±1.96 · 0.08, the noise of one sale), every period carries its error: a warning, and attrs
+    say how wide; a well-covered base is narrow and silent."""
+    early = market.sort_values("CloseDate").iloc[:1]
+    later = market[market["CloseDate"] >= pd.Timestamp("2021-02-01", tz="UTC")]
+    with pytest.warns(DataQualityWarning, match="thinly covered .*1 sales"):
+        thin = rf.price_index(pd.concat([early, later]), freq="M", min_sample=1, base="2021-01-05")
+    assert thin.attrs["base_n"] == 1 and thin.attrs["base_band"] > 0.12
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataQualityWarning)
+        sound = rf.price_index(market, freq="Q")
+    assert sound.attrs["base_band"] < 0.05
+    assert sound.attrs["band"] == "95 %: 100·exp(δ ± 1.959964·se)"
 
 
 def test_by_gives_one_index_per_group(market: pd.DataFrame) -> None:
@@ -209,8 +238,10 @@ def test_by_gives_one_index_per_group(market: pd.DataFrame) -> None:
     assert set(index.attrs["base"]) == set(CITY_EFFECT)
     assert set(index.attrs["r2"]) == set(CITY_EFFECT)
     assert index["n"].sum() == len(market)
-    for _, one in index.groupby("City"):
-        assert one["index"].iloc[0] == 100.0
+    for city, one in index.groupby("City"):
+        base = one.loc[one["period_begin"] == index.attrs["base"][city]]
+        assert base["index"].tolist() == [100.0]
+        assert base["n"].tolist() == [index.attrs["base_n"][city]]
         assert annual_growth(one["index"], one["period_begin"]) == pytest.approx(G, abs=0.015)
 
 
@@ -280,11 +311,47 @@ def test_repeat_sales_by_hand() -> None:
     assert "case_shiller" in weighted.attrs["fit"]
 
 
+def test_a_rolling_index_by_hand() -> None:
+    """``rolling=2`` on the pairs above: a row is the mean log level of its month and the one
+    before. The windows' support is [—, 4, 4]: the base is February's window (Jan-Feb), and
+    March's window (Feb-Mar) reads (δ_Feb + δ_Mar)/2 − (δ_Jan + δ_Feb)/2 = δ_Mar / 2, its
+    variance var(δ_Mar) / 4 = s² · (2/3) / 4; January has no whole window."""
+    ya, yb, yc = math.log(1.1), math.log(1.15), math.log(1.2)
+    feb, mar = (2 * ya - yb + yc) / 3, (ya + yb + 2 * yc) / 3
+    e = [ya - feb, yb - (mar - feb), yc - mar]
+    se = math.sqrt(sum(v * v for v in e) * 2 / 3) / 2
+    index = rf.price_index(tiny_pairs(), method="repeat_sales", min_sample=1, rolling=2)
+    assert index.attrs["base"] == pd.Timestamp("2024-02-01")
+    assert index.attrs["base_n"] == 4 and index.attrs["rolling"] == 2
+    assert np.isnan(index["index"].iloc[0])
+    assert index["index"].iloc[1:].tolist() == pytest.approx([100, 100 * math.exp(mar / 2)])
+    assert index["index_high"].iloc[2] == pytest.approx(100 * math.exp(mar / 2 + 1.959964 * se))
+    assert index["n"].tolist() == [0, 1, 3]  # the pairs ending in the window
+    assert index["n_in_pairs"].tolist() == [2, 4, 4]
+
+
+def test_rolling_is_the_moving_average_of_the_monthly_levels(market: pd.DataFrame) -> None:
+    """``rolling=3`` on the hedonic index: each row the mean of three monthly log levels,
+    rebased at the base's window; the band narrower than a month's; ``n`` three months'."""
+    monthly = rf.price_index(market, freq="M")
+    rolled = rf.price_index(market, freq="M", rolling=3)
+    levels = np.log(monthly["index"] / 100).rolling(3).mean()
+    at = int(np.flatnonzero(rolled["period_begin"] == rolled.attrs["base"])[0])
+    expected = 100 * np.exp(levels - levels.iloc[at])
+    assert rolled["index"].to_numpy() == pytest.approx(expected.to_numpy(), rel=1e-9, nan_ok=True)
+    assert rolled["index"].iloc[:2].isna().all() and rolled["index"].iloc[2:].notna().all()
+    assert rolled["n"].iloc[2:].tolist() == monthly["n"].rolling(3).sum().iloc[2:].tolist()
+    assert rolled.attrs["base_n"] == rolled["n"].iloc[at] == rolled["n"].iloc[2:14].max()
+    width = np.log(rolled["index_high"] / rolled["index_low"])
+    month = np.log(monthly["index_high"] / monthly["index_low"])
+    assert width.iloc[2:].median() < month.median()
+
+
 def test_hedonic_estimates_equal_a_least_squares_solve(market: pd.DataFrame) -> None:
     """The Gram matrix from the codes equals the dense design's; the solution and its standard
     errors equal numpy's lstsq on that design and the textbook formula."""
     sales = market.iloc[:1500]
-    index = rf.price_index(sales, freq="Q", min_sample=1)
+    index = rf.price_index(sales, freq="Q", min_sample=1, base="2021-01-01")
     period = pd.PeriodIndex(sales["CloseDate"].dt.tz_convert(None), freq="Q")
     code = (period.asi8 - period.asi8.min()).astype(np.int64)
     area = sales["LivingArea"].to_numpy()
@@ -391,6 +458,9 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ({"by": []}, r"`by` must be a column name or a list"),
     ({"by": ["City", "City"]}, r"`by` names a column twice"),
     ({"base": "not a date"}, r"`base` must be a timestamp"),
+    ({"rolling": 1}, r"`rolling` must be None or a whole number of periods from 2 to 12"),
+    ({"rolling": 3.0}, r"`rolling` must be None or a whole number of periods from 2 to 12"),
+    ({"rolling": 13}, r"`rolling` must be None or a whole number of periods from 2 to 12"),
 ]
 
 
@@ -465,7 +535,8 @@ def test_on_the_sandbox_the_index_and_the_median_move_the_same_way(
     quarter = pd.PeriodIndex(sold["CloseDate"].dt.tz_convert(None), freq="Q")
     median = sold.groupby(quarter)["ClosePrice"].median()
     assert len(index) == len(median) >= 4
-    assert np.sign(index["index"].iloc[-1] - 100) == np.sign(median.iloc[-1] - median.iloc[0])
+    first = index["index"].iloc[0]  # the base is the best-covered quarter, not the first
+    assert np.sign(index["index"].iloc[-1] - first) == np.sign(median.iloc[-1] - median.iloc[0])
     left = index.attrs["left_out"]
     assert index.attrs["rows_used"] + left["missing_characteristics"] == len(sold)
     assert index["n"].sum() == index.attrs["rows_used"]

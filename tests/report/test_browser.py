@@ -1,5 +1,6 @@
-"""The HTML report in a real browser (headless Chromium): every chart decodes, the console stays
-silent, the page renders (screenshot) and prints (PDF).
+"""The HTML report in a real browser (headless Chromium), each edition: every chart decodes, the
+console stays silent, the page renders (screenshot) and prints (PDF: the client edition one page
+per area and the cover, on Letter and on A4).
 
 Skips where no Chromium is installed, except in CI (``CI`` set), where it fails instead.
 """
@@ -117,13 +118,27 @@ def probe(tmp: Path, html: str, name: str, width: int = WIDTH) -> tuple[_Root, l
     return root, console_lines(result.stderr)
 
 
-@pytest.fixture(scope="module")
-def report_html(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+#: The editions rendered: the client edition as a pack of two cities, and the analyst edition.
+EDITIONS = {
+    "client": {"cities": ("Miami", "Fort Lauderdale"), "edition": "client"},
+    "analyst": {"edition": "analyst"},
+}
+
+
+@pytest.fixture(scope="module", params=list(EDITIONS))
+def report_html(
+    request: pytest.FixtureRequest, sandbox_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     cache = tmp_path_factory.mktemp("cache")
-    options = MarketReportOptions(as_of="2026-06-30", source="test sandbox")
+    options = MarketReportOptions(as_of="2026-06-30", source="test sandbox",
+                                  **EDITIONS[request.param])  # fmt: skip
     with rf.Client(base_url=sandbox_url, cache_dir=cache, progress=False) as client:
         frames = load_market_frames(client, options)
     return write(compute_market_report(frames, options), tmp_path_factory.mktemp("out")).html
+
+
+def _client(path: Path) -> bool:
+    return '<section class="area"' in path.read_text(encoding="utf-8")
 
 
 def test_the_probe_sees_console_errors_and_broken_images(tmp_path: Path) -> None:
@@ -148,7 +163,8 @@ def test_every_chart_decodes_and_the_console_is_silent(report_html: Path, tmp_pa
     assert root.attrs.get("data-console-warn") is None
     assert root.attrs.get("data-errors") is None
     images = [i for i in root.images if str(i.get("src", "")).startswith("data:image/png")]
-    assert int(str(root.attrs["data-images"])) == len(root.images) == len(images) >= 10
+    least = 8 if _client(report_html) else 10  # the client pack: 4 charts a page
+    assert int(str(root.attrs["data-images"])) == len(root.images) == len(images) >= least
     assert root.attrs["data-broken"] == "0"
     natural = str(root.attrs["data-natural"]).split(",")
     declared = [f"{i['width']}x{i['height']}" for i in root.images]
@@ -197,11 +213,19 @@ def test_full_page_screenshot_covers_every_section(report_html: Path, tmp_path: 
     """The whole page as one image, kept as a test artifact (``test-artifacts/``) for review."""
     root, _ = probe(tmp_path, report_html.read_text(encoding="utf-8"), "sections.html")
     html = report_html.read_text(encoding="utf-8")
-    for anchor in ("since-last", "trends", "markets", "price-drops", "map", "traffic", "leads"):
-        assert f'id="{anchor}"' in html, anchor
+    client = _client(report_html)
+    anchors = (
+        ('class="cover"', 'data-area="Miami"', 'data-area="Fort Lauderdale"')
+        if client
+        else ('id="since-last"', 'id="trends"', 'id="markets"', 'id="price-drops"', 'id="map"')
+    )
+    for anchor in anchors:
+        assert anchor in html, anchor
+    assert 'id="traffic"' not in html and 'id="leads"' not in html  # the brokerage report's
     artifacts = Path(__file__).resolve().parents[2] / "test-artifacts"
     artifacts.mkdir(exist_ok=True)
-    shot = artifacts / "market-report-full-page.png"
+    edition = "client" if client else "analyst"
+    shot = artifacts / f"market-report-{edition}-full-page.png"
     result = run_chromium(
         tmp_path,
         "--hide-scrollbars",
@@ -214,17 +238,26 @@ def test_full_page_screenshot_covers_every_section(report_html: Path, tmp_path: 
     gray = np.asarray(image.convert("L"), dtype=float)
     rows = (gray < 250).mean(axis=1)
     filled = np.flatnonzero(rows > 0.01)
-    assert filled.max() > 8000  # the sections reach far down the page: trends, maps, comps ...
+    assert filled.max() > (2000 if client else 8000)  # every page / section drawn
     assert root.attrs["data-broken"] == "0"
 
 
-def test_report_prints_to_pdf(report_html: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("paper", ["Letter", "A4"])
+def test_report_prints_to_pdf(report_html: Path, tmp_path: Path, paper: str) -> None:
+    """The client edition prints one page per area plus the cover, on Letter and on A4."""
+    html = report_html.read_text(encoding="utf-8")
+    page = tmp_path / f"print-{paper}.html"
+    page.write_text(html.replace("@page { size: Letter;", f"@page {{ size: {paper};"), "utf-8")
     pdf = tmp_path / "report.pdf"
     result = run_chromium(
-        tmp_path, "--no-pdf-header-footer", f"--print-to-pdf={pdf}", report_html.as_uri()
+        tmp_path, "--no-pdf-header-footer", f"--print-to-pdf={pdf}", page.as_uri()
     )
     assert result.returncode == 0, result.stderr[-2000:]
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF")
     pages = len(re.findall(rb"/Type\s*/Page(?!s)", data))
-    assert 3 <= pages <= 30, pages
+    if _client(report_html):
+        areas = html.count('<section class="area"') + html.count('<section class="cover">')
+        assert pages == areas == 3, pages
+    else:
+        assert 3 <= pages <= 30, pages

@@ -28,7 +28,7 @@ DAY = "2026-06-30"
 
 
 def _report(url: str, cache: Any, **options: Any) -> Any:
-    options = MarketReportOptions(as_of=DAY, source="test sandbox", **options)
+    options = MarketReportOptions(as_of=DAY, source="test sandbox", edition="analyst", **options)
     with rf.Client(base_url=url, cache_dir=cache, progress=False) as client:
         frames = load_market_frames(client, options)
     return compute_market_report(frames, options)

@@ -21,9 +21,7 @@ import realtyframes as rf
 from realtyframes.analysis import REFERENCE_LABEL
 from realtyframes.errors import QueryError
 from realtyframes.report import (
-    DATA_FILES,
     MarketReportOptions,
-    analytics_from_files,
     compute_market_report,
     load_market_frames,
     read_report_data,
@@ -41,7 +39,7 @@ def written(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[
     """The report of the shared sandbox (read-only), as of its clock."""
     cache = tmp_path_factory.mktemp("cache")
     out = tmp_path_factory.mktemp("reports")
-    options = MarketReportOptions(as_of=AS_OF, source="test sandbox")
+    options = MarketReportOptions(as_of=AS_OF, source="test sandbox", edition="analyst")
     with rf.Client(base_url=sandbox_url, cache_dir=cache, progress=False) as client:
         frames = load_market_frames(client, options)
     report = compute_market_report(frames, options)
@@ -61,7 +59,8 @@ def written(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[
 def test_files_are_dated_and_next_to_the_html(written: dict[str, Any]) -> None:
     files = written["files"]
     assert files.html.name == f"market-report-{AS_OF}.html"
-    assert set(files.data) == set(DATA_FILES) - {"since-last"}  # a first run: nothing to compare
+    # a first run: nothing to compare; the market only (no contacts, no website analytics)
+    assert set(files.data) == {"listings", "changes"}
     for name, paths in files.data.items():
         for fmt, path in paths.items():
             assert path.parent == files.html.parent
@@ -78,7 +77,8 @@ def test_numbers_equal_the_analysis_functions_on_the_written_frames(
     """Every number in the HTML is recomputed from the Parquet files next to it."""
     data = read_report_data(written["files"].html)
     values = written["parsed"].values
-    listings, changes, contacts = data["listings"], data["changes"], data["contacts"]
+    listings, changes = data["listings"], data["changes"]
+    assert "contacts" not in data and "analytics-overview" not in data  # the brokerage report's
     options = written["report"].options
     by, days = options.by, float(options.window_days)
 
@@ -137,8 +137,6 @@ def test_numbers_equal_the_analysis_functions_on_the_written_frames(
     top_ids = {r for t, r, _ in values if t == "top_drops"}
     assert top_ids == set(drops["ListingId"].head(options.top_drops))
 
-    traffic = rf.traffic_summary(analytics_from_files(data))
-    funnel = rf.lead_funnel(contacts)
     headline = {
         "active_listings": comparison.loc["active_listings", REFERENCE_LABEL],
         "new_listings": comparison.loc["new_listings", REFERENCE_LABEL],
@@ -147,21 +145,13 @@ def test_numbers_equal_the_analysis_functions_on_the_written_frames(
         "median_dom": comparison.loc["median_dom", REFERENCE_LABEL],
         "months_of_supply": comparison.loc["months_of_supply", REFERENCE_LABEL],
         "price_drops": len(drops),
-        "visitors": traffic.headline.loc["visitors", "value"],
-        "conversion_rate": traffic.headline.loc["conversion_rate", "value"],
-        "contacts": len(contacts),
     }
     for key, expected in headline.items():
         shown, _text = values[("headline", key, None)]
         assert same(shown, expected), key
-    for metric, value in traffic.headline["value"].items():
-        assert same(values[("traffic", str(metric), "value")][0], value), metric
-    for stage, row in funnel.by_stage.iterrows():
-        for col in ("contacts", "share", "reached", "reached_share"):
-            assert same(values[("funnel", str(stage), col)][0], row[col]), (stage, col)
-    for source, row in funnel.by_source.iterrows():
-        for col in ("contacts", "share", "converted", "conversion_rate"):
-            assert same(values[("lead_sources", str(source), col)][0], row[col])
+    shown_keys = {row for t, row, _ in values if t == "headline"}
+    assert not shown_keys & {"visitors", "conversion_rate", "contacts"}  # no web or CRM data
+    assert not {t for t, _, _ in values} & {"traffic", "funnel", "lead_sources"}
 
 
 @pytest.mark.slow
@@ -190,10 +180,6 @@ def test_report_is_self_contained_and_printable(written: dict[str, Any]) -> None
         "ppsf_boxplot",
         "top_price_drops",
         "price_drop_distribution",
-        "traffic_timeline",
-        "traffic_panels",
-        "lead_funnel",
-        "leads_per_week",
         "inventory_trend",
         "trend_panels",
         "trends_weekly",

@@ -19,7 +19,9 @@ from realtyframes.report._render_changes import CHANGE_LABELS, since_last_counts
 
 
 def _run(url: str, cache: Path) -> tuple[object, str, object]:
-    options = MarketReportOptions(cities=("Miami", "Doral"), source="test sandbox")
+    options = MarketReportOptions(
+        cities=("Miami", "Doral"), source="test sandbox", edition="analyst"
+    )
     with rf.Client(base_url=url, cache_dir=cache, progress=False) as client:
         frames = load_market_frames(client, options)
     report = compute_market_report(frames, options)

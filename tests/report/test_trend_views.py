@@ -35,7 +35,7 @@ DAY = "2026-06-29"  # a day before the shared sandboxes' clock (2026-06-30 00:00
 
 
 def _frames(url: str, cache: Path, **kw: Any) -> tuple[Any, MarketReportOptions]:
-    options = MarketReportOptions(as_of=DAY, source="test sandbox", **kw)
+    options = MarketReportOptions(as_of=DAY, source="test sandbox", edition="analyst", **kw)
     with rf.Client(base_url=url, cache_dir=cache, progress=False) as client:
         return load_market_frames(client, options), options
 
@@ -86,7 +86,7 @@ def test_without_enough_covered_months_the_report_says_why_in_one_line(
     assert "No seasonally adjusted series: " in html
     assert report.weekly is not None and len(report.weekly) == 26
     assert 'data-table="trends_weekly"' in weekly_block(report)
-    monthly = MarketReportOptions(as_of=DAY, cities=("Doral",), trends_freq="M")
+    monthly = MarketReportOptions(as_of=DAY, cities=("Doral",), trends_freq="M", edition="analyst")
     assert weekly_view(frames, monthly, covered) is None
 
 

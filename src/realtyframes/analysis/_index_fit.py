@@ -28,6 +28,7 @@ import numpy as np
 from realtyframes.errors import AnalysisInputError
 
 __all__ = [
+    "Z95",
     "Fit",
     "HedonicInputs",
     "design_block",
@@ -40,17 +41,24 @@ __all__ = [
 #: Largest condition number of ``X'X`` accepted before calling the design collinear.
 _MAX_CONDITION = 1e12
 _DAYS_PER_YEAR = 365.25
+#: The 97.5 % quantile of the standard normal: every 95 % band of the index is ``δ ± Z95·se``
+#: (docs/metrics.md writes it 1.959964).
+Z95 = 1.959963984540054
 
 
 @dataclass
 class Fit:
-    """One group's estimates per period (``n_periods`` long; NaN where not estimated)."""
+    """One group's estimates per period (``n_periods`` long; NaN where not estimated); ``cov``:
+    the covariance of the deltas (``n_periods`` square, 0 at the base, NaN where not estimated),
+    for averages of periods (the rolling index); ``s2``: the residuals' variance."""
 
     delta: np.ndarray
     se: np.ndarray
     r2: float
     used: int
     extra: dict[str, object] = field(default_factory=dict)
+    cov: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    s2: float = float("nan")
 
 
 @dataclass
@@ -197,14 +205,30 @@ def fit_hedonic(inputs: HedonicInputs, base: int, n_periods: int) -> Fit:
     tss = float(y @ y)
     rss = max(tss - float(beta @ xty), 0.0)
     s2 = rss / (n - k)
-    delta, se = np.full(n_periods, np.nan), np.full(n_periods, np.nan)
+    delta = np.full(n_periods, np.nan)
     cols = layout.period_col
     has = np.flatnonzero(cols >= 0)
     delta[has] = beta[cols[has]]
-    se[has] = np.sqrt(s2 * np.diag(inverse)[cols[has]])
-    delta[base], se[base] = 0.0, 0.0
+    delta[base] = 0.0
+    cov = _period_cov(n_periods, has, s2 * inverse[np.ix_(cols[has], cols[has])], base)
     r2 = 1.0 - rss / tss if tss > 0 else float("nan")
-    return Fit(delta, se, r2, n, {"coefficients": k})
+    return Fit(delta, _se(cov), r2, n, {"coefficients": k}, cov, s2)
+
+
+def _period_cov(n_periods: int, has: np.ndarray, block: np.ndarray, base: int) -> np.ndarray:
+    """The deltas' covariance over every period: ``block`` at the estimated periods ``has``, 0
+    at the base, NaN elsewhere."""
+    cov = np.full((n_periods, n_periods), np.nan)
+    known = np.zeros(n_periods, dtype=bool)
+    known[has] = known[base] = True
+    cov[np.ix_(known, known)] = 0.0
+    cov[np.ix_(has, has)] = block
+    return cov
+
+
+def _se(cov: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(np.diag(cov).copy())
 
 
 def _connected(first: np.ndarray, second: np.ndarray, n_periods: int, base: int) -> np.ndarray:
@@ -239,7 +263,8 @@ def _bmn(
     first: np.ndarray, second: np.ndarray, y: np.ndarray, w: np.ndarray, keep: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """Weighted BMN over the periods ``keep`` (the base excluded): delta per period (0 where not
-    kept), the variances of the kept ones, and the weighted residuals' variance s²."""
+    kept), the covariance of the kept ones (over ``keep``'s positions), and the weighted
+    residuals' variance s²."""
     n_periods = len(keep)
     gram, xty = _pair_gram(first, second, y, w, n_periods)
     idx = np.flatnonzero(keep)
@@ -249,9 +274,7 @@ def _bmn(
     resid = y - (delta[second] - delta[first])
     dof = len(y) - len(idx)  # none left: no standard error (NaN band), never a false zero
     s2 = float(np.sum(w * resid**2)) / dof if dof > 0 else float("nan")
-    variance = np.zeros(n_periods)
-    variance[idx] = s2 * np.diag(inverse)
-    return delta, variance, s2
+    return delta, s2 * inverse, s2
 
 
 def fit_repeat_sales(
@@ -275,7 +298,7 @@ def fit_repeat_sales(
     keep[base] = False
     extra: dict[str, object] = {"pairs_not_linked": int((~on).sum())}
     w = np.ones(len(y))
-    delta, variance, _ = _bmn(first, second, y, w, keep)
+    delta, block, s2 = _bmn(first, second, y, w, keep)
     if weights == "case_shiller":
         resid2 = (y - (delta[second] - delta[first])) ** 2
         z = np.column_stack([np.ones(len(gap)), gap])
@@ -289,15 +312,15 @@ def fit_repeat_sales(
             "slope_per_year": float(b),
             "clipped": int(clipped.sum()) if floor > 0 else 0,
         }
-        delta, variance, _ = _bmn(first, second, y, w, keep)
+        delta, block, s2 = _bmn(first, second, y, w, keep)
     resid = y - (delta[second] - delta[first])
     total = float(np.sum(w * y**2))
     r2 = 1.0 - float(np.sum(w * resid**2)) / total if total > 0 else float("nan")
-    out_delta, out_se = np.full(n_periods, np.nan), np.full(n_periods, np.nan)
-    out_delta[keep], out_se[keep] = delta[keep], np.sqrt(variance[keep])
-    out_delta[base], out_se[base] = 0.0, 0.0
+    out_delta = np.full(n_periods, np.nan)
+    out_delta[keep], out_delta[base] = delta[keep], 0.0
+    cov = _period_cov(n_periods, np.flatnonzero(keep), block, base)
     extra["used"] = on
-    return Fit(out_delta, out_se, r2, len(y), extra)
+    return Fit(out_delta, _se(cov), r2, len(y), extra, cov, s2)
 
 
 def years(days: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from realtyframes.analysis._common import as_key, to_float
 from realtyframes.analysis._index_fit import (
+    Z95,
     Fit,
     HedonicInputs,
     fit_hedonic,
@@ -27,29 +28,85 @@ from realtyframes.analysis._index_fit import (
 )
 from realtyframes.errors import AnalysisInputError, DataQualityWarning
 
-__all__ = ["HedonicRows", "Info", "PairRows", "Rows"]
+__all__ = [
+    "WIDE_BASE_BAND",
+    "HedonicRows",
+    "Info",
+    "PairRows",
+    "Rows",
+    "default_base",
+    "rolling_sum",
+]
+
+#: A base whose own 95 % band (its level against the index's average level, in log) is wider than
+#: this (about ±10 %) is warned about: every period's index carries the base's error.
+WIDE_BASE_BAND = 0.10
+
+
+def rolling_sum(values: np.ndarray, window: int) -> np.ndarray:
+    """The sum of each period's ``window`` periods ending at it; 0 where the window is not
+    complete (before the ``window``-th period)."""
+    if window == 1:
+        return values
+    total = np.convolve(values, np.ones(window, dtype=values.dtype))[: len(values)]
+    total[: window - 1] = 0
+    return total
+
+
+def default_base(support: np.ndarray, per_year: int, min_sample: int) -> int | None:
+    """The default base: the best-covered period (most sales; the earliest of ties) of the first
+    year from the first period with any, if it has ``min_sample`` or more; else the first period
+    that has; None if none has (docs/metrics.md, "Base period").
+
+    >>> default_base(np.array([0, 3, 40, 90, 60, 200]), per_year=4, min_sample=5)
+    3
+    """
+    has = np.flatnonzero(support > 0)
+    if not len(has):
+        return None
+    year = support[has[0] : has[0] + per_year]
+    best = has[0] + int(np.argmax(year))
+    if support[best] >= min_sample:
+        return best
+    enough = np.flatnonzero(support >= min_sample)
+    return int(enough[0]) if len(enough) else None
 
 
 class Info:
     """What the groups' fits report, gathered for ``attrs``."""
 
-    def __init__(self, min_sample: int, left_out: dict[str, int], grouped: bool) -> None:
+    def __init__(
+        self, min_sample: int, left_out: dict[str, int], grouped: bool, per_year: int,
+        rolling: int = 1,
+    ) -> None:  # fmt: skip
         self.min_sample, self.grouped = min_sample, grouped
+        self.per_year, self.rolling = per_year, rolling
         self.not_fitted: dict[tuple[Hashable, ...], str] = {}
         self.left_out: Counter[str] = Counter(left_out)
         self.bases: dict[tuple[Hashable, ...], pd.Timestamp | None] = {}
+        self.base_n: dict[tuple[Hashable, ...], int] = {}
+        self.base_band: dict[tuple[Hashable, ...], float] = {}
         self.r2: dict[tuple[Hashable, ...], float] = {}
         self.used = self.pairs = self.blanked = 0
         self.extra: dict[tuple[Hashable, ...], dict[str, object]] = {}
 
     def choose_base(self, support: np.ndarray, base: int | None) -> int | None:
-        """The given base period if it has ``min_sample`` or more, else None; without one the
-        first period that has."""
-        enough = support >= self.min_sample
+        """The base period (with ``rolling``, the last period of the base window): the given one
+        if its window has ``min_sample`` or more, else None; without one, :func:`default_base`
+        on the windows' support."""
+        window = rolling_sum(support, self.rolling)
         if base is not None:
-            return base if enough[base] else None
-        first = np.flatnonzero(enough)
-        return int(first[0]) if len(first) else None
+            return base if window[base] >= self.min_sample else None
+        return default_base(window, self.per_year, self.min_sample)
+
+    def reference(self, support: np.ndarray, at: int | None) -> int | None:
+        """The regression's reference period for the base ``at``: ``at`` itself, with
+        ``rolling`` the best-covered period of its window (the index is renormalised on the
+        window's average afterwards)."""
+        if at is None or self.rolling == 1:
+            return at
+        low = at - self.rolling + 1
+        return low + int(np.argmax(support[low : at + 1]))
 
     def attempt(self, key: tuple[Hashable, ...], fit: Callable[[], Fit]) -> Fit | None:
         """``fit()``; with ``by``, a group whose regression cannot be identified (too few sales,
@@ -66,6 +123,7 @@ class Info:
         self, key: tuple[Hashable, ...], base: pd.Timestamp | None, fit: Fit | None, used: int
     ) -> None:
         self.bases[key] = base
+        self.base_n.setdefault(key, 0)
         if fit is not None:
             self.r2[key] = fit.r2
             self.used += used
@@ -90,6 +148,18 @@ class Info:
                 DataQualityWarning,
                 stacklevel=3,
             )
+        wide = {k: b for k, b in self.base_band.items() if b > WIDE_BASE_BAND}
+        if wide:
+            worst = max(wide, key=lambda k: wide[k])
+            warnings.warn(
+                f"price_index(): the base period of {len(wide)} of {len(self.bases)} group(s) is "
+                f"thinly covered (at worst {self.bases[worst]:%Y-%m-%d}, {self.base_n[worst]} "
+                f"sales: its level is known to ±{100 * wide[worst]:.0f} %, and every period's "
+                "index carries that error); pass `base=` a better covered period, or a longer "
+                "`freq` or `rolling` (attrs['base_band'])",
+                DataQualityWarning,
+                stacklevel=3,
+            )
         single = not keys
 
         def named(table: dict[tuple[Hashable, ...], Any]) -> dict[Hashable, Any]:
@@ -101,6 +171,11 @@ class Info:
             "by": keys,
             "min_sample": self.min_sample,
             "base": self.bases.get((), None) if single else named(self.bases),
+            "base_n": self.base_n.get((), 0) if single else named(self.base_n),
+            "base_band": (
+                self.base_band.get((), float("nan")) if single else named(self.base_band)
+            ),
+            "rolling": self.rolling,
             "sales": n_sales,
             "rows_used": self.used,
             "left_out": dict(self.left_out),
@@ -108,7 +183,7 @@ class Info:
             "blanked": self.blanked,
             "no_base": list(named(dict.fromkeys(no_base))),
             "not_fitted": named(self.not_fitted),
-            "band": "95 %: 100·exp(δ ± 1.96·se)",
+            "band": f"95 %: 100·exp(δ ± {Z95:.6f}·se)",
             "fit": self.extra.get((), {}) if single else named(self.extra),
             **({"pairs": self.pairs} if method == "repeat_sales" else {}),
         }
@@ -116,12 +191,13 @@ class Info:
 
 class Rows:
     """Per-row inputs of one method, fitted per group by :meth:`fit`: the fit (None without a
-    base period), ``n`` per period and the support per period (what ``min_sample`` counts)."""
+    base period), ``n`` per period, the support per period (what ``min_sample`` counts) and the
+    base period's position (None: none)."""
 
     def fit(
         self, rows: np.ndarray, base: int | None, periods: pd.PeriodIndex, info: Info,
         key: tuple[Hashable, ...], weights: str | None,
-    ) -> tuple[Fit | None, np.ndarray, np.ndarray]:  # fmt: skip
+    ) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
         raise NotImplementedError
 
 
@@ -157,22 +233,23 @@ class HedonicRows(Rows):
     def fit(
         self, rows: np.ndarray, base: int | None, periods: pd.PeriodIndex, info: Info,
         key: tuple[Hashable, ...], weights: str | None,
-    ) -> tuple[Fit | None, np.ndarray, np.ndarray]:  # fmt: skip
+    ) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
         ok = rows[self.complete[rows]]
         info.left_out["missing_characteristics"] += len(rows) - len(ok)
         n = np.bincount(self.period[ok], minlength=len(periods))
         at = info.choose_base(n, base)
+        ref = info.reference(n, at)
         fit = None
-        if at is None:
+        if ref is None:
             info.left_out["no_base"] += len(ok)
         else:
             inputs = HedonicInputs(self.log_price[ok], self.numeric[ok], self.subtype[ok],
                                    self.location[ok], self.period[ok])  # fmt: skip
-            fit = info.attempt(key, lambda: fit_hedonic(inputs, at, len(periods)))
+            fit = info.attempt(key, lambda: fit_hedonic(inputs, ref, len(periods)))
             if fit is None:
                 info.left_out["not_fitted"] += len(ok)
         info.record(key, _begin(periods, at), fit, len(ok))
-        return fit, n, n
+        return fit, n, n, at
 
 
 def _property_keys(sales: pd.DataFrame, func: str) -> np.ndarray:
@@ -215,27 +292,30 @@ class PairRows(Rows):
     def fit(
         self, rows: np.ndarray, base: int | None, periods: pd.PeriodIndex, info: Info,
         key: tuple[Hashable, ...], weights: str | None,
-    ) -> tuple[Fit | None, np.ndarray, np.ndarray]:  # fmt: skip
+    ) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
         first, second = self.pairs(rows, info)
         size = len(periods)
         p1, p2 = self.period[first], self.period[second]
         support = np.bincount(p1, minlength=size) + np.bincount(p2, minlength=size)
         at = info.choose_base(support, base)
-        if at is None:
+        ref = info.reference(support, at)
+        if ref is None:
             info.left_out["no_base"] += len(np.union1d(first, second))
             info.record(key, None, None, 0)
-            return None, np.bincount(p2, minlength=size), support
+            return None, np.bincount(p2, minlength=size), support, None
         log_ratio = self.log_price[second] - self.log_price[first]
         gap = years(self.day[second] - self.day[first])
-        fit = info.attempt(key, lambda: fit_repeat_sales(p1, p2, log_ratio, gap, at, size, weights))
+        fit = info.attempt(
+            key, lambda: fit_repeat_sales(p1, p2, log_ratio, gap, ref, size, weights)
+        )
         if fit is None:
             info.left_out["not_fitted"] += len(first)
             info.record(key, _begin(periods, at), None, 0)
-            return None, np.bincount(p2, minlength=size), support
+            return None, np.bincount(p2, minlength=size), support, at
         used = np.asarray(fit.extra["used"], dtype=bool)
         info.left_out["pairs_not_linked"] += int((~used).sum())
         p1, p2 = p1[used], p2[used]
         info.pairs += int(used.sum())
         info.record(key, _begin(periods, at), fit, len(np.union1d(first[used], second[used])))
         support = np.bincount(p1, minlength=size) + np.bincount(p2, minlength=size)
-        return fit, np.bincount(p2, minlength=size), support
+        return fit, np.bincount(p2, minlength=size), support, at

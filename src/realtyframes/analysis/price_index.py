@@ -30,8 +30,15 @@ from realtyframes.analysis._common import (
     to_timestamp,
     to_utc,
 )
-from realtyframes.analysis._index_fit import Fit, HedonicInputs
-from realtyframes.analysis._index_rows import HedonicRows, Info, PairRows, Rows
+from realtyframes.analysis._index_fit import Z95, Fit, HedonicInputs
+from realtyframes.analysis._index_rows import (
+    HedonicRows,
+    Info,
+    PairRows,
+    Rows,
+    default_base,
+    rolling_sum,
+)
 from realtyframes.analysis._kernel import collect, frame_of, segment_filter
 
 __all__ = [
@@ -48,6 +55,10 @@ __all__ = [
 INDEX_METHODS: tuple[str, ...] = ("hedonic", "repeat_sales")
 #: ``freq`` values: weeks ending Sunday, calendar months, calendar quarters (pandas period codes).
 INDEX_FREQS: dict[str, str] = {"W": "W-SUN", "M": "M", "Q": "Q-DEC"}
+#: Periods in a year per ``freq``: the default base is the best-covered period of the first year.
+PERIODS_PER_YEAR: dict[str, int] = {"W": 52, "M": 12, "Q": 4}
+#: ``rolling``: the longest window, in periods.
+MAX_ROLLING = 12
 #: ``location`` values (the hedonic location dummies; None: none).
 INDEX_LOCATIONS: tuple[str, ...] = ("City", "PostalCode")
 #: ``weights`` values for repeat sales (None: equal weights, plain BMN).
@@ -62,7 +73,6 @@ CHARACTERISTICS: tuple[str, ...] = (
     "YearBuilt",
     "PropertySubType",
 )
-_Z95 = 1.959963984540054
 _HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp", "StandardStatus")
 
 
@@ -72,9 +82,17 @@ def _check(
     min_sample: object,
     location: object,
     weights: object,
+    rolling: object,
     func: str,
 ) -> None:
     """Every argument that does not depend on the data, before anything is read."""
+    if rolling is not None and (
+        not isinstance(rolling, int) or isinstance(rolling, bool) or not 2 <= rolling <= MAX_ROLLING
+    ):
+        raise AnalysisInputError(
+            f"{func}(): `rolling` must be None or a whole number of periods from 2 to "
+            f"{MAX_ROLLING}, got {rolling!r}"
+        )
     if method not in INDEX_METHODS:
         raise AnalysisInputError(
             f"{func}(): `method` must be one of {list(INDEX_METHODS)}, got {method!r}"
@@ -118,6 +136,7 @@ def price_index(
     min_sample: int = 5,
     location: str | None = "City",
     weights: str | None = None,
+    rolling: int | None = None,
 ) -> pd.DataFrame:
     """A constant-quality price index per period (and per ``by`` group), 100 at the base period.
 
@@ -137,19 +156,24 @@ def price_index(
     the sales. ``n``: the pairs whose second sale is in the period; ``n_in_pairs``: the sales in
     the period that are in a pair.
 
-    ``base``: a date in the base period (default: the first period with ``min_sample`` or more
-    sales, pairs' sales for repeat sales). A period with fewer than ``min_sample`` gets NaN
-    index and band (it is still in the regression). The band: ``100·exp(δ ± 1.96·se)``.
+    ``base``: a date in the base period (default: the best-covered period of the first year of
+    sales if it has ``min_sample`` or more, pairs' sales for repeat sales; docs/metrics.md). A
+    thinly covered base (its own 95 % band wider than ±10 %) is warned about. A period with
+    fewer than ``min_sample`` gets NaN index and band (it is still in the regression). The band:
+    ``100·exp(δ ± 1.959964·se)``. ``rolling=3``: each row is the average log level of its
+    period and the 2 before (a 3-period moving average, as Case-Shiller's 3-month index), its
+    band from the estimates' covariance, ``n`` the window's; 100 at the base's window.
     ``by``: a separate index per group. Columns: ``period_begin``, ``period_end``, the ``by``
     columns, ``index``, ``index_low``, ``index_high``, ``n`` (and ``n_in_pairs``); ``attrs``:
-    method, freq, base, rows used, left out (by reason), R², pairs. Runs on pandas (other
+    method, freq, rolling, base, base_n (its sales), base_band, rows used, left out (by reason),
+    R², pairs. Runs on pandas (other
     engines' frames are reduced to the sales and collected).
 
     >>> idx = rf.price_index(market, freq="Q", method="repeat_sales")  # doctest: +SKIP
     >>> idx[["period_begin", "index", "index_low", "index_high", "n"]]  # doctest: +SKIP
     """
     func = "price_index"
-    _check(freq, method, min_sample, location, weights, func)
+    _check(freq, method, min_sample, location, weights, rolling, func)
     keys = [] if by is None else normalize_by(by, func)
     base_at = to_timestamp(base, "base", func)
     hedonic = method == "hedonic"
@@ -165,7 +189,8 @@ def price_index(
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
     when, dated = _sale_dates(sales, changes, func)
     known = when.notna().to_numpy()
-    info = Info(min_sample, {"no_close_date": int((~known).sum())}, grouped=bool(keys))
+    left = {"no_close_date": int((~known).sum())}
+    info = Info(min_sample, left, bool(keys), PERIODS_PER_YEAR[freq], rolling or 1)
     sales, when = sales[known].reset_index(drop=True), when[known].reset_index(drop=True)
     periods, code = _periods(when, INDEX_FREQS[freq])
     base_code = _base_code(base_at, periods, func)
@@ -175,8 +200,8 @@ def price_index(
         rows_data = PairRows(sales, when, code, func)
     pieces = []
     for key, rows in _groups(sales, keys, info):
-        fit, n, support = rows_data.fit(rows, base_code, periods, info, key, weights)
-        pieces.append(_assemble(fit, n, support, periods, keys, key, info, hedonic))
+        fit, n, support, at = rows_data.fit(rows, base_code, periods, info, key, weights)
+        pieces.append(_assemble(fit, n, support, at, periods, keys, key, info, hedonic))
     out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, hedonic)
     out.attrs = info.attrs(method, freq, keys, len(sales))
     out.attrs.update({"location": location} if hedonic else {"weights": weights})
@@ -254,17 +279,22 @@ def _groups(
 
 
 def _assemble(
-    fit: Fit | None, n: np.ndarray, support: np.ndarray, periods: pd.PeriodIndex,
-    keys: list[str], key: tuple[Hashable, ...], info: Info, hedonic: bool,
+    fit: Fit | None, n: np.ndarray, support: np.ndarray, at: int | None,
+    periods: pd.PeriodIndex, keys: list[str], key: tuple[Hashable, ...], info: Info,
+    hedonic: bool,
 ) -> pd.DataFrame:  # fmt: skip
     """One group's rows: the periods, its key, the index and band (NaN below ``min_sample`` or
-    without an estimate), ``n`` (and ``n_in_pairs``)."""
-    size = len(periods)
-    delta = fit.delta if fit is not None else np.full(size, np.nan)
-    se = fit.se if fit is not None else np.full(size, np.nan)
-    estimated = np.isfinite(delta)
-    shown = estimated & (support >= info.min_sample)
+    without an estimate), ``n`` (and ``n_in_pairs``), over ``info.rolling`` periods each."""
+    size, k = len(periods), info.rolling
+    window = rolling_sum(support, k)
+    level, se = _levels(fit, at, k, size)
+    estimated = np.isfinite(level)
+    shown = estimated & (window >= info.min_sample)
     info.blanked += int((estimated & ~shown).sum())
+    if at is not None:
+        info.base_n[key] = int(window[at])
+        if fit is not None:
+            info.base_band[key] = _base_band(fit, at, k, shown)
     out = pd.DataFrame(
         {
             "period_begin": periods.start_time.as_unit("us"),
@@ -274,13 +304,63 @@ def _assemble(
     for name, value in zip(keys, key, strict=True):
         out[name] = pd.Series([value] * size, dtype=object)
     with np.errstate(invalid="ignore"):
-        out["index"] = np.where(shown, 100.0 * np.exp(delta), np.nan)
-        out["index_low"] = np.where(shown, 100.0 * np.exp(delta - _Z95 * se), np.nan)
-        out["index_high"] = np.where(shown, 100.0 * np.exp(delta + _Z95 * se), np.nan)
-    out["n"] = n.astype("int64")
+        out["index"] = np.where(shown, 100.0 * np.exp(level), np.nan)
+        out["index_low"] = np.where(shown, 100.0 * np.exp(level - Z95 * se), np.nan)
+        out["index_high"] = np.where(shown, 100.0 * np.exp(level + Z95 * se), np.nan)
+    out["n"] = _window_counts(n, k)
     if not hedonic:
-        out["n_in_pairs"] = support.astype("int64")
+        out["n_in_pairs"] = _window_counts(support, k)
     return out
+
+
+def _window_counts(values: np.ndarray, k: int) -> np.ndarray:
+    """Each row's count over its ``k`` periods (those there are, at the start)."""
+    return np.convolve(values, np.ones(k, dtype=np.int64))[: len(values)].astype("int64")
+
+
+def _weights(k: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows' averaging weights over the periods (``size`` square: 1/k over each row's window)
+    and which rows have a whole window."""
+    a = np.zeros((size, size))
+    for lag in range(k):
+        a += np.eye(size, k=-lag) / k
+    whole = np.arange(size) >= k - 1
+    a[~whole] = 0.0
+    return a, whole
+
+
+def _levels(fit: Fit | None, at: int | None, k: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's log level against the base row (the average of its window's deltas minus the
+    base window's) and its standard error from the deltas' covariance; NaN where a window holds
+    a period not estimated."""
+    nan = np.full(size, np.nan)
+    if fit is None or at is None:
+        return nan, nan
+    if k == 1:  # the regression's reference is the base: its own estimates
+        return fit.delta, fit.se
+    a, whole = _weights(k, size)
+    est = np.isfinite(fit.delta)
+    covered = whole & ((a > 0) <= est).all(axis=1)
+    if not covered[at]:
+        return nan, nan
+    m = a - a[at]
+    level = m @ np.where(est, fit.delta, 0.0)
+    cov = np.where(est[:, None] & est[None, :], fit.cov, 0.0)
+    with np.errstate(invalid="ignore"):
+        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", m, cov, m), 0.0))
+    return np.where(covered, level, np.nan), np.where(covered, se, np.nan)
+
+
+def _base_band(fit: Fit, at: int, k: int, shown: np.ndarray) -> float:
+    """The base's own 95 % band (log half-width): ``Z95·se`` of the base row's level against the
+    average level of the rows shown; a thin base makes it wide (and every row carries it)."""
+    if not shown.any():
+        return float("nan")
+    a, _ = _weights(k, len(fit.delta)) if k > 1 else (np.eye(len(fit.delta)), None)
+    m = a[at] - a[shown].mean(axis=0)
+    est = np.isfinite(fit.delta)
+    cov = np.where(est[:, None] & est[None, :], fit.cov, 0.0)
+    return float(Z95 * np.sqrt(max(float(m @ cov @ m), 0.0)))
 
 
 def _assemble_empty(keys: list[str], hedonic: bool) -> pd.DataFrame:
@@ -293,7 +373,7 @@ def hedonic_inputs(
     market: pd.DataFrame, freq: str = "M", location: str | None = "City"
 ) -> tuple[HedonicInputs, int]:
     """The hedonic regression's inputs for a whole (pandas) market and the base period's position
-    as :func:`price_index` picks it with ``min_sample=5``: for the benchmark, which times a bare
+    as :func:`price_index` picks it by default: for the benchmark, which times a bare
     least-squares solve on the same design (:func:`._index_fit.design_block`)."""
     func = "price_index"
     needed = ["PropertyType", "ClosePrice", "CloseDate", *CHARACTERISTICS]
@@ -305,7 +385,9 @@ def hedonic_inputs(
     rows = HedonicRows(sales, when, code, location, func)
     ok = np.flatnonzero(rows.complete)
     n = np.bincount(code[ok], minlength=len(periods))
-    base = int(np.flatnonzero(n >= 5)[0])
+    base = default_base(n, PERIODS_PER_YEAR[freq], 5)
+    if base is None:
+        raise AnalysisInputError(f"{func}(): no period has 5 or more sales")
     inputs = HedonicInputs(rows.log_price[ok], rows.numeric[ok], rows.subtype[ok],
                            rows.location[ok], code[ok])  # fmt: skip
     return inputs, base

@@ -59,10 +59,26 @@ _seconds = checked(
 )
 
 
+_areas = checked(
+    int, "a number of areas", lambda v: 0 <= v <= 50, lambda t, v: f"{v} is not 0 to 50"
+)
+
+
+def _logo(text: str) -> Any:
+    """A --brand-logo: a PNG, JPEG or SVG file (checked by its first bytes, before any load)."""
+    from realtyframes.errors import QueryError
+    from realtyframes.report.brand import check_logo
+
+    try:
+        return check_logo(text)
+    except QueryError as error:
+        raise argparse.ArgumentTypeError(str(error.problem)) from None
+
+
 def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``report market`` and its options."""
     from realtyframes._spec import SALE_SEGMENT as SALE_TYPES
-    from realtyframes.report.options import BY_CHOICES, TRENDS_FREQS
+    from realtyframes.report.options import BY_CHOICES, EDITIONS, TRENDS_FREQS
 
     report = subparsers.add_parser(
         "report",
@@ -73,10 +89,12 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     kinds = report.add_subparsers(dest="report", metavar="REPORT", required=True)
     parser = kinds.add_parser(
         "market",
-        help="market comparison, price drops, website traffic and leads",
-        description="The market report: headline numbers, the market comparison, the top price "
-        "drops, the website's traffic and the lead funnel, as one self-contained HTML file "
-        "(charts embedded, printable) plus its data. Runs on the embedded sandbox when no host "
+        help="the market update: client edition (default) or analyst edition",
+        description="The market report as one self-contained HTML file (charts embedded, "
+        "printable) plus its data. The client edition (default) gives one printed page per area "
+        "(the month and the rolling 12 months against a year earlier, prices from a "
+        "constant-quality index, a summary, charts, price cuts, a map); --edition analyst gives "
+        "every view with the definitions. Neither holds website, lead or contact data. Runs on the embedded sandbox when no host "
         "or credentials are configured. Prints the report's path. Exit codes: 0 done, 1 "
         "failure, 2 bad usage, 3 done but a run was flagged in the run history (see "
         "`realtyframes runs`), 75 another run kept syncing the market past --wait.",
@@ -149,6 +167,37 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         choices=TRENDS_FREQS,
         help="the Trends section's recent view beside the months: the last 26 rolling 4-week "
         "periods (4W, Redfin's view; default), weeks (W), or none, months only (M)",
+    )
+    parser.add_argument(
+        "--edition",
+        default="client",
+        choices=EDITIONS,
+        help="client (default): one page per area, the market only, to forward to clients; "
+        "analyst: every view, the definitions with their formulas, the data files",
+    )
+    parser.add_argument(
+        "--areas",
+        type=_areas,
+        default=0,
+        metavar="N",
+        help="client edition: a pack of the N largest markets by --by (a cover, then one page "
+        "each); default: the cities given, else the whole market on one page",
+    )
+    parser.add_argument("--brand-name", metavar="TEXT", help="the brokerage's name on each page")
+    parser.add_argument(
+        "--brand-logo",
+        type=_logo,
+        metavar="PATH",
+        help="a PNG, JPEG or SVG logo, embedded in the page",
+    )
+    parser.add_argument(
+        "--agent", metavar="TEXT", help='the agent on each page: "name, phone, e-mail"'
+    )
+    parser.add_argument(
+        "--disclaimer",
+        metavar="TEXT",
+        help="the line at the foot of each page (default: the source, its date, and "
+        '"deemed reliable, not guaranteed"); all four also from the config file\'s [report] table',
     )
     parser.add_argument(
         "--xlsx", action="store_true", help="also write one Excel workbook of every frame"
@@ -337,7 +386,19 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
     if args.notify_file:
         targets += read_targets_file(args.notify_file)
 
+    from realtyframes.report.brand import brand_from_config
+
+    brand = brand_from_config(
+        settings.config_path,
+        brand_name=getattr(args, "brand_name", None),
+        brand_logo=getattr(args, "brand_logo", None),
+        agent=getattr(args, "agent", None),
+        disclaimer=getattr(args, "disclaimer", None),
+    )  # checked (a logo that is not an image) before any load
     options = MarketReportOptions(
+        edition=getattr(args, "edition", "client"),
+        areas=getattr(args, "areas", 0),
+        brand=brand,
         as_of=args.as_of,
         window_days=args.window_days,
         by=args.by,

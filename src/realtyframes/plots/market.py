@@ -135,8 +135,13 @@ def market_metric(
         series.append(("Previous window", data[prev].astype("float64").to_numpy()))
     _barh(ax, labels, series, kind)
     window = summary.attrs.get("window_days")
-    windowed = metric not in ("active_listings", "median_list_price", "median_list_ppsf")
+    # stocks as of the date (the price-drop share counts a cut at any time, not in the window)
+    stocks = ("active_listings", "median_list_price", "median_list_ppsf",
+              "pct_active_with_price_drop")  # fmt: skip
+    windowed = metric not in stocks
     suffix = f", last {window:g} days" if window and windowed else ""
+    if metric == "pct_active_with_price_drop":
+        suffix = " (last price change a cut, any time)"
     _title(ax, title + suffix)
     ax.set_xlabel(f"{title_text} ({unit})")
     return _done(fig, ax)

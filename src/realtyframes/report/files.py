@@ -127,13 +127,13 @@ def write_market_report(
 
     workbook = None
     if xlsx:
-        from realtyframes.report.definitions import metric_definitions
+        from realtyframes.report.definitions import market_definitions
         from realtyframes.report.excel import write_workbook
 
         workbook = write_workbook(
             {**tables, **frames},  # what the page shows, then what it was computed from
             out / f"{stem}.xlsx",
-            definitions=metric_definitions(),
+            definitions=market_definitions(),
             private=is_private(frames),
             source=report.options.source,
         )

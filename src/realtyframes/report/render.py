@@ -123,9 +123,9 @@ def coverage_note(report: MarketReport) -> str:
 def definitions_section() -> Section:
     """Every metric's definition (docs/metrics.md, as plain text), so the page carries its own
     glossary: a reader of a forwarded report has no docs folder."""
-    from realtyframes.report.definitions import metric_definitions
+    from realtyframes.report.definitions import market_definitions
 
-    defs = metric_definitions()
+    defs = market_definitions()  # without the website's and the CRM's (the brokerage report's)
     parts = []
     for section, rows in defs.groupby("section", sort=False):
         items = "".join(
