@@ -35,6 +35,8 @@ CHROMIUM_COMMANDS: tuple[str, ...] = (
     "google-chrome",
     "google-chrome-stable",
 )
+#: How long Chromium may take to start, load the page or print it (a busy machine is slow).
+TIMEOUT_MS = 180_000
 #: Chromium's flags for an offline print: no first-run, sync, extensions or background traffic.
 _FLAGS = (
     "--disable-gpu",
@@ -126,9 +128,12 @@ def _print(source: Path, paper: str) -> bytes:
         route.abort()
 
     with sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=chromium_path(), args=list(_FLAGS))
+        browser = driver.chromium.launch(
+            executable_path=chromium_path(), args=list(_FLAGS), timeout=TIMEOUT_MS
+        )
         try:
             page = browser.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
             page.route("http*://**", refuse)  # nothing from the network
             page.goto(source.as_uri(), wait_until="load")
             return page.pdf(
