@@ -159,10 +159,13 @@ def test_shown_text_is_the_formatted_value(written: dict[str, Any]) -> None:
     comparison = written["report"].comparison
     values = written["parsed"].values
     shown, text = values[("comparison", "median_sale_price", REFERENCE_LABEL)]
-    assert text == format_value(comparison.loc["median_sale_price", REFERENCE_LABEL], "money")
+    n = comparison.loc["homes_sold", REFERENCE_LABEL]
+    money = format_value(comparison.loc["median_sale_price", REFERENCE_LABEL], "money")
+    assert text == f"{money} n={n}"  # every median with its n
+    text = money
     assert text.startswith("$") and text.replace("$", "").replace(",", "").isdigit()
     shown, text = values[("comparison", "pct_active_with_price_drop", REFERENCE_LABEL)]
-    assert text == f"{float(shown):.1%}"
+    assert text.split(" n=")[0] == f"{float(shown):.1%}"
 
 
 @pytest.mark.slow

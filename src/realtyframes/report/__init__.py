@@ -1,6 +1,7 @@
 """Scheduled reports: the market report as one self-contained HTML file plus its data.
 
-``realtyframes report market`` on the command line; in Python:
+``realtyframes report market`` on the command line (the client edition: one page per area;
+``--edition analyst``: every view and the data files); in Python:
 
 >>> import realtyframes as rf                                           # doctest: +SKIP
 >>> from realtyframes.report import market_report                      # doctest: +SKIP
@@ -31,6 +32,7 @@ from realtyframes._lazy import lazy
 if TYPE_CHECKING:
     from realtyframes.report._charts import chart_workers
     from realtyframes.report._writers import is_private, output_format, write_frame, write_output
+    from realtyframes.report.brand import Brand
     from realtyframes.report.brokerage import (
         BrokerageFiles,
         BrokerageReport,
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
     from realtyframes.report.options import (
         BY_CHOICES,
         DATA_FILES,
+        EDITIONS,
         TRENDS_FREQS,
         MarketReportOptions,
         period_for,
@@ -79,6 +82,8 @@ _LAZY: dict[str, str] = {
     "render_brokerage_report": "realtyframes.report.brokerage",
     "write_brokerage_report": "realtyframes.report.brokerage",
     "write_pdf": "realtyframes.report.pdf",
+    "Brand": "realtyframes.report.brand",
+    "EDITIONS": "realtyframes.report.options",
     "DATA_FILES": "realtyframes.report.options",
     "TRENDS_FREQS": "realtyframes.report.options",
     "MarketFrames": "realtyframes.report.load",
@@ -107,8 +112,10 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "BY_CHOICES",
     "DATA_FILES",
+    "EDITIONS",
     "PAPERS",
     "TRENDS_FREQS",
+    "Brand",
     "BrokerageFiles",
     "BrokerageReport",
     "MarketFrames",

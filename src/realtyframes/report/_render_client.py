@@ -42,7 +42,7 @@ h1 { font-size: 21px; margin: 2px 0 0; }
 .scope { color: var(--muted); font-size: 11.5px; margin: 0 0 6px; }
 .price-change { display: flex; gap: 18px; align-items: baseline; background: var(--bg);
   border: 1px solid var(--line); border-radius: 6px; padding: 6px 10px; margin: 6px 0; }
-.price-change .big { font-size: 22px; font-weight: 700; }
+.price-change .big { font-size: 22px; font-weight: 700; white-space: nowrap; }
 .price-change .label, .price-change .side { color: var(--muted); font-size: 11.5px; }
 .mix { font-size: 11.5px; margin: 2px 0 6px; }
 ul.summary { margin: 4px 0 8px; padding-left: 18px; }
@@ -159,11 +159,11 @@ def _price_change(area: AreaUpdate) -> str:
             f"(95 % range {c.low * 100:+.1f} % to {c.high * 100:+.1f} %; {c.n} sales)"
         )
     if pd.isna(c.median_change):
-        side = f"Median sale price: too few sales ({c.n} and {c.n_before})"
+        side = f"Median sale price, {c.period}: too few sales ({c.n}; a year earlier {c.n_before})"
     else:
         side = (
-            f"Median sale price {c.median:,.0f} USD (n={c.n}), {c.median_change * 100:+.1f} % "
-            f"vs {c.median_before:,.0f} USD (n={c.n_before})"
+            f"Median sale price, {c.period}: ${c.median:,.0f} (n={c.n}), "
+            f"{c.median_change * 100:+.1f} % against ${c.median_before:,.0f} (n={c.n_before})"
         )
     mix = f'<p class="mix">{esc(c.mix)}</p>' if c.mix else ""
     return (
@@ -289,16 +289,11 @@ def _cover(report: MarketReport, areas: list[AreaUpdate]) -> str:
                 )
             )
             row.append(Cell(t.loc[metric, "month"], kind, row=area.name, col=metric, note=note))
-        change = area.change.change
-        row.append(
-            Cell(
-                change,
-                "percent",
-                row=area.name,
-                col="price_change",
-                note=f"n={area.change.n}" if not pd.isna(change) else "too few sales",
-            )
-        )
+        c = area.change
+        firm = not pd.isna(c.change) and c.high - c.low <= FIRM_BAND  # as on the area's page
+        note = f"n={c.n}" if firm else f"n={c.n}, too few for a firm figure"
+        shown = c.change if firm else None
+        row.append(Cell(shown, "percent", row=area.name, col="price_change", note=note))
         rows.append(row)
     table = render_table(
         "cover", ["Area", *[lbl for _, lbl, _ in metrics], "Prices vs a year earlier"], rows,

@@ -99,8 +99,9 @@ def market_section(report: MarketReport) -> Section:
 
 
 def comparison_table(table_id: str, comp: pd.DataFrame, min_sample: int, caption: str) -> str:
-    """Metrics as rows, markets as columns; a median or ratio on fewer than ``min_sample``
-    listings is shown as "—" with its n (``SAMPLE_SIZE_OF``), never as a firm figure."""
+    """Metrics as rows, markets as columns; every median or ratio with its n
+    (``SAMPLE_SIZE_OF``), shown as "—" on fewer than ``min_sample`` listings, never as a firm
+    figure."""
     from realtyframes.plots import METRIC_LABELS
 
     columns = list(comp.columns)
@@ -110,11 +111,10 @@ def comparison_table(table_id: str, comp: pd.DataFrame, min_sample: int, caption
         cells: list[Cell | str] = [SHORT_LABELS.get(metric, METRIC_LABELS[metric][0])]
         for col in columns:
             value, kind = comp.loc[metric, col], metric_kind(metric)
-            if hidden.loc[metric, col]:
-                n = comp.loc[SAMPLE_SIZE_OF[metric], col]
-                cells.append(Cell(None, kind, row=metric, col=label(col), note=f"n={n}"))
-            else:
-                cells.append(Cell(value, kind, row=metric, col=label(col)))
+            n = comp.loc[SAMPLE_SIZE_OF[metric], col] if metric in SAMPLE_SIZE_OF else None
+            note = None if n is None or pd.isna(n) else f"n={int(n)}"  # every median has its n
+            shown = None if hidden.loc[metric, col] else value
+            cells.append(Cell(shown, kind, row=metric, col=label(col), note=note))
         rows.append(cells)
     return _table(
         table_id,

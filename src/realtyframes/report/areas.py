@@ -5,12 +5,12 @@ by ``by``; else the whole market) and computes each one's :class:`AreaUpdate`: i
 Update table, price change, summary sentences, the months and quarters its charts draw, its
 biggest price cuts and its active listings (for the map). Pure: no I/O.
 
->>> areas = client_areas(listings, history, drops, summary, options)  # doctest: +SKIP
+>>> areas = client_areas(listings, history, drops, markets, options, covered)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -44,15 +44,13 @@ class AreaUpdate:
     active: pd.DataFrame = field(repr=False)
 
 
-def area_keys(summary: pd.DataFrame, options: MarketReportOptions) -> list[Any] | None:
-    """The areas of a client edition: the cities asked for (by City), else the ``areas``
-    largest markets by ``by`` (as the comparison picks them), else None (the whole market)."""
-    from realtyframes.report.compute import pick_markets
-
+def area_keys(markets: list[Any], options: MarketReportOptions) -> list[Any] | None:
+    """The areas of a client edition: the cities asked for (by City), else with ``areas`` the
+    markets compared (the ``areas`` largest by ``by``), else None (the whole market)."""
     if options.cities and options.by == "City":
         return list(options.cities)
     if options.areas:
-        return pick_markets(summary, replace(options, max_markets=options.areas))
+        return list(markets)
     return None
 
 
@@ -66,12 +64,12 @@ def client_areas(
     listings: pd.DataFrame,
     history: pd.DataFrame | None,
     drops: pd.DataFrame,
-    summary: pd.DataFrame,
+    markets: list[Any],
     options: MarketReportOptions,
     covered_from: pd.Timestamp | None,
 ) -> dict[str, AreaUpdate]:
     """Each area's :class:`AreaUpdate`, in page order (see the module)."""
-    keys = area_keys(summary, options)
+    keys = area_keys(markets, options)
     by = options.by if keys is not None else None
     tables = local_update(listings, history, as_of=options.day, by=by, areas=keys,
                           min_sample=options.min_sample, covered_from=covered_from)  # fmt: skip

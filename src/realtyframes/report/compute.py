@@ -400,7 +400,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     if options.edition == "client":
         from realtyframes.report.areas import client_areas
 
-        areas = client_areas(listings, history if len(history) else None, drops, summary,
+        areas = client_areas(listings, history if len(history) else None, drops, markets,
                              options, covered)  # fmt: skip
         return MarketReport(**common, areas=areas, notes=tuple(comp_notes))
     trends = _trends(frames, options)
