@@ -15,7 +15,6 @@ import re
 import shutil
 import stat
 import sys
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -71,13 +70,7 @@ def _text(pdf: Path) -> tuple[int, list[str]]:
 def client_html(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     cache = tmp_path_factory.mktemp("cache")
     brand = Brand(name=BRAND, agent="Ana Diaz, 305-555-0101", disclaimer=DISCLAIMER)
-    # as a user runs it: a DataQualityWarning (a thin index base) is shown, not raised (the test
-    # suite turns warnings into errors, which the page would report in the words of the error)
-    with (
-        warnings.catch_warnings(),
-        rf.Client(base_url=sandbox_url, cache_dir=cache, progress=False) as client,
-    ):
-        warnings.simplefilter("ignore", rf.DataQualityWarning)
+    with rf.Client(base_url=sandbox_url, cache_dir=cache, progress=False) as client:
         files = market_report(client, as_of="2026-06-30", cities=CITIES, brand=brand,
                               out_dir=tmp_path_factory.mktemp("out"), source="test sandbox")  # fmt: skip
     return files.html
