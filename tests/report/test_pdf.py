@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pandas as pd
 import pypdf
 import pytest
 
@@ -247,3 +248,26 @@ def test_write_pdf_refuses_an_unknown_paper_and_keeps_private_reports_private(
         os.umask(old)
     assert stat.S_IMODE(private.stat().st_mode) == 0o600
     assert stat.S_IMODE(public.stat().st_mode) == 0o644
+
+
+@pytest.mark.browser
+def test_report_brokerage_pdf_is_private_and_shows_listings_by_address(
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: None
+) -> None:
+    out = tmp_path / "internal"
+    flags = ["--base-url", sandbox_url, "--cache-dir", str(tmp_path / "cache")]
+    old = os.umask(0o022)
+    try:
+        code = main(["report", "brokerage", "--out", str(out), "--top", "3", "--pdf", *flags])
+    finally:
+        os.umask(old)
+    printed, err = capsys.readouterr()
+    assert code == EXIT_OK, err
+    html, pdf = (Path(line) for line in printed.split())
+    assert pdf == html.with_suffix(".pdf")
+    assert stat.S_IMODE(pdf.stat().st_mode) == stat.S_IMODE(html.stat().st_mode) == 0o600
+    text = " ".join(" ".join(_text(pdf)[1]).split())
+    assert "Most viewed listings" in text and "Leads" in text
+    top = pd.read_csv(out / html.name.replace(".html", ".top-listings.csv"))
+    for address in top["Address"]:  # each listing by its address (the PDF may wrap a line)
+        assert " ".join(address.split(",")[0].split()) in text
