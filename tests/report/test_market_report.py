@@ -58,13 +58,13 @@ def written(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict[
 @pytest.mark.slow
 def test_files_are_dated_and_next_to_the_html(written: dict[str, Any]) -> None:
     files = written["files"]
-    assert files.html.name == f"market-report-{AS_OF}.html"
+    assert files.html.name == f"market-report-{AS_OF}-analyst.html"
     # a first run: nothing to compare; the market only (no contacts, no website analytics)
     assert set(files.data) == {"listings", "changes"}
     for name, paths in files.data.items():
         for fmt, path in paths.items():
             assert path.parent == files.html.parent
-            assert path.name == f"market-report-{AS_OF}.{name}.{fmt}"
+            assert path.name == f"market-report-{AS_OF}-analyst.{name}.{fmt}"
             assert path.stat().st_size > 0
             if name == "contacts":  # about people: private whatever the umask
                 assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -174,7 +174,7 @@ def test_report_is_self_contained_and_printable(written: dict[str, Any]) -> None
     assert not parsed.tags & {"script", "link", "iframe", "object", "embed"}
     external = [u for u in parsed.urls if not u.startswith(("data:image/png;base64,", "#"))]
     # the only other links are the data files next to the report (relative names)
-    stem = f"market-report-{AS_OF}."
+    stem = f"market-report-{AS_OF}-analyst."
     assert external and all(u.startswith(stem) and "/" not in u for u in external)
     assert "url(" not in html and "@import" not in html
     assert "@media print" in html

@@ -71,17 +71,18 @@ def client_areas(
     """Each area's :class:`AreaUpdate`, in page order (see the module)."""
     keys = area_keys(markets, options)
     by = options.by if keys is not None else None
-    tables = local_update(listings, history, as_of=options.day, by=by, areas=keys,
-                          min_sample=options.min_sample, covered_from=covered_from)  # fmt: skip
     month = latest_month(options.day)
-    quarter = (pd.Timestamp(options.day) + pd.Timedelta(days=1)).to_period("Q") - 1
-    q_start = (quarter - 7).start_time.date()
-    quarters = market_trends(listings, history, freq="Q", by=by, start=q_start,
-                             end=quarter.end_time.date(), min_sample=options.min_sample)  # fmt: skip
     months = market_trends(listings, history, freq="M", by=by,
                            start=(month - pd.DateOffset(months=23)).date(),
                            end=(month + pd.offsets.MonthEnd(0)).date(),
                            min_sample=options.min_sample)  # fmt: skip
+    tables = local_update(listings, history, as_of=options.day, by=by, areas=keys,
+                          min_sample=options.min_sample, covered_from=covered_from,
+                          months=months)  # fmt: skip
+    quarter = (pd.Timestamp(options.day) + pd.Timedelta(days=1)).to_period("Q") - 1
+    q_start = (quarter - 7).start_time.date()
+    quarters = market_trends(listings, history, freq="Q", by=by, start=q_start,
+                             end=quarter.end_time.date(), min_sample=options.min_sample)  # fmt: skip
     status = listings["StandardStatus"].astype("str").to_numpy() if len(listings) else []
     active_all = listings[status == "Active"] if len(listings) else listings
     out = {}

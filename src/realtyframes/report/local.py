@@ -91,6 +91,7 @@ def local_update(
     areas: list[Any] | None = None,
     min_sample: int = 5,
     covered_from: pd.Timestamp | None = None,
+    months: pd.DataFrame | None = None,
 ) -> dict[Any, pd.DataFrame]:
     """Per area (each of ``areas`` by ``by``; None: the whole market, key "All markets"), the
     Local Market Update table: one row per :data:`LMU_METRICS` metric; columns ``month``,
@@ -98,13 +99,14 @@ def local_update(
     to the latest month), ``year_before``, ``year_change``, and ``*_n`` (the homes sold behind a
     median; a median on fewer than ``min_sample`` is NaN). A year-earlier figure the data do
     not cover (``covered_from`` after its start) is NaN; ``attrs``: ``month`` (its first day),
-    ``covered`` (whether the year-earlier figures are covered).
+    ``covered`` (whether the year-earlier figures are covered). ``months``: the same
+    ``rf.market_trends(freq="M")`` of the 24 months to the latest, if the caller has it.
 
     >>> tables = local_update(listings, history, as_of="2026-06-30")  # doctest: +SKIP
     """
     day = pd.Timestamp(as_of).date()
     month = latest_month(day)
-    trends = _months_trends(listings, history, month, by, min_sample)
+    trends = _months_trends(listings, history, month, by, min_sample) if months is None else months
     month_end = month + pd.offsets.MonthEnd(0)
     year_start = month - pd.DateOffset(months=11)
     days = int((month_end - year_start).days) + 1
