@@ -12,7 +12,7 @@ SPARK_VENV ?= .venv-spark
 # tests/mcp_clients/package-lock.json; installed when npm is there (Node 20+; .ci/run installs it).
 INSPECTOR := tests/mcp_clients/node_modules/.installed
 
-.PHONY: setup report test test-main test-spark test-fast lint check bench clean
+.PHONY: setup report report-pdf test test-main test-spark test-fast lint check bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,15 @@ setup: $(VENV)/.installed-test $(SPARK_VENV)/.installed $(INSPECTOR)
 
 report: $(VENV)/.installed-run
 	$(BIN)/realtyframes report market
+
+# The report and its PDF: the `pdf` extra (playwright, about 54 MB) drives the system's Chromium
+# (Debian: apt-get install chromium); `make report` does not need either.
+$(VENV)/.installed-pdf: pyproject.toml | $(VENV)/.installed-run
+	$(BIN)/python -m pip install --quiet --no-compile -e '.[pdf]'
+	touch $@
+
+report-pdf: $(VENV)/.installed-pdf
+	$(BIN)/realtyframes report market --pdf
 
 test: test-main test-spark
 

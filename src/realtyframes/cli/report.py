@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes.cli._preflight import preflight
+from realtyframes.cli._report_pdf import add_pdf_arguments, pdf_usage_error, write_report_pdf
 from realtyframes.cli.config import (
     PROG,
     add_arguments,
@@ -230,13 +231,69 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="print what the report's syncs would cost (requests, time at the rate limit) from "
         "a few cheap requests, and write nothing",
     )
+    add_pdf_arguments(parser)
     add_arguments(parser)
     parser.set_defaults(func=_run_report)
+    _add_brokerage(kinds)
+
+
+def _add_brokerage(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``report brokerage`` (the internal report) and its options."""
+    parser = kinds.add_parser(
+        "brokerage",
+        help="the brokerage's internal report: website traffic, most viewed listings, leads, CRM",
+        description="The brokerage's internal report: website traffic and its sources, the "
+        "listings with the most page views (by address), the lead funnel and the CRM, as one "
+        "self-contained HTML file plus its data; the files holding contact data are private "
+        "(0600). Not for clients: `report market` is. Prints the report's path.",
+    )
+    parser.add_argument("--as-of", type=_report_date, metavar="DATE",
+                        help="report date YYYY-MM-DD (default: today, UTC)")  # fmt: skip
+    parser.add_argument("--window-days", type=_days, default=90.0, metavar="N",
+                        help="the website period covering these days (default 90)")  # fmt: skip
+    parser.add_argument("--top", type=int, default=10, metavar="N",
+                        help="most viewed listings shown (default 10)")  # fmt: skip
+    parser.add_argument("--out", default="reports", metavar="DIR",
+                        help="output folder (default ./reports)")  # fmt: skip
+    parser.add_argument("--refresh", action="store_true", help="reload (ignore the cache)")
+    add_pdf_arguments(parser)
+    add_arguments(parser)
+    parser.set_defaults(func=_run_brokerage)
+
+
+def _run_brokerage(args: argparse.Namespace) -> int:
+    prog = f"{PROG} report brokerage"
+    return pdf_usage_error(args, prog) or run_guarded(
+        prog, args, lambda settings: run_brokerage(args, settings)
+    )
+
+
+def run_brokerage(args: argparse.Namespace, settings: Settings) -> int:
+    """The ``report brokerage`` command: load, compute, write; print the HTML path (stdout)."""
+    from realtyframes.report import load_brokerage_report, write_brokerage_report
+
+    day = args.as_of or dt.datetime.now(dt.UTC).date()
+    quiet = bool(getattr(args, "quiet", False))
+    with open_report_client(
+        settings,
+        day,
+        explicit_date=args.as_of is not None,
+        progress=False if quiet else None,
+        **client_options(args),
+    ) as (client, source):
+        report = load_brokerage_report(client, as_of=day, window_days=args.window_days,
+                                       refresh=bool(args.refresh), source=source, top=args.top)  # fmt: skip
+    files = write_brokerage_report(report, args.out)
+    print(os.fspath(files.html), flush=True)
+    write_report_pdf(args, files.html, private=report.private)
+    return 0
 
 
 def _run_report(args: argparse.Namespace) -> int:
-    return preflight("report market", args) or run_guarded(
-        f"{PROG} report", args, lambda settings: run_report(args, settings)
+    return (
+        preflight("report market", args)
+        or pdf_usage_error(args, f"{PROG} report market")
+        or run_guarded(f"{PROG} report", args, lambda settings: run_report(args, settings))
     )
 
 
@@ -382,6 +439,8 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         )
     logger.info("wrote %s and %d data files", files.html, len(files.all()) - 1)
     print(os.fspath(files.html), flush=True)
+    pdf = write_report_pdf(args, files.html)
     if targets:
-        raise_for_failures(send(targets, report_message(report, files.html)), "the report")
+        message = report_message(report, files.html, pdf_file=pdf)
+        raise_for_failures(send(targets, message), "the report")
     return 0

@@ -8,6 +8,10 @@
 >>> files = market_report(rf.Client(), cities=["Miami Beach"], window_days=90)  # doctest: +SKIP
 >>> files.html, sorted(files.data)                                     # doctest: +SKIP
 
+``realtyframes report brokerage`` (:func:`brokerage_report`) is the brokerage's internal report:
+website traffic, the most viewed listings by address, the lead funnel and the CRM. ``--pdf``
+(:func:`write_pdf`) prints a report to a PDF beside its HTML (the ``pdf`` extra).
+
 Steps on their own: :func:`load_market_frames` (I/O) -> :func:`compute_market_report` (pure) ->
 :func:`write_market_report` (HTML, Parquet, CSV); :func:`read_report_data` reads the frames back.
 
@@ -29,6 +33,15 @@ if TYPE_CHECKING:
     from realtyframes.report._charts import chart_workers
     from realtyframes.report._writers import is_private, output_format, write_frame, write_output
     from realtyframes.report.brand import Brand
+    from realtyframes.report.brokerage import (
+        BrokerageFiles,
+        BrokerageReport,
+        brokerage_report,
+        compute_brokerage_report,
+        load_brokerage_report,
+        render_brokerage_report,
+        write_brokerage_report,
+    )
     from realtyframes.report.compute import MarketReport, compute_market_report
     from realtyframes.report.files import (
         ReportFiles,
@@ -53,11 +66,22 @@ if TYPE_CHECKING:
         MarketReportOptions,
         period_for,
     )
+    from realtyframes.report.pdf import PAPERS, pdf_problem, write_pdf
     from realtyframes.report.render import render_market_report
 
 #: Every public name, imported on first use (``realtyframes report --help`` stays fast).
 _LAZY: dict[str, str] = {
     "BY_CHOICES": "realtyframes.report.options",
+    "BrokerageFiles": "realtyframes.report.brokerage",
+    "BrokerageReport": "realtyframes.report.brokerage",
+    "PAPERS": "realtyframes.report.pdf",
+    "brokerage_report": "realtyframes.report.brokerage",
+    "compute_brokerage_report": "realtyframes.report.brokerage",
+    "load_brokerage_report": "realtyframes.report.brokerage",
+    "pdf_problem": "realtyframes.report.pdf",
+    "render_brokerage_report": "realtyframes.report.brokerage",
+    "write_brokerage_report": "realtyframes.report.brokerage",
+    "write_pdf": "realtyframes.report.pdf",
     "Brand": "realtyframes.report.brand",
     "EDITIONS": "realtyframes.report.options",
     "DATA_FILES": "realtyframes.report.options",
@@ -89,8 +113,11 @@ __all__ = [
     "BY_CHOICES",
     "DATA_FILES",
     "EDITIONS",
+    "PAPERS",
     "TRENDS_FREQS",
     "Brand",
+    "BrokerageFiles",
+    "BrokerageReport",
     "MarketFrames",
     "MarketReport",
     "MarketReportOptions",
@@ -98,20 +125,27 @@ __all__ = [
     "ReportFiles",
     "analytics_from_files",
     "analytics_to_files",
+    "brokerage_report",
     "chart_workers",
+    "compute_brokerage_report",
     "compute_market_report",
     "data_paths",
     "is_private",
+    "load_brokerage_report",
     "load_market_frames",
     "market_report",
     "output_format",
+    "pdf_problem",
     "period_for",
     "read_report_data",
+    "render_brokerage_report",
     "render_market_report",
     "report_message",
+    "write_brokerage_report",
     "write_frame",
     "write_market_report",
     "write_output",
+    "write_pdf",
 ]
 
 __getattr__, __dir__ = lazy(__name__, _LAZY, globals(), __all__)

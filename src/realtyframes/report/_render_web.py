@@ -1,6 +1,9 @@
-"""The report's website traffic and leads sections (pure HTML from a MarketReport)."""
+"""The website traffic and leads sections (pure HTML): of a MarketReport, or of the traffic
+summary and lead funnel themselves (the brokerage report, :mod:`realtyframes.report.brokerage`)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from realtyframes.report._charts import chart
 from realtyframes.report._charts import render_chart as _figure
@@ -9,7 +12,10 @@ from realtyframes.report._html import render_table as _table
 from realtyframes.report._render_common import frame_table
 from realtyframes.report.compute import MarketReport
 
-__all__ = ["leads_section", "traffic_section"]
+if TYPE_CHECKING:
+    from realtyframes.analysis import LeadFunnel, TrafficSummary
+
+__all__ = ["funnel_section", "leads_section", "traffic_section", "website_section"]
 
 
 _TRAFFIC_LABELS: dict[str, tuple[str, str]] = {
@@ -25,15 +31,26 @@ _TRAFFIC_LABELS: dict[str, tuple[str, str]] = {
 
 
 def traffic_section(report: MarketReport) -> Section:
+    """The market report's website traffic section."""
+    return website_section(report.traffic, report.frames.period)
+
+
+def leads_section(report: MarketReport) -> Section:
+    """The market report's leads section."""
+    return funnel_section(report.funnel)
+
+
+def website_section(traffic: TrafficSummary | None, period: str | None) -> Section:
+    """Website traffic of the analytics ``period``: headline table, timeline and breakdowns."""
     from realtyframes import plots
 
-    if report.traffic is None:
+    if traffic is None:
         return Section(
             "traffic",
             "Website traffic",
             '<p class="empty">Website analytics were not available to this account.</p>',
         )
-    t = report.traffic
+    t = traffic
     rows: list[list[Cell | str]] = []
     for metric, value in t.headline["value"].items():
         label, kind = _TRAFFIC_LABELS.get(str(metric), (str(metric), "number"))
@@ -42,7 +59,7 @@ def traffic_section(report: MarketReport) -> Section:
         "traffic",
         ["Metric", "Value"],
         rows,
-        caption=f"Website, period {report.frames.period} (ending at the server's clock). The "
+        caption=f"Website, period {period} (ending at the server's clock). The "
         "analytics API offers no earlier period to compare with. Shares in the charts are of "
         "all the period's visitors.",
         numeric_header=[False, True],
@@ -59,16 +76,17 @@ def traffic_section(report: MarketReport) -> Section:
     return Section("traffic", "Website traffic", table + charts)
 
 
-def leads_section(report: MarketReport) -> Section:
+def funnel_section(funnel: LeadFunnel | None) -> Section:
+    """The lead funnel: contacts by stage and by source, the funnel and new leads per week."""
     from realtyframes import plots
 
-    if report.funnel is None:
+    if funnel is None:
         return Section(
             "leads",
             "Leads",
             '<p class="empty">CRM contacts were not available to this account.</p>',
         )
-    f = report.funnel
+    f = funnel
     stage_spec = [
         ("contacts", "Contacts", "count"),
         ("share", "Share", "percent"),

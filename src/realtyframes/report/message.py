@@ -1,5 +1,6 @@
-"""The notification of a market report: its headline figures as a summary, the HTML file attached
-(e-mail only; a webhook or chat gets the summary).
+"""The notification of a market report: its headline figures as a summary, the report attached
+(its PDF when one was printed, else the HTML file; e-mail only; a webhook or chat gets the
+summary).
 
 >>> report = compute_market_report(frames, options)  # doctest: +SKIP
 >>> report_message(report, files.html).title  # doctest: +SKIP
@@ -48,9 +49,15 @@ def _figure(value: Any, kind: str) -> str:
     return f"{number:,.1f}"
 
 
-def report_message(report: MarketReport, html_file: Path | str | None = None) -> Message:
+def report_message(
+    report: MarketReport,
+    html_file: Path | str | None = None,
+    *,
+    pdf_file: Path | str | None = None,
+) -> Message:
     """The message of ``report``: a title with the main figures, a table of the headline
-    figures, and ``html_file`` (the written report) attached for e-mail targets."""
+    figures, and the written report attached for e-mail targets: ``pdf_file`` (its PDF) when
+    given, else ``html_file``."""
     options = report.options
     days = f"{float(options.window_days):g} days"
     where = ", ".join(options.cities) if options.cities else "all markets"
@@ -64,12 +71,13 @@ def report_message(report: MarketReport, html_file: Path | str | None = None) ->
         f"{_figure(h.get('homes_sold'), 'count')} sold in {days}"
     )
     intro = f"Market report of {options.day.isoformat()} for {where} (source: {options.source})."
-    attached = " The full report is attached." if html_file is not None else ""
+    attach = pdf_file if pdf_file is not None else html_file
+    attached = " The full report is attached." if attach is not None else ""
     text, md, html = table(["Figure", "Value"], rows)
     return Message(
         title,
         text=f"{intro}\n\n{text}",
         markdown=f"{intro}\n\n{md}",
         html=f"<p>{intro}{attached}</p>{html}",
-        attach=(Path(html_file),) if html_file is not None else (),
+        attach=(Path(attach),) if attach is not None else (),
     )

@@ -117,6 +117,7 @@ def build_admin(options: SandboxOptions) -> SandboxAdmin:
         options=options,
         listings=listings,
         contacts=ContactStore(options.contacts, options.seed, as_of=as_of, domain=DEMO.domain),
-        analytics=AnalyticsStore(options.seed, as_of=as_of),
+        # the website's listing pages show the market's listings (a page joins its listing)
+        analytics=AnalyticsStore(options.seed, as_of=as_of, listing_ids=listings.on_market_ids()),
         reso=reso,
     )

@@ -60,11 +60,17 @@ class AnalyticsStore:
     True
     """
 
-    def __init__(self, seed: int = 7, as_of: datetime | None = None) -> None:
+    def __init__(
+        self,
+        seed: int = 7,
+        as_of: datetime | None = None,
+        listing_ids: Sequence[str] | None = None,
+    ) -> None:
         if as_of is None:
             as_of = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
         self.seed = seed
         self.as_of = _utc(as_of)
+        self._listing_ids = listing_ids
         self._now = self.as_of
         self._visitor_ids: dict[str, int] | None = None  # built on the first VisitorId query
         self._generate()
@@ -299,7 +305,7 @@ class AnalyticsStore:
 
     def _generate(self) -> None:
         """Generate the sessions (:mod:`~realtyframes.sandbox._analytics_gen`); keep what queries need."""
-        g = generate(self.seed, self.as_of)
+        g = generate(self.seed, self.as_of, self._listing_ids)
         self._n_visitors = g.n_visitors
         self._visitor_hash = g.visitor_hash
         self._start = g.start

@@ -53,10 +53,14 @@ def _conditional(
     return codes
 
 
-def generate(seed: int, as_of: datetime) -> SimpleNamespace:
-    """Every session of the site: start, visitor, pages, referrer, UTM tags, conversion."""
+def generate(
+    seed: int, as_of: datetime, listing_ids: Sequence[str] | None = None
+) -> SimpleNamespace:
+    """Every session of the site: start, visitor, pages, referrer, UTM tags, conversion.
+    ``listing_ids``: the MLS listings the site's listing pages show (the listing store's, so a
+    page joins its listing); None: made-up ids."""
     rng = np.random.default_rng([seed, 0xA7])
-    d = SimpleNamespace(as_of=as_of)
+    d = SimpleNamespace(as_of=as_of, seed=seed, listing_ids=listing_ids)
     steps = (_traffic, _sessions, _referrers, _visitors, _visitor_attributes, _pages, _page_paths,
              _durations, _conversions, _utm)  # fmt: skip
     for step in steps:
@@ -192,6 +196,10 @@ def _page_paths(rng: np.random.Generator, d: SimpleNamespace) -> None:
     listing_ids = [
         f"A{11_000_000 + int(x)}" for x in rng.choice(900_000, data.N_LISTINGS, replace=False)
     ]
+    if d.listing_ids:  # the store's listings, drawn on their own stream (the rest stays the same)
+        own = np.random.default_rng([d.seed, 0xA8])
+        count = min(data.N_LISTINGS, len(d.listing_ids))
+        listing_ids = [str(d.listing_ids[i]) for i in own.choice(len(d.listing_ids), count, False)]
     families = {
         "listing": [f"/listings/{lid}" for lid in listing_ids],
         "blog": [f"/blog/{slug}" for slug in data.BLOG],

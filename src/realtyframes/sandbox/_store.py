@@ -203,6 +203,18 @@ class ListingStore:
         """The detail-only fields (remarks, features, ``Media``) of ``row``, given its summary."""
         return detail_fields(self._seed, snap.cols, row, record)
 
+    def on_market_ids(self) -> list[str]:
+        """The ListingIds of the listings for sale at the clock (Active, Pending or under
+        contract; what the brokerage's website shows), oldest entry first.
+
+        >>> from datetime import UTC, datetime
+        >>> ListingStore(n=50, as_of=datetime(2026, 5, 1, tzinfo=UTC)).on_market_ids()[0][:1]
+        'A'
+        """
+        snap = self._snap
+        rows = np.flatnonzero(snap.state.visible & (snap.state.status != CLOSED))
+        return [_listing_id(int(i)) for i in snap.cols["id"][rows]]
+
     # -- drift fault ---------------------------------------------------------------------------
 
     def insert_new(self, k: int, property_type: str = "Residential") -> None:
