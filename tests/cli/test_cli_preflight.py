@@ -105,3 +105,18 @@ def test_a_new_check_joins_the_table(
     assert preflight("report market", fine) is None
     assert preflight("report market", argparse.Namespace(out=None, edition="x")) == 2
     assert capsys.readouterr().err == "realtyframes report market: error: --edition: unknown 'x'\n"
+
+
+def test_brokerage_out_that_is_a_file_makes_no_request(
+    sandbox: RunningSandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report brokerage`` runs the same check on its ``--out`` before it loads anything."""
+    target = tmp_path / "taken.txt"
+    target.write_text("mine")
+    before = sandbox.admin.faults.requests
+    args = ["report", "brokerage", "--out", str(target), "--base-url", sandbox.url,
+            "--cache-dir", str(tmp_path / "cache")]  # fmt: skip
+    assert main(args) == 2
+    line = _only_line(capsys.readouterr().err, "report brokerage")
+    assert f"'{target}' is a file, not a folder" in line
+    assert sandbox.admin.faults.requests == before and target.read_text() == "mine"

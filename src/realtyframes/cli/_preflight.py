@@ -103,6 +103,7 @@ def _file_problem(value: str | os.PathLike[str]) -> str | None:
 #: The checks of each command, run in order; the first problem is the one line shown.
 CHECKS: dict[str, tuple[Check, ...]] = {
     "report market": (Check("--out", "out", _folder_problem),),
+    "report brokerage": (Check("--out", "out", _folder_problem),),
     "fetch": (Check("--out", "out", _file_problem),),
     "mcp call": (Check("--out", "out", _file_problem),),
 }

@@ -263,8 +263,10 @@ def _add_brokerage(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 def _run_brokerage(args: argparse.Namespace) -> int:
     prog = f"{PROG} report brokerage"
-    return pdf_usage_error(args, prog) or run_guarded(
-        prog, args, lambda settings: run_brokerage(args, settings)
+    return (
+        preflight("report brokerage", args)
+        or pdf_usage_error(args, prog)
+        or run_guarded(prog, args, lambda settings: run_brokerage(args, settings))
     )
 
 
