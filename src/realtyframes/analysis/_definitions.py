@@ -7,8 +7,9 @@ Three metrics differ; everything else is the same under both:
   :data:`REDFIN_PENDING_DAYS` days after it was listed;
 - ``median_list_price``: Redfin's is the most recent list price of the homes listed in the
   period (the ``ListPrice`` on the record); ours the price at entry;
-- ``avg_sale_to_list`` / ``pct_sold_above_list``: Redfin's ratio is the sale price over the
-  original list price (the price at entry); ours over the final list price (``ListPrice``).
+- ``avg_sale_to_list``: Redfin's ratio is the sale price over the original list price (the
+  price at entry); ours over the final list price (``ListPrice``). ``pct_sold_above_list`` is
+  over the final list price under both (Redfin's "sold above list" is above the final one).
 
 >>> check_definitions("redfin", "market_trends")
 'redfin'
@@ -37,7 +38,7 @@ def check_definitions(value: object, func: str) -> str:
 
 class Prices:
     """The list prices a definition reads: ``listed`` (``median_list_price``'s) and ``against``
-    (the sale-to-list ratio's denominator), per listing, from the price at entry and the
+    (``avg_sale_to_list``'s denominator), per listing, from the price at entry and the
     ``ListPrice`` on the record."""
 
     def __init__(self, definitions: str, at_entry: np.ndarray, on_record: np.ndarray) -> None:

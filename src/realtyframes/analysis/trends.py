@@ -427,18 +427,19 @@ def _medians(listings: Listings, prices: Prices, grid: Grid) -> pd.DataFrame:
     sold = np.flatnonzero(listings.status == CLOSED)
     rows, cell = grid.pairs(listings.market[sold], listings.closed_at[sold])
     sold = sold[rows]
-    close, price = listings.close[sold], prices.against[sold]
-    ratio = safe_div(close, price)
+    close = listings.close[sold]
+    ratio, above = (safe_div(close, p[sold]) for p in (prices.against, listings.list))
     lo, hi = SALE_TO_LIST_RANGE
     with np.errstate(invalid="ignore"):
         in_range = (ratio >= lo) & (ratio <= hi)
+        above_range = (above >= lo) & (above <= hi)
     sales = pd.DataFrame(
         {
             "median_sale_price": close,
             "median_sale_ppsf": safe_div(close, listings.area[sold]),
             "median_dom": listings.dom[sold],
             "avg_sale_to_list": np.where(in_range, ratio, np.nan),
-            "pct_sold_above_list": np.where(in_range, (ratio > 1.0).astype("float64"), np.nan),
+            "pct_sold_above_list": np.where(above_range, (above > 1.0).astype("float64"), np.nan),
         },
         copy=False,
     )

@@ -69,7 +69,7 @@ class MarketReport:
       (the medians and their YoY on three times the sales), from the first whole covered quarter
       up to ``trend_months`` + 12 months back (so the quarters shown have their year-earlier one)
     - ``index``: ``price_index(method="hedonic", freq="M")`` of the sales from the first whole
-      covered month, 100 at its first month with enough sales, and ``median_sale_price`` indexed to the same base
+      covered month, 100 at its base month (rf.price_index's default: the best-covered month of the first year), and ``median_sale_price`` indexed to the same base
     - ``weekly`` / ``seasonal`` (or ``seasonal_notice``: why not) / ``tiers``: the recent weeks,
       the covered months seasonally adjusted, the latest complete quarter's price tiers
       (:mod:`realtyframes.report.trend_views`)
