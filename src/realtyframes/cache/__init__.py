@@ -1,11 +1,12 @@
-"""The Parquet cache: atomic, locked, self-describing files other tools read directly.
+"""The Parquet cache: atomic, locked, self-describing files other tools read directly, and the
+cache's state (checkpoints, run history, locks, watches) in one SQLite database.
 
 >>> from realtyframes.cache import ParquetCache, account_fingerprint
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
 >>> append_run("data/cache", kind="watch", resource="market", scope={"City": "Miami"})  # doctest: +SKIP
 """
 
-from realtyframes.cache._checkpoints import CHECKPOINT_MAX_AGE, Checkpoint
+from realtyframes.cache._checkpoints import CHECKPOINT_MAX_AGE, Checkpoint, SavedCheckpoint
 from realtyframes.cache._entries import (
     Entry,
     account_fingerprint,
@@ -24,6 +25,7 @@ from realtyframes.cache._runs import (
     append_run,
     read_runs,
 )
+from realtyframes.cache._state import state_file
 from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, ParquetCache
 from realtyframes.errors import CacheReadTimeout
 
@@ -43,6 +45,7 @@ __all__ = [
     "Checkpoint",
     "Entry",
     "ParquetCache",
+    "SavedCheckpoint",
     "account_fingerprint",
     "append_run",
     "cache_key",
@@ -51,4 +54,5 @@ __all__ = [
     "is_locked",
     "normalise_params",
     "read_runs",
+    "state_file",
 ]

@@ -37,11 +37,11 @@ import pyarrow.parquet as pq
 from realtyframes._files import TEMP_MARKER
 from realtyframes.cache._checkpoints import (
     CHECKPOINT_MAX_AGE,
-    FOLDER,
     Checkpoint,
-    checkpoint_files,
+    SavedCheckpoint,
     remove_checkpoints,
     remove_old_checkpoints,
+    saved_checkpoints,
 )
 from realtyframes.cache._entries import (
     _DEFAULT_TTL,
@@ -381,7 +381,7 @@ class ParquetCache:
     # -- checkpoints of unfinished loads --------------------------------------------------------
 
     def checkpoint(self, resource: str, key: str, scope: Mapping[str, Any]) -> Checkpoint:
-        """The checkpoint of an unfinished load of ``key`` (``.rf/staging/checkpoints``): what an
+        """The checkpoint of an unfinished load of ``key`` (in ``.rf/state.sqlite3``): what an
         earlier identical load of ``scope`` saved before it was interrupted, else an empty one.
         One of another scope, or not written to for ``checkpoint_max_age``, is discarded.
 
@@ -389,12 +389,16 @@ class ParquetCache:
         >>> cp.resumed_from  # doctest: +SKIP
         """
         self._folder(resource, key)  # checks both names
-        path = self.root / FOLDER / f"{resource}.{key}.journal"
-        return Checkpoint.open(path, scope, max_age=self.checkpoint_max_age)
+        return Checkpoint.open(self.root, resource, key, scope, max_age=self.checkpoint_max_age)
 
-    def checkpoints(self, resource: str | None = None) -> list[Path]:
-        """The checkpoint files of interrupted loads (of ``resource``)."""
-        return checkpoint_files(self.root, resource)
+    def checkpoints(self, resource: str | None = None) -> list[SavedCheckpoint]:
+        """The checkpoints of interrupted loads (of ``resource``): resource, key, answers, size,
+        started, updated.
+
+        >>> [c.name for c in cache.checkpoints()]  # doctest: +SKIP
+        ['market.3f9c0e...']
+        """
+        return saved_checkpoints(self.root, resource)
 
     def clear_checkpoints(
         self, resource: str | None = None, *, keys: Collection[str] | None = None
