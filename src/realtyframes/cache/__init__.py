@@ -25,6 +25,7 @@ from realtyframes.cache._runs import (
     append_run,
     read_runs,
 )
+from realtyframes.cache._scopes import Holder, hold_scope
 from realtyframes.cache._state import state_file
 from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, ParquetCache
 from realtyframes.errors import CacheReadTimeout
@@ -44,12 +45,14 @@ __all__ = [
     "CacheWarning",
     "Checkpoint",
     "Entry",
+    "Holder",
     "ParquetCache",
     "SavedCheckpoint",
     "account_fingerprint",
     "append_run",
     "cache_key",
     "file_lock",
+    "hold_scope",
     "is_fresh",
     "is_locked",
     "normalise_params",

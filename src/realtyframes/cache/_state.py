@@ -85,10 +85,12 @@ CREATE TABLE runs (
 );
 CREATE INDEX runs_by_scope ON runs (scope_key, started);
 CREATE TABLE locks (
-    scope TEXT PRIMARY KEY,
+    name TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
     pid INTEGER NOT NULL,
     host TEXT NOT NULL,
-    since TEXT NOT NULL
+    since TEXT NOT NULL,
+    process_start TEXT
 );
 CREATE TABLE watches (
     name TEXT PRIMARY KEY,

@@ -25,7 +25,8 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -78,8 +79,9 @@ from realtyframes.cache._layout import (
     migrate_flat_layout,
     remove_dead_writers_files,
 )
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
-from realtyframes.errors import CacheReadTimeout, CacheWarning
+from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked, lock_error
+from realtyframes.cache._scopes import holder
+from realtyframes.errors import CacheReadTimeout, CacheWarning, ScopeBusyError
 
 __all__ = [
     "META_KEY",
@@ -182,7 +184,10 @@ class ParquetCache:
 
     def _lock_path(self, resource: str, key: str) -> Path:
         lock = self._layout.lock(resource, key)
-        _private_dirs(lock.parent)
+        try:
+            _private_dirs(lock.parent)
+        except OSError as exc:  # a file where a folder of the locks should be
+            raise lock_error(lock, exc) from None
         return lock
 
     def job_lock(self, resource: str, key: str) -> Path:
@@ -477,30 +482,66 @@ class ParquetCache:
 
     def clear(self, resource: str | None = None, *, keys: Collection[str] | None = None) -> int:
         """Remove every entry (of ``resource``; only those whose key is in ``keys`` when given):
-        its companions, lock and moved-aside files too.
+        its companions, lock and moved-aside files too, and the checkpoints of its loads.
 
-        Returns the number of entries removed.
+        Returns the number of entries removed. A scope being synced (its job lock held, e.g. by
+        a ``sync_listings`` in another process) is not cleared under the sync:
+        :class:`~realtyframes.errors.ScopeBusyError` naming it, and nothing removed.
 
         >>> cache.clear("analytics")  # doctest: +SKIP
         1
         """
         resources = [_check_name(resource, "resource", _NAME)] if resource else self._resources()
+        jobs = self._layout.internal.glob("locks/*.sync")  # a first sync has no dataset yet
+        busy = resources if resource else [p.name.removesuffix(".sync") for p in jobs]
+        with self._no_job_running(busy, keys) as held:
+            removed = 0
+            for res in resources:
+                removed += self._clear_entries(res, keys)
+                if keys is None:  # the whole resource: its leftovers too
+                    self._clear_leftovers(res)
+            self.clear_checkpoints(resource, keys=keys)  # of every resource when none is given
+            for lock in held:
+                lock.unlink(missing_ok=True)  # its waiters take the lock file made next
+        return removed
+
+    @contextmanager
+    def _no_job_running(
+        self, resources: Collection[str], keys: Collection[str] | None
+    ) -> Iterator[list[Path]]:
+        """Hold the job locks of ``resources`` (of ``keys``) for the block, so that no sync
+        starts meanwhile; one held by a job at work raises :class:`ScopeBusyError`."""
+        with ExitStack() as stack:
+            held: list[Path] = []
+            for res in resources:
+                for lock in sorted(self._layout.internal.glob(f"locks/{res}.sync/*.lock")):
+                    if keys is not None and lock.stem not in keys:
+                        continue
+                    try:
+                        stack.enter_context(file_lock(lock, timeout=0))
+                    except CacheLockTimeout:
+                        who = holder(self.root, res, lock.stem)
+                        scope = f"{res} scope {who.scope} ({who})" if who else f"{res} {lock.stem}"
+                        raise ScopeBusyError(
+                            f"cache clear: {scope} is being synced; nothing was removed "
+                            "(run it again once that sync is done)"
+                        ) from None
+                    held.append(lock)
+            yield held
+
+    def _clear_entries(self, res: str, keys: Collection[str] | None) -> int:
+        companions = [f for f in self._layout.folders() if f.startswith(f"{res}.")]
         removed = 0
-        for res in resources:
-            companions = [f for f in self._layout.folders() if f.startswith(f"{res}.")]
-            for key, _path in list(self._layout.entries(res)):
-                if keys is not None and key not in keys:
-                    continue
-                lock = self._lock_path(res, key)
-                with file_lock(lock, timeout=self.lock_timeout):
-                    for folder in [*companions, res]:
-                        self._drop(folder, key)
-                    release_previous(self._layout, res, key)
-                    lock.unlink(missing_ok=True)
-                removed += 1
-            if keys is None:  # the whole resource: its leftovers too
-                self._clear_leftovers(res)
-        self.clear_checkpoints(resource, keys=keys)  # of every resource when none is given
+        for key, _path in list(self._layout.entries(res)):
+            if keys is not None and key not in keys:
+                continue
+            lock = self._lock_path(res, key)
+            with file_lock(lock, timeout=self.lock_timeout):
+                for folder in [*companions, res]:
+                    self._drop(folder, key)
+                release_previous(self._layout, res, key)
+                lock.unlink(missing_ok=True)
+            removed += 1
         return removed
 
     def _clear_leftovers(self, resource: str) -> None:
@@ -512,11 +553,7 @@ class ParquetCache:
                 leftover.unlink(missing_ok=True)
         remove_dead_writers_files(self._layout)
         remove_kept_leftovers(self._layout, resource)
-        idle = [
-            *internal.glob(f"locks/{resource}/*.lock"),
-            *internal.glob(f"locks/{resource}.sync/*.lock"),
-        ]
-        for lock in idle:  # keys with no data (interrupted), and sync locks no one holds
+        for lock in internal.glob(f"locks/{resource}/*.lock"):  # keys with no data (interrupted)
             try:
                 with file_lock(lock, timeout=0):
                     lock.unlink(missing_ok=True)
