@@ -416,7 +416,24 @@ class ParquetCache:
         """
         if resource is not None:
             _check_name(resource, "resource", _NAME)
-        return remove_checkpoints(self.root, resource, keys)
+        with self._no_job_running(self._jobs(resource), keys):  # a sync's own checkpoint
+            return remove_checkpoints(self.root, resource, keys)
+
+    def check_idle(self, resource: str | None = None) -> None:
+        """Raise :class:`~realtyframes.errors.ScopeBusyError` if a scope (of ``resource``) is
+        being synced now: what ``realtyframes cache clear`` asks before it removes anything.
+
+        >>> cache.check_idle("market")  # doctest: +SKIP
+        """
+        with self._no_job_running(self._jobs(resource), None):
+            pass
+
+    def _jobs(self, resource: str | None) -> list[str]:
+        """The resources whose job locks :meth:`clear` of ``resource`` must find idle (every
+        one with a job lock, for all: a first sync has no dataset yet)."""
+        if resource is not None:
+            return [_check_name(resource, "resource", _NAME)]
+        return [p.name.removesuffix(".sync") for p in self._layout.internal.glob("locks/*.sync")]
 
     # -- inventory -------------------------------------------------------------------------------
 
@@ -492,15 +509,13 @@ class ParquetCache:
         1
         """
         resources = [_check_name(resource, "resource", _NAME)] if resource else self._resources()
-        jobs = self._layout.internal.glob("locks/*.sync")  # a first sync has no dataset yet
-        busy = resources if resource else [p.name.removesuffix(".sync") for p in jobs]
-        with self._no_job_running(busy, keys) as held:
+        with self._no_job_running(self._jobs(resource), keys) as held:
             removed = 0
             for res in resources:
                 removed += self._clear_entries(res, keys)
                 if keys is None:  # the whole resource: its leftovers too
                     self._clear_leftovers(res)
-            self.clear_checkpoints(resource, keys=keys)  # of every resource when none is given
+            remove_checkpoints(self.root, resource, keys)  # of every resource when none is given
             for lock in held:
                 lock.unlink(missing_ok=True)  # its waiters take the lock file made next
         return removed
@@ -523,7 +538,7 @@ class ParquetCache:
                         who = holder(self.root, res, lock.stem)
                         scope = f"{res} scope {who.scope} ({who})" if who else f"{res} {lock.stem}"
                         raise ScopeBusyError(
-                            f"cache clear: {scope} is being synced; nothing was removed "
+                            f"{scope} is being synced; nothing was removed "
                             "(run it again once that sync is done)"
                         ) from None
                     held.append(lock)
