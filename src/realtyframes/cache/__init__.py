@@ -26,7 +26,10 @@ from realtyframes.cache._runs import (
     read_runs,
 )
 from realtyframes.cache._scopes import Holder, hold_scope
+from realtyframes.cache._state import connect as state_connection
+from realtyframes.cache._state import exists as state_exists
 from realtyframes.cache._state import state_file
+from realtyframes.cache._state import transaction as state_transaction
 from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, ParquetCache
 from realtyframes.errors import CacheReadTimeout
 
@@ -57,5 +60,8 @@ __all__ = [
     "is_locked",
     "normalise_params",
     "read_runs",
+    "state_connection",
+    "state_exists",
     "state_file",
+    "state_transaction",
 ]
