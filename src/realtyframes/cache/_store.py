@@ -21,19 +21,15 @@ No pickles.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
-from collections.abc import Collection, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Collection, Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from realtyframes._files import TEMP_MARKER
 from realtyframes.cache._checkpoints import (
@@ -70,9 +66,9 @@ from realtyframes.cache._generations import (
     identity,
     read_frame,
     release_previous,
-    remove_kept_leftovers,
     replace_files,
 )
+from realtyframes.cache._inventory import clear, jobs, list_entries, no_job_running
 from realtyframes.cache._layout import (
     Layout,
     account_label,
@@ -80,8 +76,7 @@ from realtyframes.cache._layout import (
     remove_dead_writers_files,
 )
 from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked, lock_error
-from realtyframes.cache._scopes import holder
-from realtyframes.errors import CacheReadTimeout, CacheWarning, ScopeBusyError
+from realtyframes.errors import CacheReadTimeout, CacheWarning
 
 __all__ = [
     "META_KEY",
@@ -99,9 +94,6 @@ READ_WAIT = 30.0
 #: Seconds between two looks at an entry a writer of an older version is completing.
 _READ_POLL = 0.02
 _NOTHING = object()
-#: Columns of :meth:`ParquetCache.list`.
-_LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")
-_LIST_COLUMNS += ("size", "host", "operation", "params", "path")
 
 
 class ParquetCache:
@@ -416,7 +408,7 @@ class ParquetCache:
         """
         if resource is not None:
             _check_name(resource, "resource", _NAME)
-        with self._no_job_running(self._jobs(resource), keys):  # a sync's own checkpoint
+        with no_job_running(self, jobs(self, resource), keys):  # a sync's own checkpoint
             return remove_checkpoints(self.root, resource, keys)
 
     def check_idle(self, resource: str | None = None) -> None:
@@ -425,17 +417,8 @@ class ParquetCache:
 
         >>> cache.check_idle("market")  # doctest: +SKIP
         """
-        with self._no_job_running(self._jobs(resource), None):
+        with no_job_running(self, jobs(self, resource), None):
             pass
-
-    def _jobs(self, resource: str | None) -> list[str]:
-        """The resources whose job locks :meth:`clear` of ``resource`` must find idle (every
-        one with a job lock, for all: a first sync has no dataset yet)."""
-        if resource is not None:
-            return [_check_name(resource, "resource", _NAME)]
-        return [p.name.removesuffix(".sync") for p in self._layout.internal.glob("locks/*.sync")]
-
-    # -- inventory -------------------------------------------------------------------------------
 
     def _resources(self) -> list[str]:
         if not self.root.is_dir():
@@ -448,54 +431,7 @@ class ParquetCache:
 
         >>> cache.list()[["resource", "rows", "fetched_at"]]  # doctest: +SKIP
         """
-        rows = []
-        for resource in self._resources():
-            for key, path in self._layout.entries(resource):
-                try:
-                    meta = self._meta(pq.read_schema(path))
-                    size = path.stat().st_size
-                except (OSError, ValueError, KeyError, pa.ArrowException):
-                    continue  # unreadable: a read moves it aside
-                for name in meta.get("extras") or {}:
-                    try:
-                        size += self.path(resource, key, name).stat().st_size
-                    except OSError:
-                        continue  # not there (or replaced while listed)
-                rows.append(
-                    {
-                        "resource": resource,
-                        "key": key,
-                        "rows": meta.get("rows"),
-                        "quarantined": meta.get("quarantined"),
-                        "fetched_at": meta.get("fetched_at"),
-                        "size": size,
-                        "host": meta.get("host"),
-                        "operation": meta.get("operation"),
-                        "params": json.dumps(meta.get("params") or {}, sort_keys=True),
-                        "path": str(path),
-                    }
-                )
-        frame = pd.DataFrame(
-            rows,
-            columns=list(_LIST_COLUMNS),
-        )
-        return frame.astype(
-            {
-                "resource": "str",
-                "key": "str",
-                "rows": "Int64",
-                "quarantined": "Int64",
-                "size": "Int64",
-                "host": "str",
-                "operation": "str",
-                "params": "str",
-                "path": "str",
-            }
-        ).assign(
-            fetched_at=pd.to_datetime(frame["fetched_at"], utc=True, format="ISO8601").dt.as_unit(
-                "us"
-            )
-        )
+        return list_entries(self)
 
     def clear(self, resource: str | None = None, *, keys: Collection[str] | None = None) -> int:
         """Remove every entry (of ``resource``; only those whose key is in ``keys`` when given):
@@ -508,69 +444,4 @@ class ParquetCache:
         >>> cache.clear("analytics")  # doctest: +SKIP
         1
         """
-        resources = [_check_name(resource, "resource", _NAME)] if resource else self._resources()
-        with self._no_job_running(self._jobs(resource), keys) as held:
-            removed = 0
-            for res in resources:
-                removed += self._clear_entries(res, keys)
-                if keys is None:  # the whole resource: its leftovers too
-                    self._clear_leftovers(res)
-            remove_checkpoints(self.root, resource, keys)  # of every resource when none is given
-            for lock in held:
-                lock.unlink(missing_ok=True)  # its waiters take the lock file made next
-        return removed
-
-    @contextmanager
-    def _no_job_running(
-        self, resources: Collection[str], keys: Collection[str] | None
-    ) -> Iterator[list[Path]]:
-        """Hold the job locks of ``resources`` (of ``keys``) for the block, so that no sync
-        starts meanwhile; one held by a job at work raises :class:`ScopeBusyError`."""
-        with ExitStack() as stack:
-            held: list[Path] = []
-            for res in resources:
-                for lock in sorted(self._layout.internal.glob(f"locks/{res}.sync/*.lock")):
-                    if keys is not None and lock.stem not in keys:
-                        continue
-                    try:
-                        stack.enter_context(file_lock(lock, timeout=0))
-                    except CacheLockTimeout:
-                        who = holder(self.root, res, lock.stem)
-                        scope = f"{res} scope {who.scope} ({who})" if who else f"{res} {lock.stem}"
-                        raise ScopeBusyError(
-                            f"{scope} is being synced; nothing was removed "
-                            "(run it again once that sync is done)"
-                        ) from None
-                    held.append(lock)
-            yield held
-
-    def _clear_entries(self, res: str, keys: Collection[str] | None) -> int:
-        companions = [f for f in self._layout.folders() if f.startswith(f"{res}.")]
-        removed = 0
-        for key, _path in list(self._layout.entries(res)):
-            if keys is not None and key not in keys:
-                continue
-            lock = self._lock_path(res, key)
-            with file_lock(lock, timeout=self.lock_timeout):
-                for folder in [*companions, res]:
-                    self._drop(folder, key)
-                release_previous(self._layout, res, key)
-                lock.unlink(missing_ok=True)
-            removed += 1
-        return removed
-
-    def _clear_leftovers(self, resource: str) -> None:
-        """Moved-aside files, dead writers' temporary files, idle locks and companions kept by
-        writes that died (``.rf/previous``) of ``resource``."""
-        internal = self._layout.internal
-        for name in (resource, f"{resource}.*"):
-            for leftover in internal.glob(f"corrupt/{name}.*"):
-                leftover.unlink(missing_ok=True)
-        remove_dead_writers_files(self._layout)
-        remove_kept_leftovers(self._layout, resource)
-        for lock in internal.glob(f"locks/{resource}/*.lock"):  # keys with no data (interrupted)
-            try:
-                with file_lock(lock, timeout=0):
-                    lock.unlink(missing_ok=True)
-            except CacheLockTimeout:
-                continue  # a writer is at work on it
+        return clear(self, resource, keys=keys)
