@@ -203,12 +203,24 @@ def test_a_record_dated_in_the_future_is_never_a_baseline(tmp_path: Path) -> Non
     assert len(read_runs(tmp_path)) == 4  # the future record is kept, only never compared with
 
 
+_TIME = pa.timestamp("us", tz="UTC")
+#: A run file's schema as realtyframes 0.7 wrote it (its docs/cache.md, "The run history").
+OLD_SCHEMA = pa.schema(
+    [("run_id", pa.string()), ("started", _TIME), ("finished", _TIME)]
+    + [(name, pa.string()) for name in ("kind", "resource", "scope", "scope_key", "host")]
+    + [("account", pa.string())]
+    + [(name, pa.int64()) for name in ("requests", "retries", "throttled", "rows")]
+    + [(name, pa.int64()) for name in ("quarantined", "new", "changed", "removed")]
+    + [("from_cache", pa.bool_())]
+    + [(name, pa.string()) for name in ("outcome", "error_code", "anomaly", "toolkit_version")]
+    + [("resumed_from", pa.string())]
+)
+
+
 def _old_record(folder: Path, minutes: int, rows: int, run_id: str) -> Path:
     """A run record as realtyframes 0.7 wrote it: one Parquet file per run in ``runs/``."""
-    from realtyframes.cache._runs import SCHEMA  # the record's columns, as 0.7 wrote them
-
     started = T0 + timedelta(minutes=minutes)
-    record = {name: None for name in SCHEMA.names}
+    record = {name: None for name in OLD_SCHEMA.names}
     record.update(
         run_id=run_id,
         started=started,
@@ -225,7 +237,7 @@ def _old_record(folder: Path, minutes: int, rows: int, run_id: str) -> Path:
     )
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"run.{started:%Y%m%dT%H%M%S%fZ}.0123456789abcdef.{run_id}.parquet"
-    pq.write_table(pa.Table.from_pylist([record], schema=SCHEMA), path)
+    pq.write_table(pa.Table.from_pylist([record], schema=OLD_SCHEMA), path)
     return path
 
 

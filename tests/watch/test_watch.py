@@ -215,6 +215,8 @@ def test_the_watches_file_is_private_and_urls_show_only_masked(
     assert watches.get("miami").scope["City"] == "Doral"
     watches.remove("miami")
     assert len(watches.list()) == 0
+    state = b"".join(p.read_bytes() for p in stored.parent.glob("state.sqlite3*"))
+    assert b"smtp-Pass-31x" not in state and TOKEN.encode() not in state  # overwritten
     with pytest.raises(rf.QueryError, match="no watch named"):
         watches.remove("miami")
 

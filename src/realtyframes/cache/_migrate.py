@@ -31,6 +31,8 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from realtyframes.cache._runs_table import SCHEMA, insert_record
+
 __all__ = ["import_legacy", "remove_moved"]
 
 logger = logging.getLogger("realtyframes.cache")
@@ -65,8 +67,6 @@ def forget_moved(root: Path) -> None:
 
 
 def _import_runs(db: sqlite3.Connection, root: Path) -> list[Path]:
-    from realtyframes.cache._runs import SCHEMA, insert_record  # the record's one definition
-
     folder = root / "runs"
     moved, skipped = [], 0
     for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():

@@ -29,10 +29,17 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
-import pyarrow as pa
 
 from realtyframes._version import __version__
 from realtyframes.cache._entries import normalise_params
+from realtyframes.cache._runs_table import (
+    _INTS,
+    RUN_COLUMNS,
+    frame_of,
+    insert_record,
+    stamp,
+    time_text,
+)
 from realtyframes.cache._state import connect, exists, transaction
 
 __all__ = [
@@ -60,37 +67,6 @@ ROW_DROP_MIN = 20
 #: A run whose quarantined share of rows rises by more than this (absolute) is flagged.
 QUARANTINE_JUMP = 0.05
 
-_TIME = pa.timestamp("us", tz="UTC")
-#: The columns of a run record and their Arrow types (the schema of every runs file).
-SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("started", _TIME),
-        ("finished", _TIME),
-        ("kind", pa.string()),
-        ("resource", pa.string()),
-        ("scope", pa.string()),
-        ("scope_key", pa.string()),
-        ("host", pa.string()),
-        ("account", pa.string()),
-        ("requests", pa.int64()),
-        ("retries", pa.int64()),
-        ("throttled", pa.int64()),
-        ("rows", pa.int64()),
-        ("quarantined", pa.int64()),
-        ("new", pa.int64()),
-        ("changed", pa.int64()),
-        ("removed", pa.int64()),
-        ("from_cache", pa.bool_()),
-        ("outcome", pa.string()),
-        ("error_code", pa.string()),
-        ("anomaly", pa.string()),
-        ("toolkit_version", pa.string()),
-        ("resumed_from", pa.string()),
-    ]
-)
-RUN_COLUMNS: tuple[str, ...] = tuple(SCHEMA.names)
-_INTS = ("requests", "retries", "throttled", "rows", "quarantined", "new", "changed", "removed")
 _SECRET_NAME = re.compile(r"key|token|secret|password|passwd|auth|credential", re.IGNORECASE)
 
 
@@ -146,48 +122,6 @@ def scope_key(kind: str, resource: str, scope: str, host: str | None, account: s
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _stamp(value: datetime | None) -> pd.Timestamp:
-    when = pd.Timestamp(value if value is not None else datetime.now(UTC))
-    return when.tz_localize(UTC) if when.tzinfo is None else when.tz_convert(UTC)
-
-
-def _text(when: datetime | pd.Timestamp | None) -> str | None:
-    """A time as the table keeps it: ISO 8601 in UTC, microseconds always (sorts as time)."""
-    if when is None or pd.isna(when):
-        return None
-    return _stamp(when).to_pydatetime().isoformat(timespec="microseconds")
-
-
-def insert_record(db: sqlite3.Connection, record: Mapping[str, Any]) -> None:
-    """Insert one run record (:data:`RUN_COLUMNS`) into the ``runs`` table of ``db``."""
-    values = dict(record)
-    values["started"], values["finished"] = _text(values["started"]), _text(values["finished"])
-    values["from_cache"] = int(bool(values.get("from_cache")))
-    db.execute(
-        f"INSERT OR IGNORE INTO runs ({', '.join(RUN_COLUMNS)})"
-        f" VALUES ({', '.join('?' * len(RUN_COLUMNS))})",
-        [values.get(name) for name in RUN_COLUMNS],
-    )
-
-
-def _frame(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
-    """Rows of the ``runs`` table as the history's frame (the dtypes of :data:`SCHEMA`)."""
-    records = []
-    for row in rows:
-        record = dict(zip(RUN_COLUMNS, row, strict=True))
-        record["started"] = datetime.fromisoformat(record["started"])
-        record["finished"] = datetime.fromisoformat(record["finished"])
-        record["from_cache"] = bool(record["from_cache"])
-        records.append(record)
-    table = pa.Table.from_pylist(records, schema=SCHEMA)
-    frame = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-    frame["from_cache"] = frame["from_cache"].astype("boolean")
-    for name in RUN_COLUMNS:
-        if SCHEMA.field(name).type == pa.string():
-            frame[name] = frame[name].astype("str")
-    return frame
-
-
 def read_runs(root: str | os.PathLike[str]) -> pd.DataFrame:
     """Every run record under the cache ``root``, oldest first (an empty frame with
     :data:`RUN_COLUMNS` when there is none). Reading creates nothing (but moves the run
@@ -197,12 +131,12 @@ def read_runs(root: str | os.PathLike[str]) -> pd.DataFrame:
     """
     root = Path(root).expanduser()
     if not exists(root) and not (root / RUNS).is_dir():
-        return _frame([])
+        return frame_of([])
     with connect(root) as db:
         rows = db.execute(
             f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY started, run_id"
         ).fetchall()
-    return _frame(rows)
+    return frame_of(rows)
 
 
 def anomaly(record: Mapping[str, Any], previous: pd.DataFrame) -> str | None:
@@ -283,8 +217,8 @@ def append_run(
     host = _plain_host(host)
     record: dict[str, Any] = {
         "run_id": secrets.token_hex(8),
-        "started": _stamp(started),
-        "finished": _stamp(finished),
+        "started": stamp(started),
+        "finished": stamp(finished),
         "kind": kind,
         "resource": resource,
         "scope": text,
@@ -311,6 +245,6 @@ def _latest_ok(db: sqlite3.Connection, key: str) -> pd.DataFrame:
     rows = db.execute(
         f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE scope_key = ? AND outcome = 'ok'"
         " AND rows IS NOT NULL AND started <= ? ORDER BY started DESC, run_id DESC LIMIT 1",
-        (key, _text(datetime.now(UTC))),
+        (key, time_text(datetime.now(UTC))),
     ).fetchall()
-    return _frame(rows)
+    return frame_of(rows)

@@ -145,6 +145,8 @@ def open_db(root: Path) -> sqlite3.Connection:
     try:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
+        db.execute("PRAGMA secure_delete=ON")  # removed answers and URLs are overwritten
+        db.execute("PRAGMA journal_size_limit=0")  # and the log is emptied once applied
         if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             _migrate(db, Path(root))
     except BaseException:

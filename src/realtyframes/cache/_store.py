@@ -68,14 +68,21 @@ from realtyframes.cache._generations import (
     release_previous,
     replace_files,
 )
-from realtyframes.cache._inventory import clear, jobs, list_entries, no_job_running
+from realtyframes.cache._inventory import (
+    clear,
+    drop,
+    jobs,
+    list_entries,
+    lock_path,
+    no_job_running,
+)
 from realtyframes.cache._layout import (
     Layout,
     account_label,
     migrate_flat_layout,
     remove_dead_writers_files,
 )
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked, lock_error
+from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
 from realtyframes.errors import CacheReadTimeout, CacheWarning
 
 __all__ = [
@@ -175,12 +182,7 @@ class ParquetCache:
         return self.root / resource
 
     def _lock_path(self, resource: str, key: str) -> Path:
-        lock = self._layout.lock(resource, key)
-        try:
-            _private_dirs(lock.parent)
-        except OSError as exc:  # a file where a folder of the locks should be
-            raise lock_error(lock, exc) from None
-        return lock
+        return lock_path(self._layout, resource, key)
 
     def job_lock(self, resource: str, key: str) -> Path:
         """The lock file a long job on ``key`` holds from its first read to its write (a market's
@@ -364,11 +366,7 @@ class ParquetCache:
         return Entry(resource, key, path, frame, doc, extras)
 
     def _drop(self, folder: str, key: str, keep: Path | None = None) -> None:
-        """Remove ``key``'s files in ``folder`` (but ``keep``) and their emptied partitions."""
-        for path in self._layout.files(folder, key):
-            if path != keep:
-                path.unlink(missing_ok=True)
-                self._layout.remove_empty_partition(path)
+        drop(self._layout, folder, key, keep)
 
     def _remove_temp_files(self, key: str) -> None:
         """Temporary files of this key left by a killed writer (we hold the key's lock)."""
@@ -408,7 +406,9 @@ class ParquetCache:
         """
         if resource is not None:
             _check_name(resource, "resource", _NAME)
-        with no_job_running(self, jobs(self, resource), keys):  # a sync's own checkpoint
+        with no_job_running(
+            self._layout, jobs(self._layout, resource), keys
+        ):  # a sync's own checkpoint
             return remove_checkpoints(self.root, resource, keys)
 
     def check_idle(self, resource: str | None = None) -> None:
@@ -417,13 +417,8 @@ class ParquetCache:
 
         >>> cache.check_idle("market")  # doctest: +SKIP
         """
-        with no_job_running(self, jobs(self, resource), None):
+        with no_job_running(self._layout, jobs(self._layout, resource), None):
             pass
-
-    def _resources(self) -> list[str]:
-        if not self.root.is_dir():
-            return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and _NAME.match(p.name))
 
     def list(self) -> pd.DataFrame:
         """Every entry: resource, key, rows, quarantined, fetched_at, size (bytes, with
@@ -431,7 +426,7 @@ class ParquetCache:
 
         >>> cache.list()[["resource", "rows", "fetched_at"]]  # doctest: +SKIP
         """
-        return list_entries(self)
+        return list_entries(self._layout)
 
     def clear(self, resource: str | None = None, *, keys: Collection[str] | None = None) -> int:
         """Remove every entry (of ``resource``; only those whose key is in ``keys`` when given):
@@ -444,4 +439,4 @@ class ParquetCache:
         >>> cache.clear("analytics")  # doctest: +SKIP
         1
         """
-        return clear(self, resource, keys=keys)
+        return clear(self._layout, resource, keys=keys, lock_timeout=self.lock_timeout)
