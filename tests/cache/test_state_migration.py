@@ -89,3 +89,14 @@ def test_a_second_open_migrates_nothing_again(
     assert "moved" not in caplog.text
     rf.Watches(cache_dir=old_cache).remove("surfside")
     assert rf.Watches(cache_dir=old_cache).list().empty
+
+
+def test_a_journal_alone_is_moved_in_by_the_first_look(old_cache: Path) -> None:
+    """An old cache with nothing but an interrupted load's journal: the load resumes from it."""
+    shutil.rmtree(old_cache / "runs")
+    shutil.rmtree(old_cache / ".watches")
+    cache = ParquetCache(old_cache)
+    scope = {"params": {"City": "Doral"}, "host": "h"}
+    with cache.checkpoint("listings", CHECKPOINT_KEY, scope) as cp:
+        assert cp.resumed_from is not None and cp.has("/v1/listings?City=Doral&Offset=0")
+    assert read_runs(old_cache).empty and rf.Watches(cache_dir=old_cache).list().empty

@@ -126,8 +126,17 @@ def state_file(root: Path) -> Path:
 
 
 def exists(root: Path) -> bool:
-    """Whether the cache at ``root`` has a database yet (asking creates nothing)."""
-    return state_file(root).is_file()
+    """Whether the cache at ``root`` has state to read: its database, or the files of a 0.7 cache
+    that opening it moves in (asking creates nothing)."""
+    root = Path(root)
+    if state_file(root).is_file():
+        return True
+    journals = root / INTERNAL / "staging" / "checkpoints"
+    return (
+        (root / "runs").is_dir()
+        or (root / ".watches" / "watches.json").is_file()
+        or (journals.is_dir() and any(journals.glob("*.journal")))
+    )
 
 
 def open_db(root: Path) -> sqlite3.Connection:
