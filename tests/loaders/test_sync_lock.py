@@ -260,9 +260,14 @@ def test_a_first_sync_killed_holding_the_lock_frees_it_and_is_resumed(
     with rf.Client(sandbox.url, cache_dir=cache, progress=False) as probe:
         lock = sync_lock(probe, {})
     assert lock is not None and is_locked(lock)
+    store = ParquetCache(cache)
+    held = store.job_holder("market", lock.stem)  # who: the locks table (docs/cache.md)
+    assert held is not None and held.pid == first.process.pid
+    assert held.scope == "PropertyType=Residential"
     os.kill(first.process.pid, signal.SIGKILL)
     first.process.communicate()
     assert not is_locked(lock)
+    assert store.job_holder("market", lock.stem) is None  # its row is stale: the holder died
     with rf.Client(sandbox.url, cache_dir=cache, progress=False) as client:
         market = client.sync_listings(wait=0)
         info = client.last_load

@@ -83,6 +83,7 @@ from realtyframes.cache._layout import (
     remove_dead_writers_files,
 )
 from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
+from realtyframes.cache._scopes import Holder, holder
 from realtyframes.errors import CacheReadTimeout, CacheWarning
 
 __all__ = [
@@ -190,6 +191,16 @@ class ParquetCache:
         :meth:`write` takes inside it for the files' replacement only (docs/sync.md)."""
         self._folder(resource, key)  # checks both names
         return self._lock_path(f"{resource}.sync", key)
+
+    def job_holder(self, resource: str, key: str) -> Holder | None:
+        """Who holds the job lock of ``key`` now (scope, PID, host, since), from the ``locks``
+        table; None when no live process does (a row of a dead one is stale).
+
+        >>> cache.job_holder("market", key)  # doctest: +SKIP
+        Holder(scope='City=Miami, PropertyType=Residential', pid=4242, host='box', since='...')
+        """
+        self._folder(resource, key)  # checks both names
+        return holder(self.root, resource, key)
 
     def generation(self, resource: str, key: str) -> str | None:
         """The generation (``Entry.meta["generation"]``, new at each write) of the entry stored
