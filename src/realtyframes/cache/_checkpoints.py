@@ -71,7 +71,11 @@ def scope_digest(scope: Mapping[str, Any]) -> str:
 class SavedCheckpoint:
     """What :meth:`ParquetCache.checkpoints` lists: the checkpoint of an interrupted load of
     ``resource``'s entry ``key``, with its saved ``answers`` (and their ``size`` in bytes), when
-    the load ``started`` and when it was last written (``updated``)."""
+    the load ``started`` and when it was last written (``updated``).
+
+    >>> [(c.name, c.answers) for c in cache.checkpoints()]  # doctest: +SKIP
+    [('market.3f9c0e...', 412)]
+    """
 
     resource: str
     key: str

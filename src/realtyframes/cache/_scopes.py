@@ -34,7 +34,11 @@ __all__ = ["Holder", "hold_scope", "holder"]
 @dataclass(frozen=True)
 class Holder:
     """Who holds a scope: what it syncs (``scope``, as error lines show it), its process
-    (``pid`` on ``host``) and since when (ISO 8601, UTC)."""
+    (``pid`` on ``host``) and since when (ISO 8601, UTC).
+
+    >>> str(Holder("City=Miami", 4242, "box", "2026-06-01T09:00:00.000000+00:00"))
+    'process 4242 on box since 2026-06-01T09:00:00Z'
+    """
 
     scope: str
     pid: int

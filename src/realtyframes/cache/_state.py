@@ -183,7 +183,11 @@ def _migrate(db: sqlite3.Connection, root: Path) -> None:
 @contextmanager
 def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One write transaction (``BEGIN IMMEDIATE``: it takes the write lock at once, so two
-    processes never read-then-write over each other), committed when the block ends."""
+    processes never read-then-write over each other), committed when the block ends.
+
+    >>> with connect(root) as db, transaction(db):  # doctest: +SKIP
+    ...     db.execute("DELETE FROM runs WHERE started < '2026-01-01'")
+    """
     db.execute("BEGIN IMMEDIATE")
     try:
         yield db
