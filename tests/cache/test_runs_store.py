@@ -256,16 +256,19 @@ def test_old_run_files_move_into_the_table_and_other_schemas_are_skipped(
     pq.write_table(
         pa.table({"run_id": ["abc"], "started": ["not a time"]}), runs / "run.bad.parquet"
     )
+    older = _old_record(runs, 3, 103, f"{3:016x}")  # of a version before resumed_from
+    pq.write_table(pq.read_table(older).drop_columns(["resumed_from"]), older)
+    moved.append(older)
     history = read_runs(tmp_path)
-    assert history["run_id"].tolist() == [f"{m:016x}" for m in range(3)]
-    assert history["rows"].tolist() == [100, 101, 102] and history["kind"].eq("load").all()
+    assert history["run_id"].tolist() == [f"{m:016x}" for m in range(4)]
+    assert history["rows"].tolist() == [100, 101, 102, 103] and history["kind"].eq("load").all()
     assert not any(p.exists() for p in moved)  # in the table now
     assert len(list(runs.glob("*.parquet"))) == 13  # the others, left where they were
     skipped = [
         r.getMessage() for r in caplog.records if "another schema); skipped" in r.getMessage()
     ]
     assert len(skipped) == 13
-    assert "3 run records moved" in caplog.text
+    assert "4 run records moved" in caplog.text
     assert _run(tmp_path, 10, 60)["anomaly"] is None  # another scope key: its own history
 
 

@@ -40,6 +40,8 @@ logger = logging.getLogger("realtyframes.cache")
 _JOURNALS = Path(".rf") / "staging" / "checkpoints"
 _WATCHES = Path(".watches") / "watches.json"
 _MAGIC = b"RFCK1"
+#: The columns without which a Parquet file in ``runs/`` is not a run record.
+_REQUIRED = ("run_id", "started", "finished", "kind", "resource", "scope", "scope_key", "outcome")
 #: Files moved into the database by a migration not committed yet, by cache root.
 _MOVED: dict[Path, list[Path]] = {}
 
@@ -71,16 +73,10 @@ def _import_runs(db: sqlite3.Connection, root: Path) -> list[Path]:
     moved, skipped = [], 0
     for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():
         try:
-            table = pq.read_table(path)
-            fits = all(
-                table.schema.get_field_index(f.name) >= 0
-                and table.schema.field(f.name).type == f.type
-                for f in SCHEMA
-            )
-            records = table.select(SCHEMA.names).to_pylist() if fits else []
+            records = _run_records(pq.read_table(path))
         except (OSError, ValueError, pa.ArrowException):
-            fits, records = False, []
-        if not fits or any(not r["run_id"] or r["started"] is None for r in records):
+            records = None
+        if records is None or any(not r["run_id"] or r["started"] is None for r in records):
             skipped += 1
             logger.warning("run history: %s is not a run record (another schema); skipped", path)
             continue
@@ -97,6 +93,19 @@ def _import_runs(db: sqlite3.Connection, root: Path) -> list[Path]:
             skipped,
         )
     return moved
+
+
+def _run_records(table: pa.Table) -> list[dict[str, Any]] | None:
+    """The run records of a 0.7 run file, or None if it is not one: the record's key columns
+    must be there, and every column of the record it has must be of the record's type (a column
+    added in a later version, missing from an older file, is null)."""
+    names = set(table.schema.names)
+    if not set(_REQUIRED) <= names:
+        return None
+    if any(table.schema.field(f.name).type != f.type for f in SCHEMA if f.name in names):
+        return None
+    records = table.select([n for n in SCHEMA.names if n in names]).to_pylist()
+    return [{name: record.get(name) for name in SCHEMA.names} for record in records]
 
 
 # -- checkpoint journals -----------------------------------------------------------------------
