@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
-from realtyframes.cache import ParquetCache, read_runs, state_file
+from realtyframes.cache import ParquetCache, append_run, read_runs, state_file
 
 OLD = Path(__file__).parents[1] / "data" / "cache-0.7"
 MARKET_KEY = "09ecc8bef686a1aa57877fc2d949e095"
@@ -100,3 +100,15 @@ def test_a_journal_alone_is_moved_in_by_the_first_look(old_cache: Path) -> None:
     with cache.checkpoint("listings", CHECKPOINT_KEY, scope) as cp:
         assert cp.resumed_from is not None and cp.has("/v1/listings?City=Doral&Offset=0")
     assert read_runs(old_cache).empty and rf.Watches(cache_dir=old_cache).list().empty
+
+
+def test_a_damaged_state_database_is_moved_aside_never_a_crash(tmp_path: Path) -> None:
+    append_run(tmp_path, kind="load", resource="listings", scope={"City": "Miami"}, rows=5)
+    state = state_file(tmp_path)
+    state.write_bytes(b"this is not a SQLite database" * 200)
+    with pytest.warns(rf.CacheWarning, match="unreadable .* moved aside"):
+        runs = read_runs(tmp_path)
+    assert runs.empty  # a new history: the old file is kept under .rf/corrupt
+    assert len(list((tmp_path / ".rf" / "corrupt").glob("state.*.sqlite3"))) == 1
+    append_run(tmp_path, kind="load", resource="listings", scope={"City": "Miami"}, rows=5)
+    assert len(read_runs(tmp_path)) == 1

@@ -23,13 +23,16 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import _private_dirs
 from realtyframes.cache._layout import INTERNAL
+from realtyframes.errors import CacheWarning
 
 __all__ = ["FILE", "MIGRATIONS", "SCHEMA_VERSION", "connect", "exists", "open_db", "state_file"]
 
@@ -142,7 +145,35 @@ def exists(root: Path) -> bool:
 def open_db(root: Path) -> sqlite3.Connection:
     """A connection to the database of ``root``, created (``0600``) and migrated if needed. The
     caller closes it; it may be used from several threads under the caller's own lock.
-    Statements run in autocommit mode unless the caller opens a transaction."""
+    Statements run in autocommit mode unless the caller opens a transaction. A file that is not
+    a SQLite database (damaged) is moved to ``.rf/corrupt`` with a :class:`CacheWarning`, and a
+    new database started: the cache's state is lost, never its data."""
+    try:
+        return _open(root)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError):
+            raise  # busy, no space, no permission: not the file's content
+        _move_aside(Path(root), exc)
+        return _open(root)
+
+
+def _move_aside(root: Path, exc: sqlite3.DatabaseError) -> None:
+    path = state_file(root)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = root / INTERNAL / "corrupt" / f"state.{stamp}.sqlite3"
+    _private_dirs(target.parent)
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    warnings.warn(
+        f"the cache's state {path} is unreadable ({exc}); moved aside to {target} and started "
+        "anew (checkpoints, run history, watches of this cache are in the file moved aside)",
+        CacheWarning,
+        stacklevel=3,
+    )
+
+
+def _open(root: Path) -> sqlite3.Connection:
     path = state_file(root)
     if not path.is_file():
         _private_dirs(path.parent)
