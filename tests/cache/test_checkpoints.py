@@ -55,6 +55,17 @@ def test_saved_answers_survive_a_writer_killed_with_sigkill(tmp_path: Path):
     assert cache.checkpoints() == []
 
 
+def test_a_stored_load_gives_its_checkpoints_space_back(tmp_path: Path):
+    cache = ParquetCache(tmp_path)
+    with cache.checkpoint("listings", "k1", SCOPE) as cp:
+        for n in range(40):
+            cp.put(f"/v1/listings?Offset={n * 50}", os.urandom(50_000))
+    assert cache.checkpoints()[0].size == 40 * 50_000
+    cp.done()
+    size = sum(p.stat().st_size for p in state_file(tmp_path).parent.glob("state.sqlite3*"))
+    assert size < 200_000  # not the 2 MB the answers took
+
+
 def test_a_checkpoint_of_notes_only_is_not_a_resume(tmp_path: Path):
     cache = ParquetCache(tmp_path)
     with cache.checkpoint("listings", "k1", SCOPE) as cp:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from realtyframes.cache._entries import _redact, normalise_params
-from realtyframes.cache._state import connect, exists, open_db, transaction
+from realtyframes.cache._state import connect, exists, open_db, shrink, transaction
 
 __all__ = [
     "CHECKPOINT_MAX_AGE",
@@ -123,9 +123,11 @@ def remove_checkpoints(
     """Remove the checkpoints under ``root`` (of ``resource``; of ``keys`` only, when given)."""
     found = [c for c in saved_checkpoints(root, resource) if keys is None or c.key in set(keys)]
     if found:
-        with connect(root) as db, transaction(db):
-            for saved in found:
-                _delete(db, saved.resource, saved.key)
+        with connect(root) as db:
+            with transaction(db):
+                for saved in found:
+                    _delete(db, saved.resource, saved.key)
+            shrink(db)
     return len(found)
 
 
@@ -135,9 +137,11 @@ def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
     now = datetime.now(UTC)
     old = [c for c in saved_checkpoints(root) if now - c.updated > max_age]
     if old:
-        with connect(root) as db, transaction(db):
-            for saved in old:
-                _delete(db, saved.resource, saved.key)
+        with connect(root) as db:
+            with transaction(db):
+                for saved in old:
+                    _delete(db, saved.resource, saved.key)
+            shrink(db)
     for saved in old:
         logger.info(
             "checkpoint %s discarded: it was last written %s ago, more than %s",
@@ -356,6 +360,7 @@ class Checkpoint:
                     db = self._conn()
                     with transaction(db):
                         _delete(db, self.resource, self.key)
+                    shrink(db)
                 except sqlite3.Error as exc:  # the age limit ends it
                     logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
             self._created = False

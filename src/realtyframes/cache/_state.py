@@ -34,7 +34,17 @@ from realtyframes.cache._entries import _private_dirs
 from realtyframes.cache._layout import INTERNAL
 from realtyframes.errors import CacheWarning
 
-__all__ = ["FILE", "MIGRATIONS", "SCHEMA_VERSION", "connect", "exists", "open_db", "state_file"]
+__all__ = [
+    "FILE",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "connect",
+    "exists",
+    "open_db",
+    "shrink",
+    "state_file",
+    "transaction",
+]
 
 logger = logging.getLogger("realtyframes.cache")
 
@@ -183,6 +193,7 @@ def _open(root: Path) -> sqlite3.Connection:
         os.close(fd)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
     try:
+        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # a new database: freed pages can go
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
         db.execute("PRAGMA secure_delete=ON")  # removed answers and URLs are overwritten
@@ -209,6 +220,16 @@ def _migrate(db: sqlite3.Connection, root: Path) -> None:
         forget_moved(root)
         raise
     remove_moved(root)  # the old files, now in the database
+
+
+def shrink(db: sqlite3.Connection) -> None:
+    """Give the pages freed by removed rows (a stored load's checkpoint) back to the file
+    system (outside a transaction).
+
+    >>> with connect(root) as db:  # doctest: +SKIP
+    ...     shrink(db)
+    """
+    db.executescript("PRAGMA incremental_vacuum;")  # stepped to the end: every free page
 
 
 @contextmanager
