@@ -26,7 +26,9 @@ Class tree::
     │                                    (.model, .failure_cases)
     ├── CacheLockTimeout(TimeoutError)   another process held a cache entry's lock too long
     │   ├── CacheReadTimeout             a reader waited its bound for a writer to complete an entry
-    │   └── ScopeBusyError               another run of the same scope kept syncing past the wait
+    │   └── ScopeBusyError               another run of the same scope kept syncing past the wait,
+    │                                    or a cache clear found a scope being synced
+    ├── CacheLockError(OSError)          a cache lock's path cannot be a lock file (a directory ...)
     ├── NotificationError                a notification was not delivered (.targets, masked)
     │   └── NotificationTimeout(TimeoutError)  a target took longer than the notification deadline
     └── AnalysisInputError(ValueError)   bad argument or frame given to an analysis function
@@ -65,6 +67,7 @@ __all__ = [
     "ApiError",
     "BadRequestError",
     "BadResponseError",
+    "CacheLockError",
     "CacheLockTimeout",
     "CacheReadTimeout",
     "CacheWarning",
@@ -417,6 +420,11 @@ class CacheLockTimeout(RealtyFramesError, TimeoutError):
     """Another process held a cache entry's write lock for longer than the timeout."""
 
 
+class CacheLockError(RealtyFramesError, OSError):
+    """A cache lock cannot be taken because of what is at its path: a directory, a file in place
+    of its folder, no permission. The message names the path; nothing was written."""
+
+
 class CacheReadTimeout(CacheLockTimeout):
     """A reader found an entry's files from two writes (a writer of an older version at work)
     and the writer did not complete the entry within the reader's bound (``read_wait``)."""
@@ -425,7 +433,9 @@ class CacheReadTimeout(CacheLockTimeout):
 class ScopeBusyError(CacheLockTimeout):
     """Another sync of the same scope (a ``sync_listings``, report or watch run, in another
     process or thread) kept its lock longer than this one would wait (``wait=``, ``--wait``);
-    this one synced nothing, and nothing was synced twice (``docs/sync.md``)."""
+    this one synced nothing, and nothing was synced twice (``docs/sync.md``). Also raised by
+    ``ParquetCache.clear`` (``realtyframes cache clear``) for a scope being synced: it removed
+    nothing."""
 
 
 class NotificationError(RealtyFramesError):

@@ -1,43 +1,53 @@
-"""The checkpoint journal of the cache (#28): what survives a writer killed mid-record, what
-discards a journal, and what it never holds."""
+"""The checkpoints of the cache (#28, in the state database since #33): what survives a writer
+killed with SIGKILL, what discards a checkpoint, and what it never holds."""
 
 from __future__ import annotations
 
 import logging
 import os
 import stat
-import time
+import subprocess
+import sys
+import textwrap
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from realtyframes.cache import CHECKPOINT_MAX_AGE, ParquetCache
+from realtyframes.cache import CHECKPOINT_MAX_AGE, ParquetCache, state_file
 
 SCOPE = {"resource": "listings", "operation": "listings", "key": "k1", "params": {"api_key": "s3"}}
 
+_KILLED = """
+import os, signal, sys
+from realtyframes.cache import ParquetCache
+SCOPE = {"resource": "listings", "operation": "listings", "key": "k1", "params": {"api_key": "s3"}}
+cp = ParquetCache(sys.argv[1]).checkpoint("listings", "k1", SCOPE)
+cp.put("/v1/listings?Offset=0", b'{"total": 120}')
+cp.note("chunk", {"chunk": 100, "chunk_refused": 200})
+cp.put("/v1/listings?Offset=50", b'{"total": 120, "more": 1}')
+os.kill(os.getpid(), signal.SIGKILL)  # no close, no exit handler
+"""
 
-def test_saved_answers_come_back_and_a_torn_record_ends_the_reading(tmp_path: Path):
+
+def test_saved_answers_survive_a_writer_killed_with_sigkill(tmp_path: Path):
     cache = ParquetCache(tmp_path)
     first = cache.checkpoint("listings", "k1", SCOPE)
     assert first.resumed_from is None and cache.checkpoints() == []  # nothing before a put
-    first.put("/v1/listings?Offset=0", b'{"total": 120}')
-    first.put("/v1/listings?Offset=50", b'{"total": 120, "more": 1}')
-    first.note("chunk", {"chunk": 100, "chunk_refused": 200})
-    first.put("/v1/listings?Offset=100", b'{"total": 120, "last": 1}')
-    first.close()
-    (path,) = cache.checkpoints()
-    data = path.read_bytes()
-    path.write_bytes(data[:-7])  # the writer died in the middle of its last record
+    child = subprocess.run([sys.executable, "-c", textwrap.dedent(_KILLED), str(tmp_path)])
+    assert child.returncode == -9
+    (saved,) = cache.checkpoints()
+    assert (saved.name, saved.answers) == ("listings.k1", 2)
 
     again = cache.checkpoint("listings", "k1", SCOPE)
     assert again.resumed_from is not None
     assert again.get("/v1/listings?Offset=0") == b'{"total": 120}'
     assert again.get("/v1/listings?Offset=50") == b'{"total": 120, "more": 1}'
-    assert again.get("/v1/listings?Offset=100") is None  # torn: fetched again
+    assert again.get("/v1/listings?Offset=100") is None  # never saved: fetched again
+    assert again.has("/v1/listings?Offset=50") and not again.has("/v1/listings?Offset=100")
     assert again.noted("chunk") == {"chunk": 100, "chunk_refused": 200}
     assert again.reused == 2
-    again.put("/v1/listings?Offset=100", b'{"total": 120, "last": 2}')  # appended after the tear
+    again.put("/v1/listings?Offset=100", b'{"total": 120, "last": 2}')
     again.close()
     with cache.checkpoint("listings", "k1", SCOPE) as third:
         assert third.get("/v1/listings?Offset=100") == b'{"total": 120, "last": 2}'
@@ -45,16 +55,25 @@ def test_saved_answers_come_back_and_a_torn_record_ends_the_reading(tmp_path: Pa
     assert cache.checkpoints() == []
 
 
-def test_a_corrupt_record_ends_the_reading(tmp_path: Path):
+def test_a_stored_load_gives_its_checkpoints_space_back(tmp_path: Path):
     cache = ParquetCache(tmp_path)
-    cp = cache.checkpoint("listings", "k1", SCOPE)
-    cp.put("a", b"first body")
-    cp.put("b", b"second body")
-    cp.close()
-    (path,) = cache.checkpoints()
-    path.write_bytes(path.read_bytes().replace(b"second body", b"secund body"))  # crc mismatch
+    with cache.checkpoint("listings", "k1", SCOPE) as cp:
+        for n in range(40):
+            cp.put(f"/v1/listings?Offset={n * 50}", os.urandom(50_000))
+    assert cache.checkpoints()[0].size == 40 * 50_000
+    cp.done()
+    size = sum(p.stat().st_size for p in state_file(tmp_path).parent.glob("state.sqlite3*"))
+    assert size < 200_000  # not the 2 MB the answers took
+
+
+def test_a_checkpoint_of_notes_only_is_not_a_resume(tmp_path: Path):
+    cache = ParquetCache(tmp_path)
+    with cache.checkpoint("listings", "k1", SCOPE) as cp:
+        cp.note("identity", {"seed": 7})  # free-form metadata, kept with the checkpoint
     with cache.checkpoint("listings", "k1", SCOPE) as again:
-        assert again.get("a") == b"first body" and again.get("b") is None
+        assert again.resumed_from is None and again.noted("identity") == {"seed": 7}
+    with pytest.raises(TypeError):
+        again.note("bad", object())  # not JSON: refused at once, nothing written
 
 
 def test_another_scope_or_old_age_discards_with_a_log_line(
@@ -69,20 +88,17 @@ def test_another_scope_or_old_age_discards_with_a_log_line(
     assert other.get("page") is None and cache.checkpoints() == []
     assert "another scope" in caplog.text
 
+    assert timedelta(hours=24) == CHECKPOINT_MAX_AGE  # docs/cache.md
     cp = cache.checkpoint("market", "k2", {"params": {}})
     cp.put("page", b"body")
     cp.close()
-    (path,) = cache.checkpoints()
-    old = time.time() - CHECKPOINT_MAX_AGE.total_seconds() - 60
-    os.utime(path, (old, old))
-    short = ParquetCache(tmp_path, checkpoint_max_age=timedelta(days=2))  # a longer limit keeps it
-    assert short.checkpoints() == [path]
-    with short.checkpoint("market", "k2", {"params": {}}) as kept:
+    (saved,) = cache.checkpoints()
+    assert saved.answers == 1 and saved.size == 4 and saved.updated >= saved.started
+    with cache.checkpoint("market", "k2", {"params": {}}) as kept:  # younger than the limit
         assert kept.get("page") == b"body"
-    os.utime(path, (old, old))
-    ParquetCache(tmp_path)  # opening the cache removes checkpoints older than the limit
-    assert cache.checkpoints() == []
-    assert "more than 1 day" in caplog.text
+    none = ParquetCache(tmp_path, checkpoint_max_age=timedelta(0))  # every one is older
+    assert none.checkpoints() == []  # opening the cache removed it
+    assert "more than 0:00:00" in caplog.text
     with pytest.raises(ValueError, match="checkpoint_max_age"):
         ParquetCache(tmp_path, checkpoint_max_age=3600)  # type: ignore[arg-type]
 
@@ -96,10 +112,12 @@ def test_a_checkpoint_is_private_and_holds_no_names_or_secrets(tmp_path: Path):
         cp.close()
     finally:
         os.umask(previous)
-    (path,) = cache.checkpoints("contacts")
+    assert [c.name for c in cache.checkpoints("contacts")] == ["contacts.k3"]
+    path = state_file(tmp_path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    text = path.read_bytes()
+    text = b"".join(p.read_bytes() for p in path.parent.glob("state.sqlite3*"))
+    assert b"a@b.c" in text  # the answer is there (so the checks below look at the right bytes)
     assert b"abc123" not in text and b"Offset" not in text  # names are digests
     assert b"s3" not in text and b"<redacted>" in text  # credential-like params redacted
 
@@ -113,6 +131,6 @@ def test_clear_removes_checkpoints_of_a_resource_or_all(tmp_path: Path):
     assert cache.clear_checkpoints("listings", keys={"k2"}) == 1
     assert len(cache.checkpoints()) == 2
     assert cache.clear("market") == 0  # no entry, but its checkpoint goes
-    assert [p.name for p in cache.checkpoints()] == ["listings.k1.journal"]
+    assert [c.name for c in cache.checkpoints()] == ["listings.k1"]
     cache.clear()
     assert cache.checkpoints() == []

@@ -1,16 +1,21 @@
-"""The run history's files (``realtyframes.cache.append_run`` / ``read_runs``): one whole Parquet
-file per run, safe with concurrent processes, read by DuckDB; the anomaly rules."""
+"""The run history (``realtyframes.cache.append_run`` / ``read_runs``): one row per run in the
+state database, safe with concurrent processes, read by any SQLite reader; the anomaly rules;
+the Parquet run records of realtyframes 0.7 moved in by the first open."""
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import subprocess
 import sys
 import textwrap
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import duckdb
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from realtyframes.cache import (
@@ -21,6 +26,7 @@ from realtyframes.cache import (
     ParquetCache,
     append_run,
     read_runs,
+    state_file,
 )
 
 T0 = datetime(2026, 6, 1, tzinfo=UTC)
@@ -55,7 +61,8 @@ def test_a_watch_appends_through_the_public_function(tmp_path: Path) -> None:
     assert (row.requests, row.rows, row.new, row.changed, row.removed) == (7, 1506, 3, 5, 0)
     assert pd.isna(row.retries) and pd.isna(row.resumed_from) and row.outcome == "ok"
     assert row.finished - row.started == pd.Timedelta(seconds=3)
-    assert b"secret-pw" not in next((tmp_path / "runs").glob("*.parquet")).read_bytes()
+    state = b"".join(p.read_bytes() for p in state_file(tmp_path).parent.glob("state.sqlite3*"))
+    assert b"Miami" in state and b"secret-pw" not in state
 
 
 @pytest.mark.parametrize(
@@ -70,7 +77,7 @@ def test_bad_fields_are_refused(tmp_path: Path, fields: dict[str, object], messa
     given: dict[str, object] = {"kind": "load", "resource": "listings", **fields}
     with pytest.raises((ValueError, TypeError), match=message):
         append_run(tmp_path, **given)  # type: ignore[arg-type]
-    assert not (tmp_path / "runs").exists()
+    assert not state_file(tmp_path).exists()
 
 
 def _run(root: Path, minutes: int, rows: int, quarantined: int = 0, **extra: object) -> dict:
@@ -109,16 +116,16 @@ for i in range(25):
 """
 
 _READER = """
-import sys, time
-import duckdb
+import sqlite3, sys, time
 from realtyframes.cache import read_runs
 root = sys.argv[1]
 reads = 0
 end = time.monotonic() + 60
 while time.monotonic() < end:
     frame = read_runs(root)
-    if len(frame):
-        duckdb.sql(f"SELECT count(*), sum(requests) FROM read_parquet('{root}/runs/*.parquet')").fetchall()
+    if len(frame):  # a plain SQLite reader, read-only, as DuckDB's sqlite_scan reads it
+        with sqlite3.connect(f"file:{root}/.rf/state.sqlite3?mode=ro", uri=True) as db:
+            db.execute("SELECT count(*), sum(requests) FROM runs").fetchall()
     reads += 1
     if len(frame) >= 100:
         break
@@ -149,17 +156,126 @@ def test_concurrent_processes_append_whole_files(tmp_path: Path) -> None:
     runs = read_runs(tmp_path)
     assert len(runs) == 100 and runs["run_id"].is_unique
     assert runs.groupby("scope")["requests"].sum().tolist() == [sum(range(25))] * 4
-    files = list((tmp_path / "runs").iterdir())
-    assert len(files) == 100 and all(p.name.startswith("run.") for p in files)  # nothing partial
-    total = duckdb.sql(f"SELECT count(*) FROM read_parquet('{tmp_path}/runs/*.parquet')")
-    assert total.fetchall() == [(100,)]
+    assert _sql(tmp_path, "SELECT count(*) FROM runs") == [(100,)]
+
+
+def _sql(root: Path, query: str) -> list[tuple[object, ...]]:
+    """``query`` through a plain, read-only SQLite reader (the SQL DuckDB's ``sqlite_scan``
+    runs; its sqlite extension downloads, so the tests use the standard library's)."""
+    with closing(sqlite3.connect(f"file:{state_file(root)}?mode=ro", uri=True)) as db:
+        return db.execute(query).fetchall()
+
+
+def test_the_history_is_a_table_other_readers_query(tmp_path: Path) -> None:
+    _run(tmp_path, 0, 100, requests=4)
+    _run(tmp_path, 1, 60, requests=3)
+    daily = _sql(
+        tmp_path,
+        "SELECT substr(started, 1, 10) AS day, sum(requests), sum(rows) FROM runs"
+        " WHERE kind = 'load' GROUP BY day",
+    )
+    assert daily == [("2026-06-01", 7, 160)]
+    flagged = _sql(tmp_path, "SELECT started, anomaly FROM runs WHERE anomaly IS NOT NULL")
+    assert flagged == [("2026-06-01T00:01:00.000000+00:00", read_runs(tmp_path).anomaly[1])]
+
+
+def test_a_record_dated_in_the_future_is_never_a_baseline(tmp_path: Path) -> None:
+    """A run recorded with a clock set ahead (here a year) must not be what every later run is
+    compared with: it would flag all of them (and ``fetch`` exits 3) for good."""
+    now = datetime.now(UTC)
+    miami = {"kind": "load", "resource": "listings", "scope": {"City": "Miami"}}
+    append_run(tmp_path, **miami, started=now - timedelta(hours=1), rows=100)
+    future = append_run(
+        tmp_path,
+        kind="load",
+        resource="listings",
+        scope={"City": "Miami"},
+        started=now + timedelta(days=365),
+        rows=1000,
+    )
+    assert future["anomaly"] is None
+    later = append_run(tmp_path, kind="load", resource="listings", scope={"City": "Miami"}, rows=99)
+    assert later["anomaly"] is None  # compared with the run an hour ago, not the future one
+    dropped = append_run(
+        tmp_path, kind="load", resource="listings", scope={"City": "Miami"}, rows=50
+    )
+    assert "rows fell 49%" in dropped["anomaly"]  # ... which still flags a real drop
+    assert len(read_runs(tmp_path)) == 4  # the future record is kept, only never compared with
+
+
+_TIME = pa.timestamp("us", tz="UTC")
+#: A run file's schema as realtyframes 0.7 wrote it (its docs/cache.md, "The run history").
+OLD_SCHEMA = pa.schema(
+    [("run_id", pa.string()), ("started", _TIME), ("finished", _TIME)]
+    + [(name, pa.string()) for name in ("kind", "resource", "scope", "scope_key", "host")]
+    + [("account", pa.string())]
+    + [(name, pa.int64()) for name in ("requests", "retries", "throttled", "rows")]
+    + [(name, pa.int64()) for name in ("quarantined", "new", "changed", "removed")]
+    + [("from_cache", pa.bool_())]
+    + [(name, pa.string()) for name in ("outcome", "error_code", "anomaly", "toolkit_version")]
+    + [("resumed_from", pa.string())]
+)
+
+
+def _old_record(folder: Path, minutes: int, rows: int, run_id: str) -> Path:
+    """A run record as realtyframes 0.7 wrote it: one Parquet file per run in ``runs/``."""
+    started = T0 + timedelta(minutes=minutes)
+    record = {name: None for name in OLD_SCHEMA.names}
+    record.update(
+        run_id=run_id,
+        started=started,
+        finished=started,
+        kind="load",
+        resource="listings",
+        scope='{"City": "Miami"}',
+        scope_key="0123456789abcdef",
+        rows=rows,
+        quarantined=0,
+        from_cache=False,
+        outcome="ok",
+        toolkit_version="0.7.0",
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"run.{started:%Y%m%dT%H%M%S%fZ}.0123456789abcdef.{run_id}.parquet"
+    pq.write_table(pa.Table.from_pylist([record], schema=OLD_SCHEMA), path)
+    return path
+
+
+def test_old_run_files_move_into_the_table_and_other_schemas_are_skipped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Parquet files of another schema in ``runs/`` (12 of them became blank rows in 0.7's
+    reading) are skipped with a log line and left alone; the run records move in whole."""
+    caplog.set_level(logging.WARNING, logger="realtyframes.cache")
+    runs = tmp_path / "runs"
+    moved = [_old_record(runs, m, 100 + m, f"{m:016x}") for m in range(3)]
+    for n in range(12):
+        pq.write_table(
+            pa.table({"ListingId": [f"L{n}"], "ListPrice": [1.0]}), runs / f"x{n}.parquet"
+        )
+    pq.write_table(
+        pa.table({"run_id": ["abc"], "started": ["not a time"]}), runs / "run.bad.parquet"
+    )
+    older = _old_record(runs, 3, 103, f"{3:016x}")  # of a version before resumed_from
+    pq.write_table(pq.read_table(older).drop_columns(["resumed_from"]), older)
+    moved.append(older)
+    history = read_runs(tmp_path)
+    assert history["run_id"].tolist() == [f"{m:016x}" for m in range(4)]
+    assert history["rows"].tolist() == [100, 101, 102, 103] and history["kind"].eq("load").all()
+    assert not any(p.exists() for p in moved)  # in the table now
+    assert len(list(runs.glob("*.parquet"))) == 13  # the others, left where they were
+    skipped = [
+        r.getMessage() for r in caplog.records if "another schema); skipped" in r.getMessage()
+    ]
+    assert len(skipped) == 13
+    assert "4 run records moved" in caplog.text
+    assert _run(tmp_path, 10, 60)["anomaly"] is None  # another scope key: its own history
 
 
 def test_opening_the_cache_leaves_the_runs_alone(tmp_path: Path) -> None:
     _run(tmp_path, 0, 10)
-    before = sorted(p.name for p in (tmp_path / "runs").iterdir())
-    cache = ParquetCache(tmp_path)  # moves 0.1's flat files into partitions: not these
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == before
+    cache = ParquetCache(tmp_path)  # moves 0.1's flat files into partitions: not the history
+    assert len(read_runs(tmp_path)) == 1
     assert cache.list().empty
     cache.clear()  # the run history is not a cache entry
     assert len(read_runs(tmp_path)) == 1

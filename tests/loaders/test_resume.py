@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -27,7 +28,7 @@ import pytest
 
 import realtyframes as rf
 from faultproxy import FaultProxy, start_proxy
-from realtyframes.cache import ParquetCache
+from realtyframes.cache import ParquetCache, SavedCheckpoint, state_file
 from realtyframes.cli import main as cli_main
 from realtyframes.loaders import listing_history, sync_state
 from realtyframes.loaders._resume import IDENTITY_RECORDS
@@ -71,8 +72,8 @@ def settle() -> None:
             thread.join(timeout=60)
 
 
-def journals(cache: Path) -> list[Path]:
-    return sorted((cache / ".rf" / "staging" / "checkpoints").glob("*.journal"))
+def journals(cache: Path) -> list[SavedCheckpoint]:
+    return ParquetCache(cache).checkpoints()
 
 
 #: Requests sent but not in the checkpoint when a load is killed: those in the connection pool
@@ -92,7 +93,7 @@ def checks(saved: int) -> int:
 
 
 def saved_pages(cache: Path) -> int:
-    return sum(p.read_bytes().count(b"RFCK1 page ") for p in journals(cache))
+    return sum(c.answers for c in journals(cache))
 
 
 @pytest.fixture(scope="module")
@@ -383,9 +384,10 @@ def test_an_old_checkpoint_is_discarded(
     caplog.set_level(logging.INFO, logger="realtyframes.cache")
     with client(proxy.url, tmp_path) as c:
         interrupt(proxy, c, "listings", 40, details=True)
-        (journal,) = journals(tmp_path)
+        assert len(journals(tmp_path)) == 1
         old = time.time() - 25 * 3600  # CHECKPOINT_MAX_AGE is 24 hours
-        os.utime(journal, (old, old))
+        with sqlite3.connect(state_file(tmp_path)) as db:  # docs/cache.md: last written
+            db.execute("UPDATE checkpoints SET updated = ?", (old,))
         frame = c.listings(details=True)
         assert c.last_load.resumed_requests == 0
         assert c.last_load.requests == reference["details_requests"]
@@ -416,23 +418,24 @@ def test_cache_clear_discards_checkpoints(proxy: FaultProxy, tmp_path: Path):
         interrupt(proxy, c, "sync_listings", 20)
     assert len(journals(tmp_path)) == 2
     ParquetCache(tmp_path).clear("market")
-    assert [p.name.split(".")[0] for p in journals(tmp_path)] == ["listings"]
+    assert [c.resource for c in journals(tmp_path)] == ["listings"]
     assert cli_main(["cache", "clear", "--yes", "--cache-dir", str(tmp_path)]) == 0
     assert journals(tmp_path) == []
 
 
 def test_a_checkpoint_holds_no_secret_and_contacts_are_private(proxy: FaultProxy, tmp_path: Path):
-    """The journals of an interrupted search and of the contacts, made with a token, hold
-    neither the token nor a query string; they are 0600 in 0700 folders."""
+    """The checkpoints of an interrupted search and of the contacts, made with a token, hold
+    neither the token nor a query string; the database is 0600 in a 0700 folder."""
     secret = "tok-9f8e7d6c5b4a-secret"
     with client(proxy.url, tmp_path, token=secret) as c:
         interrupt(proxy, c, "contacts", 1)
         interrupt(proxy, c, "listings", 2, PropertyType="Residential")
     found = journals(tmp_path)
-    assert sorted(p.name.split(".")[0] for p in found) == ["contacts", "listings"]
-    for journal in found:
-        text = journal.read_bytes()
-        assert secret.encode() not in text
-        assert b"Offset=" not in text and b"PropertyType=" not in text
-        assert stat.S_IMODE(journal.stat().st_mode) == 0o600
-    assert stat.S_IMODE(found[0].parent.stat().st_mode) == 0o700
+    assert sorted(c.resource for c in found) == ["contacts", "listings"]
+    assert all(c.answers for c in found)
+    path = state_file(tmp_path)
+    text = b"".join(p.read_bytes() for p in path.parent.glob("state.sqlite3*"))
+    assert secret.encode() not in text
+    assert b"Offset=" not in text and b"PropertyType=" not in text
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700

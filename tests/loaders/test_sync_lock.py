@@ -24,6 +24,7 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.cache import ParquetCache, file_lock, is_locked
+from realtyframes.cli import main as cli_main
 from realtyframes.loaders import SYNC_WAIT, sync_lock
 from realtyframes.sandbox import RunningSandbox
 
@@ -259,9 +260,14 @@ def test_a_first_sync_killed_holding_the_lock_frees_it_and_is_resumed(
     with rf.Client(sandbox.url, cache_dir=cache, progress=False) as probe:
         lock = sync_lock(probe, {})
     assert lock is not None and is_locked(lock)
+    store = ParquetCache(cache)
+    held = store.job_holder("market", lock.stem)  # who: the locks table (docs/cache.md)
+    assert held is not None and held.pid == first.process.pid
+    assert held.scope == "PropertyType=Residential"
     os.kill(first.process.pid, signal.SIGKILL)
     first.process.communicate()
     assert not is_locked(lock)
+    assert store.job_holder("market", lock.stem) is None  # its row is stale: the holder died
     with rf.Client(sandbox.url, cache_dir=cache, progress=False) as client:
         market = client.sync_listings(wait=0)
         info = client.last_load
@@ -270,3 +276,67 @@ def test_a_first_sync_killed_holding_the_lock_frees_it_and_is_resumed(
     assert info is not None and not info.from_cache
     assert info.resumed_requests > 0  # the pages the killed sync saved, not asked again
     pd.testing.assert_frame_equal(market, expected)
+
+
+def test_cache_clear_refuses_a_scope_being_synced(
+    sandbox: RunningSandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A clear during a sync removed that sync's checkpoint, and the sync then wrote its entry
+    after the clear: now the clear refuses (ScopeBusyError naming the scope and its holder; the
+    CLI one line, exit 75) and removes nothing; once the sync is done it clears."""
+    root = tmp_path / "c"
+    syncing, go = threading.Event(), threading.Event()
+
+    def hook(request: httpx.Request) -> None:
+        syncing.set()  # the sync holds its scope's lock from before its first request
+        go.wait(60)
+
+    found: dict[str, pd.DataFrame] = {}
+    with rf.Client(
+        sandbox.url, cache_dir=root, progress=False, event_hooks={"request": [hook]}
+    ) as client:
+        first = threading.Thread(target=lambda: found.update(m=client.sync_listings(City="Doral")))
+        first.start()
+        try:
+            assert syncing.wait(60)
+            cache = ParquetCache(root)
+            with pytest.raises(rf.ScopeBusyError) as busy:
+                cache.clear()
+            message = str(busy.value)
+            assert "City=Doral, PropertyType=Residential" in message
+            assert f"process {os.getpid()}" in message and "nothing was removed" in message
+            with pytest.raises(rf.ScopeBusyError):
+                cache.clear_checkpoints("market")
+            assert cli_main(["cache", "clear", "--yes", "--cache-dir", str(root)]) == 75
+            lines = capsys.readouterr().err.strip().splitlines()
+            assert len(lines) == 1 and "is being synced; nothing was removed" in lines[0]
+        finally:
+            go.set()
+            first.join(120)
+        assert client.sync_state(City="Doral") is not None  # its entry, written whole
+        assert len(cache.list()) == 1
+        assert cache.clear() == 1 and cache.list().empty  # idle now: cleared
+        assert cache.checkpoints() == [] and len(found["m"]) > 0
+
+
+def test_a_lock_path_that_is_a_directory_is_a_typed_error(
+    sandbox: RunningSandbox, tmp_path: Path
+) -> None:
+    requests: list[str] = []
+    hooks = {"request": [lambda r: requests.append(r.url.path)]}
+    with rf.Client(
+        sandbox.url, cache_dir=tmp_path / "c", progress=False, event_hooks=hooks
+    ) as client:
+        lock = sync_lock(client, {"City": "Doral"})
+        assert lock is not None
+        lock.mkdir(parents=True)
+        with pytest.raises(rf.CacheLockError, match="it is a directory") as error:
+            client.sync_listings(City="Doral")
+        assert isinstance(error.value, OSError) and str(lock) in str(error.value)
+        assert requests == []
+    cache = ParquetCache(tmp_path / "d")
+    key = "0" * 32
+    (tmp_path / "d" / ".rf" / "locks" / "listings" / f"{key}.lock").mkdir(parents=True)
+    with pytest.raises(rf.CacheLockError, match="it is a directory"):
+        cache.write("listings", key, pd.DataFrame({"ListingId": ["L1"]}))
+    assert cache.read("listings", key) is None

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.analysis import CHANGE_KINDS
+from realtyframes.cache import state_file
 from realtyframes.sandbox import RunningSandbox
 from realtyframes.watch import MAX_ROWS, matching
 from receivers import Hook, Inbox, dripping_receiver, http_receiver, smtp_server
@@ -221,9 +224,11 @@ def test_the_watches_file_is_private_and_urls_show_only_masked(
     smtp = "mailtos://me:smtp-Pass-31x@smtp.example.com?to=me@example.com"
     hook = f"jsons://hooks.example.com/in/{TOKEN}"
     watch = watches.add("miami", City="Miami", MaxListPrice=900000, notify=[smtp, hook])
-    stored = cache / ".watches" / "watches.json"
+    stored = state_file(cache)  # the watches table (docs/cache.md)
     assert stored.stat().st_mode & 0o777 == 0o600
-    assert json.loads(stored.read_text())["watches"]["miami"]["notify"] == [smtp, hook]
+    with closing(sqlite3.connect(f"file:{stored}?mode=ro", uri=True)) as db:
+        (definition,) = db.execute("SELECT definition FROM watches WHERE name = 'miami'").fetchone()
+    assert json.loads(definition)["notify"] == [smtp, hook]
     assert watch.scope == {"City": "Miami", "PropertyType": "Residential"}
     assert watch.filters == {"MaxListPrice": "900000"}
     listed = watches.list()
@@ -238,6 +243,8 @@ def test_the_watches_file_is_private_and_urls_show_only_masked(
     assert watches.get("miami").scope["City"] == "Doral"
     watches.remove("miami")
     assert len(watches.list()) == 0
+    state = b"".join(p.read_bytes() for p in stored.parent.glob("state.sqlite3*"))
+    assert b"smtp-Pass-31x" not in state and TOKEN.encode() not in state  # overwritten
     with pytest.raises(rf.QueryError, match="no watch named"):
         watches.remove("miami")
 
@@ -263,7 +270,7 @@ def test_bad_input_is_a_query_error_naming_the_parameter(
         call(watches)
     assert refused.value.param == param
     assert "pw-Secret-9" not in str(refused.value)
-    assert not (tmp_path / "cache" / ".watches" / "watches.json").exists()
+    assert not (tmp_path / "cache").exists()  # refused before anything was written
 
 
 @pytest.mark.parametrize("name", ["miami\n", "miami\r", "mia\tmi", "miami\x00", "miami\x1b[2J"])

@@ -1,11 +1,12 @@
-"""The Parquet cache: atomic, locked, self-describing files other tools read directly.
+"""The Parquet cache: atomic, locked, self-describing files other tools read directly, and the
+cache's state (checkpoints, run history, locks, watches) in one SQLite database.
 
 >>> from realtyframes.cache import ParquetCache, account_fingerprint
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
 >>> append_run("data/cache", kind="watch", resource="market", scope={"City": "Miami"})  # doctest: +SKIP
 """
 
-from realtyframes.cache._checkpoints import CHECKPOINT_MAX_AGE, Checkpoint
+from realtyframes.cache._checkpoints import CHECKPOINT_MAX_AGE, Checkpoint, SavedCheckpoint
 from realtyframes.cache._entries import (
     Entry,
     account_fingerprint,
@@ -24,6 +25,11 @@ from realtyframes.cache._runs import (
     append_run,
     read_runs,
 )
+from realtyframes.cache._scopes import Holder, hold_scope
+from realtyframes.cache._state import connect as state_connection
+from realtyframes.cache._state import exists as state_exists
+from realtyframes.cache._state import state_file
+from realtyframes.cache._state import transaction as state_transaction
 from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, ParquetCache
 from realtyframes.errors import CacheReadTimeout
 
@@ -42,13 +48,20 @@ __all__ = [
     "CacheWarning",
     "Checkpoint",
     "Entry",
+    "Holder",
     "ParquetCache",
+    "SavedCheckpoint",
     "account_fingerprint",
     "append_run",
     "cache_key",
     "file_lock",
+    "hold_scope",
     "is_fresh",
     "is_locked",
     "normalise_params",
     "read_runs",
+    "state_connection",
+    "state_exists",
+    "state_file",
+    "state_transaction",
 ]

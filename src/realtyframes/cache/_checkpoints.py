@@ -1,21 +1,14 @@
-"""Checkpoints of long loads: the answers a load has fetched so far, kept in the cache's staging
-area so that the next identical call, after an interruption (Ctrl-C, SIGKILL, a lost network,
-retries spent), resumes where it stopped instead of starting over.
+"""Checkpoints of long loads: the answers a load has fetched so far, kept in the cache's state
+database (:mod:`._state`) so that the next identical call, after an interruption (Ctrl-C,
+SIGKILL, a lost network, retries spent), resumes where it stopped instead of starting over.
 
-::
-
-    <root>/.rf/staging/checkpoints/<resource>.<key>.journal
-
-A checkpoint is a journal appended to as answers arrive, one ``os.write`` per record (the bytes
-are the kernel's at once: a process killed with SIGKILL loses at most what it was writing)::
-
-    RFCK1 <kind> <name> <length> <crc32>\\n<body>\\n
-
-``kind`` is ``head`` (the first record: JSON with the scope's digest, the redacted parameters and
-when the load started), ``page`` (a raw answer body) or ``note`` (JSON, e.g. a learned chunk size).
-``name`` is the SHA-256 of what the caller named the answer (a request's path and query): no query
-string, hence no credential, is ever written. A torn last record (the writer died in the middle)
-ends the reading. Files are ``0600`` (answers may hold contacts) in ``0700`` folders.
+A checkpoint is one row of ``checkpoints`` (resource, key, the scope's digest, the redacted
+parameters, when the load started, when it was last written, its notes) and one row of
+``checkpoint_answers`` per saved answer (``name``: the SHA-256 of what the caller named the
+answer, a request's path and query, so no query string and no credential is written; ``body``:
+the raw answer). Each answer is committed on its own: a process killed at any point (even by
+SIGKILL) loses at most the answer it was saving. A resumed load reads the answers one at a time,
+as it asks for them (never all of them in memory).
 
 Nothing under ``.rf`` is part of a dataset: readers never see a checkpoint, and what they see
 stays "complete or nothing". A checkpoint is discarded (a log line at INFO) when the scope it was
@@ -23,7 +16,7 @@ made for differs from the call's, when it has not been written to for longer tha
 (:data:`CHECKPOINT_MAX_AGE`), on ``refresh=True``, by ``ParquetCache.clear`` and, once its load
 is stored, by the loader.
 
->>> cp = Checkpoint.open(Path("/tmp/c/x.journal"), {"host": "h"})  # doctest: +SKIP
+>>> cp = Checkpoint.open(root, "listings", key, {"host": "h"})  # doctest: +SKIP
 >>> cp.put("/v1/listings?Offset=0", body); cp.get("/v1/listings?Offset=0") == body  # doctest: +SKIP
 True
 """
@@ -33,24 +26,25 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
+import sqlite3
 import threading
 import time
-import zlib
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from realtyframes._files import PRIVATE_MODE
-from realtyframes.cache._entries import _private_dirs, _redact, normalise_params
+from realtyframes.cache._entries import _redact, normalise_params
+from realtyframes.cache._state import connect, exists, open_db, shrink, transaction
 
 __all__ = [
     "CHECKPOINT_MAX_AGE",
     "Checkpoint",
-    "checkpoint_files",
+    "SavedCheckpoint",
     "remove_checkpoints",
     "remove_old_checkpoints",
+    "saved_checkpoints",
 ]
 
 logger = logging.getLogger("realtyframes.cache")
@@ -58,11 +52,6 @@ logger = logging.getLogger("realtyframes.cache")
 #: A checkpoint not written to for longer than this is discarded (its answers are too old to
 #: be mixed with fresh ones).
 CHECKPOINT_MAX_AGE = timedelta(hours=24)
-#: The folder of the checkpoints, under the cache root.
-FOLDER = Path(".rf") / "staging" / "checkpoints"
-_MAGIC = b"RFCK1"
-_SUFFIX = ".journal"
-_KINDS = (b"head", b"page", b"note")
 
 
 def _digest(text: str) -> str:
@@ -78,216 +67,275 @@ def scope_digest(scope: Mapping[str, Any]) -> str:
     return _digest(json.dumps(scope, sort_keys=True, default=str))
 
 
-def checkpoint_files(root: Path, resource: str | None = None) -> list[Path]:
-    """The checkpoint journals under the cache ``root`` (of ``resource`` only, when given)."""
-    folder = root / FOLDER
-    pattern = f"{resource}.*{_SUFFIX}" if resource else f"*{_SUFFIX}"
-    return sorted(folder.glob(pattern)) if folder.is_dir() else []
+@dataclass(frozen=True)
+class SavedCheckpoint:
+    """What :meth:`ParquetCache.checkpoints` lists: the checkpoint of an interrupted load of
+    ``resource``'s entry ``key``, with its saved ``answers`` (and their ``size`` in bytes), when
+    the load ``started`` and when it was last written (``updated``).
+
+    >>> [(c.name, c.answers) for c in cache.checkpoints()]  # doctest: +SKIP
+    [('market.3f9c0e...', 412)]
+    """
+
+    resource: str
+    key: str
+    answers: int
+    size: int
+    started: datetime
+    updated: datetime
+
+    @property
+    def name(self) -> str:
+        """``<resource>.<key>``, as log lines name it."""
+        return f"{self.resource}.{self.key}"
+
+
+def saved_checkpoints(root: Path, resource: str | None = None) -> list[SavedCheckpoint]:
+    """The checkpoints under the cache ``root`` (of ``resource`` only, when given), by name.
+    Asking creates nothing."""
+    if not exists(root):
+        return []
+    query = (
+        "SELECT c.resource, c.key, count(a.name), coalesce(sum(length(a.body)), 0), c.started,"
+        " c.updated FROM checkpoints c LEFT JOIN checkpoint_answers a"
+        " ON a.resource = c.resource AND a.key = c.key"
+        " WHERE ? IS NULL OR c.resource = ? GROUP BY c.resource, c.key"
+        " ORDER BY c.resource, c.key"
+    )
+    with connect(root) as db:
+        rows = db.execute(query, (resource, resource)).fetchall()
+    return [
+        SavedCheckpoint(
+            res, key, n, size, datetime.fromisoformat(started), datetime.fromtimestamp(upd, UTC)
+        )
+        for res, key, n, size, started, upd in rows
+    ]
+
+
+def _delete(db: sqlite3.Connection, resource: str, key: str) -> None:
+    db.execute("DELETE FROM checkpoint_answers WHERE resource = ? AND key = ?", (resource, key))
+    db.execute("DELETE FROM checkpoints WHERE resource = ? AND key = ?", (resource, key))
 
 
 def remove_checkpoints(
     root: Path, resource: str | None = None, keys: Collection[str] | None = None
 ) -> int:
     """Remove the checkpoints under ``root`` (of ``resource``; of ``keys`` only, when given)."""
-    removed = 0
-    for path in checkpoint_files(root, resource):
-        key = path.name.removesuffix(_SUFFIX).split(".", 1)[-1]
-        if keys is None or key in keys:
-            path.unlink(missing_ok=True)
-            removed += 1
-    return removed
+    found = [c for c in saved_checkpoints(root, resource) if keys is None or c.key in set(keys)]
+    if found:
+        with connect(root) as db:
+            with transaction(db):
+                for saved in found:
+                    _delete(db, saved.resource, saved.key)
+            shrink(db)
+    return len(found)
 
 
 def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
     """Remove the checkpoints under ``root`` not written to for ``max_age`` (loads never
     repeated), with a log line each; returns how many."""
-    removed = 0
-    for path in checkpoint_files(root):
-        try:
-            age = time.time() - path.stat().st_mtime
-        except OSError:
-            continue
-        if age > max_age.total_seconds():
-            path.unlink(missing_ok=True)
-            removed += 1
-            logger.info(
-                "checkpoint %s discarded: it was last written %s ago, more than %s",
-                path.name.removesuffix(_SUFFIX),
-                timedelta(seconds=int(age)),
-                max_age,
-            )
-    return removed
+    now = datetime.now(UTC)
+    old = [c for c in saved_checkpoints(root) if now - c.updated > max_age]
+    if old:
+        with connect(root) as db:
+            with transaction(db):
+                for saved in old:
+                    _delete(db, saved.resource, saved.key)
+            shrink(db)
+    for saved in old:
+        logger.info(
+            "checkpoint %s discarded: it was last written %s ago, more than %s",
+            saved.name,
+            timedelta(seconds=int((now - saved.updated).total_seconds())),
+            max_age,
+        )
+    return len(old)
 
 
 class Checkpoint:
-    """The answers of one unfinished load (see the module). Thread-safe; the file is created by
-    the first :meth:`put`, so a load that fetches nothing leaves nothing.
+    """The answers of one unfinished load (see the module). Thread-safe; the checkpoint is
+    created by the first :meth:`put`, so a load that fetches nothing leaves nothing.
 
     ``resumed_from``: when the load whose answers this holds started (None: a fresh
     checkpoint); ``reused``: answers served by :meth:`get` so far.
     """
 
-    def __init__(self, path: Path, scope: Mapping[str, Any]) -> None:
-        self.path = path
+    def __init__(self, root: Path, resource: str, key: str, scope: Mapping[str, Any]) -> None:
+        self.root, self.resource, self.key = Path(root), resource, key
         self.digest = scope_digest(scope)
         self._params = _redact(normalise_params(scope.get("params") or {}))
-        self._index: dict[str, tuple[int, int]] = {}
         self._notes: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._fd: int | None = None
-        self._reader: BinaryIO | None = None
+        self._db: sqlite3.Connection | None = None
+        self._created = False
         self._broken = False  # a write failed: the load goes on without saving
         self.started = datetime.now(UTC)
         self.resumed_from: datetime | None = None
         self.reused = 0
 
+    @property
+    def name(self) -> str:
+        """``<resource>.<key>``, as log lines name it."""
+        return f"{self.resource}.{self.key}"
+
     # -- opening --------------------------------------------------------------------------------
 
     @classmethod
     def open(
-        cls, path: Path, scope: Mapping[str, Any], *, max_age: timedelta = CHECKPOINT_MAX_AGE
+        cls,
+        root: Path,
+        resource: str,
+        key: str,
+        scope: Mapping[str, Any],
+        *,
+        max_age: timedelta = CHECKPOINT_MAX_AGE,
     ) -> Checkpoint:
-        """The checkpoint at ``path`` for ``scope``: what an earlier identical load saved, or a
-        fresh one (an existing journal of another scope, too old or unreadable is discarded)."""
-        checkpoint = cls(path, scope)
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
+        """The checkpoint of ``resource``'s ``key`` for ``scope`` under the cache ``root``: what
+        an earlier identical load saved, or a fresh one (one of another scope, too old or
+        unreadable is discarded)."""
+        checkpoint = cls(root, resource, key, scope)
+        if not exists(root):
             return checkpoint
-        age = time.time() - stat.st_mtime
-        head = checkpoint._load()
-        if head is None:
-            checkpoint.discard("it cannot be read")
-        elif head.get("scope") != checkpoint.digest:
+        try:
+            found = checkpoint._head()
+        except sqlite3.Error as exc:
+            logger.warning("checkpoint %s cannot be read (%s)", checkpoint.name, exc)
+            checkpoint._broken = True
+            return checkpoint
+        if found is None:
+            return checkpoint
+        digest, started, updated, notes, answers = found
+        checkpoint._created = True
+        age = time.time() - updated
+        if digest != checkpoint.digest:
             checkpoint.discard("it was made for another scope (parameters, options or version)")
         elif age > max_age.total_seconds():
             checkpoint.discard(
                 f"it was last written {timedelta(seconds=int(age))} ago, more than {max_age}"
             )
-        elif checkpoint._index:
-            checkpoint.started = datetime.fromisoformat(head["started"])
-            checkpoint.resumed_from = checkpoint.started
-            logger.info(
-                "resuming %s from its checkpoint: %d answers saved since %s",
-                path.name.removesuffix(_SUFFIX),
-                len(checkpoint._index),
-                head["started"],
-            )
+        else:
+            checkpoint._notes = json.loads(notes)
+            if answers:
+                checkpoint.started = datetime.fromisoformat(started)
+                checkpoint.resumed_from = checkpoint.started
+                logger.info(
+                    "resuming %s from its checkpoint: %d answers saved since %s",
+                    checkpoint.name,
+                    answers,
+                    started,
+                )
         return checkpoint
 
-    def _load(self) -> dict[str, Any] | None:
-        """Read the journal's index (name -> where the body is) and notes; the head, or None."""
-        try:
-            data = self.path.read_bytes()
-        except OSError:
-            return None
-        head: dict[str, Any] | None = None
-        at = 0
-        while at < len(data):
-            end = data.find(b"\n", at)
-            parts = data[at:end].split(b" ") if end >= 0 else []
-            if len(parts) != 5 or parts[0] != _MAGIC or parts[1] not in _KINDS:
-                break
-            try:
-                length, crc = int(parts[3]), int(parts[4])
-            except ValueError:
-                break
-            body = data[end + 1 : end + 1 + length]
-            if len(body) != length or zlib.crc32(body) != crc:
-                break  # a torn record: the writer died while writing it
-            kind, name = parts[1], parts[2].decode()
-            try:
-                if kind == b"head":
-                    head = json.loads(body)
-                elif kind == b"note":
-                    self._notes[name] = json.loads(body)
-                else:
-                    self._index[name] = (end + 1, length)
-            except ValueError:
-                break
-            at = end + 2 + length
-        if head is not None and at < len(data):  # a torn tail: later records go after the
-            try:  # last whole one, or they could never be read
-                os.truncate(self.path, at)
-            except OSError:
-                return None  # discarded: starts over
-        if head is None or not isinstance(head, dict):
-            self._index.clear()
-            self._notes.clear()
-            return None
-        return head
+    def _head(self) -> tuple[str, str, float, str, int] | None:
+        row = (
+            self._conn()
+            .execute(
+                "SELECT scope, started, updated, notes, (SELECT count(*) FROM checkpoint_answers a"
+                " WHERE a.resource = c.resource AND a.key = c.key) FROM checkpoints c"
+                " WHERE resource = ? AND key = ?",
+                (self.resource, self.key),
+            )
+            .fetchone()
+        )
+        return None if row is None else tuple(row)  # type: ignore[return-value]
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            self._db = open_db(self.root)
+        return self._db
 
     # -- reading and writing --------------------------------------------------------------------
 
     def get(self, name: str) -> bytes | None:
         """The saved answer named ``name`` (counted in :attr:`reused`), or None."""
-        where = self._index.get(_digest(name))
-        if where is None or where[0] < 0:
-            return None
+        if self.resumed_from is None:
+            return None  # nothing was saved before this run
         with self._lock:
             try:
-                if self._reader is None:
-                    self._reader = open(self.path, "rb")  # noqa: SIM115 - closed by close()
-                self._reader.seek(where[0])
-                body = self._reader.read(where[1])
-            except OSError:
+                row = (
+                    self._conn()
+                    .execute(
+                        "SELECT body FROM checkpoint_answers WHERE resource = ? AND key = ?"
+                        " AND name = ?",
+                        (self.resource, self.key, _digest(name)),
+                    )
+                    .fetchone()
+                )
+            except sqlite3.Error:
                 return None
-            if len(body) != where[1]:
+            if row is None:
                 return None
             self.reused += 1
-        return body
+        return bytes(row[0])
 
     def has(self, name: str) -> bool:
         """Whether an answer named ``name`` is saved."""
-        return _digest(name) in self._index
+        if not self._created:
+            return False
+        with self._lock:
+            try:
+                row = (
+                    self._conn()
+                    .execute(
+                        "SELECT 1 FROM checkpoint_answers WHERE resource = ? AND key = ? AND name = ?",
+                        (self.resource, self.key, _digest(name)),
+                    )
+                    .fetchone()
+                )
+            except sqlite3.Error:
+                return False
+        return row is not None
 
     def put(self, name: str, body: bytes) -> None:
         """Save the answer named ``name`` (a failure to write only logs: the load goes on)."""
-        self._append(b"page", _digest(name), body)
+        self._write(_digest(name), body)
 
     def note(self, name: str, value: Any) -> None:
-        """Save a small JSON fact of the load (e.g. what it learned of the server)."""
+        """Save a small JSON fact of the load (free-form metadata: what it learned of the
+        server, what it was made from), read back by :meth:`noted`."""
+        json.dumps(value)  # a value that is not JSON fails here, in the caller
         self._notes[name] = value
-        self._append(b"note", name, json.dumps(value).encode())
+        self._write(None, None)
 
     def noted(self, name: str) -> Any:
         """A fact saved by :meth:`note` (in this run or the interrupted one), or None."""
         return self._notes.get(name)
 
-    def _append(self, kind: bytes, name: str, body: bytes) -> None:
-        record = _record(kind, name, body)
+    def _write(self, name: str | None, body: bytes | None) -> None:
         with self._lock:
             if self._broken:
                 return
             try:
-                if self._fd is None:
-                    self._fd = self._create()
-                os.write(self._fd, record)
-            except OSError as exc:
+                db = self._conn()
+                with transaction(db):
+                    db.execute(
+                        "INSERT INTO checkpoints (resource, key, scope, params, started,"
+                        " updated, notes) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT (resource, key) DO UPDATE SET updated = excluded.updated,"
+                        " notes = excluded.notes",
+                        (
+                            self.resource,
+                            self.key,
+                            self.digest,
+                            json.dumps(self._params, sort_keys=True),
+                            self.started.isoformat(),
+                            time.time(),
+                            json.dumps(self._notes, sort_keys=True),
+                        ),
+                    )
+                    if name is not None:
+                        db.execute(
+                            "INSERT OR REPLACE INTO checkpoint_answers VALUES (?, ?, ?, ?)",
+                            (self.resource, self.key, name, body),
+                        )
+                self._created = True
+            except (OSError, sqlite3.Error) as exc:
                 self._broken = True
                 logger.warning(
                     "could not write the checkpoint %s (%s); this load will not be resumable",
-                    self.path,
+                    self.name,
                     exc,
                 )
-                return
-            if kind == b"page":
-                self._index[name] = (-1, len(body))  # known; readable after a reopen
-
-    def _create(self) -> int:
-        _private_dirs(self.path.parent)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_BINARY", 0)
-        fd = os.open(self.path, flags, PRIVATE_MODE)
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, PRIVATE_MODE)  # exactly 0600, whatever the umask
-        if os.fstat(fd).st_size == 0:
-            head = {
-                "scope": self.digest,
-                "params": self._params,
-                "started": self.started.isoformat(),
-            }
-            os.write(fd, _record(b"head", "head", json.dumps(head, sort_keys=True).encode()))
-        return fd
 
     # -- ending ---------------------------------------------------------------------------------
 
@@ -298,36 +346,32 @@ class Checkpoint:
         self.close()
 
     def close(self) -> None:
-        """Close the file (the journal stays: the next identical load resumes from it)."""
+        """Close the connection (the checkpoint stays: the next identical load resumes)."""
         with self._lock:
-            if self._fd is not None:
-                os.close(self._fd)
-            if self._reader is not None:
-                self._reader.close()
-            self._fd, self._reader = None, None
+            if self._db is not None:
+                self._db.close()
+            self._db = None
 
     def done(self) -> None:
-        """The load is stored: remove the journal."""
+        """The load is stored: remove the checkpoint."""
+        with self._lock:
+            if self._created:
+                try:
+                    db = self._conn()
+                    with transaction(db):
+                        _delete(db, self.resource, self.key)
+                    shrink(db)
+                except sqlite3.Error as exc:  # the age limit ends it
+                    logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
+            self._created = False
         self.close()
-        try:
-            self.path.unlink(missing_ok=True)
-        except OSError as exc:  # e.g. open in another process on Windows: the age limit ends it
-            logger.warning("could not remove the checkpoint %s: %s", self.path, exc)
-        self._index.clear()
 
     def discard(self, reason: str) -> None:
-        """Remove the journal, with a log line saying why."""
-        existed = self.path.exists()
+        """Remove the checkpoint, with a log line saying why."""
+        existed = self._created
         self.done()
         self._notes.clear()
         self.resumed_from = None
         self.started, self.reused = datetime.now(UTC), 0  # a load that starts over
         if existed:
-            logger.info("checkpoint %s discarded: %s", self.path.name.removesuffix(_SUFFIX), reason)
-
-
-def _record(kind: bytes, name: str, body: bytes) -> bytes:
-    header = b" ".join(
-        (_MAGIC, kind, name.encode(), str(len(body)).encode(), str(zlib.crc32(body)).encode())
-    )
-    return header + b"\n" + body + b"\n"
+            logger.info("checkpoint %s discarded: %s", self.name, reason)

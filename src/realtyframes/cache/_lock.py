@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
-from realtyframes.errors import CacheLockTimeout
+from realtyframes.errors import CacheLockError, CacheLockTimeout
 
-__all__ = ["CacheLockTimeout", "file_lock", "is_locked"]
+__all__ = ["CacheLockError", "CacheLockTimeout", "file_lock", "is_locked", "lock_error"]
 
 _POLL = 0.05  # seconds between attempts when waiting with a timeout
 
@@ -70,6 +70,34 @@ else:
         return True
 
 
+def lock_error(path: Path, exc: OSError) -> CacheLockError:
+    """The typed error for a lock ``path`` that cannot be a lock file (``exc`` says why).
+
+    >>> str(lock_error(Path("/c/k.lock"), IsADirectoryError(21, "Is a directory")))
+    'cache lock /c/k.lock cannot be taken: it is a directory (remove or rename it)'
+    """
+    if isinstance(exc, IsADirectoryError):
+        why = "it is a directory"
+    elif isinstance(exc, NotADirectoryError | FileExistsError):
+        why = "a file stands where its folder should be"
+    elif isinstance(exc, FileNotFoundError):
+        why = "its folder does not exist"
+    else:
+        why = exc.strerror or type(exc).__name__
+    return CacheLockError(f"cache lock {path} cannot be taken: {why} (remove or rename it)")
+
+
+def _open(path: Path, flags: int) -> int:
+    try:
+        return os.open(path, flags, PRIVATE_MODE)
+    except FileNotFoundError as exc:
+        if flags & os.O_CREAT:
+            raise lock_error(path, exc) from None  # its folder is missing
+        raise
+    except (IsADirectoryError, NotADirectoryError, PermissionError) as exc:
+        raise lock_error(path, exc) from None
+
+
 def is_locked(path: Path) -> bool:
     """Whether another holder has the lock on ``path`` now (a lock file that does not exist is
     not held; asking creates nothing and waits for nothing).
@@ -78,7 +106,7 @@ def is_locked(path: Path) -> bool:
     False
     """
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = _open(path, os.O_RDWR)
     except FileNotFoundError:
         return False
     try:
@@ -104,11 +132,12 @@ def file_lock(path: Path, *, timeout: float | None = 300.0) -> Iterator[None]:
     """Hold an exclusive lock on ``path`` (created if missing) for the ``with`` block.
 
     ``timeout``: seconds to wait for another holder (``None`` waits forever); on expiry raises
-    :class:`CacheLockTimeout`.
+    :class:`CacheLockTimeout`. A path that cannot be a lock file (a directory, a file in place of
+    its folder) raises :class:`CacheLockError`.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_MODE)
+        fd = _open(path, os.O_RDWR | os.O_CREAT)
         try:
             if deadline is None:
                 _lock_blocking(fd)

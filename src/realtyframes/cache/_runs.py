@@ -1,12 +1,13 @@
-"""The run history: one small Parquet file per load, sync, report or watch run in ``<root>/runs``.
+"""The run history: one row per load, sync, report or watch run in the ``runs`` table of the
+cache's state database (``<root>/.rf/state.sqlite3``, :mod:`._state`).
 
-Each run appends one record (:data:`RUN_COLUMNS`) as its own file,
-``runs/run.<started>.<scope_key>.<run_id>.parquet``, written in ``.rf/staging`` and renamed into
-place: runs of several processes never touch one file, and a reader
-(``read_parquet('runs/*.parquet')``) never sees a half-written one. Before it is written, a record is compared with the previous
-successful run of the same scope (:func:`anomaly`): rows down by more than
+Each run appends one record (:data:`RUN_COLUMNS`) in one transaction: runs of several processes
+never mix, and a reader (``client.runs()``, DuckDB's ``sqlite_scan``) sees every committed
+record whole. Before it is written, a record is compared with the latest successful run of the
+same scope that is not dated in the future (:func:`anomaly`): rows down by more than
 :data:`ROW_DROP_SHARE`, or a quarantine share up by more than :data:`QUARANTINE_JUMP`, is
-written in its ``anomaly`` column.
+written in its ``anomaly`` column. Timestamps are ISO 8601 text in UTC
+(``2026-06-01T09:00:00.000000+00:00``), which sorts as time does.
 
 >>> record = append_run("data/cache", kind="watch", resource="market", scope={"City": "Miami"},
 ...                     rows=1506, outcome="ok")  # doctest: +SKIP
@@ -20,6 +21,7 @@ import json
 import os
 import re
 import secrets
+import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,13 +29,18 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from realtyframes._files import PRIVATE_MODE, atomic_path
 from realtyframes._version import __version__
-from realtyframes.cache._entries import _private_dirs, normalise_params
-from realtyframes.cache._layout import INTERNAL
+from realtyframes.cache._entries import normalise_params
+from realtyframes.cache._runs_table import (
+    _INTS,
+    RUN_COLUMNS,
+    frame_of,
+    insert_record,
+    stamp,
+    time_text,
+)
+from realtyframes.cache._state import connect, exists, transaction
 
 __all__ = [
     "QUARANTINE_JUMP",
@@ -48,7 +55,8 @@ __all__ = [
     "scope_key",
 ]
 
-#: The folder of the run history under the cache root.
+#: The table of the run history in the cache's state database (the folder of realtyframes 0.7's
+#: run records, moved into it by the first open).
 RUNS = "runs"
 #: What appends records.
 RUN_KINDS = ("load", "sync", "report", "watch")
@@ -59,37 +67,6 @@ ROW_DROP_MIN = 20
 #: A run whose quarantined share of rows rises by more than this (absolute) is flagged.
 QUARANTINE_JUMP = 0.05
 
-_TIME = pa.timestamp("us", tz="UTC")
-#: The columns of a run record and their Arrow types (the schema of every runs file).
-SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("started", _TIME),
-        ("finished", _TIME),
-        ("kind", pa.string()),
-        ("resource", pa.string()),
-        ("scope", pa.string()),
-        ("scope_key", pa.string()),
-        ("host", pa.string()),
-        ("account", pa.string()),
-        ("requests", pa.int64()),
-        ("retries", pa.int64()),
-        ("throttled", pa.int64()),
-        ("rows", pa.int64()),
-        ("quarantined", pa.int64()),
-        ("new", pa.int64()),
-        ("changed", pa.int64()),
-        ("removed", pa.int64()),
-        ("from_cache", pa.bool_()),
-        ("outcome", pa.string()),
-        ("error_code", pa.string()),
-        ("anomaly", pa.string()),
-        ("toolkit_version", pa.string()),
-        ("resumed_from", pa.string()),
-    ]
-)
-RUN_COLUMNS: tuple[str, ...] = tuple(SCHEMA.names)
-_INTS = ("requests", "retries", "throttled", "rows", "quarantined", "new", "changed", "removed")
 _SECRET_NAME = re.compile(r"key|token|secret|password|passwd|auth|credential", re.IGNORECASE)
 
 
@@ -145,37 +122,26 @@ def scope_key(kind: str, resource: str, scope: str, host: str | None, account: s
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _stamp(value: datetime | None) -> pd.Timestamp:
-    when = pd.Timestamp(value if value is not None else datetime.now(UTC))
-    return when.tz_localize(UTC) if when.tzinfo is None else when.tz_convert(UTC)
-
-
 def read_runs(root: str | os.PathLike[str]) -> pd.DataFrame:
     """Every run record under the cache ``root``, oldest first (an empty frame with
-    :data:`RUN_COLUMNS` when there is none). A file that cannot be read is skipped.
+    :data:`RUN_COLUMNS` when there is none). Reading creates nothing (but moves the run
+    records of a cache of realtyframes 0.7 into the database once).
 
     >>> read_runs("data/cache")[["started", "kind", "resource", "requests", "outcome"]]  # doctest: +SKIP
     """
-    folder = Path(root).expanduser() / RUNS
-    tables = []
-    for path in sorted(folder.glob("run.*.parquet")) if folder.is_dir() else ():
-        try:
-            tables.append(pq.read_table(path, schema=SCHEMA))
-        except (OSError, ValueError, pa.ArrowException):
-            continue  # removed meanwhile, or not a run file
-    table = pa.concat_tables(tables) if tables else SCHEMA.empty_table()
-    frame = table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-    for name in ("from_cache",):
-        frame[name] = frame[name].astype("boolean")
-    for name in RUN_COLUMNS:
-        if SCHEMA.field(name).type == pa.string():
-            frame[name] = frame[name].astype("str")
-    return frame.sort_values(["started", "run_id"], kind="stable").reset_index(drop=True)
+    root = Path(root).expanduser()
+    if not exists(root) and not (root / RUNS).is_dir():
+        return frame_of([])
+    with connect(root) as db:
+        rows = db.execute(
+            f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY started, run_id"
+        ).fetchall()
+    return frame_of(rows)
 
 
 def anomaly(record: Mapping[str, Any], previous: pd.DataFrame) -> str | None:
     """Why ``record`` is flagged against the latest successful run of its scope in ``previous``
-    (the run history), or None. Rows down by more than :data:`ROW_DROP_SHARE` (when that run had
+    (the run history) that is not dated in the future, or None. Rows down by more than :data:`ROW_DROP_SHARE` (when that run had
     :data:`ROW_DROP_MIN` rows or more); the quarantined share of rows up by more than
     :data:`QUARANTINE_JUMP`.
 
@@ -190,6 +156,7 @@ def anomaly(record: Mapping[str, Any], previous: pd.DataFrame) -> str | None:
         (previous["scope_key"] == record["scope_key"])
         & (previous["outcome"] == "ok")
         & previous["rows"].notna()
+        & (previous["started"] <= pd.Timestamp.now(tz=UTC))  # never a record from the future
     ]
     if not len(same):
         return None
@@ -250,8 +217,8 @@ def append_run(
     host = _plain_host(host)
     record: dict[str, Any] = {
         "run_id": secrets.token_hex(8),
-        "started": _stamp(started),
-        "finished": _stamp(finished),
+        "started": stamp(started),
+        "finished": stamp(finished),
         "kind": kind,
         "resource": resource,
         "scope": text,
@@ -266,35 +233,18 @@ def append_run(
         "toolkit_version": __version__,
         "resumed_from": resumed_from,
     }
-    root = Path(root).expanduser()
-    record["anomaly"] = anomaly(record, _latest_ok(root / RUNS, record["scope_key"]))
-    _write(root, record)
+    with connect(Path(root).expanduser()) as db, transaction(db):
+        record["anomaly"] = anomaly(record, _latest_ok(db, record["scope_key"]))
+        insert_record(db, record)
     return record
 
 
-def _latest_ok(folder: Path, key: str, most: int = 50) -> pd.DataFrame:
-    """The latest successful record of scope ``key`` (its files are named by it, newest last:
-    only they are read, a history of thousands of runs costs a folder listing)."""
-    if not folder.is_dir():
-        return read_runs(folder / "none")
-    names = sorted(folder.glob(f"run.*.{key}.*.parquet"), reverse=True)[:most]
-    for path in names:
-        try:
-            table = pq.read_table(path, schema=SCHEMA)
-        except (OSError, ValueError, pa.ArrowException):
-            continue
-        if table.num_rows and table.column("outcome")[0].as_py() == "ok":
-            return table.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
-    return read_runs(folder / "none")
-
-
-def _write(root: Path, record: Mapping[str, Any]) -> Path:
-    folder, staging = root / RUNS, root / INTERNAL / "staging"
-    _private_dirs(folder)
-    _private_dirs(staging)
-    stamp = record["started"].strftime("%Y%m%dT%H%M%S%fZ")
-    path = folder / f"run.{stamp}.{record['scope_key']}.{record['run_id']}.parquet"
-    table = pa.Table.from_pylist([dict(record)], schema=SCHEMA)
-    with atomic_path(path, mode=PRIVATE_MODE, staging=staging / path.name) as tmp:
-        pq.write_table(table, tmp)
-    return path
+def _latest_ok(db: sqlite3.Connection, key: str) -> pd.DataFrame:
+    """The latest successful record of scope ``key`` with rows, not dated in the future: a
+    record from a clock set ahead (or a bad ``started=``) is never a baseline."""
+    rows = db.execute(
+        f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE scope_key = ? AND outcome = 'ok'"
+        " AND rows IS NOT NULL AND started <= ? ORDER BY started DESC, run_id DESC LIMIT 1",
+        (key, time_text(datetime.now(UTC))),
+    ).fetchall()
+    return frame_of(rows)

@@ -21,7 +21,6 @@ No pickles.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
@@ -31,17 +30,15 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from realtyframes._files import TEMP_MARKER
 from realtyframes.cache._checkpoints import (
     CHECKPOINT_MAX_AGE,
-    FOLDER,
     Checkpoint,
-    checkpoint_files,
+    SavedCheckpoint,
     remove_checkpoints,
     remove_old_checkpoints,
+    saved_checkpoints,
 )
 from realtyframes.cache._entries import (
     _DEFAULT_TTL,
@@ -69,8 +66,15 @@ from realtyframes.cache._generations import (
     identity,
     read_frame,
     release_previous,
-    remove_kept_leftovers,
     replace_files,
+)
+from realtyframes.cache._inventory import (
+    clear,
+    drop,
+    jobs,
+    list_entries,
+    lock_path,
+    no_job_running,
 )
 from realtyframes.cache._layout import (
     Layout,
@@ -79,6 +83,7 @@ from realtyframes.cache._layout import (
     remove_dead_writers_files,
 )
 from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
+from realtyframes.cache._scopes import Holder, holder
 from realtyframes.errors import CacheReadTimeout, CacheWarning
 
 __all__ = [
@@ -97,9 +102,6 @@ READ_WAIT = 30.0
 #: Seconds between two looks at an entry a writer of an older version is completing.
 _READ_POLL = 0.02
 _NOTHING = object()
-#: Columns of :meth:`ParquetCache.list`.
-_LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")
-_LIST_COLUMNS += ("size", "host", "operation", "params", "path")
 
 
 class ParquetCache:
@@ -181,9 +183,7 @@ class ParquetCache:
         return self.root / resource
 
     def _lock_path(self, resource: str, key: str) -> Path:
-        lock = self._layout.lock(resource, key)
-        _private_dirs(lock.parent)
-        return lock
+        return lock_path(self._layout, resource, key)
 
     def job_lock(self, resource: str, key: str) -> Path:
         """The lock file a long job on ``key`` holds from its first read to its write (a market's
@@ -191,6 +191,16 @@ class ParquetCache:
         :meth:`write` takes inside it for the files' replacement only (docs/sync.md)."""
         self._folder(resource, key)  # checks both names
         return self._lock_path(f"{resource}.sync", key)
+
+    def job_holder(self, resource: str, key: str) -> Holder | None:
+        """Who holds the job lock of ``key`` now (scope, PID, host, since), from the ``locks``
+        table; None when no live process does (a row of a dead one is stale).
+
+        >>> cache.job_holder("market", key)  # doctest: +SKIP
+        Holder(scope='City=Miami, PropertyType=Residential', pid=4242, host='box', since='...')
+        """
+        self._folder(resource, key)  # checks both names
+        return holder(self.root, resource, key)
 
     def generation(self, resource: str, key: str) -> str | None:
         """The generation (``Entry.meta["generation"]``, new at each write) of the entry stored
@@ -367,11 +377,7 @@ class ParquetCache:
         return Entry(resource, key, path, frame, doc, extras)
 
     def _drop(self, folder: str, key: str, keep: Path | None = None) -> None:
-        """Remove ``key``'s files in ``folder`` (but ``keep``) and their emptied partitions."""
-        for path in self._layout.files(folder, key):
-            if path != keep:
-                path.unlink(missing_ok=True)
-                self._layout.remove_empty_partition(path)
+        drop(self._layout, folder, key, keep)
 
     def _remove_temp_files(self, key: str) -> None:
         """Temporary files of this key left by a killed writer (we hold the key's lock)."""
@@ -381,7 +387,7 @@ class ParquetCache:
     # -- checkpoints of unfinished loads --------------------------------------------------------
 
     def checkpoint(self, resource: str, key: str, scope: Mapping[str, Any]) -> Checkpoint:
-        """The checkpoint of an unfinished load of ``key`` (``.rf/staging/checkpoints``): what an
+        """The checkpoint of an unfinished load of ``key`` (in ``.rf/state.sqlite3``): what an
         earlier identical load of ``scope`` saved before it was interrupted, else an empty one.
         One of another scope, or not written to for ``checkpoint_max_age``, is discarded.
 
@@ -389,12 +395,16 @@ class ParquetCache:
         >>> cp.resumed_from  # doctest: +SKIP
         """
         self._folder(resource, key)  # checks both names
-        path = self.root / FOLDER / f"{resource}.{key}.journal"
-        return Checkpoint.open(path, scope, max_age=self.checkpoint_max_age)
+        return Checkpoint.open(self.root, resource, key, scope, max_age=self.checkpoint_max_age)
 
-    def checkpoints(self, resource: str | None = None) -> list[Path]:
-        """The checkpoint files of interrupted loads (of ``resource``)."""
-        return checkpoint_files(self.root, resource)
+    def checkpoints(self, resource: str | None = None) -> list[SavedCheckpoint]:
+        """The checkpoints of interrupted loads (of ``resource``): resource, key, answers, size,
+        started, updated.
+
+        >>> [c.name for c in cache.checkpoints()]  # doctest: +SKIP
+        ['market.3f9c0e...']
+        """
+        return saved_checkpoints(self.root, resource)
 
     def clear_checkpoints(
         self, resource: str | None = None, *, keys: Collection[str] | None = None
@@ -407,14 +417,19 @@ class ParquetCache:
         """
         if resource is not None:
             _check_name(resource, "resource", _NAME)
-        return remove_checkpoints(self.root, resource, keys)
+        with no_job_running(
+            self._layout, jobs(self._layout, resource), keys
+        ):  # a sync's own checkpoint
+            return remove_checkpoints(self.root, resource, keys)
 
-    # -- inventory -------------------------------------------------------------------------------
+    def check_idle(self, resource: str | None = None) -> None:
+        """Raise :class:`~realtyframes.errors.ScopeBusyError` if a scope (of ``resource``) is
+        being synced now: what ``realtyframes cache clear`` asks before it removes anything.
 
-    def _resources(self) -> list[str]:
-        if not self.root.is_dir():
-            return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and _NAME.match(p.name))
+        >>> cache.check_idle("market")  # doctest: +SKIP
+        """
+        with no_job_running(self._layout, jobs(self._layout, resource), None):
+            pass
 
     def list(self) -> pd.DataFrame:
         """Every entry: resource, key, rows, quarantined, fetched_at, size (bytes, with
@@ -422,99 +437,17 @@ class ParquetCache:
 
         >>> cache.list()[["resource", "rows", "fetched_at"]]  # doctest: +SKIP
         """
-        rows = []
-        for resource in self._resources():
-            for key, path in self._layout.entries(resource):
-                try:
-                    meta = self._meta(pq.read_schema(path))
-                    size = path.stat().st_size
-                except (OSError, ValueError, KeyError, pa.ArrowException):
-                    continue  # unreadable: a read moves it aside
-                for name in meta.get("extras") or {}:
-                    try:
-                        size += self.path(resource, key, name).stat().st_size
-                    except OSError:
-                        continue  # not there (or replaced while listed)
-                rows.append(
-                    {
-                        "resource": resource,
-                        "key": key,
-                        "rows": meta.get("rows"),
-                        "quarantined": meta.get("quarantined"),
-                        "fetched_at": meta.get("fetched_at"),
-                        "size": size,
-                        "host": meta.get("host"),
-                        "operation": meta.get("operation"),
-                        "params": json.dumps(meta.get("params") or {}, sort_keys=True),
-                        "path": str(path),
-                    }
-                )
-        frame = pd.DataFrame(
-            rows,
-            columns=list(_LIST_COLUMNS),
-        )
-        return frame.astype(
-            {
-                "resource": "str",
-                "key": "str",
-                "rows": "Int64",
-                "quarantined": "Int64",
-                "size": "Int64",
-                "host": "str",
-                "operation": "str",
-                "params": "str",
-                "path": "str",
-            }
-        ).assign(
-            fetched_at=pd.to_datetime(frame["fetched_at"], utc=True, format="ISO8601").dt.as_unit(
-                "us"
-            )
-        )
+        return list_entries(self._layout)
 
     def clear(self, resource: str | None = None, *, keys: Collection[str] | None = None) -> int:
         """Remove every entry (of ``resource``; only those whose key is in ``keys`` when given):
-        its companions, lock and moved-aside files too.
+        its companions, lock and moved-aside files too, and the checkpoints of its loads.
 
-        Returns the number of entries removed.
+        Returns the number of entries removed. A scope being synced (its job lock held, e.g. by
+        a ``sync_listings`` in another process) is not cleared under the sync:
+        :class:`~realtyframes.errors.ScopeBusyError` naming it, and nothing removed.
 
         >>> cache.clear("analytics")  # doctest: +SKIP
         1
         """
-        resources = [_check_name(resource, "resource", _NAME)] if resource else self._resources()
-        removed = 0
-        for res in resources:
-            companions = [f for f in self._layout.folders() if f.startswith(f"{res}.")]
-            for key, _path in list(self._layout.entries(res)):
-                if keys is not None and key not in keys:
-                    continue
-                lock = self._lock_path(res, key)
-                with file_lock(lock, timeout=self.lock_timeout):
-                    for folder in [*companions, res]:
-                        self._drop(folder, key)
-                    release_previous(self._layout, res, key)
-                    lock.unlink(missing_ok=True)
-                removed += 1
-            if keys is None:  # the whole resource: its leftovers too
-                self._clear_leftovers(res)
-        self.clear_checkpoints(resource, keys=keys)  # of every resource when none is given
-        return removed
-
-    def _clear_leftovers(self, resource: str) -> None:
-        """Moved-aside files, dead writers' temporary files, idle locks and companions kept by
-        writes that died (``.rf/previous``) of ``resource``."""
-        internal = self._layout.internal
-        for name in (resource, f"{resource}.*"):
-            for leftover in internal.glob(f"corrupt/{name}.*"):
-                leftover.unlink(missing_ok=True)
-        remove_dead_writers_files(self._layout)
-        remove_kept_leftovers(self._layout, resource)
-        idle = [
-            *internal.glob(f"locks/{resource}/*.lock"),
-            *internal.glob(f"locks/{resource}.sync/*.lock"),
-        ]
-        for lock in idle:  # keys with no data (interrupted), and sync locks no one holds
-            try:
-                with file_lock(lock, timeout=0):
-                    lock.unlink(missing_ok=True)
-            except CacheLockTimeout:
-                continue  # a writer is at work on it
+        return clear(self._layout, resource, keys=keys, lock_timeout=self.lock_timeout)

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from realtyframes.cli.config import PROG
+from realtyframes.cli.config import EXIT_BUSY, PROG
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,6 +134,13 @@ def run_cache(args: argparse.Namespace) -> int:
 
 
 def _clear(cache: ParquetCache, root: Path, entries: pd.DataFrame, args: argparse.Namespace) -> int:
+    from realtyframes.errors import ScopeBusyError
+
+    try:
+        cache.check_idle(args.resource)  # a scope being synced: refused, nothing removed
+    except ScopeBusyError as exc:
+        print(f"{PROG} cache clear: {exc}", file=sys.stderr)
+        return EXIT_BUSY
     # checkpoints of interrupted loads go too (all, or one resource's; not with --where)
     checkpoints = 0 if args.where else len(cache.checkpoints(args.resource))
     if entries.empty and not checkpoints:

@@ -2,7 +2,8 @@
 
 :func:`realtyframes.loaders._sync.sync_listings` holds the scope's lock (``.rf/locks/market.sync/
 <key>.lock`` in the cache, an ``flock`` the kernel releases when its process dies, even by
-SIGKILL) from its read of the cached market to its write. A second call on the same scope, in
+SIGKILL; its holder's PID, host and start are in the cache's ``locks`` table meanwhile) from its
+read of the cached market to its write. A second call on the same scope, in
 another process or thread, waits for it (``wait`` seconds, then :class:`ScopeBusyError`); when
 the entry it read before waiting was replaced meanwhile (another sync completed), it returns
 that market from the cache (:func:`changes_between` gives what changed) instead of syncing again.
@@ -26,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from realtyframes._changes import sync_changes
-from realtyframes.cache import file_lock, is_locked
+from realtyframes.cache import hold_scope, is_locked
 from realtyframes.errors import CacheLockTimeout, QueryError, ScopeBusyError
 
 __all__ = ["SYNC_WAIT", "changes_between", "check_wait", "describe_scope", "scope_lock"]
@@ -69,7 +70,7 @@ def scope_lock(path: Path, shown: str, wait: float | None) -> Iterator[None]:
         logger.info("another run is syncing %s; waiting %s", shown, limit)
     with ExitStack() as stack:
         try:
-            stack.enter_context(file_lock(path, timeout=wait))
+            stack.enter_context(hold_scope(path, shown, timeout=wait))
         except CacheLockTimeout:
             raise ScopeBusyError(
                 f"another run kept syncing {shown} for over {wait:g} s; this run synced nothing "

@@ -3,7 +3,7 @@
 A watch is a scope (listing search filters the sync follows: ``City``, ``PostalCode``,
 ``PropertyType`` ...) and filters on what moves (``Status``, ``Min/MaxListPrice``,
 ``MaxDaysOnMarket``, applied to the synced market), with apprise URLs to notify. Stored in the
-cache folder (``_store``: ``.watches/watches.json``, mode 0600); a run (``_run``) syncs the scope
+cache folder (``_store``: the state database's ``watches`` table, 0600); a run (``_run``) syncs the scope
 once, compares with the watch's last run through ``rf.market_changes``, and sends one message
 (``_message``) when something changed.
 

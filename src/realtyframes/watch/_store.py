@@ -1,7 +1,10 @@
-"""Where watches live: ``<cache_dir>/.watches/`` — ``watches.json`` (the definitions, mode 0600:
-notification URLs hold secrets) and one ``<name>.parquet`` per watch (the listings of its scope at
-its last run, what the next run compares with), plus ``locks/`` (the lock of ``watches.json``;
-the lock of a scope's sync is the cache's: ``loaders.sync_lock``).
+"""Where watches live: the ``watches`` table of the cache's state database
+(``<cache_dir>/.rf/state.sqlite3``, mode 0600: notification URLs hold secrets), one row per watch
+(its definition as JSON, and the name of its snapshot), and ``<cache_dir>/.watches/<name>.parquet``,
+one snapshot per watch (the listings of its scope at its last run, what the next run compares
+with). Edits are SQLite transactions (no lock file); the lock of a scope's sync is the cache's
+(``loaders.sync_lock``). realtyframes 0.7's ``.watches/watches.json`` is moved into the table by
+the first open of the cache.
 
 The folder's name starts with a dot so the cache's own listing and clearing (resources are
 lower-case names) never take it for a dataset; ``realtyframes cache clear`` leaves it.
@@ -16,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,9 +29,9 @@ from typing import Any
 import pandas as pd
 
 from realtyframes._changes import DESCRIBE
-from realtyframes._files import PRIVATE_MODE, atomic_path, atomic_write_text
+from realtyframes._files import PRIVATE_MODE, atomic_path
 from realtyframes.api import validate_listing_search
-from realtyframes.cache import file_lock
+from realtyframes.cache import state_connection, state_exists, state_transaction
 from realtyframes.errors import QueryError
 from realtyframes.loaders import sync_scope
 from realtyframes.notify import NotifyTarget, parse_targets
@@ -35,7 +39,6 @@ from realtyframes.notify import NotifyTarget, parse_targets
 __all__ = ["FOLDER", "LOCAL_FILTERS", "SNAPSHOT_COLUMNS", "Watch", "WatchStore", "check_name"]
 
 FOLDER = ".watches"
-_VERSION = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 #: Filters on what moves (a listing enters and leaves them as prices change and days pass): the
 #: sync keeps the whole market of the other filters, and these choose the watch's listings in it.
@@ -138,59 +141,89 @@ class WatchStore:
     """The watches of one cache folder (see the module's docstring)."""
 
     def __init__(self, root: Path) -> None:
-        self.folder = Path(root) / FOLDER
+        self.root = Path(root)
+        self.folder = self.root / FOLDER
+        self._local = threading.local()  # .db: the connection of this thread's edit
 
-    @property
-    def path(self) -> Path:
-        return self.folder / "watches.json"
-
-    def _make(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / "locks").mkdir(exist_ok=True)
+    @contextmanager
+    def _writing(self) -> Iterator[Any]:
+        """A write transaction: the edit's in progress, else a new one."""
+        editing = getattr(self._local, "db", None)
+        if editing is not None:
+            yield editing
+            return
+        with state_connection(self.root) as db, state_transaction(db):
+            yield db
 
     @contextmanager
     def editing(self) -> Iterator[dict[str, Watch]]:
-        """The watches, locked against other processes; written back (0600) when the block ends
-        without an error."""
-        self._make()
-        with file_lock(self.folder / "locks" / "watches.lock", timeout=60):
-            watches = self.load()
-            yield watches
-            payload = {
-                "version": _VERSION,
-                "watches": {n: w.to_json() for n, w in sorted(watches.items())},
-            }
-            atomic_write_text(self.path, json.dumps(payload, indent=1) + "\n", mode=PRIVATE_MODE)
+        """The watches, in one write transaction (other processes wait); written back when the
+        block ends without an error."""
+        with state_connection(self.root) as db, state_transaction(db):
+            watches = _rows(db)
+            before = dict(watches)
+            self._local.db = db
+            try:
+                yield watches
+            finally:
+                self._local.db = None
+            now = pd.Timestamp.now(tz="UTC").isoformat()
+            for name in set(before) - set(watches):
+                db.execute("DELETE FROM watches WHERE name = ?", (name,))
+            for name, watch in watches.items():
+                if before.get(name) != watch or name not in before:
+                    definition = json.dumps(watch.to_json(), sort_keys=True)
+                    db.execute(
+                        "INSERT INTO watches (name, definition, updated) VALUES (?, ?, ?)"
+                        " ON CONFLICT (name) DO UPDATE SET definition = excluded.definition,"
+                        " updated = excluded.updated",
+                        (check_name(name), definition, now),
+                    )
 
     def load(self) -> dict[str, Watch]:
-        """Every watch by name ({} when none was added)."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        """Every watch by name ({} when none was added; asking creates nothing)."""
+        if not self._stored():
             return {}
-        except (OSError, ValueError) as exc:
-            raise QueryError(
-                "watches", f"{self.path} is not readable ({type(exc).__name__})", "a watches file"
-            ) from None
-        return {n: Watch.from_json(n, w) for n, w in (data.get("watches") or {}).items()}
+        with state_connection(self.root) as db:
+            return _rows(db)
+
+    def _stored(self) -> bool:
+        """Whether there is anything to read (the database, or 0.7's watches file it takes in)."""
+        return state_exists(self.root) or (self.folder / "watches.json").exists()
 
     def snapshot_path(self, name: str) -> Path:
         return self.folder / f"{check_name(name)}.parquet"
 
     def read_snapshot(self, name: str) -> pd.DataFrame | None:
         """The listings of the watch's scope at its last run, or None before its first run."""
-        path = self.snapshot_path(name)
-        return pd.read_parquet(path) if path.exists() else None
+        if not self._stored():
+            return None
+        with state_connection(self.root) as db:
+            row = db.execute("SELECT snapshot FROM watches WHERE name = ?", (name,)).fetchone()
+        path = self.folder / row[0] if row and row[0] else None
+        return pd.read_parquet(path) if path is not None and path.exists() else None
 
     def write_snapshot(self, name: str, market: pd.DataFrame) -> None:
-        """Keep ``market``'s :data:`SNAPSHOT_COLUMNS` for the next run (atomic, 0600)."""
-        self._make()
+        """Keep ``market``'s :data:`SNAPSHOT_COLUMNS` for the next run (atomic, 0600), and its
+        name in the watch's row."""
+        self.folder.mkdir(parents=True, exist_ok=True)
         columns = [c for c in SNAPSHOT_COLUMNS if c in market.columns]
-        with atomic_path(self.snapshot_path(name), mode=PRIVATE_MODE) as tmp:
+        path = self.snapshot_path(name)
+        with atomic_path(path, mode=PRIVATE_MODE) as tmp:
             market[columns].reset_index(drop=True).to_parquet(tmp, index=False)
+        with self._writing() as db:
+            db.execute("UPDATE watches SET snapshot = ? WHERE name = ?", (path.name, name))
 
     def drop_snapshot(self, name: str) -> None:
         self.snapshot_path(name).unlink(missing_ok=True)
+        if self._stored():
+            with self._writing() as db:
+                db.execute("UPDATE watches SET snapshot = NULL WHERE name = ?", (name,))
+
+
+def _rows(db: Any) -> dict[str, Watch]:
+    rows = db.execute("SELECT name, definition FROM watches ORDER BY name").fetchall()
+    return {name: Watch.from_json(name, json.loads(definition)) for name, definition in rows}
 
 
 def private_mode(path: Path) -> int:

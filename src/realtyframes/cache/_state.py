@@ -1,0 +1,263 @@
+"""The cache's state: one SQLite database per cache root, ``<root>/.rf/state.sqlite3``.
+
+Everything the cache knows besides the data (which stays Parquet) lives here: the answers of
+interrupted loads (``checkpoints``, ``checkpoint_answers``), the run history (``runs``), who holds
+a scope's sync (``locks``) and the watches (``watches``). Every table is documented in
+``docs/cache.md``. The file is ``0600`` in the ``0700`` folder ``.rf`` (answers may hold contacts,
+watches notification URLs); the database runs in WAL mode, so readers never wait for a writer
+and a process killed at any point (even by SIGKILL) leaves every committed transaction whole.
+
+This module owns the connection and the schema. The schema's version is SQLite's
+``user_version``; :data:`MIGRATIONS` take a database from one version to the next, each in one
+transaction taken with ``BEGIN IMMEDIATE`` (two processes opening an old cache at once migrate it
+once). Version 0 -> 1 creates the tables and imports a cache written by realtyframes 0.7 and
+earlier (:mod:`._migrate`: run records as Parquet, checkpoint journals, the watches file).
+
+>>> with connect(Path("data/cache")) as db:  # doctest: +SKIP
+...     db.execute("SELECT count(*) FROM runs").fetchone()
+(12,)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from realtyframes._files import PRIVATE_MODE
+from realtyframes.cache._entries import _private_dirs
+from realtyframes.cache._layout import INTERNAL
+from realtyframes.errors import CacheWarning
+
+__all__ = [
+    "FILE",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "connect",
+    "exists",
+    "open_db",
+    "shrink",
+    "state_file",
+    "transaction",
+]
+
+logger = logging.getLogger("realtyframes.cache")
+
+#: The database, under the cache root.
+FILE = Path(INTERNAL) / "state.sqlite3"
+#: Seconds a statement waits for another process's write transaction (SQLite's busy timeout).
+BUSY_TIMEOUT = 60.0
+
+_SCHEMA_V1 = """
+CREATE TABLE checkpoints (
+    resource TEXT NOT NULL,
+    key TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    params TEXT NOT NULL,
+    started TEXT NOT NULL,
+    updated REAL NOT NULL,
+    notes TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (resource, key)
+);
+CREATE TABLE checkpoint_answers (
+    resource TEXT NOT NULL,
+    key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (resource, key, name)
+);
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    started TEXT NOT NULL,
+    finished TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    resource TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    scope_key TEXT NOT NULL,
+    host TEXT,
+    account TEXT,
+    requests INTEGER,
+    retries INTEGER,
+    throttled INTEGER,
+    rows INTEGER,
+    quarantined INTEGER,
+    new INTEGER,
+    changed INTEGER,
+    removed INTEGER,
+    from_cache INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    error_code TEXT,
+    anomaly TEXT,
+    toolkit_version TEXT,
+    resumed_from TEXT
+);
+CREATE INDEX runs_by_scope ON runs (scope_key, started);
+CREATE TABLE locks (
+    name TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    since TEXT NOT NULL,
+    process_start TEXT
+);
+CREATE TABLE watches (
+    name TEXT PRIMARY KEY,
+    definition TEXT NOT NULL,
+    snapshot TEXT,
+    updated TEXT NOT NULL
+);
+"""
+
+
+def _to_v1(db: sqlite3.Connection, root: Path) -> None:
+    from realtyframes.cache._migrate import import_legacy  # reads the old formats (pyarrow)
+
+    for statement in _SCHEMA_V1.split(";"):  # not executescript: it would commit at once
+        if statement.strip():
+            db.execute(statement)
+    import_legacy(db, root)
+
+
+#: ``MIGRATIONS[n]`` takes a database at ``user_version`` n to n + 1, inside one transaction.
+MIGRATIONS: tuple[Callable[[sqlite3.Connection, Path], None], ...] = (_to_v1,)
+#: The schema's version this code writes (``PRAGMA user_version``).
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def state_file(root: Path) -> Path:
+    """The database of the cache at ``root``.
+
+    >>> state_file(Path("/data/cache")).as_posix()
+    '/data/cache/.rf/state.sqlite3'
+    """
+    return Path(root) / FILE
+
+
+def exists(root: Path) -> bool:
+    """Whether the cache at ``root`` has state to read: its database, or the files of a 0.7 cache
+    that opening it moves in (asking creates nothing)."""
+    root = Path(root)
+    if state_file(root).is_file():
+        return True
+    journals = root / INTERNAL / "staging" / "checkpoints"
+    return (
+        (root / "runs").is_dir()
+        or (root / ".watches" / "watches.json").is_file()
+        or (journals.is_dir() and any(journals.glob("*.journal")))
+    )
+
+
+def open_db(root: Path) -> sqlite3.Connection:
+    """A connection to the database of ``root``, created (``0600``) and migrated if needed. The
+    caller closes it; it may be used from several threads under the caller's own lock.
+    Statements run in autocommit mode unless the caller opens a transaction. A file that is not
+    a SQLite database (damaged) is moved to ``.rf/corrupt`` with a :class:`CacheWarning`, and a
+    new database started: the cache's state is lost, never its data."""
+    try:
+        return _open(root)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError):
+            raise  # busy, no space, no permission: not the file's content
+        _move_aside(Path(root), exc)
+        return _open(root)
+
+
+def _move_aside(root: Path, exc: sqlite3.DatabaseError) -> None:
+    path = state_file(root)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    target = root / INTERNAL / "corrupt" / f"state.{stamp}.sqlite3"
+    _private_dirs(target.parent)
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    warnings.warn(
+        f"the cache's state {path} is unreadable ({exc}); moved aside to {target} and started "
+        "anew (checkpoints, run history, watches of this cache are in the file moved aside)",
+        CacheWarning,
+        stacklevel=3,
+    )
+
+
+def _open(root: Path) -> sqlite3.Connection:
+    path = state_file(root)
+    if not path.is_file():
+        _private_dirs(path.parent)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_MODE)
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, PRIVATE_MODE)  # exactly 0600 (the -wal and -shm files copy it)
+        os.close(fd)
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # a new database: freed pages can go
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
+        db.execute("PRAGMA secure_delete=ON")  # removed answers and URLs are overwritten
+        db.execute("PRAGMA journal_size_limit=0")  # and the log is emptied once applied
+        if db.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            _migrate(db, Path(root))
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _migrate(db: sqlite3.Connection, root: Path) -> None:
+    from realtyframes.cache._migrate import forget_moved, remove_moved
+
+    try:
+        with transaction(db):
+            version = db.execute("PRAGMA user_version").fetchone()[0]  # another process's?
+            for step in range(version, SCHEMA_VERSION):
+                MIGRATIONS[step](db, root)
+                logger.debug("cache state %s: schema version %d", state_file(root), step + 1)
+            db.execute(f"PRAGMA user_version = {max(version, SCHEMA_VERSION)}")
+    except BaseException:
+        forget_moved(root)
+        raise
+    remove_moved(root)  # the old files, now in the database
+
+
+def shrink(db: sqlite3.Connection) -> None:
+    """Give the pages freed by removed rows (a stored load's checkpoint) back to the file
+    system (outside a transaction).
+
+    >>> with connect(root) as db:  # doctest: +SKIP
+    ...     shrink(db)
+    """
+    db.executescript("PRAGMA incremental_vacuum;")  # stepped to the end: every free page
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction (``BEGIN IMMEDIATE``: it takes the write lock at once, so two
+    processes never read-then-write over each other), committed when the block ends.
+
+    >>> with connect(root) as db, transaction(db):  # doctest: +SKIP
+    ...     db.execute("DELETE FROM runs WHERE started < '2026-01-01'")
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+@contextmanager
+def connect(root: Path) -> Iterator[sqlite3.Connection]:
+    """:func:`open_db` for the ``with`` block, closed after it.
+
+    >>> with connect(Path("data/cache")) as db:  # doctest: +SKIP
+    ...     db.execute("SELECT name FROM watches").fetchall()
+    """
+    db = open_db(root)
+    try:
+        yield db
+    finally:
+        db.close()
