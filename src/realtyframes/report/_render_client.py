@@ -4,8 +4,10 @@ Page structure (the PDF writer and the tests rely on these names): ``<section cl
 (a pack only), then per area ``<section class="area" data-area="NAME">`` (``break-before:
 page``); in each, ``div.price-change`` (the headline price change), ``ul.summary``, the table
 ``data-table="lmu-<area>"`` (``data-month``), ``div.client-chart`` (``data-chart``,
-``data-period``: first and last period of its data) and the table ``cuts-<area>``. No code
-identifiers, no links to data files, no website, lead or contact data.
+``data-period``: first and last period of its data) and the table ``cuts-<area>``; with
+``--comps``, a last page ``<section class="comps-page" id="comps">``: each home with its
+adjusted comparable sales (``_render_comps``). No code identifiers, no links to data files, no
+website, lead or contact data.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pandas as pd
 from realtyframes.report._charts import chart, render_chart
 from realtyframes.report._client_charts import price_chart, sales_chart, span, supply_chart
 from realtyframes.report._html import Cell, esc, render_table
+from realtyframes.report._render_comps import comps_section
 from realtyframes.report.areas import AreaUpdate
 from realtyframes.report.brand import logo_data_uri
 from realtyframes.report.compute import MarketReport
@@ -31,7 +34,7 @@ CLIENT_CSS = """
 * { box-sizing: border-box; }
 body { margin: 0; color: var(--ink); background: #fff;
   font: 13px/1.4 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-section.area, section.cover { background: #fff; max-width: 8.5in; margin: 16px auto;
+section.area, section.cover, section.comps-page { background: #fff; max-width: 8.5in; margin: 16px auto;
   padding: 0.4in 0.45in; border: 1px solid var(--line); box-shadow: 0 1px 4px rgba(0,0,0,.08); }
 .brand { display: flex; align-items: center; gap: 12px; border-bottom: 3px solid var(--accent);
   padding-bottom: 6px; margin-bottom: 8px; }
@@ -59,6 +62,7 @@ thead th { background: var(--bg); font-weight: 600; }
 .client-chart img { width: 100%; height: auto; max-height: 2.3in; object-fit: contain; display: block; }
 figcaption { color: var(--muted); font-size: 10px; }
 .empty { color: var(--muted); font-style: italic; }
+.notice { background: #fff8e6; border-left: 3px solid #d9a400; padding: 4px 8px; margin: 6px 0; }
 section.cover .note { display: block; white-space: normal; }
 section.cover th { white-space: normal; }
 .disclaimer { color: var(--muted); font-size: 10px; border-top: 1px solid var(--line);
@@ -66,11 +70,12 @@ section.cover th { white-space: normal; }
 @page { size: Letter; margin: 0.35in; }
 @media print {
   body { background: #fff; font-size: 9pt; }
-  section.area, section.cover { margin: 0; padding: 0; max-width: none; border: 0;
+  section.area, section.cover, section.comps-page { margin: 0; padding: 0; max-width: none; border: 0;
     box-shadow: none; break-after: auto; }
   section.area { break-before: page; page-break-before: always; break-inside: avoid; }
   section.area:first-of-type { break-before: auto; page-break-before: auto; }
   section.cover + section.area { break-before: page; page-break-before: always; }
+  section.comps-page { break-before: page; page-break-before: always; }
   table { font-size: 7.5pt; }
   .client-chart img { max-height: 2.05in; }
 }
@@ -321,6 +326,12 @@ def render_client_page(report: MarketReport) -> str:
     if not areas:
         body.append(
             '<section class="area" data-area=""><p class="empty">No market data.</p></section>'
+        )
+    comps = comps_section(report)  # the homes of --comps, each with its adjusted sales
+    if comps is not None:
+        body.append(
+            f'<section class="comps-page" id="{comps.anchor}">{_brand(report)}'
+            f"<h1>{esc(comps.title)}</h1>{comps.body}{_disclaimer(report)}</section>"
         )
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
