@@ -38,3 +38,24 @@ def overlapping_ticks(fig: Any) -> list[tuple[str, str]]:
                 if box_a.overlaps(box_b):
                     found.append((a, b))
     return found
+
+
+def overlapping_texts(fig: Any) -> list[tuple[str, str]]:
+    """Pairs of visible texts drawn inside one Axes (place names, the scale bar's, the credit)
+    whose drawn boxes overlap; an annotation's box is its words, not its leader line."""
+    from matplotlib.text import Annotation, Text
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    found: list[tuple[str, str]] = []
+    for ax in fig.axes:
+        texts = [t for t in ax.texts if t.get_visible() and t.get_text()]
+        for t in texts:
+            if isinstance(t, Annotation):
+                t.update_positions(renderer)
+        boxes = [(t.get_text(), Text.get_window_extent(t, renderer)) for t in texts]
+        for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2):
+            if box_a.overlaps(box_b):
+                found.append((a, b))
+    return found

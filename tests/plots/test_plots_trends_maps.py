@@ -10,12 +10,13 @@ import matplotlib.dates as mdates
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 
 import realtyframes as rf
-from chart_checks import overlapping_ticks
+from chart_checks import overlapping_texts, overlapping_ticks
 from realtyframes import plot
 
 rng = np.random.default_rng(7)
@@ -24,6 +25,11 @@ rng = np.random.default_rng(7)
 def render(fig: Figure) -> None:
     FigureCanvasAgg(fig)
     fig.savefig(io.BytesIO(), format="png", dpi=50)
+
+
+def bar_label(bar: Axes) -> str:
+    """A map's colour bar label (under the map), on one line."""
+    return " ".join(bar.get_xlabel().split())
 
 
 @pytest.fixture(scope="module")
@@ -150,9 +156,11 @@ def test_listing_map_is_offline_equal_distance_and_coloured(market: pd.DataFrame
     assert "(1 without coordinates left out)" in ax.get_title(loc="left").replace("\n", " ")
     points = [c for c in ax.collections if isinstance(c, PathCollection)]
     assert len(points[0].get_offsets()) == 59 and len(points[1].get_offsets()) == 3
-    expected = 1 / np.cos(np.radians(market["Latitude"].mean()))
-    assert ax.get_aspect() == pytest.approx(expected, rel=1e-3)
-    assert bar.get_ylabel().startswith("Price per sq ft")
+    lat = market["Latitude"].dropna()
+    expected = 1 / np.cos(np.radians((lat.min() + lat.max()) / 2))  # at the view's middle
+    assert ax.get_aspect() == pytest.approx(expected, rel=1e-2)
+    assert bar_label(bar).startswith("Price per sq ft")
+    assert "(n = 59)" in bar_label(bar)
     assert not ax.images  # no tiles
     render(fig)
 
@@ -161,7 +169,8 @@ def test_a_price_drop_map_takes_coordinates_from_the_market(market: pd.DataFrame
     drops = pd.DataFrame({"ListingId": ["L1", "L2", "L3"], "drop_pct": [0.05, 0.1, 0.2]})
     fig = plot.listing_map(drops, color="drop_pct", market=market)
     ax, bar = fig.axes
-    assert bar.get_ylabel() == "Latest price cut"  # two points: no clipping, nothing to say
+    # two points: no clipping, nothing to say
+    assert bar_label(bar) == "Latest price cut, listings (n = 2)."
     assert len(ax.collections[0].get_offsets()) == 2  # L3 has no coordinates
     render(fig)
 
@@ -177,14 +186,14 @@ def test_a_map_clips_its_colour_scale_says_so_and_names_its_places(market: pd.Da
     low, high = np.percentile(ppsf, [2, 98])
     assert ax.collections[0].get_clim() == pytest.approx((low, high))
     assert high < 2_000 < 40_000 == pytest.approx(ppsf.max())
-    assert "clipped to the 2nd–98th percentiles" in bar.get_ylabel()
+    assert "clipped to the 2nd–98th percentiles" in bar_label(bar)
     names = sorted(t.get_text() for t in ax.texts)
-    assert names == ["Doral", "Miami"]
+    assert names == ["1 mi", "Doral", "Miami"]  # the scale bar's and the cities' names
     render(fig)
     drops = frame[["ListingId"]].assign(drop_pct=np.linspace(0.01, 0.2, len(frame)))
     drops.loc[0, "drop_pct"] = 0.9  # a percent scale is clipped too, its ends as percents
     bar = plot.listing_map(drops, color="drop_pct", market=frame).axes[1]
-    assert re.search(r"percentiles: \d+\.\d%–\d+\.\d%\)", bar.get_ylabel()), bar.get_ylabel()
+    assert re.search(r"percentiles \(\d+\.\d%–\d+\.\d%\)", bar_label(bar)), bar_label(bar)
 
 
 def test_comps_chart_marks_the_subject_and_gives_the_estimate(market: pd.DataFrame) -> None:
@@ -196,7 +205,8 @@ def test_comps_chart_marks_the_subject_and_gives_the_estimate(market: pd.DataFra
     assert "Comps for S1: estimate $505K ($495K–$512K, n=4)" in ax.get_title(loc="left").replace(
         "\n", " "
     )
-    assert [t.get_text() for t in ax.texts] == ["1", "2", "3", "4"]
+    # numbered by rank; the 4th comp (the market's row 3) has no coordinates: not on the map
+    assert [t.get_text() for t in ax.texts if t.get_text().isdigit()] == ["1", "2", "3"]
     assert ax.get_legend().get_texts()[0].get_text() == "subject S1"
     render(fig)
 
@@ -232,3 +242,18 @@ def test_no_tick_labels_run_together(trends: pd.DataFrame, market: pd.DataFrame)
     }
     found = {name: overlapping_ticks(fig) for name, fig in figures.items()}
     assert {name: pairs for name, pairs in found.items() if pairs} == {}
+
+
+def test_comps_in_one_building_get_numbers_that_do_not_overlap(market: pd.DataFrame) -> None:
+    """Three comps at one address (a condo building) and one nearby: every rank is shown, none
+    over another (they were printed on top of each other)."""
+    comps = market.iloc[[0, 0, 0, 1]].assign(ppsf=[500.0, 510.0, 490.0, 520.0])
+    comps.attrs = {"subject": "S1", "subject_location": (25.76, -80.19)}
+    fig = plot.comps(comps)
+    assert [t.get_text() for t in fig.axes[0].texts if t.get_text().isdigit()] == [
+        "1",
+        "2",
+        "3",
+        "4",
+    ]
+    assert overlapping_texts(fig) == []

@@ -314,17 +314,3 @@ def test_cell_formatting() -> None:
 
     cell = render_cell(Cell("<b>", "text", row='a"b', col="c"))
     assert cell == '<td data-row="a&quot;b" data-col="c" data-value="&lt;b&gt;">&lt;b&gt;</td>'
-
-
-def test_the_comps_estimate_is_rounded_with_its_n_and_warned_below_the_minimum() -> None:
-    from realtyframes.report._render_market import _estimate
-
-    thin = _estimate("A1", {"value": 901_241.3, "low": 900_136.0, "high": 2_564_901.0, "n": 3}, 5)
-    assert thin.startswith('<p class="notice">')  # visible: the report's warning style
-    assert "<strong>$901K</strong> (range $900K–$2.56M, n=3 comps)" in thin
-    assert "Only 3 comparable sales, fewer than 5: too few for a firm estimate" in thin
-    assert "901,241" not in thin and "2,564,901" not in thin  # no false precision
-    firm = _estimate("A1", {"value": 901_241.3, "low": 800_136.0, "high": 964_901.0, "n": 7}, 5)
-    assert firm == "<p>Estimate for A1: <strong>$901K</strong> (range $800K–$965K, n=7 comps).</p>"
-    none = _estimate("A1", {"value": float("nan"), "n": 0}, 5)
-    assert "No estimate for A1" in none

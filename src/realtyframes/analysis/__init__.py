@@ -19,7 +19,7 @@ from realtyframes.analysis._common import (
 )
 from realtyframes.analysis.asof import market_at
 from realtyframes.analysis.changes import CHANGE_COLUMNS, CHANGE_KINDS, market_changes
-from realtyframes.analysis.comps import COMP_COLUMNS, comps, haversine_km
+from realtyframes.analysis.comps import COMP_COLUMNS, comps, haversine_km, neighbourhood
 from realtyframes.analysis.leads import DEFAULT_STAGES, LeadFunnel, lead_funnel
 from realtyframes.analysis.market import (
     MARKET_METRICS,
@@ -86,6 +86,7 @@ __all__ = [
     "market_changes",
     "market_summary",
     "market_trends",
+    "neighbourhood",
     "ppsf_values",
     "price_drop_summary",
     "price_drops",

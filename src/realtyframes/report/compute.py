@@ -36,7 +36,7 @@ from realtyframes.analysis import (
     price_index,
     traffic_summary,
 )
-from realtyframes.errors import AnalysisInputError, DataQualityWarning, QueryError
+from realtyframes.errors import AnalysisInputError, DataQualityWarning
 from realtyframes.report.load import MarketFrames
 from realtyframes.report.options import MarketReportOptions
 from realtyframes.report.trend_views import trend_views
@@ -72,6 +72,8 @@ class MarketReport:
     - ``weekly`` / ``seasonal`` (or ``seasonal_notice``: why not) / ``tiers``: the recent weeks,
       the covered months seasonally adjusted, the latest complete quarter's price tiers
       (:mod:`realtyframes.report.trend_views`)
+    - ``comps`` / ``comps_notes``: ``comps(listings, id, radius_km=3, months=12)`` per ``--comps``
+      id; for an id that is not in the market or cannot be compared, why (shown in its place)
     """
 
     options: MarketReportOptions
@@ -89,6 +91,7 @@ class MarketReport:
     year_ago: pd.DataFrame | None = None
     subtypes: pd.DataFrame | None = None
     comps: dict[str, pd.DataFrame] = field(default_factory=dict)
+    comps_notes: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     covered_from: pd.Timestamp | None = None
     quarters: pd.DataFrame | None = None
@@ -299,34 +302,50 @@ def _subtypes(listings: pd.DataFrame, options: MarketReportOptions) -> pd.DataFr
                            window_days=float(options.window_days))  # fmt: skip
 
 
-def check_comps(listings: pd.DataFrame, asked: Sequence[str], as_of: dt.date) -> None:
-    """Raise a :class:`QueryError` for a ``--comps`` id that is not in the market (as of the
-    report's date), with a did-you-mean against the market's ListingIds.
+def check_comps(listings: pd.DataFrame, asked: Sequence[str], as_of: dt.date) -> dict[str, str]:
+    """A note for each ``--comps`` id that is not in the market (as of the report's date), with a
+    did-you-mean against the market's ListingIds; the report shows it in the id's place.
 
     >>> check_comps(pd.DataFrame({"ListingId": ["A12345"]}), ["A12354"], dt.date(2026, 6, 30))
-    Traceback (most recent call last):
-    ...
-    realtyframes.errors.QueryError: --comps: no listing 'A12354' in this market on 2026-06-30; did you mean 'A12345'?; allowed: a ListingId of the market's listings
+    {'A12354': "No listing 'A12354' in this market on 2026-06-30; did you mean 'A12345'?"}
     """
     known = set(listings["ListingId"].astype("str")) if "ListingId" in listings.columns else set()
+    notes = {}
     for listing_id in asked:
         if listing_id in known:
             continue
         near = difflib.get_close_matches(listing_id, sorted(known), n=1, cutoff=0.6)
         hint = f"; did you mean {near[0]!r}?" if near else ""
-        problem = f"no listing {listing_id!r} in this market on {as_of.isoformat()}{hint}"
-        raise QueryError("--comps", problem, "a ListingId of the market's listings")
+        notes[listing_id] = f"No listing {listing_id!r} in this market on {as_of.isoformat()}{hint}"
+    return notes
 
 
 def _comps(
     listings: pd.DataFrame, options: MarketReportOptions
-) -> tuple[dict[str, Any], list[str]]:
-    out, notes = {}, []
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The comps of each ``--comps`` id; a note for an id not in the market or that cannot be
+    compared (no coordinates, say) in place of its comps. Closed sales without coordinates are
+    one more of the comps' warnings, in the page's words."""
+    out, notes = {}, check_comps(listings, options.comps, options.day)
     for listing_id in options.comps:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", DataQualityWarning)
-            found = comps(listings, listing_id, radius_km=3, months=12)
-        notes += [f"Comps for {listing_id}: {w.message}" for w in caught]
+        if listing_id in notes:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DataQualityWarning)  # said below, in plain words
+            try:
+                found = comps(listings, listing_id, radius_km=3, months=12)
+            except AnalysisInputError as error:
+                why = str(error).removeprefix("comps(): ")
+                notes[listing_id] = f"No comparable sales for {listing_id}: {why}."
+                continue
+        if missing := found.attrs.get("no_coordinates"):
+            n = len(missing)
+            said = f"{n} closed sale{'s' * (n > 1)} of the market {'have' if n > 1 else 'has'}"
+            found.attrs["warnings"] = [
+                *found.attrs.get("warnings", []),
+                f"{said} no map position (no coordinates), so could not be considered as a "
+                "comparable sale.",
+            ]
         out[listing_id] = found
     return out, notes
 
@@ -340,7 +359,6 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
     as_of = options.day
     days = float(options.window_days)
     listings = _as_of_market(frames, options)
-    check_comps(listings, options.comps, as_of)
     summary = market_summary(
         listings, by=options.by, as_of=as_of, window_days=days, compare_previous=True
     )
@@ -385,7 +403,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         headline["contacts"] = int(funnel.by_stage["contacts"].sum())
         headline["new_leads"] = int(funnel.weekly["new_leads"].sum()) if len(funnel.weekly) else 0
     trends = _trends(frames, options)
-    found, comp_notes = _comps(listings, options)
+    found, comps_notes = _comps(listings, options)
     index, index_notes = _index(frames, options, trends.get("trend_total"))
     covered = covered_from(frames.listings)
     return MarketReport(
@@ -396,7 +414,8 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
         covered_from=covered,
         subtypes=_subtypes(listings, options),
         comps=found,
-        notes=tuple(comp_notes + index_notes),
+        comps_notes=comps_notes,
+        notes=tuple(index_notes),
         options=options,
         frames=frames,
         markets=markets,

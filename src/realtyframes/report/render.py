@@ -4,8 +4,8 @@ Headline cards (each with its change against the previous window and a year earl
 then the sections in order: what changed since the last report, trends, the market comparison
 (and the largest subtypes), price drops, a map of the market, comps (``--comps``), website traffic
 and leads; each a table (exact values in ``data-value``) and its charts (``rf.plot`` figures,
-embedded PNG). Sections live in ``_render_changes``, ``_render_market``, ``_render_trends`` and
-``_render_web``.
+embedded PNG). Sections live in ``_render_changes``, ``_render_comps``, ``_render_market``,
+``_render_trends`` and ``_render_web``.
 
 >>> html = render_market_report(report)  # doctest: +SKIP
 """
@@ -21,10 +21,10 @@ from realtyframes.analysis import REFERENCE_LABEL, SAMPLE_SIZE_OF
 from realtyframes.report._charts import deferred_charts
 from realtyframes.report._html import Card, Section, esc, render_cards, render_page
 from realtyframes.report._render_changes import changes_section, drops_section
+from realtyframes.report._render_comps import comps_section
 from realtyframes.report._render_market import (
     SHORT_LABELS,
     TABLE_METRICS,
-    comps_section,
     maps_section,
     market_section,
 )
