@@ -83,3 +83,39 @@ def test_every_transport_of_a_client_is_composed(transport: httpx.BaseTransport 
         http = api.engine.http
         held = [http._transport, *(t for t in http._mounts.values() if t is not None)]
     assert held and all(isinstance(t, RetryTransport) for t in held)
+
+
+class Wire:
+    """Requests in flight on the wire (httpx event hooks run once per attempt, in the slots)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = self.peak = self.feed = 0
+
+    def request(self, request: httpx.Request) -> None:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+            self.feed += request.url.path.endswith("/changes")
+
+    def response(self, response: httpx.Response) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def test_the_syncs_change_feed_is_requests_in_the_clients_pool(
+    start_sandbox: Any, tmp_path: Any
+) -> None:
+    """A first sync's feed backfill (its chunks in threads, each chunk paged) stays within the
+    client's max_concurrency: its chunks share the client's slots, with no copies of the client."""
+    import realtyframes as rf
+
+    sandbox = start_sandbox(listings=1500)
+    wire = Wire()
+    hooks = {"request": [wire.request], "response": [wire.response]}
+    with rf.Client(
+        sandbox.url, cache_dir=tmp_path, progress=False, max_concurrency=3, event_hooks=hooks
+    ) as client:
+        market = client.sync_listings()
+    assert len(market) > 300 and wire.feed > 3  # chunks of 100 ids: the feed ran in threads
+    assert wire.peak <= 3

@@ -67,6 +67,7 @@ class Exchange:
     notices: list[tuple[str, str, Deprecation]] = field(default_factory=list)
     attempt: int = 0
     path: str = ""  # the path asked for (deprecation notices name it)
+    retry_after: float | None = None  # the last answer's Retry-After (clamped), read once
 
     @staticmethod
     def of(request: httpx.Request) -> Exchange | None:

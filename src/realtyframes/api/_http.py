@@ -50,7 +50,7 @@ from realtyframes.api._ratelimit import (
     RateLimitState,
 )
 from realtyframes.api._retry import RetryBudget, RetryPolicy
-from realtyframes.api._transports import Pieces, compose, note_deprecation
+from realtyframes.api._transports import Pieces, compose_all, note_deprecation
 from realtyframes.errors import (
     QueryError,
 )
@@ -74,19 +74,6 @@ def _close_unclosed(http: httpx.Client) -> None:
             stacklevel=2,
         )
         http.close()
-
-
-def _compose_transports(http: httpx.Client, pieces: Pieces) -> None:
-    """Put the steps of :func:`~._transports.compose` over every transport ``http`` holds: the
-    one it made for its environment (proxies, certificates) or was given, and those mounted (no
-    proxy for loopback). httpx has no public way to wrap the transports it builds from its
-    environment, so this is the one place reading its private fields (tests check every
-    transport of a client is composed)."""
-    http._transport = compose(http._transport, pieces)
-    http._mounts = {
-        pattern: None if mounted is None else compose(mounted, pieces)
-        for pattern, mounted in http._mounts.items()
-    }
 
 
 def _normalise_url(name: str, url: str) -> str:
@@ -154,6 +141,33 @@ def _checked_settings(
 def _ssl_context() -> ssl.SSLContext:
     """One verifying SSL context per process (building one costs ~80 ms per client)."""
     return httpx.create_ssl_context()
+
+
+def _pool(
+    transport: httpx.BaseTransport | None,
+    event_hooks: Mapping[str, list[Callable[..., Any]]] | None,
+    clock: Clock | None,
+    rng: random.Random | None,
+) -> Pool:
+    """The client's pool: its httpx client, every transport composed with the steps once."""
+    pieces = Pieces(
+        clock=clock or SYSTEM_CLOCK,
+        rng=rng or random.Random(),
+        hooks={k: list(v) for k, v in (event_hooks or {}).items()},
+    )
+    headers = {"Service-Api-Version": SERVICE_API_VERSION, "User-Agent": USER_AGENT}
+    http = httpx.Client(
+        headers=headers,
+        transport=transport,
+        verify=_ssl_context() if transport is None else True,
+        follow_redirects=False,
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+        event_hooks={"response": [note_deprecation(pieces.deprecations)]},
+        trust_env=transport is None,
+        mounts=dict(LOOPBACK_MOUNTS) if transport is None else None,
+    )
+    compose_all(http, pieces)
+    return Pool(http=http, pieces=pieces)
 
 
 class ApiClient:
@@ -234,24 +248,7 @@ class ApiClient:
             pace=pace,
             error_format=error_format,
         )
-        headers = {"Service-Api-Version": SERVICE_API_VERSION, "User-Agent": USER_AGENT}
-        pieces = Pieces(
-            clock=clock or SYSTEM_CLOCK,
-            rng=rng or random.Random(),
-            hooks={k: list(v) for k, v in (event_hooks or {}).items()},
-        )
-        http = httpx.Client(
-            headers=headers,
-            transport=transport,
-            verify=_ssl_context() if transport is None else True,
-            follow_redirects=False,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-            event_hooks={"response": [note_deprecation(pieces.deprecations)]},
-            trust_env=transport is None,
-            mounts=dict(LOOPBACK_MOUNTS) if transport is None else None,
-        )
-        _compose_transports(http, pieces)
-        self._pool = Pool(http=http, pieces=pieces)
+        self._pool = _pool(transport, event_hooks, clock, rng)
         self._owner = True
         self._engine = Engine(
             self._pool,
@@ -264,7 +261,7 @@ class ApiClient:
         )
         # A client dropped without close() (or `with`) closes its sockets when collected, with a
         # ResourceWarning, like files; not at interpreter exit, where the OS closes them anyway.
-        weakref.finalize(self._pool, _close_unclosed, http).atexit = False
+        weakref.finalize(self._pool, _close_unclosed, self._pool.http).atexit = False
 
     # -- public properties ---------------------------------------------------------------------
     @property

@@ -50,6 +50,7 @@ __all__ = [
     "SlotTransport",
     "Slots",
     "compose",
+    "compose_all",
     "note_deprecation",
 ]
 
@@ -166,7 +167,7 @@ class RetryTransport(_Step):
             retry = _should_retry("GET", exc=outcome) or isinstance(outcome, httpx.DecodingError)
             return retry, None
         status, policy = outcome.status_code, ex.policy
-        wait_s = policy.retry_after(outcome)
+        wait_s = ex.retry_after  # read once, when the answer came (the pacer's hold is the same)
         info = parse_rate_limit_headers(outcome.headers)
         if wait_s is None and status == 429 and info is not None and info.reset is not None:
             wait_s = min(policy.retry_after_cap, max(policy.retry_after_floor, info.reset))
@@ -241,7 +242,7 @@ class PacingTransport(_Step):
         except BaseException:
             pacer.cancel(ticket)
             raise
-        retry_after = ex.policy.retry_after(response)
+        retry_after = ex.retry_after = ex.policy.retry_after(response)
         pacer.release(ticket, _rate_info(response, retry_after))
         if retry_after is not None and response.status_code in (429, 503):
             pacer.block(retry_after)
@@ -313,6 +314,19 @@ def compose(base: httpx.BaseTransport, pieces: Pieces) -> httpx.BaseTransport:
     assert pieces.slots is not None
     inner = SlotTransport(inner, pieces.slots)
     return RetryTransport(inner, pieces)
+
+
+def compose_all(http: httpx.Client, pieces: Pieces) -> None:
+    """Put the steps of :func:`compose` over every transport ``http`` holds: the
+    one it made for its environment (proxies, certificates) or was given, and those mounted (no
+    proxy for loopback). httpx has no public way to wrap the transports it builds from its
+    environment, so this is the one place reading its private fields (tests check every
+    transport of a client is composed)."""
+    http._transport = compose(http._transport, pieces)
+    http._mounts = {
+        pattern: None if mounted is None else compose(mounted, pieces)
+        for pattern, mounted in http._mounts.items()
+    }
 
 
 def note_deprecation(registry: DeprecationRegistry) -> Callable[[httpx.Response], None]:
