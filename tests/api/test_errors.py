@@ -223,3 +223,49 @@ def test_errors_pickle_round_trip() -> None:
     assert (query.param, query.allowed, str(query)) == ("City", "A, B", "City: bad; allowed: A, B")
     timeout = pickle.loads(pickle.dumps(errors.RequestTimeoutError("slow", method="GET", url="u")))
     assert (timeout.message, timeout.url) == ("slow", "u")
+
+
+# -- error_for: every failure of a GET typed in one function ---------------------------------------
+@pytest.mark.parametrize(
+    ("failure", "cls", "status", "code"),
+    [
+        (
+            httpx.Response(404, json={"error": {"code": "not_found"}}),
+            "NotFoundError",
+            404,
+            "not_found",
+        ),
+        (httpx.Response(414), "ApiError", 414, "http_414"),
+        (httpx.Response(503), "ServerError", 503, "server_error"),
+        (httpx.ConnectError("refused sk-secret-9"), "ConnectError", None, None),
+        (httpx.ReadTimeout("slow"), "RequestTimeoutError", None, None),
+        (httpx.DecodingError("bad gzip"), "BadResponseError", None, None),
+        (httpx.UnsupportedProtocol("ftp"), "TransportError", None, None),
+    ],
+)
+def test_error_for_types_every_failure(
+    failure: httpx.Response | Exception, cls: str, status: int | None, code: str | None
+) -> None:
+    from realtyframes.api._errors import error_for
+
+    error = error_for(failure, url="/v1/listings?api_key=***", secrets=("sk-secret-9",))
+    assert type(error).__name__ == cls and isinstance(error, errors.RealtyFramesError)
+    assert getattr(error, "status", None) == status and getattr(error, "code", None) == code
+    assert "sk-secret-9" not in str(error) and "sk-secret-9" not in repr(error)
+    if status is None:
+        assert isinstance(error, errors.TransportError)  # transport failures: their own branch
+
+
+def test_error_for_bad_answers_and_a_passed_deadline() -> None:
+    from realtyframes.api._body import BrokenBody
+    from realtyframes.api._errors import error_for
+    from realtyframes.api._exchange import DeadlinePassed, TransientAnswer
+
+    broken = error_for(TransientAnswer(BrokenBody("cut short"), 200), url="/v1/listings")
+    assert isinstance(broken, errors.BadResponseError) and "broken body" in broken.message
+    mismatch = errors.ResponseMismatchError("another page", field="offset", asked=50, got=0)
+    other = error_for(TransientAnswer(mismatch, 200), url="/v1/listings")
+    assert isinstance(other, errors.ResponseMismatchError)
+    assert (other.field, other.asked, other.got, other.url) == ("offset", 50, 0, "/v1/listings")
+    late = error_for(DeadlinePassed(), url="/v1/listings")
+    assert isinstance(late, errors.RequestTimeoutError) and "deadline" in late.message

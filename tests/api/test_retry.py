@@ -5,13 +5,15 @@ counting the attempts on the wire with httpx event hooks (:class:`Wire`). Fake s
 callable classes given to ``httpx.MockTransport``) remain only for scripted faults the sandbox
 cannot produce: HTTP-date Retry-After, 504, exact interleavings, transport errors on cue.
 The sandbox's own faults against whole loads are exercised in test_faults.py.
+
+Every client here keeps a :class:`fakeclock.FakeClock`: waits move it on at once, times
+are read from it, so nothing sleeps and nothing is bounded by the wall clock.
 """
 
 from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -20,8 +22,10 @@ from typing import Any
 import httpx
 import pytest
 
+from fakeclock import FakeClock
 from realtyframes import oauth
 from realtyframes.api import ApiClient, RetryBudget, RetryPolicy
+from realtyframes.api._exchange import Exchange
 from realtyframes.api._retry import _backoff, _retry_after, _should_retry, parse_retry_after
 from realtyframes.errors import (
     BadRequestError,
@@ -67,7 +71,8 @@ def _ok(request: httpx.Request) -> httpx.Response:
 class Script:
     """A fake server answering from a script (the last answer repeats); records request times."""
 
-    def __init__(self, *answers: Answer) -> None:
+    def __init__(self, *answers: Answer, clock: FakeClock | None = None) -> None:
+        self.clock = clock or FakeClock()
         self.answers = list(answers)
         self.requests: list[httpx.Request] = []
         self.times: list[float] = []
@@ -76,7 +81,7 @@ class Script:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         with self._lock:
             self.requests.append(request)
-            self.times.append(time.monotonic())
+            self.times.append(self.clock.now())
             answer = self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
         if isinstance(answer, Exception):
             raise answer
@@ -87,7 +92,11 @@ class Script:
 
 def _client(script: Script, policy: RetryPolicy = FAST, **options: Any) -> ApiClient:
     return ApiClient(
-        "http://api.test", transport=httpx.MockTransport(script), retry=policy, **options
+        "http://api.test",
+        transport=httpx.MockTransport(script),
+        retry=policy,
+        clock=script.clock,
+        **options,
     )
 
 
@@ -179,14 +188,15 @@ def test_transient_5xx_then_success_returns_the_data() -> None:
 class Wire:
     """httpx event hooks recording what reaches the wire: one entry per attempt, not per call."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
         self.times: list[float] = []
         self.statuses: list[int] = []
         self._lock = threading.Lock()
 
     def _request(self, request: httpx.Request) -> None:
         with self._lock:
-            self.times.append(time.monotonic())
+            self.times.append(self.clock.now())
 
     def _response(self, response: httpx.Response) -> None:
         with self._lock:
@@ -215,10 +225,14 @@ def test_other_4xx_are_never_retried(
     path: str,
     params: dict[str, str] | None,
 ) -> None:
-    wire = Wire()
+    wire = Wire(clock := FakeClock())
     with (
         ApiClient(
-            protected_sandbox_url, api_key=api_key, retry=FAST, event_hooks=wire.hooks
+            protected_sandbox_url,
+            api_key=api_key,
+            retry=FAST,
+            event_hooks=wire.hooks,
+            clock=clock,
         ) as api,
         pytest.raises(cls) as caught,
     ):
@@ -267,7 +281,7 @@ def test_retry_after_http_date_is_honoured() -> None:
     with _client(script, policy) as api:
         assert api.get_json("/v1/listings") == OK_BODY
     gap = script.times[1] - script.times[0]
-    assert 0.9 <= gap <= 2.6, gap
+    assert script.clock.sleeps == [pytest.approx(gap)] and 1.0 <= gap <= 2.0, gap  # the date
 
 
 def test_retry_after_is_capped_and_zero_still_waits(start_sandbox: Callable[..., Any]) -> None:
@@ -276,41 +290,67 @@ def test_retry_after_is_capped_and_zero_still_waits(start_sandbox: Callable[...,
     waits = {}
     for retry_after in (3600, 0):
         sb = start_sandbox(faults=Faults(burst_429=1, burst_every=2, retry_after=retry_after))
-        wire = Wire()
-        with ApiClient(sb.url, retry=policy, event_hooks=wire.hooks) as api:
+        wire = Wire(clock := FakeClock())
+        with ApiClient(sb.url, retry=policy, event_hooks=wire.hooks, clock=clock) as api:
             assert api.get_json("/v1/me")["email"] == DEMO.email
             assert api.get_json("/v1/me")["email"] == DEMO.email  # 429, then the retry
         assert wire.statuses == [200, 429, 200] and sb.admin.faults.burst_429 == 1
         waits[retry_after] = wire.times[2] - wire.times[1]
-    assert 0.19 <= waits[3600] < 5.0, waits  # capped at 0.2 s, nowhere near an hour
-    assert waits[0] >= 0.045, waits  # "0" still waits the floor (0.05 s)
+    assert waits[3600] == pytest.approx(0.2), waits  # capped at 0.2 s, nowhere near an hour
+    assert waits[0] == pytest.approx(0.05), waits  # "0" still waits the floor (0.05 s)
+
+
+class HeldClock(FakeClock):
+    """A fake clock whose retry waits first wait (on an event, not a sleep) for ``release``."""
+
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__()
+        self.release = release
+
+    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
+        assert self.release.wait(timeout=30), "the other requests were never sent"
+        return super().sleep(seconds, stop)
 
 
 def test_retry_after_holds_every_thread_of_the_client() -> None:
     lock = threading.Lock()
     first = {"done": False}
+    blocked, all_sent = threading.Event(), threading.Event()
 
     def answer(request: httpx.Request) -> httpx.Response:
         with lock:
             refuse, first["done"] = not first["done"], True
+            if len(script.requests) == 8:
+                all_sent.set()
         if refuse:
             return httpx.Response(429, json={}, headers={"Retry-After": "1"})
-        time.sleep(0.3)  # the others are still in flight when the 429 arrives
+        # those in flight with the refused one answer once its Retry-After holds the client
+        assert blocked.wait(timeout=30)
         return httpx.Response(200, json={"offset": request.url.params["Offset"]})
 
-    script = Script(answer)
+    # The refused request's own wait starts only once the 8 requests were sent: had the
+    # Retry-After not held the other threads, they would have been sent at the refusal's time.
+    script = Script(answer, clock=HeldClock(all_sent))
     cap = 0.5
     policy = RetryPolicy(max_retries=2, retry_after_cap=cap, retry_after_floor=0.01)
     with _client(script, policy, max_concurrency=4) as api:
+        pacer = api.engine.pacer("base")
+        block = pacer.block
+
+        def block_and_tell(seconds: float) -> None:
+            block(seconds)
+            blocked.set()
+
+        pacer.block = block_and_tell  # type: ignore[method-assign]
         results = api.get_many([("/v1/listings", {"Offset": str(i)}) for i in range(8)])
     assert [r["offset"] for r in results] == [str(i) for i in range(8)]
     # 8 requests plus the retry of the refused one; the first 4 went out together before the
-    # 429 (however late a loaded machine delivers them). Every later request, from any thread,
-    # waits for the end of the (capped) Retry-After counted from the refusal: lower bounds only.
+    # 429. Every later request, from any thread, waited for the end of the (capped) Retry-After
+    # counted from the refusal.
     assert len(script.times) == 9
     refused_at = script.times[0]
     later = script.times[4:]
-    assert all(t >= refused_at + cap - 0.01 for t in later), [t - refused_at for t in later]
+    assert all(t >= refused_at + cap for t in later), [t - refused_at for t in later]
 
 
 @pytest.mark.parametrize(
@@ -401,6 +441,8 @@ def test_deadline_stops_retrying() -> None:
     with _client(script, policy, rng=random.Random(3)) as api, pytest.raises(ServerError):
         api.get_json("/v1/listings")
     assert 2 <= len(script.requests) < 50  # stopped by the deadline, long before max_retries
+    assert sum(script.clock.sleeps) <= 0.5  # no wait went past it
+    assert len(script.clock.sleeps) == len(script.requests) - 1
 
 
 def test_max_retries_zero_means_one_attempt() -> None:
@@ -440,11 +482,21 @@ def test_token_exchange_is_never_retried() -> None:
 
 
 def test_get_many_keeps_order_and_stops_on_first_final_error() -> None:
+    answered = [threading.Event() for _ in range(41)]
+    failed = threading.Event()
+
     def answer(request: httpx.Request) -> httpx.Response:
         index = int(request.url.params["Offset"])
-        time.sleep(0.002 * (10 - index % 10))  # later requests tend to answer first
+        if index % 2 == 0 and "fail" not in request.url.params:
+            assert answered[index + 1].wait(timeout=30)  # each odd request answers first
+        answered[index].set()
         if index == 7 and request.url.params.get("fail") == "1":
+            failed.set()
             return httpx.Response(404, json={"error": {"code": "not_found", "message": "gone"}})
+        if failed.is_set():  # those in flight with the 404 answer once it has stopped the call
+            exchange = Exchange.of(request)
+            assert exchange is not None and exchange.stop is not None
+            assert exchange.stop.wait(timeout=30)
         return httpx.Response(200, json={"i": index})
 
     script = Script(answer)
@@ -455,11 +507,11 @@ def test_get_many_keeps_order_and_stops_on_first_final_error() -> None:
             on_result=lambda index, result: seen.append(index),
         )
         assert [r["i"] for r in results] == list(range(10))
-        assert sorted(seen) == list(range(10))
+        assert sorted(seen) == list(range(10)) and seen != list(range(10))
         script.requests.clear()
         with pytest.raises(NotFoundError):
             api.get_many([("/v1/listings", {"Offset": str(i), "fail": "1"}) for i in range(40)])
-    assert len(script.requests) < 20  # the others were cancelled
+    assert len(script.requests) <= 8 + 3  # up to the 404, and those in flight with it
 
 
 def test_structured_list_headers_pause_until_reset() -> None:
@@ -478,13 +530,13 @@ def test_structured_list_headers_pause_until_reset() -> None:
         api.get_json("/v1/listings")
         api.get_json("/v1/listings")
         state = api.rate_limit
-    assert script.times[1] - script.times[0] >= 0.35
+    assert script.times[1] - script.times[0] >= 0.4 - 1e-9  # the reset, on the fake clock
     assert state is not None and (state.limit, state.remaining, state.window) == (100, 0, 60.0)
 
 
 def test_one_deadline_for_a_whole_get_many() -> None:
     def slow(request: httpx.Request) -> httpx.Response:
-        time.sleep(0.05)
+        script.clock.advance(0.05)  # each answer takes 50 ms of the fake clock
         return httpx.Response(200, json={})
 
     script = Script(slow)

@@ -65,10 +65,11 @@ def client(url: str, cache: Path, hook: Hook | None = None, **options: Any) -> r
 
 
 def settle() -> None:
-    """Wait for the requests a failed ``get_many`` left running (its pool is not waited for):
-    they end on the dropped connection; the client is then closed with nothing in use."""
+    """Wait for the sync's threads a failure left running (a failed ``get_many`` itself returns
+    once its requests in flight have ended, on the dropped connection); the client is then
+    closed with nothing in use."""
     for thread in threading.enumerate():
-        if thread.name.startswith(("realtyframes-api", "realtyframes-sync")):
+        if thread.name.startswith("realtyframes-sync"):
             thread.join(timeout=60)
 
 

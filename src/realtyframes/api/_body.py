@@ -1,6 +1,6 @@
-"""Checking a 2xx body inside the retry loop: a broken one (empty, not JSON, cut short) raises
-:class:`BrokenBody`, which ``_send`` retries and finally reports as a ``BadResponseError`` naming
-the request.
+"""Checking a 2xx body where it is parsed: a broken one (empty, not JSON, cut short) raises
+:class:`BrokenBody`, which the engine's answer step turns into a ``TransientAnswer`` that the
+retry transport retries; once retries are spent it is a ``BadResponseError`` naming the request.
 
 Raw bodies (pages, details: the caller parses them, often with pyarrow) are not decoded here when
 that can be avoided: decoding a 50 kB page into Python objects costs ~0.25 ms of the GIL in the

@@ -1,4 +1,5 @@
-"""Map an error response to its exception, in exactly one function: :func:`error_from_response`.
+"""Map a failed request to its typed error, in one function: :func:`error_for` (an error answer,
+through :func:`error_from_response`; a transport failure; a bad answer whose retries are spent).
 
 Accepted bodies: the spec's ApiError (``{"error": {"code", "message", "status"}}``), Problem
 (``application/problem+json``: ``type``, ``title``, ``status``, ``detail``, ``code``), the legacy
@@ -24,15 +25,22 @@ import httpx
 
 from realtyframes.api._auth import mask_text, mask_value
 from realtyframes.api._constants import EXCERPT_CHARS, REQUEST_ID_HEADERS
+from realtyframes.api._exchange import DeadlinePassed, TransientAnswer
 from realtyframes.api._retry import parse_retry_after
 from realtyframes.errors import (
     ApiError,
     BadRequestError,
+    BadResponseError,
+    ConnectError,
     InsufficientScopeError,
     InvalidTokenError,
     NotFoundError,
     RateLimitError,
+    RealtyFramesError,
+    RequestTimeoutError,
+    ResponseMismatchError,
     ServerError,
+    TransportError,
 )
 
 #: The spec's codes -> exception class.
@@ -219,3 +227,53 @@ def explain_401(error: ApiError, auth_kind: str) -> ApiError:
         method=error.method,
         url=error.url,
     )
+
+
+def error_for(
+    failure: httpx.Response | BaseException,
+    *,
+    url: str,
+    secrets: Iterable[str] = (),
+    auth_kind: str = "none",
+) -> RealtyFramesError:
+    """The typed error of a GET of ``url`` (secrets already masked) that failed for good.
+
+    An error answer gives an :class:`~realtyframes.errors.ApiError` subclass by its code and
+    status (a 401 saying what to do); a transport failure its own branch of
+    :class:`~realtyframes.errors.TransportError` (a timeout, a failed connection, an undecodable
+    body); a bad 2xx answer a :class:`~realtyframes.errors.BadResponseError`, or the
+    :class:`~realtyframes.errors.ResponseMismatchError` of another request's answer. Callers read
+    the result by type and attributes (``status``, ``code``), never by its message.
+
+    >>> error = error_for(httpx.Response(414), url="/v1/listings/changes")
+    >>> type(error).__name__, error.status, error.code
+    ('ApiError', 414, 'http_414')
+    >>> type(error_for(httpx.ReadTimeout("slow"), url="/v1/me")).__name__
+    'RequestTimeoutError'
+    """
+    secrets = tuple(s for s in secrets if s)
+    if isinstance(failure, httpx.Response):
+        error = error_from_response(failure, method="GET", url=url, secrets=secrets)
+        return explain_401(error, auth_kind)
+    if isinstance(failure, DeadlinePassed):
+        text = "the deadline of the whole call passed before this request was sent"
+        return RequestTimeoutError(text, method="GET", url=url)
+    if isinstance(failure, TransientAnswer):
+        cause = failure.cause
+        if isinstance(cause, ResponseMismatchError):
+            return cause.at("GET", url, mask_text(cause.message, secrets))
+        text = f"{failure.status} answer with a broken body: {cause}"
+        return BadResponseError(mask_text(text, secrets), method="GET", url=url)
+    return _transport_error(failure, url, secrets)
+
+
+def _transport_error(failure: BaseException, url: str, secrets: tuple[str, ...]) -> TransportError:
+    name = type(failure).__name__
+    text = mask_text(f"{name}: {failure}" if str(failure) else name, secrets)
+    if isinstance(failure, httpx.TimeoutException):
+        return RequestTimeoutError(f"timed out ({text})", method="GET", url=url)
+    if isinstance(failure, httpx.NetworkError | httpx.RemoteProtocolError):
+        return ConnectError(f"connection failed ({text})", method="GET", url=url)
+    if isinstance(failure, httpx.DecodingError):
+        return BadResponseError(f"undecodable body ({text})", method="GET", url=url)
+    return TransportError(text, method="GET", url=url)

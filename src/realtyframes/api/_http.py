@@ -34,6 +34,7 @@ from realtyframes.api._auth import (
     fingerprint,
     install_log_filter,
 )
+from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
@@ -43,12 +44,13 @@ from realtyframes.api._constants import (
     SERVICE_API_VERSION,
 )
 from realtyframes.api._counts import RequestCounts
-from realtyframes.api._engine import Engine, Host, _Shared
+from realtyframes.api._engine import Engine, Host, Pool
 from realtyframes.api._operations import prepare
 from realtyframes.api._ratelimit import (
     RateLimitState,
 )
 from realtyframes.api._retry import RetryBudget, RetryPolicy
+from realtyframes.api._transports import Pieces, compose_all, note_deprecation
 from realtyframes.errors import (
     QueryError,
 )
@@ -141,6 +143,33 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+def _pool(
+    transport: httpx.BaseTransport | None,
+    event_hooks: Mapping[str, list[Callable[..., Any]]] | None,
+    clock: Clock | None,
+    rng: random.Random | None,
+) -> Pool:
+    """The client's pool: its httpx client, every transport composed with the steps once."""
+    pieces = Pieces(
+        clock=clock or SYSTEM_CLOCK,
+        rng=rng or random.Random(),
+        hooks={k: list(v) for k, v in (event_hooks or {}).items()},
+    )
+    headers = {"Service-Api-Version": SERVICE_API_VERSION, "User-Agent": USER_AGENT}
+    http = httpx.Client(
+        headers=headers,
+        transport=transport,
+        verify=_ssl_context() if transport is None else True,
+        follow_redirects=False,
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+        event_hooks={"response": [note_deprecation(pieces.deprecations)]},
+        trust_env=transport is None,
+        mounts=dict(LOOPBACK_MOUNTS) if transport is None else None,
+    )
+    compose_all(http, pieces)
+    return Pool(http=http, pieces=pieces)
+
+
 class ApiClient:
     """The HTTP layer: one per account, thread-safe, reusable across loads.
 
@@ -148,6 +177,9 @@ class ApiClient:
     a Bearer token; ``api_key`` in ``api_key_header`` on the main host and as the ``api_key`` query
     parameter on the legacy host. ``error_format="problem"`` asks for ``application/problem+json``
     errors. ``retry`` tunes waits (tests shrink them); ``pace=False`` turns client pacing off.
+    ``event_hooks`` run once per attempt on the wire. ``clock`` (internal, a test seam): the
+    :class:`~realtyframes.api._clock.Clock` of deadlines, waits and pacing; tests pass a fake
+    one so no test sleeps.
     It owns the connection pool and holds its request :class:`~realtyframes.api._engine.Engine`
     (:attr:`engine`), which every request goes through.
 
@@ -177,6 +209,7 @@ class ApiClient:
         event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
         rng: random.Random | None = None,
         cache_identity: str | None = None,
+        clock: Clock | None = None,
     ) -> None:
         install_log_filter()
         base = _normalise_url("base_url", base_url)
@@ -215,32 +248,20 @@ class ApiClient:
             pace=pace,
             error_format=error_format,
         )
-        headers = {"Service-Api-Version": SERVICE_API_VERSION, "User-Agent": USER_AGENT}
-        http = httpx.Client(
-            headers=headers,
-            transport=transport,
-            verify=_ssl_context() if transport is None else True,
-            follow_redirects=False,
-            limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-            event_hooks={k: list(v) for k, v in (event_hooks or {}).items()},
-            trust_env=transport is None,
-            mounts=dict(LOOPBACK_MOUNTS) if transport is None else None,
-        )
-        self._shared = _Shared(http=http)
+        self._pool = _pool(transport, event_hooks, clock, rng)
         self._owner = True
         self._engine = Engine(
-            self._shared,
+            self._pool,
             self._hosts,
             base_auth=base_auth,
             legacy_auth=legacy_auth,
             secrets=self._secrets,
             auth_kind=self._auth_kind,
-            rng=rng or random.Random(),
             **settings,
         )
         # A client dropped without close() (or `with`) closes its sockets when collected, with a
         # ResourceWarning, like files; not at interpreter exit, where the OS closes them anyway.
-        weakref.finalize(self._shared, _close_unclosed, http).atexit = False
+        weakref.finalize(self._pool, _close_unclosed, self._pool.http).atexit = False
 
     # -- public properties ---------------------------------------------------------------------
     @property
@@ -261,7 +282,8 @@ class ApiClient:
 
     @property
     def max_concurrency(self) -> int:
-        """Requests in flight at once in ``get_many``."""
+        """Requests of this client in flight at once (its copies and the sync's change feed
+        share the same slots)."""
         return self._engine.max_concurrency
 
     @property
@@ -327,12 +349,12 @@ class ApiClient:
         >>> before = api.request_counts(); api.call("me"); (api.request_counts() - before).requests  # doctest: +SKIP
         1
         """
-        return self._shared.counter.snapshot()
+        return self._pool.pieces.counter.snapshot()
 
     @property
     def rate_limit(self) -> RateLimitState | None:
         """The latest limit / remaining / reset the main host reported (None before any)."""
-        pacer = self._shared.pacers.get("base")
+        pacer = self._pool.pieces.pacers.get("base")
         return pacer.state if pacer else None
 
     # -- copies and lifetime -------------------------------------------------------------------
@@ -366,9 +388,8 @@ class ApiClient:
 
     def close(self) -> None:
         """Close the connection pool (copies made by ``with_options`` leave it to the original)."""
-        if self._owner and not self._shared.closed:
-            self._shared.closed = True
-            self._shared.http.close()
+        if self._owner and not self._pool.closed:
+            self._pool.close()
 
     def __enter__(self) -> ApiClient:
         return self

@@ -73,21 +73,22 @@ def in_threads(
     items: Sequence[T],
     on_done: Callable[[], None] | None = None,
 ) -> list[R]:
-    """``work(client, item)`` for each item in threads, results in order. The threads share the
-    client's concurrency (each gets ``max_concurrency // threads`` for its own paging); the
-    first failure cancels what has not started and is raised."""
+    """``work(api, item)`` for each item in threads, results in order. The threads only
+    coordinate: every request they make goes through ``api``'s one bounded pool, so the chunks
+    of the change feed and their pages share the client's ``max_concurrency`` with each other
+    (no copies of the client, no pool of its own); the first failure cancels what has not
+    started and is raised."""
     workers = max(1, min(len(items), api.max_concurrency))
-    inner = api.with_options(max_concurrency=max(1, api.max_concurrency // workers))
     if workers <= 1:
         results = []
         for item in items:
-            results.append(work(inner, item))
+            results.append(work(api, item))
             if on_done is not None:
                 on_done()
         return results
     pool = ThreadPoolExecutor(workers, thread_name_prefix="realtyframes-sync")
     try:
-        futures = [pool.submit(work, inner, item) for item in items]
+        futures = [pool.submit(work, api, item) for item in items]
         for future in as_completed(futures):
             future.result()  # raises the first failure
             if on_done is not None:
