@@ -230,6 +230,17 @@ def test_rule_2_price_direction_from_the_band() -> None:
     assert price_sentence(none).startswith("Too few sales")
 
 
+def test_rule_2_a_band_too_wide_for_the_headline_gives_the_range_not_the_figure() -> None:
+    """The page's headline shows no figure when the band is wider than FIRM_BAND; the summary
+    then says the direction and the range, not a figure the headline withheld (Miami, 2026 Q3:
+    "+12.6 %" in the summary beside "no firm figure" in the headline)."""
+    wide_up = price_sentence(_change(0.126, 0.019, 0.245))
+    assert "rose 1.9 to 24.5 %" in wide_up and "12.6" not in wide_up
+    wide_down = price_sentence(_change(-0.13, -0.245, -0.019))
+    assert "fell 1.9 to 24.5 %" in wide_down and "13.0" not in wide_down
+    assert "rose 6.0 %" in price_sentence(_change(0.06, 0.02, 0.10))  # firm: the figure
+
+
 def test_rule_3_speed_from_days_on_market() -> None:
     assert "faster than a year earlier (50 days)" in speed_sentence(44, 50, 30, "June 2026")
     assert "slower than" in speed_sentence(56, 50, 30, "June 2026")

@@ -271,3 +271,32 @@ def test_report_brokerage_pdf_is_private_and_shows_listings_by_address(
     top = pd.read_csv(out / html.name.replace(".html", ".top-listings.csv"))
     for address in top["Address"]:  # each listing by its address (the PDF may wrap a line)
         assert " ".join(address.split(",")[0].split()) in text
+
+
+@pytest.mark.browser
+def test_the_comps_page_prints_on_one_page_in_miles_with_the_prices_of_the_cover(
+    sandbox_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: None
+) -> None:
+    """Two cities and ``--comps`` of an active Miami home: the cover, a page per area and one
+    comps page (its map and disclaimer do not spill onto a page of their own); the grid speaks
+    miles, as its map's scale bar does; the cover's price cell says "no firm figure", never
+    "too few" beside 60 sales."""
+    cache = tmp_path / "cache"
+    with rf.Client(base_url=sandbox_url, cache_dir=cache, progress=False) as client:
+        active = client.listings(City="Miami", Status="Active", PropertyType="Residential")
+    subject = str(active.sort_values("ListingId")["ListingId"].iloc[len(active) // 2])
+    code = main(["report", "market", "--city", "Miami", "--city", "Coral Gables", "--comps",
+                 subject, "--pdf", "--as-of", "2026-06-30", "--base-url", sandbox_url,
+                 "--cache-dir", str(cache), "--out", str(tmp_path / "out"), "--chart-workers",
+                 "0", "--brand-name", BRAND])  # fmt: skip
+    printed, err = capsys.readouterr()
+    assert code == EXIT_OK, err
+    html, pdf = (Path(line) for line in printed.split())
+    assert pdf == html.with_suffix(".pdf")
+    count, pages = _text(pdf)
+    assert count == 1 + 2 + 1, [p[:60] for p in pages]  # cover, Miami, Coral Gables, comps
+    comps = " ".join(pages[-1].split())
+    assert comps.startswith(BRAND) and "Comparable sales" in comps
+    assert "Miles away" in comps and "Km away" not in comps
+    assert "deemed reliable, not guaranteed" in comps  # the disclaimer on the comps page itself
+    assert "too few" not in " ".join(pages[0].split())

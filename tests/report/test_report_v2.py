@@ -29,6 +29,7 @@ from realtyframes.report import (
     read_report_data,
     write_market_report,
 )
+from realtyframes.report._render_trends import index_chart
 from realtyframes.report.excel import excel_ready
 from realtyframes.report.manifest import frame_hash
 
@@ -266,7 +267,7 @@ def test_no_chart_text_leaves_its_figure(written: tuple[Any, Any]) -> None:
         quarters, ["median_sale_price", "median_sale_ppsf", "homes_sold", "new_listings",
                    "months_of_supply", "median_dom"], highlight=list(report.markets)[:4],
     )  # fmt: skip
-    figures["price_index"] = rf.plot.price_index(report.index)
+    figures["price_index"] = index_chart(report.index, "Closed sales", "2024 Q1 to 2026 Q2")
     if report.traffic is not None:
         figures["top_sources"] = rf.plot.top_sources(report.traffic)
         figures["traffic_timeline"] = rf.plot.traffic_timeline(report.traffic)
@@ -323,8 +324,9 @@ def test_the_quarterly_and_index_tables_are_recomputed_from_the_written_frames(
     written: tuple[Any, Any],
 ) -> None:
     """The quarterly table is rf.market_trends(freq="Q") and the price index table is
-    rf.price_index on the frames written beside the report, the index's median column the
-    monthly median over the base month's."""
+    rf.price_index(freq="Q") on the frames written beside the report, beside each quarter's
+    median sale price and its n (the quarterly table's) and that median over the base
+    quarter's."""
     report, files = written
     data = read_report_data(files.html)
     values = parse(files.html.read_text()).values
@@ -333,21 +335,17 @@ def test_the_quarterly_and_index_tables_are_recomputed_from_the_written_frames(
         data["listings"], data["changes"], freq="Q", end=options.day,
         start=report.quarters["period_begin"].min().date(), min_sample=options.min_sample,
     ).set_index("period_begin")  # fmt: skip
-    first_month = report.trend_total["period_begin"].min()
+    first_quarter = report.quarters["period_begin"].min()
     listings = data["listings"]
     closed = pd.to_datetime(listings["CloseDate"], utc=True).dt.tz_localize(None)
     sales = listings[
-        (closed >= first_month).to_numpy() & (closed.dt.date <= options.day).to_numpy()
+        (closed >= first_quarter).to_numpy() & (closed.dt.date <= options.day).to_numpy()
     ]
     with warnings.catch_warnings():  # a thin base: the report carries the warning as a note
         warnings.simplefilter("ignore", DataQualityWarning)
-        index = rf.price_index(sales, freq="M", min_sample=options.min_sample)
+        index = rf.price_index(sales, freq="Q", min_sample=options.min_sample)
     index = index.set_index("period_begin")
-    months = rf.market_trends(
-        data["listings"], data["changes"], freq="M", end=options.day, start=first_month.date(),
-        min_sample=options.min_sample,
-    ).set_index("period_begin")["median_sale_price"]  # fmt: skip
-    base = months[pd.Timestamp(index.attrs["base"])]
+    base = quarters.loc[pd.Timestamp(index.attrs["base"]), "median_sale_price"]
     covered = report.covered_from
     checked = {"trends_quarterly": 0, "price_index": 0}
     for (table, row, col), (shown, _) in values.items():
@@ -362,11 +360,15 @@ def test_the_quarterly_and_index_tables_are_recomputed_from_the_written_frames(
                 if col.endswith(suffix) and period.tz_localize("UTC") - offset < covered:
                     expected = np.nan
         elif table == "price_index":
-            month = pd.Timestamp(row.split(" ")[0] + "-01")
+            year, quarter = row.split(" ")[0], row.split(" ")[1]
+            period = pd.Timestamp(f"{year}-{3 * int(quarter[1]) - 2:02d}-01")
+            median = {"median_sale_price": "median_sale_price", "median_n": "median_sale_price_n"}
             if col == "median_index":
-                expected = 100 * months[month] / base
+                expected = 100 * quarters.loc[period, "median_sale_price"] / base
+            elif col in median:
+                expected = quarters.loc[period, median[col]]
             else:
-                expected = index.loc[month, col]
+                expected = index.loc[period, col]
         else:
             continue
         if pd.isna(expected):
@@ -374,9 +376,15 @@ def test_the_quarterly_and_index_tables_are_recomputed_from_the_written_frames(
         else:
             assert float(shown) == pytest.approx(float(expected)), (table, row, col)
         checked[table] += 1
-    assert checked["trends_quarterly"] >= 8 * 8 and checked["price_index"] >= 12 * 5
-    # 100 at the best-covered month of the first year shown (docs/metrics.md, "Base period")
-    assert index.attrs["base"] == index["n"].iloc[:12].idxmax()
+    assert checked["trends_quarterly"] >= 8 * 8 and checked["price_index"] >= 8 * 7
+    assert not any(t == "price_index" and re.match(r"\d{4}-\d{2}", r) for t, r, _ in values)
+    rows = list(dict.fromkeys(r for t, r, _ in values if t == "price_index"))
+    period = f"{rows[0].split(' (')[0]} to {rows[-1].split(' (')[0]}"  # the table's quarters
+    page = files.html.read_text()
+    figure = page[page.index('data-chart="price_index"') :].split("</figure>")[0]
+    assert f"Closed sales, Miami, Doral, Miami Beach (Residential), {period}" in figure
+    # 100 at the best-covered quarter of the first year shown (docs/metrics.md, "Base period")
+    assert index.attrs["base"] == index["n"].iloc[:4].idxmax()
 
 
 @pytest.mark.slow

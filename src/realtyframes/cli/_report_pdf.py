@@ -1,4 +1,5 @@
-"""The reports' ``--pdf`` and ``--paper`` options: checked before any load, printed after.
+"""The reports' ``--pdf`` and ``--paper`` options, checked before any load (the report's writer
+prints the PDF).
 
 A missing PDF engine is found before the report loads anything: one line naming what to install,
 exit code 2, nothing written (:func:`pdf_usage_error`). :func:`pdf_option_problem` is the check as
@@ -11,16 +12,11 @@ a pre-load check table takes it (the option's value -> the problem or None), and
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import sys
-from pathlib import Path
 
 from realtyframes.cli.config import EXIT_USAGE
 
-__all__ = ["add_pdf_arguments", "pdf_option_problem", "pdf_usage_error", "write_report_pdf"]
-
-logger = logging.getLogger("realtyframes.cli")
+__all__ = ["add_pdf_arguments", "pdf_option_problem", "pdf_usage_error"]
 
 
 def add_pdf_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,16 +55,3 @@ def pdf_usage_error(args: argparse.Namespace, prog: str) -> int:
         return 0
     print(f"{prog}: error: --pdf: {problem}", file=sys.stderr)
     return EXIT_USAGE
-
-
-def write_report_pdf(args: argparse.Namespace, html: Path, *, private: bool = False) -> Path | None:
-    """With ``--pdf``: print the written report ``html`` to a PDF beside it and print its path
-    (stdout); None without ``--pdf``."""
-    if not getattr(args, "pdf", False):
-        return None
-    from realtyframes.report.pdf import write_pdf
-
-    logger.info("printing %s to PDF (%s)", html.name, args.paper)
-    pdf = write_pdf(html, paper=args.paper, private=private)
-    print(os.fspath(pdf), flush=True)
-    return pdf

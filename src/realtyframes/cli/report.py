@@ -16,11 +16,12 @@ import logging
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes.cli._preflight import preflight
-from realtyframes.cli._report_pdf import add_pdf_arguments, pdf_usage_error, write_report_pdf
+from realtyframes.cli._report_pdf import add_pdf_arguments, pdf_usage_error
 from realtyframes.cli.config import (
     PROG,
     add_arguments,
@@ -211,20 +212,7 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="processes drawing the charts beside this one (0: none; default: the idle cores "
         "besides this process's, at most 3); the same report either way",
     )
-    parser.add_argument(
-        "--notify",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="send the report to this apprise URL (repeatable): e-mail gets the HTML attached "
-        "(mailtos://user:pw@smtp.host?to=addr), others a summary with the headline figures "
-        "(json://host/path, slack://..., msteams://...); URLs are never shown unmasked",
-    )
-    parser.add_argument(
-        "--notify-file",
-        metavar="PATH",
-        help="apprise URLs, one a line, from a file of mode 0600 (no URL in the process list)",
-    )
+    _add_notify_arguments(parser)
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -235,6 +223,25 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_arguments(parser)
     parser.set_defaults(func=_run_report)
     _add_brokerage(kinds)
+
+
+def _add_notify_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``--notify`` and ``--notify-file`` to a report's parser."""
+    parser.add_argument(
+        "--notify",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="send the report to this apprise URL (repeatable): e-mail gets the report attached "
+        "(its PDF with --pdf, else the HTML; "
+        "mailtos://user:pw@smtp.host?to=addr), others a summary with the headline figures "
+        "(json://host/path, slack://..., msteams://...); URLs are never shown unmasked",
+    )
+    parser.add_argument(
+        "--notify-file",
+        metavar="PATH",
+        help="apprise URLs, one a line, from a file of mode 0600 (no URL in the process list)",
+    )
 
 
 def _add_brokerage(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -256,6 +263,7 @@ def _add_brokerage(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -
     parser.add_argument("--out", default="reports", metavar="DIR",
                         help="output folder (default ./reports)")  # fmt: skip
     parser.add_argument("--refresh", action="store_true", help="reload (ignore the cache)")
+    _add_notify_arguments(parser)
     add_pdf_arguments(parser)
     add_arguments(parser)
     parser.set_defaults(func=_run_brokerage)
@@ -270,10 +278,30 @@ def _run_brokerage(args: argparse.Namespace) -> int:
     )
 
 
-def run_brokerage(args: argparse.Namespace, settings: Settings) -> int:
-    """The ``report brokerage`` command: load, compute, write; print the HTML path (stdout)."""
-    from realtyframes.report import load_brokerage_report, write_brokerage_report
+def _print_paths(html: Path, pdf: Path | None) -> None:
+    """Print the report's path, then its PDF's when one was printed (stdout)."""
+    for path in (html, pdf):
+        if path is not None:
+            print(os.fspath(path), flush=True)
 
+
+def _notify_targets(args: argparse.Namespace) -> list[Any]:
+    """The ``--notify`` and ``--notify-file`` targets, checked before any request."""
+    from realtyframes.notify import parse_targets, read_targets_file
+
+    targets = parse_targets(args.notify)
+    if args.notify_file:
+        targets += read_targets_file(args.notify_file)
+    return targets
+
+
+def run_brokerage(args: argparse.Namespace, settings: Settings) -> int:
+    """The ``report brokerage`` command: load, compute, write; print the HTML path (stdout) and
+    the PDF's (``--pdf``); send it to the ``--notify`` targets."""
+    from realtyframes.notify import raise_for_failures, send
+    from realtyframes.report import brokerage_message, load_brokerage_report, write_brokerage_report
+
+    targets = _notify_targets(args)
     day = args.as_of or dt.datetime.now(dt.UTC).date()
     quiet = bool(getattr(args, "quiet", False))
     with open_report_client(
@@ -285,9 +313,11 @@ def run_brokerage(args: argparse.Namespace, settings: Settings) -> int:
     ) as (client, source):
         report = load_brokerage_report(client, as_of=day, window_days=args.window_days,
                                        refresh=bool(args.refresh), source=source, top=args.top)  # fmt: skip
-    files = write_brokerage_report(report, args.out)
-    print(os.fspath(files.html), flush=True)
-    write_report_pdf(args, files.html, private=report.private)
+    files = write_brokerage_report(report, args.out, pdf=bool(args.pdf), paper=args.paper)
+    _print_paths(files.html, files.pdf)
+    if targets:
+        message = brokerage_message(report, files.html, pdf_file=files.pdf)
+        raise_for_failures(send(targets, message), "the brokerage report")
     return 0
 
 
@@ -377,7 +407,7 @@ def _scope(options: Any) -> dict[str, Any]:
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
     from realtyframes._runs import recorded
-    from realtyframes.notify import parse_targets, raise_for_failures, read_targets_file, send
+    from realtyframes.notify import raise_for_failures, send
     from realtyframes.report import (
         MarketReportOptions,
         chart_workers,
@@ -387,10 +417,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         write_market_report,
     )
 
-    targets = parse_targets(args.notify)  # checked before any request
-    if args.notify_file:
-        targets += read_targets_file(args.notify_file)
-
+    targets = _notify_targets(args)  # checked before any request
     from realtyframes.report.brand import brand_from_config
 
     brand = brand_from_config(
@@ -437,12 +464,16 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         logger.info("computing the report (%d listings)", len(frames.listings))
         report = compute_market_report(frames, options)
         files = write_market_report(
-            report, args.out, xlsx=bool(args.xlsx), workers=args.chart_workers
+            report,
+            args.out,
+            xlsx=bool(args.xlsx),
+            workers=args.chart_workers,
+            pdf=bool(getattr(args, "pdf", False)),
+            paper=getattr(args, "paper", "letter"),
         )
-    logger.info("wrote %s and %d data files", files.html, len(files.all()) - 1)
-    print(os.fspath(files.html), flush=True)
-    pdf = write_report_pdf(args, files.html)
+    logger.info("wrote %s and %d other files", files.html, len(files.all()) - 1)
+    _print_paths(files.html, files.pdf)
     if targets:
-        message = report_message(report, files.html, pdf_file=pdf)
+        message = report_message(report, files.html, pdf_file=files.pdf)
         raise_for_failures(send(targets, message), "the report")
     return 0

@@ -57,7 +57,7 @@ if TYPE_CHECKING:
         analytics_to_files,
         load_market_frames,
     )
-    from realtyframes.report.message import report_message
+    from realtyframes.report.message import brokerage_message, report_message
     from realtyframes.report.options import (
         BY_CHOICES,
         DATA_FILES,
@@ -103,6 +103,7 @@ _LAZY: dict[str, str] = {
     "period_for": "realtyframes.report.options",
     "read_report_data": "realtyframes.report.files",
     "render_market_report": "realtyframes.report.render",
+    "brokerage_message": "realtyframes.report.message",
     "report_message": "realtyframes.report.message",
     "write_frame": "realtyframes.report._writers",
     "write_market_report": "realtyframes.report.files",
@@ -125,6 +126,7 @@ __all__ = [
     "ReportFiles",
     "analytics_from_files",
     "analytics_to_files",
+    "brokerage_message",
     "brokerage_report",
     "chart_workers",
     "compute_brokerage_report",

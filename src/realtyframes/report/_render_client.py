@@ -22,12 +22,10 @@ from realtyframes.report.areas import AreaUpdate
 from realtyframes.report.brand import logo_data_uri
 from realtyframes.report.compute import MarketReport
 from realtyframes.report.local import LMU_METRICS
+from realtyframes.report.summary import FIRM_BAND
 
 __all__ = ["CLIENT_CSS", "FIRM_BAND", "render_client_page"]
 
-#: A price change whose 95 % range is wider than this (0.2: 20 points) is not shown as the
-#: page's big number (the sentence below still gives it, with its range).
-FIRM_BAND = 0.2
 
 CLIENT_CSS = """
 :root { --ink: #1d2733; --muted: #5b6776; --line: #d9dee5; --accent: #1f5f8b; --bg: #f6f8fa; }
@@ -65,6 +63,9 @@ figcaption { color: var(--muted); font-size: 10px; }
 .notice { background: #fff8e6; border-left: 3px solid #d9a400; padding: 4px 8px; margin: 6px 0; }
 section.cover .note { display: block; white-space: normal; }
 section.cover th { white-space: normal; }
+section.comps-page td { text-align: right; }
+section.comps-page figure.chart { margin: 6px 0; break-inside: avoid; }
+section.comps-page figure.chart img { max-width: 100%; max-height: 4.2in; width: auto; height: auto; }
 .disclaimer { color: var(--muted); font-size: 10px; border-top: 1px solid var(--line);
   margin-top: 6px; padding-top: 4px; }
 @page { size: Letter; margin: 0.35in; }
@@ -77,7 +78,8 @@ section.cover th { white-space: normal; }
   section.cover + section.area { break-before: page; page-break-before: always; }
   section.comps-page { break-before: page; page-break-before: always; }
   table { font-size: 7.5pt; }
-  .client-chart img { max-height: 2.05in; }
+  .client-chart img { max-height: 1.95in; }
+  section.comps-page figure.chart img { max-height: 2.1in; }
 }
 """
 
@@ -154,9 +156,9 @@ def _price_change(area: AreaUpdate) -> str:
     elif c.high - c.low > FIRM_BAND:
         big = '<span class="big">—</span>'
         label = (
-            f"Prices vs a year earlier: too few comparable sales for a firm figure "
-            f"({c.period}: {c.n}, {c.earlier}: {c.n_before}; {c.change * 100:+.1f} %, 95 % range "
-            f"{c.low * 100:+.1f} % to {c.high * 100:+.1f} %)"
+            f"Prices of comparable homes, {esc(c.period)} vs {esc(c.earlier)}: no firm figure "
+            f"on {c.n} and {c.n_before} sales; somewhere between {c.low * 100:+.1f} % and "
+            f"{c.high * 100:+.1f} % (95 % range)"
         )
     else:
         big = f'<span class="big">{c.change * 100:+.1f} %</span>'
@@ -297,7 +299,7 @@ def _cover(report: MarketReport, areas: list[AreaUpdate]) -> str:
             row.append(Cell(t.loc[metric, "month"], kind, row=area.name, col=metric, note=note))
         c = area.change
         firm = not pd.isna(c.change) and c.high - c.low <= FIRM_BAND  # as on the area's page
-        note = f"n={c.n}" if firm else f"n={c.n}: too few"
+        note = f"n={c.n}" if firm else f"n={c.n}; no firm figure"
         shown = c.change if firm else None
         row.append(Cell(shown, "percent", row=area.name, col="price_change", note=note))
         rows.append(row)

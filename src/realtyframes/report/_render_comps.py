@@ -32,7 +32,7 @@ _GRID: tuple[tuple[str, str, str], ...] = (
     ("BathroomsTotalInteger", "Baths", "count"),
     ("YearBuilt", "Built", "year"),
     ("WaterfrontYN", "Waterfront", "yesno"),
-    ("distance_km", "Km away", "number"),
+    ("_miles", "Miles away", "number"),
     ("ppsf", "$/sq ft", "money"),
     ("adj_size", "Size adj.", "money"),
     ("adj_age", "Age adj.", "money"),
@@ -44,6 +44,8 @@ _GRID: tuple[tuple[str, str, str], ...] = (
     ("weight", "Weight", "percent"),
     ("score", "Score", "number"),
 )
+#: Kilometres in a mile: the page speaks miles, as its map's scale bar does.
+KM_PER_MILE = 1.609344
 #: What the home's column shows in place of a sale's fact.
 _SUBJECT_COLUMNS = {"ClosePrice": "ListPrice", "CloseDate": "StandardStatus"}
 
@@ -140,6 +142,8 @@ def _grid(listing_id: str, comps: pd.DataFrame) -> str:
     and facts, no adjustments), then one column per comp, most alike first."""
     facts = comps.attrs.get("subject_facts", {})
     comps = comps.assign(_neighbourhood=neighbourhood(comps))
+    if "distance_km" in comps.columns:
+        comps = comps.assign(_miles=comps["distance_km"] / KM_PER_MILE)
     facts = {**facts, "_neighbourhood": neighbourhood(pd.DataFrame([facts]))[0]}
     columns = [(c, h, k) for c, h, k in _GRID if c in comps.columns]
     keys = [str(k) for k in comps["ListingId"]]
@@ -169,7 +173,8 @@ def _grid(listing_id: str, comps: pd.DataFrame) -> str:
 def _caption(rules: dict[str, Any]) -> str:
     kind = "same type and subtype" if rules.get("same_subtype", True) else "same type"
     return (
-        f"Closed sales most like the home ({kind}, within {rules.get('radius_km', 3):g} km and "
+        f"Closed sales most like the home ({kind}, within "
+        f"{rules.get('radius_km', 3) / KM_PER_MILE:.1f} miles and "
         f"{rules.get('months', 12):g} months, beds ±{rules.get('beds_tolerance', 1):g}, area "
         f"±{rules.get('area_tolerance', 0.25):.0%}), most alike first by the score: 0 is a twin "
         "of the home; distance, time since the sale, size, beds, baths, age and subtype each add "

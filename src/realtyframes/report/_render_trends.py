@@ -10,6 +10,8 @@ weeks, the seasonally adjusted months and the price tiers are blocks of their ow
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from realtyframes.report._charts import chart
@@ -19,7 +21,10 @@ from realtyframes.report._html import render_table as _table
 from realtyframes.report._render_views import seasonal_block, tiers_block, weekly_block
 from realtyframes.report.compute import MarketReport
 
-__all__ = ["TREND_CHARTS", "index_block", "trends_section"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["TREND_CHARTS", "index_block", "index_chart", "trends_section"]
 
 #: The per-market trend panels: metric, and what its panel says.
 TREND_CHARTS: tuple[tuple[str, str], ...] = (
@@ -55,6 +60,8 @@ _INDEX_TABLE: tuple[tuple[str, str, str], ...] = (
     ("index_low", "Band low", "number"),
     ("index_high", "Band high", "number"),
     ("n", "Sales (n)", "count"),
+    ("median_sale_price", "Median sale", "money"),
+    ("median_n", "n", "count"),
     ("median_index", "Median sale, indexed", "number"),
 )
 
@@ -143,41 +150,61 @@ def _markets_block(report: MarketReport) -> str:
     )
 
 
-def index_block(report: MarketReport) -> str:
-    """The constant-quality price index: its chart (band, sales, the median beside it) and
-    table, or nothing without an index."""
+def index_chart(index: pd.DataFrame, population: str, period: str) -> Figure:
+    """``rf.plot.price_index`` of the report's quarterly index, saying by quarter (not month)
+    and, above the plot, the sales it stands on (``population``) and their ``period``."""
     from realtyframes import plots
 
+    fig = plots.price_index(index)
+    for legend in fig.legends:
+        for text in legend.get_texts():
+            text.set_text(text.get_text().replace("the same month", "the same quarter"))
+    fig.axes[0].set_title(f"{population}, {period}, by quarter; bars: the sales behind each",
+                          loc="left", fontsize=9, color="0.3")  # fmt: skip
+    begins = pd.to_datetime(index["period_begin"])
+    fig.axes[1].set_xticks(begins, [_label(b, quarterly=True) for b in begins])
+    return fig
+
+
+def index_block(report: MarketReport) -> str:
+    """The constant-quality price index by quarter: its chart (band, sales, the quarter's median
+    beside it) and table (the median with its n), or nothing without an index."""
     index = report.index
     if index is None or index.empty:
         return ""
-    base = pd.Timestamp(index.attrs["base"]).strftime("%B %Y")
+    o = report.options
+    base = _label(index.attrs["base"], quarterly=True)
+    first, last = (_label(index["period_begin"].iloc[i], quarterly=True) for i in (0, -1))
+    period = f"{first} to {last}"
+    where = ", ".join(o.cities) if o.cities else "the whole market"
+    population = f"Closed sales, {where} ({', '.join(o.property_types)})"
     caption = (
-        "A median sale price moves with the mix of homes sold: a month with more large homes "
+        "A median sale price moves with the mix of homes sold: a quarter with more large homes "
         "or more sales in dear cities shows a higher median though no home's price changed. A "
         "constant-quality index compares like with like: a hedonic regression of each sale's "
         "log price on the home's beds, baths, living area, age, subtype and city, with one "
-        f"term per month, scaled to 100 in {base}. The band: 95 % confidence; bars: the sales "
-        "behind each month. Months with fewer than "
-        f"{report.options.min_sample} sales are blank."
+        f"term per quarter, scaled to 100 in {base}. The band: 95 % confidence; bars: the sales "
+        f"behind each quarter. {population}, {period}. By quarter, not by month: a month's "
+        "median stands on a third of the sales and moves by 10 % from chance alone. Quarters "
+        f"with fewer than {o.min_sample} sales are blank."
     )
-    rows = _rows(index, _INDEX_TABLE, quarterly=False)
     table = _table(
         "price_index",
-        ["Month", *[h for _, h, _ in _INDEX_TABLE]],
-        rows,
-        caption=f"The price index by month (100 = {base}), its 95 % band, the sales behind "
-        "it, and the median sale price indexed to the same month.",
+        ["Quarter", *[h for _, h, _ in _INDEX_TABLE]],
+        _rows(index, _INDEX_TABLE, quarterly=True),
+        caption=f"The price index by quarter (100 = {base}), its 95 % band and the sales behind "
+        "it; beside it the quarter's median sale price with its n, and that median indexed to "
+        f"the same quarter. {population}, {period}.",
         numeric_header=[False] + [True] * len(_INDEX_TABLE),
     )
     figure = _figure(
-        chart(plots.price_index, index),
-        "Constant-quality price index by month with its 95 % band and the sales behind it, "
-        "beside the median sale price indexed to the same month",
+        chart(index_chart, index, population, period),
+        f"Constant-quality price index by quarter with its 95 % band and the sales behind it, "
+        f"beside the median sale price indexed to the same quarter; {population}, {period}",
         "price_index",
         caption=caption,
     )
-    return "<h3>Constant-quality price index</h3>" + figure + table
+    return "<h3>Constant-quality price index, by quarter</h3>" + figure + table
 
 
 def trends_section(report: MarketReport) -> Section:

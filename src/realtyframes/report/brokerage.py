@@ -44,6 +44,7 @@ __all__ = [
     "BrokerageReport",
     "brokerage_report",
     "compute_brokerage_report",
+    "headline_figures",
     "listing_pages",
     "load_brokerage_report",
     "render_brokerage_report",
@@ -346,19 +347,26 @@ def _sources_section(report: BrokerageReport) -> Section | None:
     return Section("sources", "Traffic sources", table)
 
 
-def _cards(report: BrokerageReport) -> str:
-    cards = []
+def headline_figures(report: BrokerageReport) -> list[tuple[str, str, Any, str]]:
+    """The page's headline figures: (key, label, value, kind of number), the website's then the
+    CRM's counts (aggregates only: no contact's data); the cards and the notification show them."""
+    figures: list[tuple[str, str, Any, str]] = []
     if report.traffic is not None:
         value = report.traffic.headline["value"]
         for key, text, kind in (("visitors", "Website visitors", "count"),
                                 ("pageviews", "Page views", "count"),
                                 ("conversion_rate", "Conversion rate", "percent")):  # fmt: skip
-            cards.append(Card(key, f"{text}, {report.period}", value[key], kind))
+            figures.append((key, f"{text}, {report.period}", value[key], kind))
     if report.funnel is not None:
         f = report.funnel
-        cards.append(Card("contacts", "CRM contacts", int(f.by_stage["contacts"].sum()), "count"))
+        figures.append(("contacts", "CRM contacts", int(f.by_stage["contacts"].sum()), "count"))
         new = int(f.weekly["new_leads"].sum()) if len(f.weekly) else 0
-        cards.append(Card("new_leads", "New leads, all weeks", new, "count"))
+        figures.append(("new_leads", "New leads, all weeks", new, "count"))
+    return figures
+
+
+def _cards(report: BrokerageReport) -> str:
+    cards = [Card(*figure) for figure in headline_figures(report)]
     return render_cards(cards) if cards else ""
 
 

@@ -68,8 +68,10 @@ class MarketReport:
       from the first whole covered month; ``quarters`` / ``quarters_by``: the same by quarter
       (the medians and their YoY on three times the sales), from the first whole covered quarter
       up to ``trend_months`` + 12 months back (so the quarters shown have their year-earlier one)
-    - ``index``: ``price_index(method="hedonic", freq="M")`` of the sales from the first whole
-      covered month, 100 at its base month (rf.price_index's default: the best-covered month of the first year), and ``median_sale_price`` indexed to the same base
+    - ``index``: ``price_index(method="hedonic", freq="Q")`` of the sales from the first whole
+      covered quarter, 100 at its base quarter (rf.price_index's default: the best-covered
+      quarter of the first year), beside the quarter's median sale price, its n and the median
+      indexed to the same base
     - ``weekly`` / ``seasonal`` (or ``seasonal_notice``: why not) / ``tiers``: the recent weeks,
       the covered months seasonally adjusted, the latest complete quarter's price tiers
       (:mod:`realtyframes.report.trend_views`)
@@ -245,15 +247,19 @@ def _covered_changes(trends: pd.DataFrame, covered: pd.Timestamp | None) -> pd.D
 
 
 def _index(
-    frames: MarketFrames, options: MarketReportOptions, total: pd.DataFrame | None
+    frames: MarketFrames, options: MarketReportOptions, quarters: pd.DataFrame | None
 ) -> tuple[pd.DataFrame | None, list[str]]:
-    """The hedonic price index by month from the first whole covered month (the base: the first
-    month with ``min_sample`` sales), with the median sale price indexed to the same base (``median_index``) and ``complete``; None when
-    there are no sales to index."""
+    """The hedonic price index by quarter from the first whole covered quarter of ``quarters``
+    (the whole market's ``market_trends(freq="Q")``; base: rf.price_index's default, the
+    best-covered quarter of the first year), with the quarter's median sale price and its n
+    (``median_sale_price``, ``median_n``), that median indexed to the same base
+    (``median_index``) and ``complete``; None when there are no sales to index. By quarter, not
+    by month: a month's median and index stand on a third of the sales and move by 10 % from
+    chance alone."""
     listings = frames.listings
-    if total is None or total.empty or "CloseDate" not in listings.columns:
+    if quarters is None or quarters.empty or "CloseDate" not in listings.columns:
         return None, []
-    start = pd.Timestamp(total["period_begin"].min())
+    start = pd.Timestamp(quarters["period_begin"].min())
     closed = pd.to_datetime(listings["CloseDate"], errors="coerce")
     closed = closed.dt.tz_localize(None) if closed.dt.tz is not None else closed
     sales = listings[(closed >= start).to_numpy() & (closed.dt.date <= options.day).to_numpy()]
@@ -262,7 +268,7 @@ def _index(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", DataQualityWarning)
         try:
-            index = price_index(sales, freq="M", method="hedonic", min_sample=options.min_sample)
+            index = price_index(sales, freq="Q", method="hedonic", min_sample=options.min_sample)
         except AnalysisInputError as error:  # e.g. a city whose sales cannot identify the fit
             return None, [f"Price index: none for this market: {error}"]
     notes = [
@@ -270,13 +276,14 @@ def _index(
     ]
     if index.empty or index["index"].notna().sum() == 0:
         return None, notes
-    months = total.set_index(pd.to_datetime(total["period_begin"]))
+    by_quarter = quarters.set_index(pd.to_datetime(quarters["period_begin"]))
     begin = pd.to_datetime(index["period_begin"])
-    median = months["median_sale_price"].reindex(begin).to_numpy()
-    base = months["median_sale_price"].get(pd.Timestamp(index.attrs["base"]), np.nan)
+    median = by_quarter["median_sale_price"].reindex(begin).to_numpy(dtype="float64")
+    base = by_quarter["median_sale_price"].get(pd.Timestamp(index.attrs["base"]), np.nan)
+    index["median_sale_price"] = median
+    index["median_n"] = by_quarter["median_sale_price_n"].reindex(begin).fillna(0).to_numpy()
     index["median_index"] = 100.0 * median / base
-    index["median_n"] = months["median_sale_price_n"].reindex(begin).fillna(0).to_numpy()
-    index["complete"] = months["complete"].reindex(begin).fillna(True).astype(bool).to_numpy()
+    index["complete"] = by_quarter["complete"].reindex(begin).fillna(True).astype(bool).to_numpy()
     return index, notes
 
 
@@ -437,7 +444,7 @@ def compute_market_report(frames: MarketFrames, options: MarketReportOptions) ->
                              options, covered)  # fmt: skip
         return MarketReport(**common, areas=areas)
     trends = _trends(frames, options)
-    index, index_notes = _index(frames, options, trends.get("trend_total"))
+    index, index_notes = _index(frames, options, trends.get("quarters"))
     common["subtypes"] = _subtypes(listings, options)
     return MarketReport(
         **common,

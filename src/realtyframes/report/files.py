@@ -48,16 +48,18 @@ logger = logging.getLogger("realtyframes.report")
 
 @dataclass(frozen=True)
 class ReportFiles:
-    """Paths written: the HTML and, per data frame, its Parquet and CSV files."""
+    """Paths written: the HTML, per data frame its Parquet and CSV files, the manifest, the
+    workbook and the PDF (None when not written)."""
 
     html: Path
     data: dict[str, dict[str, Path]]
     manifest: Path | None = None
     workbook: Path | None = None
+    pdf: Path | None = None
 
     def all(self) -> list[Path]:
         """Every path written, HTML first."""
-        extra = [p for p in (self.manifest, self.workbook) if p is not None]
+        extra = [p for p in (self.manifest, self.workbook, self.pdf) if p is not None]
         return [self.html, *(p for d in self.data.values() for p in d.values()), *extra]
 
 
@@ -94,11 +96,15 @@ def write_market_report(
     *,
     xlsx: bool = False,
     workers: int | None = None,
+    pdf: bool = False,
+    paper: str = "letter",
 ) -> ReportFiles:
     """Write the HTML report, its data (Parquet + CSV), its manifest (``.report.json``) and,
     with ``xlsx=True``, one Excel workbook of every frame plus a "Definitions" sheet, into
-    ``out_dir``; returns the paths. ``workers``: processes drawing the charts beside this one
-    (see :func:`render_market_report`; 0: none).
+    ``out_dir``; with ``pdf=True`` the page printed to a PDF on ``paper``
+    (:func:`realtyframes.report.write_pdf`), listed in the manifest too; returns the paths.
+    ``workers``: processes drawing the charts beside this one (see :func:`render_market_report`;
+    0: none).
 
     >>> files = write_market_report(report, "reports")  # doctest: +SKIP
     >>> files.html.name  # doctest: +SKIP
@@ -119,6 +125,11 @@ def write_market_report(
     with collecting() as tables:  # the tables the page shows, for the workbook
         page = render_market_report(report, stem=stem, workers=workers)
     atomic_write_text(html_path, page)
+    printed = None
+    if pdf:
+        from realtyframes.report.pdf import write_pdf
+
+        printed = write_pdf(html_path, paper=paper)
     for listing_id, comps in report.comps.items():  # computed, not input: beside the report too
         name = f"comps-{listing_id}"
         paths[name] = {fmt: out / f"{stem}.{name}.{fmt}" for fmt in ("parquet", "csv")}
@@ -140,8 +151,9 @@ def write_market_report(
     return ReportFiles(
         html=html_path,
         data=paths,
-        manifest=write_manifest(report, html_path, paths),
+        manifest=write_manifest(report, html_path, paths, pdf=printed),
         workbook=workbook,
+        pdf=printed,
     )
 
 

@@ -52,9 +52,12 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def manifest(report: MarketReport, data: Mapping[str, Mapping[str, Path]]) -> dict[str, Any]:
+def manifest(
+    report: MarketReport, data: Mapping[str, Mapping[str, Path]], *, pdf: Path | None = None
+) -> dict[str, Any]:
     """The manifest's content: as_of, scope, every parameter, versions, rows, quarantine counts,
-    each frame's hash and file names. No wall-clock time: the same run gives the same manifest."""
+    each frame's hash and file names, and the PDF's file name when one was printed (``pdf``).
+    No wall-clock time: the same run gives the same manifest."""
     o = report.options
     frames = {k: v for k, v in report.frames.data_frames().items() if k in data}
     return {
@@ -84,13 +87,19 @@ def manifest(report: MarketReport, data: Mapping[str, Mapping[str, Path]]) -> di
             for listing_id, comps in report.comps.items()
         },
         "notes": [*report.frames.notes, *report.notes],
+        **({"pdf": pdf.name} if pdf is not None else {}),
     }
 
 
 def write_manifest(
-    report: MarketReport, html: Path, data: Mapping[str, Mapping[str, Path]]
+    report: MarketReport,
+    html: Path,
+    data: Mapping[str, Mapping[str, Path]],
+    *,
+    pdf: Path | None = None,
 ) -> Path:
     """Write the manifest next to the HTML (atomically); returns its path."""
     path = html.with_name(html.name.removesuffix(".html") + MANIFEST_SUFFIX)
-    atomic_write_text(path, json.dumps(manifest(report, data), indent=1, sort_keys=True) + "\n")
+    content = manifest(report, data, pdf=pdf)
+    atomic_write_text(path, json.dumps(content, indent=1, sort_keys=True) + "\n")
     return path

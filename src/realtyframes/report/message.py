@@ -1,6 +1,7 @@
-"""The notification of a market report: its headline figures as a summary, the report attached
-(its PDF when one was printed, else the HTML file; e-mail only; a webhook or chat gets the
-summary).
+"""The notification of a report: its headline figures as a summary, the report attached (its PDF
+when one was printed, else the HTML file; e-mail only; a webhook or chat gets the summary).
+:func:`report_message` is the market report's, :func:`brokerage_message` the brokerage report's
+(its headline counts only: no contact's data in the body).
 
 >>> report = compute_market_report(frames, options)  # doctest: +SKIP
 >>> report_message(report, files.html).title  # doctest: +SKIP
@@ -17,9 +18,10 @@ from realtyframes.notify import Message, table
 from realtyframes.report.render import HEADLINE
 
 if TYPE_CHECKING:
+    from realtyframes.report.brokerage import BrokerageReport
     from realtyframes.report.compute import MarketReport
 
-__all__ = ["report_message"]
+__all__ = ["brokerage_message", "report_message"]
 
 #: Headline figures in the message: the report's headline cards, then the price cuts and the web
 #: figures: key, label (``{days}``: the window), kind of number.
@@ -71,6 +73,16 @@ def report_message(
         f"{_figure(h.get('homes_sold'), 'count')} sold in {days}"
     )
     intro = f"Market report of {options.day.isoformat()} for {where} (source: {options.source})."
+    return _message(title, intro, rows, html_file, pdf_file)
+
+
+def _message(
+    title: str,
+    intro: str,
+    rows: list[list[str]],
+    html_file: Path | str | None,
+    pdf_file: Path | str | None,
+) -> Message:
     attach = pdf_file if pdf_file is not None else html_file
     attached = " The full report is attached." if attach is not None else ""
     text, md, html = table(["Figure", "Value"], rows)
@@ -81,3 +93,27 @@ def report_message(
         html=f"<p>{intro}{attached}</p>{html}",
         attach=(Path(attach),) if attach is not None else (),
     )
+
+
+def brokerage_message(
+    report: BrokerageReport,
+    html_file: Path | str | None = None,
+    *,
+    pdf_file: Path | str | None = None,
+) -> Message:
+    """The message of the brokerage ``report``: a title, the page's headline figures (website
+    and CRM counts, never a contact's name, e-mail or phone) and the report attached for e-mail
+    targets (``pdf_file`` when given, else ``html_file``).
+
+    >>> brokerage_message(report, files.html).title  # doctest: +SKIP
+    'realtyframes brokerage report 2026-03-02 (internal): website period 90d'
+    """
+    from realtyframes.report.brokerage import headline_figures
+
+    day = report.day.isoformat()
+    rows = [[label, _figure(value, kind)] for _, label, value, kind in headline_figures(report)]
+    title = f"realtyframes brokerage report {day} (internal): website period {report.period}"
+    intro = f"Brokerage report of {day}, internal, not for clients (source: {report.source})." + (
+        "".join(f" {note}" for note in report.notes)
+    )
+    return _message(title, intro, rows, html_file, pdf_file)

@@ -5,7 +5,8 @@ Three sentences, each from one rule (docs/report.md lists them; a test checks ea
 1. **Tilt** (months supply of the latest month, :data:`TILT`): under 4 months a seller's
    market, 4 to 6 balanced, over 6 a buyer's market.
 2. **Prices** (the constant-quality change, :class:`~realtyframes.report.local.PriceChange`):
-   "rose"/"fell" when its 95 % band lies wholly above/below zero, else "were about level".
+   "rose"/"fell" when its 95 % band lies wholly above/below zero, else "were about level"; a
+   band wider than :data:`FIRM_BAND` gives the range, not the figure (as the page's headline).
 3. **Speed** (days on market until sale, latest month against a year earlier): "faster" when
    10 % or more fewer days, "slower" when 10 % or more, else "about as fast".
 
@@ -21,12 +22,23 @@ import pandas as pd
 
 from realtyframes.report.local import PriceChange
 
-__all__ = ["SPEED_BAND", "TILT", "plain_summary", "price_sentence", "speed_sentence", "tilt"]
+__all__ = [
+    "FIRM_BAND",
+    "SPEED_BAND",
+    "TILT",
+    "plain_summary",
+    "price_sentence",
+    "speed_sentence",
+    "tilt",
+]
 
 #: Months of supply under the first bound: a seller's market; over the second: a buyer's.
 TILT: tuple[float, float] = (4.0, 6.0)
 #: A change in days on market smaller than this share reads "about as fast".
 SPEED_BAND = 0.10
+#: A price change whose 95 % band is wider than this (20 points) is not shown as a figure: the
+#: headline shows "—" and the summary its range.
+FIRM_BAND = 0.2
 
 
 def tilt(months: float) -> str | None:
@@ -54,6 +66,13 @@ def price_sentence(change: PriceChange) -> str:
         return f"Too few sales to measure prices against a year earlier ({change.reason})."
     span = f"95 % range {change.low * 100:+.1f} % to {change.high * 100:+.1f} %"
     against = f"in {change.period} against {change.earlier}"
+    if change.high - change.low > FIRM_BAND and (change.low > 0 or change.high < 0):
+        way = "rose" if change.low > 0 else "fell"
+        least, most = sorted((abs(change.low), abs(change.high)))
+        return (
+            f"Prices of comparable homes {way} {least * 100:.1f} to {_pct(most)} {against} "
+            "(95 % range; no firmer figure on these sales)."
+        )
     if change.low > 0:
         return f"Prices of comparable homes rose {_pct(change.change)} {against} ({span})."
     if change.high < 0:

@@ -74,6 +74,30 @@ class _Managers:
         return self.sse if wants_sse(headers.get("accept", "")) else self.json
 
 
+async def _buffered(receive: Receive) -> Receive | None:
+    """A request's body read whole, replayed as one message to whoever reads it next; None when
+    the client went away before sending all of it (a client timed out on a slow first request):
+    nothing to answer, and not the SDK's "Error handling POST request" traceback on stderr."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+
+    return replay
+
+
 class McpHost:
     """ASGI app serving one MCP ``Server`` over streamable HTTP (see the module docstring)."""
 
@@ -106,6 +130,11 @@ class McpHost:
         if self.guard is not None and (refusal := await self.guard(scope)) is not None:
             await refusal(scope, receive, send)
             return
+        if scope.get("method") == "POST":
+            body = await _buffered(receive)
+            if body is None:
+                return
+            receive = body
         managers = await self._started()
         headers = Headers(scope=scope)
         manager = managers.pick(headers)
