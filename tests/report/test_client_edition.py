@@ -323,3 +323,21 @@ def test_the_config_file_may_hold_a_report_table(tmp_path: Path) -> None:
     settings = load_settings({}, env={}, config_path=config)
     assert settings.base_url == "http://127.0.0.1:9"
     assert brand_from_config(settings.config_path).name == "Sunshine"
+
+
+def test_a_long_chart_title_stays_inside_its_figure() -> None:
+    """A long area name and a two-year span: the title's type shrinks to fit the chart (it ran
+    off the right edge, "… Nov 2024 – Oct 202"); the control at a fixed 10 pt runs out."""
+    from chart_checks import outside
+    from realtyframes.report._client_charts import supply_chart
+
+    months = pd.DataFrame({
+        "period_begin": pd.date_range("2024-11-01", periods=24, freq="MS"),
+        "active_listings": np.arange(24) + 10.0, "months_of_supply": np.linspace(2, 5, 24),
+    })  # fmt: skip
+    title = ("Homes for sale (month end) and months supply, Nov 2024 – Oct 2026\n"
+             "Hallandale Beach, residential")  # fmt: skip
+    fig = supply_chart(months, title)
+    assert outside(fig) == []
+    fig._suptitle.set_fontsize(10)  # the control: the old fixed size
+    assert "right" in outside(fig)

@@ -43,7 +43,9 @@ def _figure(title: str) -> tuple[Figure, object]:
     fig = Figure(figsize=FIGSIZE, dpi=100)
     fig.subplots_adjust(**_MARGINS)
     ax = fig.add_subplot()
-    fig.suptitle(title, x=0.02, y=0.97, ha="left", va="top", fontsize=10, fontweight="bold")
+    longest = max(len(line) for line in title.splitlines())  # 10 pt bold fits ~60 characters
+    size = 10.0 if longest <= 60 else max(8.0, 10.0 * 60 / longest)
+    fig.suptitle(title, x=0.02, y=0.97, ha="left", va="top", fontsize=size, fontweight="bold")
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
     ax.tick_params(labelsize=8)

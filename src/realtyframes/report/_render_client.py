@@ -15,7 +15,13 @@ from __future__ import annotations
 import pandas as pd
 
 from realtyframes.report._charts import chart, render_chart
-from realtyframes.report._client_charts import price_chart, sales_chart, span, supply_chart
+from realtyframes.report._client_charts import (
+    FIGSIZE,
+    price_chart,
+    sales_chart,
+    span,
+    supply_chart,
+)
 from realtyframes.report._html import Cell, esc, render_table
 from realtyframes.report._render_comps import comps_section
 from realtyframes.report.areas import AreaUpdate
@@ -207,7 +213,7 @@ def _chart(job_id: str, area: AreaUpdate, job: object, alt: str, period: str) ->
     return f'<div class="client-chart" data-chart="{esc(job_id)}" data-period="{esc(period)}">{figure}</div>'
 
 
-def _charts(area: AreaUpdate) -> str:
+def _charts(area: AreaUpdate, day: str) -> str:
     from realtyframes import plots
 
     parts = []
@@ -234,10 +240,12 @@ def _charts(area: AreaUpdate) -> str:
             "constant-quality price (band: 95 %) and median (n: sales)"),
             "Prices by quarter: constant-quality price and median sale price", period))  # fmt: skip
     if len(area.active):
-        day = "map"
-        title = f"{len(area.active):,} homes for sale in {area.name}, by list price per sq ft"
+        title = (
+            f"{len(area.active):,} homes for sale in {area.name} on {day}, by list price per sq ft"
+        )
+        # the map at most a chart's size, so its words stay readable once the page scales it
         parts.append(_chart("map", area, chart(plots.listing_map, area.active, color="ppsf",
-                                               title=title), title, day))  # fmt: skip
+                                               title=title, map_size=FIGSIZE), title, day))  # fmt: skip
     return f'<div class="charts">{"".join(parts)}</div>'
 
 
@@ -269,7 +277,7 @@ def _area_section(area: AreaUpdate, report: MarketReport) -> str:
         f"<h1>{esc(area.name)}: market update, {esc(month)}</h1>"
         f'<p class="scope">Residential homes · data as of {o.day.isoformat()}</p>'
         f'{_price_change(area)}<ul class="summary">{summary}</ul>'
-        f"{_lmu_table(area, o.min_sample)}{_charts(area)}{_cuts(area, report)}"
+        f"{_lmu_table(area, o.min_sample)}{_charts(area, o.day.isoformat())}{_cuts(area, report)}"
         f"{_disclaimer(report)}</section>"
     )
 
