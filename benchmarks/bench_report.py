@@ -88,8 +88,13 @@ def _report_rows() -> tuple[list[list[str]], dict[str, float]]:
          f"{cpu[name]:.2f} s", f"{wall[name] / base:.1f}x"]
         for name, label in labels.items()
     ]  # fmt: skip
+    rounds = zip(times["warm"], times["imports"], strict=True)
     ratios = {
         "warm / imports": wall["warm"] / base,
+        "warm / imports of the same round (median)": statistics.median(
+            w / i for (w, _), (i, _) in rounds
+        ),
+        "CPU of warm / CPU of imports": cpu["warm"] / cpu["imports"],
         "cold / warm": wall["cold"] / wall["warm"],
         "warm one process / warm": wall["warm, one process"] / wall["warm"],
         "warm analyst / warm client": wall["warm, analyst"] / wall["warm"],
