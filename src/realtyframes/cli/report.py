@@ -209,7 +209,8 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=None,
         metavar="N",
         help="processes drawing the charts beside this one (0: none; default: the idle cores "
-        "besides this process's, at most 3); the same report either way",
+        "besides this process's, at most 3; none for a one-page client edition); the same "
+        "report either way",
     )
     parser.add_argument(
         "--notify",
@@ -416,10 +417,13 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
     quiet = bool(getattr(args, "quiet", False))
     if getattr(args, "dry_run", False):
         return _dry_run(args, settings, options)
+    workers = args.chart_workers
+    if workers is None and options.edition == "client" and not options.areas:
+        workers = 0  # four charts: a worker's imports cost more than it saves (docs/benchmarks.md)
     # the chart workers (started first) import matplotlib and pandas while the data loads; the
     # report is one record in the run history (its syncs and loads keep their own)
     with (
-        chart_workers(args.chart_workers),
+        chart_workers(workers),
         open_report_client(
             settings,
             options.day,
@@ -436,9 +440,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
         run.rows = len(frames.listings)
         logger.info("computing the report (%d listings)", len(frames.listings))
         report = compute_market_report(frames, options)
-        files = write_market_report(
-            report, args.out, xlsx=bool(args.xlsx), workers=args.chart_workers
-        )
+        files = write_market_report(report, args.out, xlsx=bool(args.xlsx), workers=workers)
     logger.info("wrote %s and %d data files", files.html, len(files.all()) - 1)
     print(os.fspath(files.html), flush=True)
     pdf = write_report_pdf(args, files.html)
