@@ -33,6 +33,7 @@ from realtyframes.cli.config import (
 
 if TYPE_CHECKING:
     from realtyframes._client import Client
+    from realtyframes.report import MarketReportOptions
 
 __all__ = ["add_report", "open_report_client", "run_report"]
 
@@ -375,6 +376,20 @@ def _scope(options: Any) -> dict[str, Any]:
     }
 
 
+def chart_worker_count(requested: int | None, options: MarketReportOptions) -> int | None:
+    """The chart workers ``report market`` asks for: ``--chart-workers`` when given; none for a
+    one-page client edition (4 charts: a worker's imports cost more than it saves,
+    docs/benchmarks.md); else None (the idle cores).
+
+    >>> from realtyframes.report import MarketReportOptions as Options
+    >>> chart_worker_count(None, Options()), chart_worker_count(None, Options(areas=3))
+    (0, None)
+    """
+    if requested is None and options.edition == "client" and not options.areas:
+        return 0
+    return requested
+
+
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
     from realtyframes._runs import recorded
@@ -417,9 +432,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
     quiet = bool(getattr(args, "quiet", False))
     if getattr(args, "dry_run", False):
         return _dry_run(args, settings, options)
-    workers = args.chart_workers
-    if workers is None and options.edition == "client" and not options.areas:
-        workers = 0  # four charts: a worker's imports cost more than it saves (docs/benchmarks.md)
+    workers = chart_worker_count(args.chart_workers, options)
     # the chart workers (started first) import matplotlib and pandas while the data loads; the
     # report is one record in the run history (its syncs and loads keep their own)
     with (
