@@ -34,6 +34,7 @@ from realtyframes.cli.config import (
 
 if TYPE_CHECKING:
     from realtyframes._client import Client
+    from realtyframes.report import MarketReportOptions
 
 __all__ = ["add_report", "open_report_client", "run_report"]
 
@@ -210,7 +211,8 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=None,
         metavar="N",
         help="processes drawing the charts beside this one (0: none; default: the idle cores "
-        "besides this process's, at most 3); the same report either way",
+        "besides this process's, at most 3; none for a one-page client edition); the same "
+        "report either way",
     )
     _add_notify_arguments(parser)
     parser.add_argument(
@@ -404,6 +406,20 @@ def _scope(options: Any) -> dict[str, Any]:
     }
 
 
+def chart_worker_count(requested: int | None, options: MarketReportOptions) -> int | None:
+    """The chart workers ``report market`` asks for: ``--chart-workers`` when given; none for a
+    one-page client edition (4 charts: a worker's imports cost more than it saves,
+    docs/benchmarks.md); else None (the idle cores).
+
+    >>> from realtyframes.report import MarketReportOptions as Options
+    >>> chart_worker_count(None, Options()), chart_worker_count(None, Options(areas=3))
+    (0, None)
+    """
+    if requested is None and options.edition == "client" and not options.areas:
+        return 0
+    return requested
+
+
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
     from realtyframes._runs import recorded
@@ -443,10 +459,11 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
     quiet = bool(getattr(args, "quiet", False))
     if getattr(args, "dry_run", False):
         return _dry_run(args, settings, options)
+    workers = chart_worker_count(args.chart_workers, options)
     # the chart workers (started first) import matplotlib and pandas while the data loads; the
     # report is one record in the run history (its syncs and loads keep their own)
     with (
-        chart_workers(args.chart_workers),
+        chart_workers(workers),
         open_report_client(
             settings,
             options.day,
@@ -467,7 +484,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
             report,
             args.out,
             xlsx=bool(args.xlsx),
-            workers=args.chart_workers,
+            workers=workers,
             pdf=bool(getattr(args, "pdf", False)),
             paper=getattr(args, "paper", "letter"),
         )

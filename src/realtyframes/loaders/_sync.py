@@ -48,7 +48,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from realtyframes._changes import CHANGE_COLUMNS
+from realtyframes._changes import CHANGE_COLUMNS, sync_changes
 from realtyframes.api import ApiClient
 from realtyframes.cache import Checkpoint, Entry, ParquetCache
 from realtyframes.errors import QueryError
@@ -199,8 +199,8 @@ def _unchanged(
     result = dataclasses.replace(
         previous,
         counts=Counts(),
-        changes=changes_between(previous.market, previous.market, previous.history,
-                                previous.history, previous.quarantine),
+        changes=sync_changes(previous.history.iloc[:0], previous.market.iloc[:0], [],
+                             previous.market, previous.market),  # nothing moved: no diff to run
     )  # fmt: skip
     logger.info(
         "sync_listings %s: the embedded sandbox's data as last synced; %d listings from the "

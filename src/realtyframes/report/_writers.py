@@ -20,7 +20,7 @@ import pandas as pd
 
 from realtyframes._files import PRIVATE_MODE, atomic_path, atomic_write_text
 from realtyframes.errors import QueryError
-from realtyframes.report._plain import csv_ready, plain_frame
+from realtyframes.report._plain import csv_ready, csv_times, plain_frame
 from realtyframes.report.excel import write_workbook
 from realtyframes.schemas import holds_personal_data
 
@@ -85,7 +85,7 @@ def _write_parquet(
 
 
 def _write_csv(frame: pd.DataFrame, path: Path, *, private: bool = False) -> None:
-    text = csv_ready(frame)
+    text = csv_times(csv_ready(frame))
     with atomic_path(path, mode=_mode(private)) as tmp:
         text.to_csv(tmp, index=False, lineterminator="\n")
 
