@@ -15,13 +15,7 @@ from __future__ import annotations
 import pandas as pd
 
 from realtyframes.report._charts import chart, render_chart
-from realtyframes.report._client_charts import (
-    FIGSIZE,
-    price_chart,
-    sales_chart,
-    span,
-    supply_chart,
-)
+from realtyframes.report._client_charts import price_chart, sales_chart, span, supply_chart
 from realtyframes.report._html import Cell, esc, render_table
 from realtyframes.report._render_comps import comps_section
 from realtyframes.report.areas import AreaUpdate
@@ -64,6 +58,7 @@ thead th { background: var(--bg); font-weight: 600; }
 .charts { display: grid; grid-template-columns: 1fr 1fr; gap: 6px 12px; }
 .client-chart figure { margin: 0; }
 .client-chart img { width: 100%; height: auto; max-height: 2.3in; object-fit: contain; display: block; }
+.client-chart[data-chart="map"] img { max-height: 3.1in; }
 figcaption { color: var(--muted); font-size: 10px; }
 .empty { color: var(--muted); font-style: italic; }
 .notice { background: #fff8e6; border-left: 3px solid #d9a400; padding: 4px 8px; margin: 6px 0; }
@@ -84,7 +79,7 @@ section.comps-page figure.chart img { max-width: 100%; max-height: 4.2in; width:
   section.cover + section.area { break-before: page; page-break-before: always; }
   section.comps-page { break-before: page; page-break-before: always; }
   table { font-size: 7.5pt; }
-  .client-chart img { max-height: 1.95in; }
+  .client-chart img, .client-chart[data-chart="map"] img { max-height: 1.95in; }
   section.comps-page figure.chart img { max-height: 2.1in; }
 }
 """
@@ -243,9 +238,8 @@ def _charts(area: AreaUpdate, day: str) -> str:
         title = (
             f"{len(area.active):,} homes for sale in {area.name} on {day}, by list price per sq ft"
         )
-        # the map at most a chart's size, so its words stay readable once the page scales it
         parts.append(_chart("map", area, chart(plots.listing_map, area.active, color="ppsf",
-                                               title=title, map_size=FIGSIZE), title, day))  # fmt: skip
+                                               title=title), title, day))  # fmt: skip
     return f'<div class="charts">{"".join(parts)}</div>'
 
 
