@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import stat
 from pathlib import Path
 
@@ -29,6 +30,16 @@ def _contact_strings(sandbox_url: str, cache: Path) -> set[str]:
     return {s for s in found if len(s) > 3}
 
 
+def _need_engine() -> None:
+    """The PDF engine (playwright and Chromium): a skip without it on a developer's machine, a
+    failure in CI (which installs it)."""
+    problem = pdf_problem()
+    if problem is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs the PDF engine: {problem}")
+        pytest.skip(str(problem))
+
+
 @pytest.mark.parametrize("pdf", [False, True], ids=["html", "pdf"])
 def test_report_brokerage_notify_mails_the_report_without_contact_data_and_masks_the_url(
     pdf: bool,
@@ -37,8 +48,8 @@ def test_report_brokerage_notify_mails_the_report_without_contact_data_and_masks
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    if pdf and pdf_problem() is not None:
-        pytest.skip(str(pdf_problem()))
+    if pdf:
+        _need_engine()
     caplog.set_level(logging.DEBUG)
     out = tmp_path / "internal"
     flags = ["--base-url", sandbox_url, "--cache-dir", str(tmp_path / "cache"), "--top", "3"]
@@ -74,9 +85,7 @@ def test_report_brokerage_notify_mails_the_report_without_contact_data_and_masks
 def test_the_market_pdf_is_in_report_files_and_the_manifest(
     edition: str, sandbox_url: str, tmp_path: Path
 ) -> None:
-    problem = pdf_problem()
-    if problem is not None:
-        pytest.skip(problem)
+    _need_engine()
     from realtyframes.report import compute_market_report, load_market_frames, write_market_report
     from realtyframes.report.options import MarketReportOptions
 
