@@ -257,3 +257,15 @@ def test_comps_in_one_building_get_numbers_that_do_not_overlap(market: pd.DataFr
         "4",
     ]
     assert overlapping_texts(fig) == []
+
+
+def test_comps_chart_names_the_home_by_its_address(market: pd.DataFrame) -> None:
+    """A client reads an address, not a listing id: ``subject_facts`` (what ``rf.comps`` keeps)
+    gives the title and the legend; without it the id stands, as above."""
+    comps = market.head(4).assign(ppsf=[500.0, 520.0, 480.0, 510.0])
+    comps.attrs = {"subject": "S1", "subject_location": (25.76, -80.19),
+                   "subject_facts": {"UnparsedAddress": "8662 Boynton Beach Blvd"}}  # fmt: skip
+    ax = plot.comps(comps).axes[0]
+    title = ax.get_title(loc="left").replace("\n", " ")
+    assert "Comps for 8662 Boynton Beach Blvd" in title and "S1" not in title
+    assert ax.get_legend().get_texts()[0].get_text() == "subject 8662 Boynton Beach Blvd"

@@ -479,7 +479,8 @@ def comps(comps_frame: pd.DataFrame, *, ax: Axes | None = None) -> Figure | Axes
     """
     _need(comps_frame, ["Latitude", "Longitude", "ppsf"], "comps", "comps")
     est: dict[str, Any] = comps_frame.attrs.get("estimate") or {}
-    subject = comps_frame.attrs.get("subject", "the subject")
+    facts = comps_frame.attrs.get("subject_facts") or {}  # the home by address, as a page says
+    subject = facts.get("UnparsedAddress") or comps_frame.attrs.get("subject", "the subject")
     title = f"Comps for {subject}"
     if est.get("n"):
         title += f": estimate {money(est['value'])} ({money(est['low'])}–{money(est['high'])}, n={est['n']})"
