@@ -122,13 +122,18 @@ def remove_checkpoints(
 ) -> int:
     """Remove the checkpoints under ``root`` (of ``resource``; of ``keys`` only, when given)."""
     found = [c for c in saved_checkpoints(root, resource) if keys is None or c.key in set(keys)]
+    _delete_all(root, found)
+    return len(found)
+
+
+def _delete_all(root: Path, found: Collection[SavedCheckpoint]) -> None:
+    """Delete ``found`` in one transaction, then give their space back."""
     if found:
         with connect(root) as db:
             with transaction(db):
                 for saved in found:
                     _delete(db, saved.resource, saved.key)
             shrink(db)
-    return len(found)
 
 
 def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
@@ -136,12 +141,7 @@ def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
     repeated), with a log line each; returns how many."""
     now = datetime.now(UTC)
     old = [c for c in saved_checkpoints(root) if now - c.updated > max_age]
-    if old:
-        with connect(root) as db:
-            with transaction(db):
-                for saved in old:
-                    _delete(db, saved.resource, saved.key)
-            shrink(db)
+    _delete_all(root, old)
     for saved in old:
         logger.info(
             "checkpoint %s discarded: it was last written %s ago, more than %s",
