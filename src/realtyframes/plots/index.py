@@ -56,7 +56,7 @@ def price_index(index: pd.DataFrame, *, median: str | None = "median_index") -> 
     ]
     if median is not None and median in rows:
         lines.append((median, {"color": "0.35", "linewidth": 1.2, "linestyle": "--"},
-                      "Median sale price, indexed to the same month (moves with the mix sold)"))  # fmt: skip
+                      f"Median sale price, {where} (moves with the mix sold)"))  # fmt: skip
     for column, style, text in lines:
         ax.plot(pd.to_datetime(done["period_begin"]), done[column].astype("float64"), marker="o",
                 markersize=3, label=text, **style)  # fmt: skip

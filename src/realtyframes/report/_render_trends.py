@@ -156,9 +156,6 @@ def index_chart(index: pd.DataFrame, population: str, period: str) -> Figure:
     from realtyframes import plots
 
     fig = plots.price_index(index)
-    for legend in fig.legends:
-        for text in legend.get_texts():
-            text.set_text(text.get_text().replace("the same month", "the same quarter"))
     fig.axes[0].set_title(f"{population}, {period}, by quarter; bars: the sales behind each",
                           loc="left", fontsize=9, color="0.3")  # fmt: skip
     begins = pd.to_datetime(index["period_begin"])
