@@ -105,13 +105,38 @@ def test_files_with_contact_data_are_private_under_umask_022(
     files = write_brokerage_report(report, tmp_path, workers=0)
     assert report.private
     modes = {p.name.removeprefix(report.stem + "."): _mode(p) for p in files.all()}
-    assert modes["html"] == 0o600  # its lead funnel is computed from the contacts
+    assert modes["html"] == modes["report.json"] == 0o600  # its funnel: from the contacts
     assert modes["contacts.parquet"] == modes["contacts.csv"] == 0o600
-    public = {k: v for k, v in modes.items() if not k.startswith(("html", "contacts"))}
+    public = {
+        k: v for k, v in modes.items() if not k.startswith(("html", "contacts", "report.json"))
+    }
     assert public and set(public.values()) == {0o644}  # the umask's, for the rest
     assert {"top-listings.csv", "analytics-overview.parquet"} <= set(public)
     contacts = pd.read_parquet(files.data["contacts"]["parquet"])
     assert len(contacts) == int(report.funnel.by_stage["contacts"].sum())  # type: ignore[union-attr]
+
+
+def test_the_manifest_lists_each_frame_by_hash_and_holds_no_contact(
+    report: BrokerageReport, tmp_path: Path
+) -> None:
+    import json
+
+    from realtyframes.report.manifest import frame_hash
+
+    files = write_brokerage_report(report, tmp_path, workers=0)
+    assert files.manifest == tmp_path / f"{report.stem}.report.json"
+    content = json.loads(files.manifest.read_text("utf-8"))
+    assert content["report"] == "brokerage" and content["as_of"] == AS_OF
+    assert content["parameters"] == {"window_days": 90.0, "period": "90d"}
+    assert content["rows"] == {name: len(frame) for name, frame in report.frames.items()}
+    for name, frame in report.frames.items():
+        written = pd.read_parquet(files.data[name]["parquet"])
+        assert content["data"][name]["sha256"] == frame_hash(frame)
+        assert len(written) == content["rows"][name]
+    text = files.manifest.read_text("utf-8")
+    ids = [str(i) for i in report.frames["contacts"]["id"].dropna()]
+    assert len(ids) > 10  # the control: the report holds contacts
+    assert not [i for i in ids if f'"{i}"' in text]  # counts and hashes only
 
 
 def test_the_command_writes_the_report_and_prints_its_path(

@@ -35,6 +35,7 @@ from realtyframes.report._html import render_table as _table
 from realtyframes.report._render_web import funnel_section, website_section
 from realtyframes.report._writers import is_private, write_frame
 from realtyframes.report.load import _load_analytics, _load_contacts, analytics_to_files
+from realtyframes.report.manifest import write_manifest
 from realtyframes.report.options import DATA_FILES, data_source, period_for
 
 __all__ = [
@@ -123,16 +124,18 @@ class BrokerageReport:
 
 @dataclass(frozen=True)
 class BrokerageFiles:
-    """Paths written: the HTML, per data frame its Parquet and CSV files, and the PDF (if any)."""
+    """Paths written: the HTML, per data frame its Parquet and CSV files, the manifest
+    (``.report.json``) and the PDF (if any)."""
 
     html: Path
     data: dict[str, dict[str, Path]]
     pdf: Path | None = None
+    manifest: Path | None = None
 
     def all(self) -> list[Path]:
         """Every path written, HTML first."""
-        pdf = [self.pdf] if self.pdf is not None else []
-        return [self.html, *(p for d in self.data.values() for p in d.values()), *pdf]
+        extra = [p for p in (self.manifest, self.pdf) if p is not None]
+        return [self.html, *(p for d in self.data.values() for p in d.values()), *extra]
 
 
 def listing_pages(pages: pd.DataFrame, top: int = 10) -> pd.DataFrame:
@@ -415,9 +418,9 @@ def write_brokerage_report(
     pdf: bool = False,
     paper: str = "letter",
 ) -> BrokerageFiles:
-    """Write the HTML report and its data (Parquet + CSV) into ``out_dir``, and with ``pdf`` its
-    PDF on ``paper`` (:func:`realtyframes.report.write_pdf`); the contacts' files, the page and
-    its PDF ``0600`` (:attr:`BrokerageReport.private`).
+    """Write the HTML report, its data (Parquet + CSV) and its manifest into ``out_dir``, and
+    with ``pdf`` its PDF on ``paper`` (:func:`realtyframes.report.write_pdf`); the contacts'
+    files, the page, its manifest and PDF ``0600`` (:attr:`BrokerageReport.private`).
 
     >>> write_brokerage_report(report, "internal", pdf=True).pdf  # doctest: +SKIP
     PosixPath('internal/brokerage-report-2026-06-30.pdf')
@@ -437,7 +440,9 @@ def write_brokerage_report(
         from realtyframes.report.pdf import write_pdf
 
         printed = write_pdf(html, paper=paper, private=report.private)
-    return BrokerageFiles(html=html, data=paths, pdf=printed)
+    mode = PRIVATE_MODE if report.private else None
+    manifest = write_manifest(report, html, paths, pdf=printed, mode=mode)
+    return BrokerageFiles(html=html, data=paths, pdf=printed, manifest=manifest)
 
 
 def brokerage_report(

@@ -22,7 +22,7 @@ from realtyframes._files import atomic_write_text
 from realtyframes._version import __version__
 from realtyframes.report.compute import MarketReport
 
-__all__ = ["MANIFEST_SUFFIX", "frame_hash", "manifest", "write_manifest"]
+__all__ = ["MANIFEST_SUFFIX", "brokerage_manifest", "frame_hash", "manifest", "write_manifest"]
 
 #: The manifest's file name after the report's stem.
 MANIFEST_SUFFIX = ".report.json"
@@ -71,13 +71,7 @@ def manifest(
         "first_run": report.frames.since_last is None,
         "rows": {name: len(frame) for name, frame in frames.items()},
         "quarantined": dict(report.frames.quarantined),
-        "data": {
-            name: {
-                "sha256": frame_hash(frame),
-                "files": {fmt: p.name for fmt, p in data[name].items()},
-            }
-            for name, frame in frames.items()
-        },
+        "data": _data(frames, data),
         "comps": {
             listing_id: {
                 "rows": len(comps),
@@ -91,15 +85,52 @@ def manifest(
     }
 
 
+def _data(frames: Mapping[str, pd.DataFrame], data: Mapping[str, Mapping[str, Path]]) -> Any:
+    return {
+        name: {"sha256": frame_hash(frame), "files": {f: p.name for f, p in data[name].items()}}
+        for name, frame in frames.items()
+        if name in data
+    }
+
+
+def brokerage_manifest(
+    report: Any, data: Mapping[str, Mapping[str, Path]], *, pdf: Path | None = None
+) -> dict[str, Any]:
+    """The brokerage report's manifest (a ``BrokerageReport``): as_of, window, source, versions,
+    rows and each frame's hash and files; counts and hashes only, no contact's data.
+
+    >>> brokerage_manifest(report, files.data)["report"]  # doctest: +SKIP
+    'brokerage'
+    """
+    frames: Mapping[str, pd.DataFrame] = report.frames
+    return {
+        "report": "brokerage",
+        "as_of": report.day.isoformat(),
+        "parameters": {"window_days": float(report.window_days), "period": report.period},
+        "source": report.source,
+        "realtyframes": __version__,
+        "versions": {"python": platform.python_version(), "pandas": pd.__version__},
+        "rows": {name: len(frame) for name, frame in frames.items() if name in data},
+        "data": _data(frames, data),
+        "notes": list(report.notes),
+        **({"pdf": pdf.name} if pdf is not None else {}),
+    }
+
+
 def write_manifest(
-    report: MarketReport,
+    report: Any,
     html: Path,
     data: Mapping[str, Mapping[str, Path]],
     *,
     pdf: Path | None = None,
+    mode: int | None = None,
 ) -> Path:
-    """Write the manifest next to the HTML (atomically); returns its path."""
+    """Write the manifest of a market report (or, for a ``BrokerageReport``, the brokerage
+    manifest) next to the HTML, atomically, with file ``mode`` if given; returns its path."""
     path = html.with_name(html.name.removesuffix(".html") + MANIFEST_SUFFIX)
-    content = manifest(report, data, pdf=pdf)
-    atomic_write_text(path, json.dumps(content, indent=1, sort_keys=True) + "\n")
+    if isinstance(report, MarketReport):
+        content = manifest(report, data, pdf=pdf)
+    else:
+        content = brokerage_manifest(report, data, pdf=pdf)
+    atomic_write_text(path, json.dumps(content, indent=1, sort_keys=True) + "\n", mode=mode)
     return path
