@@ -188,3 +188,21 @@ def test_a_smaller_map_keeps_its_shape_and_its_names_apart(sales: pd.DataFrame) 
     assert height == pytest.approx(3.5) and width == pytest.approx(3.5 * maps.ASPECT_RANGE[0])
     assert overlapping_texts(fig) == [] and outside(fig) == []
     assert {t.get_text() for t in ax.texts} & {"Miami", "Fort Lauderdale", "West Palm Beach"}
+
+
+def test_a_filled_map_takes_its_panels_shape_around_a_narrow_coast(sales: pd.DataFrame) -> None:
+    """``fill=True`` (the client report's landscape panel): the view widens to ``map_size``'s
+    shape, so the coast's strip sits in the land and sea around it; every sale stays in view.
+    Control: without ``fill`` the same panel gets the strip's own narrow shape."""
+    fig = rf.plot.listing_map(sales, map_size=(4.4, 2.4), fill=True)
+    ax = fig.axes[0]
+    box = ax.get_position()
+    width, height = box.width * fig.get_figwidth(), box.height * fig.get_figheight()
+    assert width == pytest.approx(4.4) and height == pytest.approx(2.4)
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    lon, lat = sales["Longitude"].astype(float), sales["Latitude"].astype(float)
+    assert x0 < lon.min() and lon.max() < x1 and y0 < lat.min() and lat.max() < y1
+    assert overlapping_texts(fig) == [] and outside(fig) == []
+    control = rf.plot.listing_map(sales, map_size=(4.4, 2.4))
+    narrow = control.axes[0].get_position().width * control.get_figwidth()
+    assert narrow == pytest.approx(2.4 * maps.ASPECT_RANGE[0])  # a third of the panel's width

@@ -23,8 +23,21 @@ from matplotlib.patches import PathPatch
 
 from realtyframes.plots import _atlas, _labels
 from realtyframes.plots._base import _axes, _done, _fmt, _label, _need, _no_data, _title, money
+from realtyframes.plots._map_view import (
+    ASPECT_RANGE,
+    KM_PER_DEGREE,
+    MARGIN,
+    MIN_MARGIN_KM,
+    View,
+    _frame,
+    _ground,
+    _km_per_lon,
+    map_view,
+)
 
-__all__ = ["CLIP_PERCENTILES", "COLOR_CHOICES", "colour_range", "comps", "listing_map"]
+#: The view's rule (``plots/_map_view.py``) is part of what a map promises; its names here too.
+__all__ = ["ASPECT_RANGE", "CLIP_PERCENTILES", "COLOR_CHOICES", "KM_PER_DEGREE", "MARGIN",
+           "MIN_MARGIN_KM", "colour_range", "comps", "listing_map", "map_view"]  # fmt: skip
 
 #: The colour scale of a map runs between these percentiles of its values (a few $3,871/sq ft
 #: outliers would otherwise paint every other point one colour); the colour bar says so.
@@ -34,11 +47,6 @@ MIN_TO_CLIP = 20
 #: Cities named on a map (near the median of their points), the largest first; a name that
 #: would overlap another is left out.
 MAX_PLACE_NAMES = 16
-#: The view: the data's bounds plus MARGIN of their span on each side (at least MIN_MARGIN_KM),
-#: widened (or heightened) only as far as needed to keep its ground width / height in ASPECT_RANGE.
-MARGIN = 0.05
-MIN_MARGIN_KM = 1.0
-ASPECT_RANGE = (0.6, 1.8)
 #: The largest map area of a new figure, inches (width, height).
 MAP_BOX = (6.4, 6.0)
 #: Hexagons: drawn from HEX_MIN_VALUES coloured values on (fewer are drawn as points), about
@@ -50,7 +58,6 @@ MIN_PER_HEX = 3
 #: The outlines are generalized for 1:10M: they are drawn on views whose shorter side is at
 #: least this long on the ground, and left out of closer views, where they would misplace the coast.
 MIN_OUTLINE_KM = 20.0
-KM_PER_DEGREE = 111.195  # of latitude
 KM_PER_MILE = 1.609344
 SEA, LAND = "#e4eef6", "#fbfaf6"
 
@@ -61,8 +68,6 @@ COLOR_CHOICES: dict[str, tuple[str, str]] = {
     "ListPrice": ("List price", "money"),
     "DaysOnMarket": ("Days on market", "count"),
 }
-
-View = _atlas.View
 
 
 def _ppsf(frame: pd.DataFrame) -> np.ndarray:
@@ -127,39 +132,6 @@ def _wrap(text: str, width_in: float, size: float, em: float = 0.55) -> str:
 # ----------------------------------------------------------------------------- the view
 
 
-def _km_per_lon(lat: float) -> float:
-    return KM_PER_DEGREE * max(math.cos(math.radians(lat)), 0.01)
-
-
-def map_view(lat: np.ndarray, lon: np.ndarray, min_margin_km: float = MIN_MARGIN_KM) -> View:
-    """``(lon0, lat0, lon1, lat1)``: the points' bounds with :data:`MARGIN` (at least
-    ``min_margin_km``) on each side, widened or heightened to :data:`ASPECT_RANGE`.
-
-    >>> [round(v, 3) for v in map_view(np.array([25.7, 26.7]), np.array([-80.3, -80.0]))]
-    [-80.518, 25.65, -79.782, 26.75]
-    """
-    lat0, lat1, lon0, lon1 = np.nanmin(lat), np.nanmax(lat), np.nanmin(lon), np.nanmax(lon)
-    per_lon = _km_per_lon((lat0 + lat1) / 2)
-    pad_lat = max(MARGIN * (lat1 - lat0), min_margin_km / KM_PER_DEGREE)
-    pad_lon = max(MARGIN * (lon1 - lon0), min_margin_km / per_lon)
-    lat0, lat1, lon0, lon1 = lat0 - pad_lat, lat1 + pad_lat, lon0 - pad_lon, lon1 + pad_lon
-    width, height = (lon1 - lon0) * per_lon, (lat1 - lat0) * KM_PER_DEGREE
-    low, high = ASPECT_RANGE
-    if width < low * height:
-        grow = (low * height - width) / per_lon / 2
-        lon0, lon1 = lon0 - grow, lon1 + grow
-    elif width > high * height:
-        grow = (width / high - height) / KM_PER_DEGREE / 2
-        lat0, lat1 = lat0 - grow, lat1 + grow
-    return float(lon0), float(lat0), float(lon1), float(lat1)
-
-
-def _ground(view: View) -> tuple[float, float]:
-    """The view's width and height in km."""
-    per_lon = _km_per_lon((view[1] + view[3]) / 2)
-    return (view[2] - view[0]) * per_lon, (view[3] - view[1]) * KM_PER_DEGREE
-
-
 def _map_figure(
     view: View, title: str, bar_text: str, box: tuple[float, float] = MAP_BOX
 ) -> tuple[Figure, Axes, Axes, str]:
@@ -197,19 +169,6 @@ def _base_map(
     _outlines(ax, view)
     _frame(ax, view)
     return fig, ax, cax
-
-
-def _frame(ax: Axes, view: View) -> None:
-    """Limits on the view, equal distance, no latitude / longitude ticks."""
-    ax.set_xlim(view[0], view[2])
-    ax.set_ylim(view[1], view[3])
-    ratio = KM_PER_DEGREE / _km_per_lon((view[1] + view[3]) / 2)
-    ax.set_aspect(ratio, adjustable="box")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    for spine in ax.spines.values():
-        spine.set_color("0.6")
-        spine.set_linewidth(0.8)
 
 
 def _outlines(ax: Axes, view: View) -> None:
@@ -407,6 +366,7 @@ def listing_map(
     population: str | None = None,
     style: Literal["auto", "hexagons", "points"] = "auto",
     map_size: tuple[float, float] = MAP_BOX,
+    fill: bool = False,
     ax: Axes | None = None,
 ) -> Figure | Axes:
     """Listings on a map of their counties and coast, zoomed to them: coloured by ``color``
@@ -417,7 +377,9 @@ def listing_map(
     n. City and county names never overlap. ``marked`` rows (comps, price cuts ...) are ringed. A
     frame without coordinates (``rf.price_drops``) takes them from ``market`` by ListingId; rows
     without coordinates are left out and counted in the title. Drawn offline. A new figure takes
-    the view's shape, its map at most ``map_size`` (width, height) inches; or pass ``ax``.
+    the view's shape, its map at most ``map_size`` (width, height) inches; ``fill=True`` widens
+    (or heightens) the view to ``map_size``'s shape instead, so a narrow coast fills a report's
+    fixed panel with the land around it; or pass ``ax``.
 
     >>> rf.plot.listing_map(sales, population="closed sales, last 12 months")  # doctest: +SKIP
     >>> rf.plot.listing_map(drops, color="drop_pct", market=market)  # doctest: +SKIP
@@ -449,6 +411,7 @@ def listing_map(
         np.concatenate(
             [lon[ok], *([rings["Longitude"].to_numpy(float)] if rings is not None else [])]
         ),
+        aspect_range=(map_size[0] / map_size[1],) * 2 if fill else ASPECT_RANGE,
     )
     coloured = ok & np.isfinite(values)
     hexes = style == "hexagons" or (style == "auto" and coloured.sum() >= HEX_MIN_VALUES)

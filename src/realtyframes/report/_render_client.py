@@ -26,6 +26,9 @@ from realtyframes.report.summary import FIRM_BAND
 
 __all__ = ["CLIENT_CSS", "FIRM_BAND", "render_client_page"]
 
+#: The map's panel (inches, width x height): the charts' landscape cell, which the view fills
+#: (a coastal strip gets the land and sea around it, not a sliver of a cell).
+MAP_PANEL = (4.4, 2.4)
 
 CLIENT_CSS = """
 :root { --ink: #1d2733; --muted: #5b6776; --line: #d9dee5; --accent: #1f5f8b; --bg: #f6f8fa; }
@@ -79,7 +82,8 @@ section.comps-page figure.chart img { max-width: 100%; max-height: 4.2in; width:
   section.cover + section.area { break-before: page; page-break-before: always; }
   section.comps-page { break-before: page; page-break-before: always; }
   table { font-size: 7.5pt; }
-  .client-chart img, .client-chart[data-chart="map"] img { max-height: 1.95in; }
+  .client-chart img { max-height: 1.95in; }
+  .client-chart[data-chart="map"] img { max-height: 2.45in; }
   section.comps-page figure.chart img { max-height: 2.1in; }
 }
 """
@@ -238,8 +242,9 @@ def _charts(area: AreaUpdate, day: str) -> str:
         title = (
             f"{len(area.active):,} homes for sale in {area.name} on {day}, by list price per sq ft"
         )
-        parts.append(_chart("map", area, chart(plots.listing_map, area.active, color="ppsf",
-                                               title=title), title, day))  # fmt: skip
+        drawn = chart(plots.listing_map, area.active, color="ppsf", title=title,
+                      map_size=MAP_PANEL, fill=True)  # fmt: skip
+        parts.append(_chart("map", area, drawn, title, day))
     return f'<div class="charts">{"".join(parts)}</div>'
 
 
