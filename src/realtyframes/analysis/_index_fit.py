@@ -34,6 +34,7 @@ __all__ = [
     "design_block",
     "fit_hedonic",
     "fit_repeat_sales",
+    "flag_columns",
     "hedonic_gram",
     "hedonic_layout",
 ]
@@ -63,8 +64,9 @@ class Fit:
 
 @dataclass
 class HedonicInputs:
-    """One group's complete sales: the log price, the numeric characteristics (rows × 4: beds,
-    baths, log living area, age at sale), subtype and location codes (−1: none), period codes."""
+    """One group's complete sales: the log price, the numeric characteristics (rows × 6: beds,
+    baths, log living area, age at sale, waterfront yes, waterfront unknown; see
+    :func:`flag_columns`), subtype and location codes (−1: none), period codes."""
 
     log_price: np.ndarray
     numeric: np.ndarray
@@ -86,6 +88,19 @@ class Layout:
     width: int
 
 
+def flag_columns(values: np.ndarray) -> np.ndarray:
+    """A yes/no characteristic (1.0 / 0.0 / NaN unknown) as two indicator columns (rows × 2):
+    yes, and unknown. An unknown value is its own level, so a sale is not left out for it and no
+    value is guessed; a column that does not vary (every value known, or the column absent) is
+    left out of the fit like any constant characteristic.
+
+    >>> flag_columns(np.array([1.0, 0.0, np.nan])).tolist()
+    [[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]]
+    """
+    unknown = np.isnan(values)
+    return np.column_stack([np.where(unknown, 0.0, values), unknown.astype(np.float64)])
+
+
 def _dummy_columns(codes: np.ndarray, start: int, reference: int | None = None) -> np.ndarray:
     """Column of each code (codes 0..max): the reference (given, else the most frequent) gets −1,
     the others consecutive columns from ``start``."""
@@ -104,7 +119,9 @@ def hedonic_layout(inputs: HedonicInputs, base: int) -> Layout:
     """The design's columns: intercept, the numeric characteristics that vary (centred), subtype
     and location dummies (the most frequent omitted), the dummies of the periods with sales
     (``base`` omitted)."""
-    spread = inputs.numeric.std(axis=0) if len(inputs.numeric) else np.zeros(4)
+    spread = (
+        inputs.numeric.std(axis=0) if len(inputs.numeric) else np.zeros(inputs.numeric.shape[1])
+    )
     numeric = np.flatnonzero(spread > 0)
     means = inputs.numeric[:, numeric].mean(axis=0)
     start = 1 + len(numeric)

@@ -184,7 +184,7 @@ def price_index(
         needed += ["UnparsedAddress"]
     if history is not None:
         needed.append("ListingId")
-    optional = [] if hedonic else ["LivingArea"]
+    optional = ["WaterfrontYN"] if hedonic else ["LivingArea"]
     sales = _read_sales(market, needed, optional, func)
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
     when, dated = _sale_dates(sales, changes, func)
@@ -377,7 +377,9 @@ def hedonic_inputs(
     least-squares solve on the same design (:func:`._index_fit.design_block`)."""
     func = "price_index"
     needed = ["PropertyType", "ClosePrice", "CloseDate", *CHARACTERISTICS]
-    sales = _read_sales(market, [*needed, *([location] if location else [])], [], func)
+    sales = _read_sales(
+        market, [*needed, *([location] if location else [])], ["WaterfrontYN"], func
+    )
     when = to_utc(sales["CloseDate"], "CloseDate", func)
     known = when.notna().to_numpy()
     sales, when = sales[known].reset_index(drop=True), when[known].reset_index(drop=True)
