@@ -119,10 +119,11 @@ def hedonic_layout(inputs: HedonicInputs, base: int) -> Layout:
     """The design's columns: intercept, the numeric characteristics that vary (centred), subtype
     and location dummies (the most frequent omitted), the dummies of the periods with sales
     (``base`` omitted)."""
-    spread = (
-        inputs.numeric.std(axis=0) if len(inputs.numeric) else np.zeros(inputs.numeric.shape[1])
-    )
-    numeric = np.flatnonzero(spread > 0)
+    width = inputs.numeric.shape[1]
+    spread = inputs.numeric.std(axis=0) if len(inputs.numeric) else np.zeros(width)
+    # a constant column's std is not always 0 in floating point (log 1500 repeated: 9e-16)
+    scale = np.abs(inputs.numeric).max(axis=0) if len(inputs.numeric) else np.ones(width)
+    numeric = np.flatnonzero(spread > 1e-9 * np.maximum(scale, 1.0))
     means = inputs.numeric[:, numeric].mean(axis=0)
     start = 1 + len(numeric)
     subtype_col = _dummy_columns(inputs.subtype, start)
