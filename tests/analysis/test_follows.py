@@ -9,6 +9,7 @@ Every time is noon UTC in 2026 unless said; days are calendar days between UTC d
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -376,3 +377,28 @@ def test_every_median_and_share_has_its_n() -> None:
     medians = [c for c in medians if not c.endswith(("_n", "_mom", "_yoy"))]
     assert medians and all(f"{c}_n" in out.columns for c in medians)
     assert np.isnan(out.loc["01", "median_sale_price"]) and out.loc["01", "homes_sold"] == 0
+
+
+def test_the_claim_table_names_tests_that_exist() -> None:
+    """docs/metrics.md's "Claim → test" table names only tests that exist (F, FI, D: the files
+    its legend gives), so the table cannot drift from the tests."""
+    here = Path(__file__).parent
+    doc = (here.parent.parent / "docs" / "metrics.md").read_text(encoding="utf-8")
+    table = doc.split("## Claim → test", 1)[1].split("\n## ", 1)[0]
+    files = {"F": "test_follows.py", "FI": "test_follows_index.py", "D": "test_definitions.py"}
+    sources = {k: (here / v).read_text(encoding="utf-8") for k, v in files.items()}
+    sources["tests/analysis/test_price_index.py"] = (here / "test_price_index.py").read_text(
+        encoding="utf-8"
+    )
+    named = 0
+    for line in table.splitlines():
+        if not line.startswith("| ") or line.startswith(("| Claim", "|---")):
+            continue
+        cell = line.rstrip(" |").rsplit(" | ", 1)[1]
+        for part in cell.split(";"):
+            where, *names = part.strip().split(" `")
+            source = sources.get(where.strip())
+            for name in (n.strip("`, ") for n in names):
+                assert source is not None and f"def {name}(" in source, (where, name)
+                named += 1
+    assert named >= 25
