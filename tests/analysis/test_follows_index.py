@@ -139,3 +139,20 @@ def test_tiers_follow_zillow_s_bands() -> None:
     assert jan.loc["top", "sale_band_high"] == pytest.approx(119_000)
     assert jan["homes_sold"].tolist() == [6, 6, 7]
     assert jan.loc["middle", "median_sale_price"] == pytest.approx(109_500)
+
+
+def test_a_group_where_waterfront_is_one_location_is_fitted_without_it() -> None:
+    """Every waterfront sale is in Miami Beach and every Miami Beach sale is waterfront: the
+    waterfront term and the location's dummy are the same column, not identified apart. The
+    group is fitted without the waterfront (as before the term existed: February 110, the
+    10 % both cities rose), ``attrs["fit"]`` says so, and no error is raised."""
+    rows = [("a", "2026-01-10", 100_000), ("b", "2026-01-11", 100_000),
+            ("c", "2026-01-12", 300_000), ("d", "2026-01-13", 300_000),
+            ("e", "2026-02-10", 110_000), ("f", "2026-02-11", 110_000),
+            ("g", "2026-02-12", 330_000), ("h", "2026-02-13", 330_000)]  # fmt: skip
+    city = ["Doral", "Doral", "Miami Beach", "Miami Beach"] * 2
+    water = pd.array([False, False, True, True] * 2, dtype="boolean")
+    index = rf.price_index(sales(rows, City=city, WaterfrontYN=water), min_sample=1,
+                           base="2026-01-01")  # fmt: skip
+    assert levels(index)["02"] == pytest.approx(110)
+    assert index.attrs["fit"]["without_waterfront"] is True

@@ -203,8 +203,33 @@ def _solve(gram: np.ndarray, xty: np.ndarray, what: str) -> tuple[np.ndarray, np
     return inverse @ xty, inverse
 
 
+#: The numeric columns a group fits without when they alone make its design unidentified: the
+#: waterfront indicators (:func:`flag_columns`), an addition to the model of beds, baths, area and
+#: age, which must not turn a group that could be fitted before into an error.
+OPTIONAL_NUMERIC = slice(4, None)
+
+
 def fit_hedonic(inputs: HedonicInputs, base: int, n_periods: int) -> Fit:
-    """Time-dummy hedonic OLS; ``delta`` of the periods without sales is NaN."""
+    """Time-dummy hedonic OLS; ``delta`` of the periods without sales is NaN. A group whose
+    design is unidentified only with the waterfront terms (every waterfront sale in one location
+    or period, say; or one coefficient too many) is fitted without them
+    (``extra["without_waterfront"]``)."""
+    try:
+        return _fit_hedonic(inputs, base, n_periods)
+    except AnalysisInputError:
+        if inputs.numeric.shape[1] <= OPTIONAL_NUMERIC.start:
+            raise
+        plain = np.ascontiguousarray(inputs.numeric[:, : OPTIONAL_NUMERIC.start])
+        fit = _fit_hedonic(
+            HedonicInputs(inputs.log_price, plain, inputs.subtype, inputs.location, inputs.period),
+            base,
+            n_periods,
+        )
+        fit.extra["without_waterfront"] = True
+        return fit
+
+
+def _fit_hedonic(inputs: HedonicInputs, base: int, n_periods: int) -> Fit:
     layout = hedonic_layout(inputs, base)
     k, n = layout.width, len(inputs.log_price)
     y = inputs.log_price - inputs.log_price.mean()  # centred: y'y is the total sum of squares
