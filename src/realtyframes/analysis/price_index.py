@@ -4,7 +4,7 @@ A median sale price moves with the mix of homes sold; this index holds quality c
 the two standard methods (docs/metrics.md, "Price index"):
 
 - ``"hedonic"``: time-dummy regression of log(ClosePrice) on the home's characteristics (beds,
-  baths, log living area, age at sale, subtype and location dummies) and period dummies;
+  baths, log living area, age at sale, waterfront, subtype and location dummies) and period dummies;
 - ``"repeat_sales"``: consecutive sales of the same property (same normalised address and living
   area), by Bailey-Muth-Nourse, optionally with Case-Shiller's interval weights.
 
