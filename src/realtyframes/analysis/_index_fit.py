@@ -34,6 +34,7 @@ __all__ = [
     "design_block",
     "fit_hedonic",
     "fit_repeat_sales",
+    "flag_columns",
     "hedonic_gram",
     "hedonic_layout",
 ]
@@ -63,8 +64,9 @@ class Fit:
 
 @dataclass
 class HedonicInputs:
-    """One group's complete sales: the log price, the numeric characteristics (rows × 4: beds,
-    baths, log living area, age at sale), subtype and location codes (−1: none), period codes."""
+    """One group's complete sales: the log price, the numeric characteristics (rows × 6: beds,
+    baths, log living area, age at sale, waterfront yes, waterfront unknown; see
+    :func:`flag_columns`), subtype and location codes (−1: none), period codes."""
 
     log_price: np.ndarray
     numeric: np.ndarray
@@ -86,6 +88,19 @@ class Layout:
     width: int
 
 
+def flag_columns(values: np.ndarray) -> np.ndarray:
+    """A yes/no characteristic (1.0 / 0.0 / NaN unknown) as two indicator columns (rows × 2):
+    yes, and unknown. An unknown value is its own level, so a sale is not left out for it and no
+    value is guessed; a column that does not vary (every value known, or the column absent) is
+    left out of the fit like any constant characteristic.
+
+    >>> flag_columns(np.array([1.0, 0.0, np.nan])).tolist()
+    [[1.0, 0.0], [0.0, 0.0], [0.0, 1.0]]
+    """
+    unknown = np.isnan(values)
+    return np.column_stack([np.where(unknown, 0.0, values), unknown.astype(np.float64)])
+
+
 def _dummy_columns(codes: np.ndarray, start: int, reference: int | None = None) -> np.ndarray:
     """Column of each code (codes 0..max): the reference (given, else the most frequent) gets −1,
     the others consecutive columns from ``start``."""
@@ -104,8 +119,11 @@ def hedonic_layout(inputs: HedonicInputs, base: int) -> Layout:
     """The design's columns: intercept, the numeric characteristics that vary (centred), subtype
     and location dummies (the most frequent omitted), the dummies of the periods with sales
     (``base`` omitted)."""
-    spread = inputs.numeric.std(axis=0) if len(inputs.numeric) else np.zeros(4)
-    numeric = np.flatnonzero(spread > 0)
+    width = inputs.numeric.shape[1]
+    spread = inputs.numeric.std(axis=0) if len(inputs.numeric) else np.zeros(width)
+    # a constant column's std is not always 0 in floating point (log 1500 repeated: 9e-16)
+    scale = np.abs(inputs.numeric).max(axis=0) if len(inputs.numeric) else np.ones(width)
+    numeric = np.flatnonzero(spread > 1e-9 * np.maximum(scale, 1.0))
     means = inputs.numeric[:, numeric].mean(axis=0)
     start = 1 + len(numeric)
     subtype_col = _dummy_columns(inputs.subtype, start)
@@ -185,8 +203,33 @@ def _solve(gram: np.ndarray, xty: np.ndarray, what: str) -> tuple[np.ndarray, np
     return inverse @ xty, inverse
 
 
+#: The numeric columns a group fits without when they alone make its design unidentified: the
+#: waterfront indicators (:func:`flag_columns`), an addition to the model of beds, baths, area and
+#: age, which must not turn a group that could be fitted before into an error.
+OPTIONAL_NUMERIC = slice(4, None)
+
+
 def fit_hedonic(inputs: HedonicInputs, base: int, n_periods: int) -> Fit:
-    """Time-dummy hedonic OLS; ``delta`` of the periods without sales is NaN."""
+    """Time-dummy hedonic OLS; ``delta`` of the periods without sales is NaN. A group whose
+    design is unidentified only with the waterfront terms (every waterfront sale in one location
+    or period, say; or one coefficient too many) is fitted without them
+    (``extra["without_waterfront"]``)."""
+    try:
+        return _fit_hedonic(inputs, base, n_periods)
+    except AnalysisInputError:
+        if inputs.numeric.shape[1] <= OPTIONAL_NUMERIC.start:
+            raise
+        plain = np.ascontiguousarray(inputs.numeric[:, : OPTIONAL_NUMERIC.start])
+        fit = _fit_hedonic(
+            HedonicInputs(inputs.log_price, plain, inputs.subtype, inputs.location, inputs.period),
+            base,
+            n_periods,
+        )
+        fit.extra["without_waterfront"] = True
+        return fit
+
+
+def _fit_hedonic(inputs: HedonicInputs, base: int, n_periods: int) -> Fit:
     layout = hedonic_layout(inputs, base)
     k, n = layout.width, len(inputs.log_price)
     y = inputs.log_price - inputs.log_price.mean()  # centred: y'y is the total sum of squares

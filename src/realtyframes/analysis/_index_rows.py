@@ -24,6 +24,7 @@ from realtyframes.analysis._index_fit import (
     HedonicInputs,
     fit_hedonic,
     fit_repeat_sales,
+    flag_columns,
     years,
 )
 from realtyframes.errors import AnalysisInputError, DataQualityWarning
@@ -205,8 +206,22 @@ def _begin(periods: pd.PeriodIndex, at: int | None) -> pd.Timestamp | None:
     return None if at is None else pd.Timestamp(periods[at].start_time)
 
 
+def _flags(values: pd.Series | None, n: int) -> np.ndarray:
+    """A yes/no column (bool, or text true/false/yes/no/1/0, any case) as 1.0 / 0.0; NaN where
+    unknown or absent (``values`` None: the frame has no such column)."""
+    if values is None:
+        return np.full(n, np.nan)
+    text = values.astype("string").str.strip().str.lower()
+    return text.map(_YES_NO).astype("float64").to_numpy()
+
+
+_YES_NO = {"true": 1.0, "yes": 1.0, "y": 1.0, "1": 1.0, "1.0": 1.0,
+           "false": 0.0, "no": 0.0, "n": 0.0, "0": 0.0, "0.0": 0.0}  # fmt: skip
+
+
 class HedonicRows(Rows):
-    """log price, beds, baths, log area, age at sale, subtype and location codes per sale."""
+    """log price, beds, baths, log area, age at sale, waterfront (yes / unknown indicators),
+    subtype and location codes per sale."""
 
     def __init__(
         self, sales: pd.DataFrame, when: pd.Series, code: np.ndarray, location: str | None,
@@ -220,7 +235,7 @@ class HedonicRows(Rows):
         self.numeric = np.column_stack([
             to_float(sales["BedroomsTotal"], "BedroomsTotal", func).to_numpy(),
             to_float(sales["BathroomsTotalInteger"], "BathroomsTotalInteger", func).to_numpy(),
-            log_area, age,
+            log_area, age, *flag_columns(_flags(sales.get("WaterfrontYN"), len(sales))).T,
         ])  # fmt: skip
         self.log_price = np.log(to_float(sales["ClosePrice"], "ClosePrice", func).to_numpy())
         self.subtype = pd.factorize(as_key(sales["PropertySubType"]))[0]

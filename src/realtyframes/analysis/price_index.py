@@ -4,7 +4,7 @@ A median sale price moves with the mix of homes sold; this index holds quality c
 the two standard methods (docs/metrics.md, "Price index"):
 
 - ``"hedonic"``: time-dummy regression of log(ClosePrice) on the home's characteristics (beds,
-  baths, log living area, age at sale, subtype and location dummies) and period dummies;
+  baths, log living area, age at sale, waterfront, subtype and location dummies) and period dummies;
 - ``"repeat_sales"``: consecutive sales of the same property (same normalised address and living
   area), by Bailey-Muth-Nourse, optionally with Case-Shiller's interval weights.
 
@@ -184,7 +184,7 @@ def price_index(
         needed += ["UnparsedAddress"]
     if history is not None:
         needed.append("ListingId")
-    optional = [] if hedonic else ["LivingArea"]
+    optional = ["WaterfrontYN"] if hedonic else ["LivingArea"]
     sales = _read_sales(market, needed, optional, func)
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
     when, dated = _sale_dates(sales, changes, func)
@@ -377,7 +377,9 @@ def hedonic_inputs(
     least-squares solve on the same design (:func:`._index_fit.design_block`)."""
     func = "price_index"
     needed = ["PropertyType", "ClosePrice", "CloseDate", *CHARACTERISTICS]
-    sales = _read_sales(market, [*needed, *([location] if location else [])], [], func)
+    sales = _read_sales(
+        market, [*needed, *([location] if location else [])], ["WaterfrontYN"], func
+    )
     when = to_utc(sales["CloseDate"], "CloseDate", func)
     known = when.notna().to_numpy()
     sales, when = sales[known].reset_index(drop=True), when[known].reset_index(drop=True)
