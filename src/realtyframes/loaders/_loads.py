@@ -1,25 +1,26 @@
 """What ``rf.Client``'s data methods need beyond :func:`~realtyframes.loaders._load.run_load`:
-the change feed's parameters from an id list or Series, and the analytics load, whose result is
-several frames (:class:`~realtyframes.schemas.Analytics`).
+the change feed's parameters from an id list or Series, the analytics load, whose result is
+several frames (:class:`~realtyframes.schemas.Analytics`), and where a resource's dataset is.
 
->>> analytics, info = load_analytics(ctx, "7d", {"Device": "mobile"})  # doctest: +SKIP
+>>> analytics, result = load_analytics(session, "7d", {"Device": "mobile"})  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from realtyframes.api import refuse_none
 from realtyframes.errors import QueryError
-from realtyframes.loaders._base import LoadContext, LoadInfo
+from realtyframes.loaders._base import LoadResult, Session
 from realtyframes.loaders._load import run_load
-from realtyframes.loaders.endpoints import ENDPOINTS
+from realtyframes.loaders.endpoints import ENDPOINTS, TTLS
 from realtyframes.schemas import Analytics, OnInvalid
 
-__all__ = ["changes_params", "load_analytics"]
+__all__ = ["changes_params", "dataset_path", "load_analytics"]
 
 
 def changes_params(
@@ -36,20 +37,34 @@ def changes_params(
 
 
 def load_analytics(
-    ctx: LoadContext,
+    session: Session,
     period: str,
     filters: Mapping[str, Any],
     *,
     refresh: bool = False,
-    on_invalid: OnInvalid = "quarantine",
-) -> tuple[Analytics, LoadInfo]:
+    on_invalid: OnInvalid | None = None,
+) -> tuple[Analytics, LoadResult]:
     """Analytics of ``period`` with ``filters`` (spec names: Page, Referrer, Device ...); every
     member frame validated against its model; cached as the overview plus one companion file
-    per member."""
+    per member; one run of the run history."""
     if "Period" in filters:
         raise QueryError("Period", "give the period as period=...", "period='7d', '30d' ...")
     refuse_none({"period": period, **filters})
     params = {"Period": period, **filters}
-    loaded = run_load(ctx, ENDPOINTS["analytics"], params, refresh=refresh, on_invalid=on_invalid)
+    loaded = run_load(
+        session, ENDPOINTS["analytics"], params, refresh=refresh, on_invalid=on_invalid
+    )
     period_text = str(loaded.meta.get("period") or period)
-    return Analytics(period=period_text, overview=loaded.frame, **loaded.members), loaded.info
+    return Analytics(period=period_text, overview=loaded.frame, **loaded.members), loaded
+
+
+def dataset_path(session: Session, resource: str) -> Path:
+    """The root of ``resource``'s dataset in the session's cache (``rf.Client.dataset_path``):
+    a known resource or companion (``"listings.media"``), else a QueryError.
+
+    >>> dataset_path(client.session, "listings").name  # doctest: +SKIP
+    'listings'
+    """
+    if not isinstance(resource, str) or resource.partition(".")[0] not in TTLS:
+        raise QueryError("resource", f"unknown resource {resource!r}", sorted(TTLS))
+    return session.own_cache("dataset_path").dataset_path(resource)
