@@ -137,11 +137,7 @@ def listing_history(session: Session, scope: Mapping[str, Any]) -> pd.DataFrame:
 
     >>> drops = listing_history(client.session, {"City": "Miami"}).query("ListPrice < PreviousListPrice")  # doctest: +SKIP
     """
-    params = sync_scope(scope)
-    cache = session.cache
-    if cache is None:
-        return empty_frame(ListingChange)
-    entry = cache.read(RESOURCE, scope_key(session, cache, params))
+    entry = _synced_entry(session, scope)
     if entry is None or "history" not in entry.extra:
         return empty_frame(ListingChange)
     return entry.extra["history"]
