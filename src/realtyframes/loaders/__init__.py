@@ -19,8 +19,7 @@ Users call them through :class:`realtyframes.Client`.
 from realtyframes.loaders._base import LoadInfo, LoadResult, Session, default_cache_dir
 from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
-from realtyframes.loaders._load import run_load
-from realtyframes.loaders._loads import changes_params, dataset_path, load_analytics
+from realtyframes.loaders._load import changes_params, dataset_path, load_analytics, run_load
 from realtyframes.loaders._paging import (
     PAGE_SIZE,
     DriftWarning,

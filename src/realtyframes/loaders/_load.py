@@ -13,6 +13,10 @@ cache or fetches, validates and stores it.
 5. the result is stored with its companions (:func:`_store`) and returned: a
    :class:`~realtyframes.loaders._base.LoadResult`.
 
+Beside ``run_load``, what ``rf.Client``'s data methods need: the change feed's parameters from an
+id list or Series (:func:`changes_params`), the analytics load, whose result is several frames
+(:func:`load_analytics`), and where a resource's dataset is (:func:`dataset_path`).
+
 >>> result = run_load(session, ENDPOINTS["listings"], {"City": "Miami"}, max_results=100)  # doctest: +SKIP
 >>> result.frame, result.requests  # doctest: +SKIP
 """
@@ -21,17 +25,19 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
 from realtyframes.api import caller_level as _caller_level
+from realtyframes.api import refuse_none
 from realtyframes.cache import Checkpoint
-from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning
+from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning, QueryError
 from realtyframes.loaders._base import (
     Loaded,
     LoadResult,
@@ -44,11 +50,12 @@ from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._endpoint import Call, Endpoint
 from realtyframes.loaders._resume import run_resumable
 from realtyframes.loaders._runs import recorded
-from realtyframes.schemas import OnInvalid
+from realtyframes.loaders.endpoints import ENDPOINTS, TTLS
+from realtyframes.schemas import Analytics, OnInvalid
 
 logger = logging.getLogger("realtyframes.loaders")
 
-__all__ = ["cache_key", "load", "run_load"]
+__all__ = ["cache_key", "changes_params", "dataset_path", "load", "load_analytics", "run_load"]
 
 #: Companions of an entry that are the load's own (the others are members of the result).
 _OWN_EXTRAS = ("quarantine", "media")
@@ -81,6 +88,53 @@ def run_load(
         refresh = check_flag("refresh", refresh)
         run.result = result = load(session, endpoint, call, refresh=refresh, on_invalid=mode)
     return result
+
+
+def changes_params(
+    listing_ids: str | Iterable[str], since: Any, change_type: Any
+) -> dict[str, Any]:
+    """The change feed's parameters (a Series or Index of ids: its non-null values as text).
+
+    >>> changes_params(pd.Series(["A1", None]), "2026-01-01", None)["ListingIds"]
+    ['A1']
+    """
+    if isinstance(listing_ids, pd.Series | pd.Index):
+        listing_ids = listing_ids.dropna().astype(str).tolist()
+    return {"Since": since, "ListingIds": listing_ids, "ChangeType": change_type}
+
+
+def load_analytics(
+    session: Session,
+    period: str,
+    filters: Mapping[str, Any],
+    *,
+    refresh: bool = False,
+    on_invalid: OnInvalid | None = None,
+) -> tuple[Analytics, LoadResult]:
+    """Analytics of ``period`` with ``filters`` (spec names: Page, Referrer, Device ...); every
+    member frame validated against its model; cached as the overview plus one companion file
+    per member; one run of the run history."""
+    if "Period" in filters:
+        raise QueryError("Period", "give the period as period=...", "period='7d', '30d' ...")
+    refuse_none({"period": period, **filters})
+    params = {"Period": period, **filters}
+    loaded = run_load(
+        session, ENDPOINTS["analytics"], params, refresh=refresh, on_invalid=on_invalid
+    )
+    period_text = str(loaded.meta.get("period") or period)
+    return Analytics(period=period_text, overview=loaded.frame, **loaded.members), loaded
+
+
+def dataset_path(session: Session, resource: str) -> Path:
+    """The root of ``resource``'s dataset in the session's cache (``rf.Client.dataset_path``):
+    a known resource or companion (``"listings.media"``), else a QueryError.
+
+    >>> dataset_path(client.session, "listings").name  # doctest: +SKIP
+    'listings'
+    """
+    if not isinstance(resource, str) or resource.partition(".")[0] not in TTLS:
+        raise QueryError("resource", f"unknown resource {resource!r}", sorted(TTLS))
+    return session.own_cache("dataset_path").dataset_path(resource)
 
 
 def load(
