@@ -189,18 +189,18 @@ def run() -> str:
             httpx.post(
                 f"{url}/_sandbox/clock", json={"advance_days": ADVANCE_DAYS}
             ).raise_for_status()
-            history_before = len(listing_history(client, SCOPE))
+            history_before = len(listing_history(client.session, SCOPE))
             t0 = time.perf_counter()
             market = client.sync_listings(**SCOPE)
             sync_time = time.perf_counter() - t0
             sync_kinds, sync_statuses = tap.take()
-            history = listing_history(client, SCOPE).iloc[history_before:]
-            counted = (sync_state(client, SCOPE) or {}).get("last_requests", {})
+            history = listing_history(client.session, SCOPE).iloc[history_before:]
+            counted = (sync_state(client.session, SCOPE) or {}).get("last_requests", {})
             t0 = time.perf_counter()
             full = _full_load(client)
             full_time = time.perf_counter() - t0
             full_kinds, _ = tap.take()
-            chunk = int((sync_state(client, SCOPE) or {}).get("chunk", OLD_CHUNK))
+            chunk = int((sync_state(client.session, SCOPE) or {}).get("chunk", OLD_CHUNK))
             floor, parts = _floor(previous, full, chunk)
             total_old += parts["old"]
             same, how, dom = _same(market, full)

@@ -58,8 +58,6 @@ RANKS: dict[str, float] = {
     "cache": 5,
     "oauth": 5,
     "loaders": 6,
-    "_client_runs": 6.7,  # plan_* and runs() of the Client (a mixin)
-    "_runs": 6.8,  # run recording at the Client's and the report's entry points
     "_client": 7,
     "analysis": 8,
     "plots": 9,

@@ -5,12 +5,10 @@
 >>> client.me()["plan"]  # doctest: +SKIP
 'standard'
 
-Extension point for the loaders: a ``Client`` holds ``self._api`` (the
-:class:`~realtyframes.api.ApiClient`, all HTTP goes through it), ``self._settings`` (a
-:class:`ClientSettings`: cache_dir, cache, ttl, progress, on_invalid) and ``self._cache`` (the
-:class:`~realtyframes.cache.ParquetCache`, or None with ``cache=False``). The data methods
-(``listings``, ``listing_changes``, ``contacts``, ``analytics`` ...) are thin calls into
-:mod:`realtyframes.loaders`; each records what it did in :attr:`Client.last_load`.
+Below the Client is its :attr:`~Client.session` (:class:`~realtyframes.loaders.Session`: the
+ApiClient, the ParquetCache or None, the loaders' settings). The data methods are thin calls into
+:mod:`realtyframes.loaders` that take the session and return a result; the Client returns its
+frame and keeps its report as :attr:`Client.last_load` (per thread).
 """
 
 from __future__ import annotations
@@ -27,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pandas as pd
 
-from realtyframes._client_runs import RunsMixin
+from realtyframes import loaders
 from realtyframes._client_settings import (
     TTL,
     ClientSettings,
@@ -35,9 +33,12 @@ from realtyframes._client_settings import (
     _configured,
     _embedded_sandbox,
     _settings,
+    require_api_key,
+    session_of,
+    split_options,
     start_before_requests,
+    unchanged_while_idle,
 )
-from realtyframes._runs import recorded
 from realtyframes.api import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
@@ -48,24 +49,7 @@ from realtyframes.api import (
     RetryPolicy,
     refuse_none,
 )
-from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
-from realtyframes.loaders import (
-    ENDPOINTS,
-    SYNC_RESOURCE,
-    SYNC_WAIT,
-    LoadContext,
-    LoadInfo,
-    changes_params,
-    check_on_invalid,
-    listing_history,
-    load_analytics,
-    make_cache,
-    run_load,
-    sync_listings,
-    sync_scope,
-    sync_state,
-)
 from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
@@ -76,7 +60,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("realtyframes")
 
 
-class Client(RunsMixin):
+class Client:
     """The realtyframes client: one account on one service (or the embedded sandbox).
 
     With no ``base_url`` and no credentials it uses the embedded sandbox (one per process, started
@@ -122,7 +106,6 @@ class Client(RunsMixin):
     ) -> None:
         access_token = token.access_token if isinstance(token, Token) else token
         max_retries = _check_credentials(access_token, api_key, retry, max_retries)
-        self._embedded = False
         self._sandbox: EmbeddedSandbox | None = None
         cache_identity: str | None = None
         if base_url is None and not _explicit_sandbox:
@@ -133,28 +116,17 @@ class Client(RunsMixin):
             sandbox = _embedded_sandbox()
             base_url, cache_identity = sandbox.url, sandbox.identity
             event_hooks = start_before_requests(sandbox, event_hooks)
-            self._embedded, self._sandbox = True, sandbox
+            self._sandbox = sandbox
         self._settings = _settings(cache_dir, cache, ttl, progress, on_invalid)
-        self._cache: ParquetCache | None = self._make_cache()
         self._local = threading.local()
-        self._api = ApiClient(
-            base_url,
-            token=access_token,
-            api_key=api_key,
-            api_key_header=api_key_header,
-            legacy_url=legacy_url,
-            auth_url=auth_url,
-            docs_url=docs_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            retry=retry,
-            pace=pace,
-            error_format=error_format,
-            transport=transport,
-            event_hooks=event_hooks,
+        api = ApiClient(
+            base_url, token=access_token, api_key=api_key, api_key_header=api_key_header,
+            legacy_url=legacy_url, auth_url=auth_url, docs_url=docs_url, timeout=timeout,
+            max_retries=max_retries, max_concurrency=max_concurrency, retry=retry, pace=pace,
+            error_format=error_format, transport=transport, event_hooks=event_hooks,
             cache_identity=cache_identity,
-        )
+        )  # fmt: skip
+        self._session = session_of(api, self._settings, unchanged_while_idle(self._sandbox))
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Client:
@@ -185,29 +157,31 @@ class Client(RunsMixin):
     @property
     def base_url(self) -> str:
         """The main host in use (the embedded sandbox's URL when none was given)."""
-        return self._api.base_url
+        return self._session.api.base_url
 
     @property
     def embedded(self) -> bool:
         """True when this client talks to the embedded sandbox started for this process."""
-        return self._embedded
-
-    @property
-    def _source_unchanged(self) -> bool:
-        """True while this client's embedded sandbox has not started in this process: its data
-        are then those its identity names, as a cached sync of them saw them (the sync answers
-        from the cache, and no server starts)."""
-        return self._sandbox is not None and not self._sandbox.started
+        return self._sandbox is not None
 
     @property
     def settings(self) -> ClientSettings:
-        """Loader settings: cache_dir, cache, ttl, progress."""
+        """Loader settings: cache_dir, cache, ttl, progress, on_invalid."""
         return self._settings
 
     @property
     def api(self) -> ApiClient:
         """The HTTP layer (advanced use: raw JSON, custom paging)."""
-        return self._api
+        return self._session.api
+
+    @property
+    def session(self) -> loaders.Session:
+        """What every load, sync and plan of this client takes (advanced use: ``api``, ``cache``,
+        ``progress``, ``on_invalid``); the :mod:`realtyframes.loaders` functions return results.
+
+        >>> rf.loaders.sync_listings(client.session, {"City": "Miami"}).changes  # doctest: +SKIP
+        """
+        return self._session
 
     @property
     def rate_limit(self) -> RateLimitState | None:
@@ -216,7 +190,7 @@ class Client(RunsMixin):
         >>> client.rate_limit.remaining  # doctest: +SKIP
         59
         """
-        return self._api.rate_limit
+        return self._session.api.rate_limit
 
     # -- operations of this layer --------------------------------------------------------------
     def me(self) -> dict[str, Any]:
@@ -225,7 +199,7 @@ class Client(RunsMixin):
         >>> client.me()["plan"]  # doctest: +SKIP
         'standard'
         """
-        return self._api.call("me")  # type: ignore[no-any-return]
+        return self.api.call("me")  # type: ignore[no-any-return]
 
     def legacy_me(self) -> dict[str, Any]:
         """The current user from the legacy host (``GET /api/me?api_key=...``; deprecated there).
@@ -233,56 +207,28 @@ class Client(RunsMixin):
         >>> client.legacy_me()["domain"]  # doctest: +SKIP
         'demo-realty.example'
         """
-        self._require_api_key("legacy_me")
-        return self._api.call("legacy_me")  # type: ignore[no-any-return]
-
-    def _require_api_key(self, operation: str) -> None:
-        if not self._api.has_api_key:
-            raise QueryError(
-                "api_key",
-                f"{operation} uses the legacy host, which needs an API key",
-                "an API key: the Client's api_key argument, REALTYFRAMES_API_KEY, or --api-key "
-                "on the command line",
-            )
+        require_api_key(self.api, "legacy_me")
+        return self.api.call("legacy_me")  # type: ignore[no-any-return]
 
     # -- data: the loaders ------------------------------------------------------------------------
-    def _make_cache(self) -> ParquetCache | None:
-        settings = self._settings
-        return make_cache(settings.cache_dir, settings.ttl) if settings.cache else None
-
-    def _context(self) -> LoadContext:
-        return LoadContext(self._api, self._cache, self._settings.progress, self._record)
-
-    def _record(self, info: LoadInfo) -> None:
-        self._local.last_load = info
-
-    def _mode(self, on_invalid: OnInvalid | None) -> OnInvalid:
-        if on_invalid is None:
-            return self._settings.on_invalid  # type: ignore[return-value]
-        return check_on_invalid(on_invalid)
+    def _kept(self, result: loaders.LoadResult) -> loaders.LoadResult:
+        """``result``, its report kept as this thread's :attr:`last_load`."""
+        self._local.last_load = result.info
+        return result
 
     def _load(
-        self,
-        name: str,
-        params: Mapping[str, Any],
-        refresh: bool,
-        on_invalid: OnInvalid | None,
+        self, name: str, params: Mapping[str, Any], refresh: bool, on_invalid: OnInvalid | None,
         **options: Any,
-    ) -> pd.DataFrame:
-        """The valid frame of endpoint ``name`` loaded with ``params`` (records last_load)."""
-        mode = self._mode(on_invalid)
-        endpoint = ENDPOINTS[name]
-        scope = {**params, **{k: v for k, v in options.items() if v not in (None, False)}}
-        if mode != "quarantine":  # other rows: another scope, as in the cache key
-            scope["on_invalid"] = mode
-        with recorded(self, "load", endpoint.resource or name, scope):
-            result = run_load(
-                self._context(), endpoint, params, refresh=refresh, on_invalid=mode, **options
-            )
-        return result.frame
+    ) -> pd.DataFrame:  # fmt: skip
+        """The valid frame of endpoint ``name`` loaded with ``params``."""
+        session, endpoint = self._session, loaders.ENDPOINTS[name]
+        loaded = loaders.run_load(
+            session, endpoint, params, refresh=refresh, on_invalid=on_invalid, **options
+        )
+        return self._kept(loaded).frame
 
     @property
-    def last_load(self) -> LoadInfo | None:
+    def last_load(self) -> loaders.LoadInfo | None:
         """What the latest data call of this client (in this thread) did: a
         :class:`~realtyframes.loaders.LoadInfo` with ``rows``, ``quarantined``, ``requests``,
         ``from_cache``, ``fetched_at``, ``total``, ``warnings``, the ``quarantine`` frame (invalid
@@ -349,7 +295,7 @@ class Client(RunsMixin):
         >>> ids = client.listings(City="Miami")["ListingId"]  # doctest: +SKIP
         >>> client.listing_changes(ids, "2026-05-01", change_type="price_change")  # doctest: +SKIP
         """
-        params = changes_params(listing_ids, since, change_type)
+        params = loaders.changes_params(listing_ids, since, change_type)
         return self._load("listing_changes", params, refresh, on_invalid)
 
     def contacts(
@@ -388,7 +334,7 @@ class Client(RunsMixin):
 
         >>> client.legacy_contacts()  # doctest: +SKIP
         """
-        self._require_api_key("legacy_contacts")
+        require_api_key(self.api, "legacy_contacts")
         return self._load("legacy_contacts", {}, refresh, on_invalid)
 
     def analytics(
@@ -406,10 +352,10 @@ class Client(RunsMixin):
 
         >>> client.analytics("7d", Device="mobile").overview  # doctest: +SKIP
         """
-        with recorded(self, "load", "analytics", {"Period": period, **filters}):
-            analytics, _ = load_analytics(
-                self._context(), period, filters, refresh=refresh, on_invalid=self._mode(on_invalid)
-            )
+        analytics, result = loaders.load_analytics(
+            self._session, period, filters, refresh=refresh, on_invalid=on_invalid
+        )
+        self._kept(result)
         return analytics
 
     def sync_listings(
@@ -417,7 +363,7 @@ class Client(RunsMixin):
         *,
         refresh: bool = False,
         history_since: Any = None,
-        wait: float | None = SYNC_WAIT,
+        wait: float | None = loaders.SYNC_WAIT,
         **scope: Any,
     ) -> pd.DataFrame:
         """The whole market of a scope (``PropertyType=``, ``City=``, ``PostalCode=`` ... all
@@ -434,10 +380,10 @@ class Client(RunsMixin):
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
-        with recorded(self, "sync", SYNC_RESOURCE, sync_scope(scope)):
-            return sync_listings(
-                self, scope, refresh=refresh, history_since=history_since, wait=wait
-            )
+        synced = loaders.sync_listings(
+            self._session, scope, refresh=refresh, history_since=history_since, wait=wait
+        )
+        return self._kept(synced).frame
 
     def listing_history(self, **scope: Any) -> pd.DataFrame:
         """Every change the service reported for a scope's listings (backfilled by the first sync,
@@ -446,14 +392,14 @@ class Client(RunsMixin):
 
         >>> history = client.listing_history(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         """
-        return listing_history(self, scope)
+        return loaders.listing_history(self._session, scope)
 
     def sync_state(self, **scope: Any) -> dict[str, Any] | None:
         """The sync state of a scope (watermarks, id chunk size, syncs, last requests), or None.
 
         >>> client.sync_state(City="Miami")["last_requests"]  # doctest: +SKIP
         """
-        return sync_state(self, scope)
+        return loaders.sync_state(self._session, scope)
 
     def mcp(self, host: McpHost = "main") -> McpSession:
         """An MCP session on the service (a context manager): ``host="main"`` the product tools
@@ -466,7 +412,7 @@ class Client(RunsMixin):
         """
         from realtyframes.loaders.mcp import McpSession
 
-        return McpSession(self._api, host, self._mode(None))
+        return McpSession(self.api, host, self._session.on_invalid)
 
     def dataset_path(self, resource: str) -> Path:
         """The root of ``resource``'s cache (``"listings"``, ``"market"`` ..., or a companion such
@@ -477,15 +423,45 @@ class Client(RunsMixin):
         >>> root = client.dataset_path("listings")  # doctest: +SKIP
         >>> duckdb.sql(f"FROM read_parquet('{root}/**/*.parquet', hive_partitioning=true)")  # doctest: +SKIP
         """
-        from realtyframes.loaders.endpoints import TTLS
+        return loaders.dataset_path(self._session, resource)
 
-        if not isinstance(resource, str) or resource.partition(".")[0] not in TTLS:
-            raise QueryError("resource", f"unknown resource {resource!r}", sorted(TTLS))
-        if self._cache is None:
-            raise ValueError(
-                "dataset_path: this client keeps no cache (it was made with cache=False)"
-            )
-        return self._cache.dataset_path(resource)
+    def plan_listings(
+        self, *, max_results: int | None = None, details: bool = False, **filters: Any
+    ) -> loaders.Plan:
+        """What ``listings(**filters, max_results=, details=)`` will cost when fetched, from one
+        ``Limit=1`` search: rows, pages of 50, detail requests, and the time at the account's
+        rate limit (the server's ``RateLimit-Policy``). A :class:`~realtyframes.Plan`
+        (``plan.requests`` or ``plan["requests"]``). A fresh cache entry would answer with none.
+
+        >>> client.plan_listings(City="Miami", details=True)  # doctest: +SKIP
+        Plan(listings details: 412 rows -> 421 requests (9 pages, 412 details, 0 feed), 7 min 1 s at 60 requests / 60 s)
+        """
+        return loaders.plan_listings(
+            self._session, filters, max_results=max_results, details=details
+        )
+
+    def plan_sync(
+        self, *, refresh: bool = False, history_since: Any = None, **scope: Any
+    ) -> loaders.Plan:
+        """What ``sync_listings(**scope)`` will cost, from a few cheap requests: a first sync (or
+        ``refresh=True``) reads one page of each status and asks the change feed the changes of
+        those listings (``Limit=1``: their count) to foresee the history backfill; a later sync
+        asks each status for its new listings since the last sync (``Limit=1``) and samples the
+        change feed once. See ``docs/loading.md``, "Know the cost before paying it".
+
+        >>> client.plan_sync(City="Miami").requests  # doctest: +SKIP
+        114
+        """
+        return loaders.plan_sync(self._session, scope, refresh=refresh, history_since=history_since)
+
+    def runs(self, *, last: int | None = None, failed: bool = False) -> pd.DataFrame:
+        """The run history of this client's cache (every load, sync, report and watch run of
+        every client on it): one row per run, oldest first; ``last=N`` keeps the N latest,
+        ``failed=True`` only failed runs. Columns: ``docs/cache.md``, "The run history".
+
+        >>> client.runs(last=3)[["started", "kind", "resource", "requests", "rows", "outcome"]]  # doctest: +SKIP
+        """
+        return loaders.run_history(self._session, last=last, failed=failed)
 
     # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> Client:
@@ -495,24 +471,20 @@ class Client(RunsMixin):
 
         >>> fast = client.with_options(max_concurrency=8, cache=False)  # doctest: +SKIP
         """
-        setting_names = ("cache_dir", "cache", "ttl", "progress", "on_invalid")
-        api_options = {k: v for k, v in options.items() if k not in setting_names}
-        changes = {k: v for k, v in options.items() if k in setting_names}
+        api_options, changes = split_options(options)
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
-        copy._api = self._api.with_options(**api_options)
         copy._local = threading.local()
+        api = self.api.with_options(**api_options)
+        copy._session = replace(self._session, api=api)
         if changes:
-            merged = {**self._settings.__dict__, **changes}
-            copy._settings = _settings(**merged)
-            copy._cache = copy._make_cache()
-        else:
-            copy._settings = replace(self._settings)
+            copy._settings = _settings(**{**self._settings.__dict__, **changes})
+            copy._session = session_of(api, copy._settings, self._session.unchanged)
         return copy
 
     def close(self) -> None:
         """Close the connection pool (the embedded sandbox keeps running for the process)."""
-        self._api.close()
+        self.api.close()
 
     def __enter__(self) -> Client:
         return self
@@ -521,8 +493,7 @@ class Client(RunsMixin):
         self.close()
 
     def __repr__(self) -> str:
-        where = "embedded sandbox" if self._embedded else self.base_url
-        return self._api.mask(
-            f"Client(base_url={where!r}, auth={self._api.auth_kind!r}, "
-            f"cache={self._settings.cache})"
+        where = "embedded sandbox" if self.embedded else self.base_url
+        return self.api.mask(
+            f"Client(base_url={where!r}, auth={self.api.auth_kind!r}, cache={self._settings.cache})"
         )

@@ -8,19 +8,17 @@ import logging
 import math
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from realtyframes._config import load_settings
-from realtyframes.api import DEFAULT_MAX_RETRIES, RetryPolicy
+from realtyframes.api import DEFAULT_MAX_RETRIES, ApiClient, RetryPolicy
 from realtyframes.errors import ConfigError, QueryError
-from realtyframes.loaders import (
-    check_flag,
-    check_on_invalid,
-)
+from realtyframes.loaders import Session, check_flag, check_on_invalid, make_cache
+from realtyframes.schemas import OnInvalid
 
 TTL = float | timedelta | None
 
@@ -90,6 +88,35 @@ def _settings(
     )
 
 
+#: ``with_options`` arguments that are settings of the loaders (the others are the ApiClient's).
+SETTING_NAMES = ("cache_dir", "cache", "ttl", "progress", "on_invalid")
+
+
+def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``with_options`` arguments as (the ApiClient's, the settings' changes)."""
+    api_options = {k: v for k, v in options.items() if k not in SETTING_NAMES}
+    return api_options, {k: v for k, v in options.items() if k in SETTING_NAMES}
+
+
+def session_of(api: ApiClient, settings: ClientSettings, unchanged: Callable[[], bool]) -> Session:
+    """The session a Client's loads take: ``api``, the cache its settings ask for, progress and
+    ``on_invalid``; ``unchanged`` says whether its source can have changed since last synced."""
+    cache = make_cache(settings.cache_dir, settings.ttl) if settings.cache else None
+    mode = cast(OnInvalid, settings.on_invalid)
+    return Session(api, cache, settings.progress, mode, unchanged)
+
+
+def require_api_key(api: ApiClient, operation: str) -> None:
+    """A QueryError before any request when ``operation`` (of the legacy host) has no API key."""
+    if not api.has_api_key:
+        raise QueryError(
+            "api_key",
+            f"{operation} uses the legacy host, which needs an API key",
+            "an API key: the Client's api_key argument, REALTYFRAMES_API_KEY, or --api-key on "
+            "the command line",
+        )
+
+
 # -- the embedded sandbox: started once per process, lazily -----------------------------------------
 def _embedded_sandbox() -> EmbeddedSandbox:
     """A reference to the process's embedded sandbox, held for good: its port is reserved now,
@@ -105,6 +132,16 @@ def _embedded_sandbox() -> EmbeddedSandbox:
         )
 
     return embedded(on_start=started, lazy=True)
+
+
+def unchanged_while_idle(sandbox: EmbeddedSandbox | None) -> Callable[[], bool]:
+    """Whether a client's source is unchanged since last synced: True while its embedded sandbox
+    has not started in this process (its data are then those its identity names, as a cached
+    sync saw them: the sync answers from the cache, and no server starts); False for a service.
+    """
+    if sandbox is None:
+        return lambda: False
+    return lambda: not sandbox.started
 
 
 def start_before_requests(

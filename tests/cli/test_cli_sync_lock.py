@@ -72,7 +72,7 @@ def test_two_report_market_processes_at_once_sync_once(
     cache = tmp_path / "cache"
     flags = ["--base-url", proxy.url, "--cache-dir", str(cache), "--wait", "120", "-v"]
     with rf.Client(proxy.url, cache_dir=cache, progress=False) as client:
-        lock = sync_lock(client, MARKET)
+        lock = sync_lock(client.session, MARKET)
     assert lock is not None
     for round_, days in ((1, 0), (2, 10)):
         if days:
@@ -119,7 +119,7 @@ def test_report_market_exits_75_when_the_market_stays_busy_past_wait(
     cache = tmp_path / "cache"
     flags = ["--base-url", sandbox.url, "--cache-dir", str(cache), "--out", str(tmp_path / "r")]
     with rf.Client(sandbox.url, cache_dir=cache, progress=False) as client:
-        lock = sync_lock(client, MARKET)
+        lock = sync_lock(client.session, MARKET)
         assert lock is not None
         with file_lock(lock, timeout=5):  # another run syncing the market
             assert main([*REPORT, *flags, "--wait", "0"]) == EXIT_BUSY

@@ -132,7 +132,7 @@ def test_two_processes_on_one_scope_sync_once(
     with rf.Client(base_url=sandbox.url, cache_dir=cache, progress=False) as client:
         scope = rf.Watches(client).get("doral").scope
         client.sync_listings(**scope)
-        lock = sync_lock(client, scope)
+        lock = sync_lock(client.session, scope)
         assert lock is not None
         with file_lock(lock, timeout=5):
             busy = _subprocess(["watch", "run", "--wait", "0", *flags], tmp_path)

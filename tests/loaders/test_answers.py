@@ -320,16 +320,16 @@ def _advance(base: str, days: float) -> None:
 
 
 def _cached_market(client: rf.Client) -> pd.DataFrame | None:
-    cache = client._cache
+    cache = client.session.cache
     assert cache is not None
-    entry = cache.read(RESOURCE, _key(client, cache, sync_scope({})))
+    entry = cache.read(RESOURCE, _key(client.session, cache, sync_scope({})))
     return None if entry is None else entry.frame
 
 
 def _same_sync(proxied: rf.Client, direct: rf.Client) -> None:
     """The proxied client's synced market and history equal the direct client's."""
     _assert_same(proxied.sync_listings(), direct.sync_listings())
-    _assert_same(listing_history(proxied, {}), listing_history(direct, {}))
+    _assert_same(listing_history(proxied.session, {}), listing_history(direct.session, {}))
 
 
 @pytest.mark.slow
@@ -357,13 +357,13 @@ def test_sync_across_clock_advances_equals_the_fault_free_run_or_raises(setup, m
         )
         for days, mode, field in steps:
             _advance(base, days)
-            before = (_cached_market(proxied), listing_history(proxied, {}))
+            before = (_cached_market(proxied), listing_history(proxied.session, {}))
             proxy.set(mode)  # persistent: the sync raises, the cache keeps the last sync
             with pytest.raises(rf.ResponseMismatchError) as caught:
                 proxied.sync_listings()
             assert caught.value.field == field
             _assert_same(_cached_market(proxied), before[0])
-            _assert_same(listing_history(proxied, {}), before[1])
+            _assert_same(listing_history(proxied.session, {}), before[1])
             proxy.set(mode, times=2)  # transient: the same sync succeeds, equal to the direct one
             _same_sync(proxied, direct)
             assert proxy.injected[mode] == 2, (mode, dict(proxy.injected))

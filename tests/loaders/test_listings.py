@@ -75,7 +75,7 @@ def test_listings_count_ids_dtypes_and_cache(
     assert log.count == info.requests and client.last_load.requests == 0
     assert client.last_load.from_cache and client.last_load.fetched_at == info.fetched_at
     pdt.assert_frame_equal(again, frame)
-    on_disk = client._cache.path("listings", info.key)
+    on_disk = client.session.cache.path("listings", info.key)
     pdt.assert_frame_equal(pq.read_table(on_disk).to_pandas(), frame)  # other tools see the same
 
     fresh = client.listings(refresh=True)
@@ -91,7 +91,7 @@ def test_max_results_keeps_the_first_in_server_order(
     sandbox_url: str, make_client: MakeClient
 ) -> None:
     client, _ = make_client(sandbox_url, cache=False)
-    assert client._cache is None
+    assert client.session.cache is None
     every = client.listings(Sort="listprice")
     top = client.listings(Sort="listprice", max_results=70)
     assert client.last_load.requests == 2 and len(top) == 70
@@ -219,13 +219,15 @@ def test_ttl_and_cache_dir_settings(
     assert log.count == 2 and not client.last_load.from_cache
     monkeypatch.setenv("REALTYFRAMES_CACHE_DIR", str(tmp_path / "env"))
     with Client(sandbox_url, progress=False) as from_env:
-        assert from_env._cache is not None and from_env._cache.root == tmp_path / "env"
-        assert from_env._cache.ttl_for("listing").days == 1
+        assert (
+            from_env.session.cache is not None and from_env.session.cache.root == tmp_path / "env"
+        )
+        assert from_env.session.cache.ttl_for("listing").days == 1
     monkeypatch.delenv("REALTYFRAMES_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     with Client(sandbox_url, ttl={"listings": 5}) as default:
-        assert default._cache.root == tmp_path / "xdg" / "realtyframes"
-        assert default._cache.ttl_for("listings") == 5
+        assert default.session.cache.root == tmp_path / "xdg" / "realtyframes"
+        assert default.session.cache.ttl_for("listings") == 5
     assert not (tmp_path / "env").exists() and not (tmp_path / "xdg").exists()
 
 

@@ -121,8 +121,8 @@ def reference(sb: RunningSandbox, tmp_path_factory: pytest.TempPathFactory) -> d
     hook = Hook()
     with client(sb.url, tmp_path_factory.mktemp("ref-sync"), hook) as c:
         found["market"] = c.sync_listings()
-        found["history"] = listing_history(c, {})
-        found["state"] = sync_state(c, {})
+        found["history"] = listing_history(c.session, {})
+        found["state"] = sync_state(c.session, {})
         found["sync_requests"] = hook.count
     assert found["details_requests"] > 150 and found["sync_requests"] > 40
     return found
@@ -135,8 +135,8 @@ def assert_same_details(c: rf.Client, frame: pd.DataFrame, reference: dict[str, 
 
 def assert_same_market(c: rf.Client, market: pd.DataFrame, reference: dict[str, Any]) -> None:
     pd.testing.assert_frame_equal(market, reference["market"])
-    pd.testing.assert_frame_equal(listing_history(c, {}), reference["history"])
-    state = sync_state(c, {})
+    pd.testing.assert_frame_equal(listing_history(c.session, {}), reference["history"])
+    state = sync_state(c.session, {})
     assert state is not None
     for name in ("entry_watermark", "change_watermark", "data_time", "history_since"):
         assert state[name] == reference["state"][name]
@@ -166,7 +166,8 @@ def test_details_load_resumes_after_a_lost_connection(
         info = c.last_load
     assert_same_details(c, frame, reference)
     assert info.resumed_requests == saved and info.resumed_from is not None
-    assert info.requests + info.resumed_requests == reference["details_requests"]
+    # the checks of the checkpoint are requests of the load (#33)
+    assert info.requests + info.resumed_requests == reference["details_requests"] + checks(saved)
     assert interrupted + proxy.forwarded <= reference["details_requests"] + in_flight + LOAD_CHECKS
     assert journals(tmp_path) == []  # stored: the checkpoint is gone
     # the run history: the interrupted load failed, the resumed one says where it went on from
@@ -189,7 +190,7 @@ def test_first_sync_resumes_after_a_lost_connection(
         interrupted = after  # the requests that passed (a last one may still be on its way)
         assert proxy.forwarded <= after
         assert not (tmp_path / "market").exists()
-        assert sync_state(c, {}) is None and listing_history(c, {}).empty
+        assert sync_state(c.session, {}) is None and listing_history(c.session, {}).empty
         saved = saved_pages(tmp_path)
         in_flight = interrupted - saved  # and the refused probe: see the SIGKILL test
         assert 0 <= in_flight <= IN_FLIGHT_MAX + 1
@@ -299,7 +300,9 @@ def test_details_load_resumes_after_sigkill(
         info = c.last_load
     assert_same_details(c, frame, reference)
     assert info.resumed_requests == saved  # every saved answer reused, none asked again
-    assert info.requests + info.resumed_requests == reference["details_requests"]
+    # every request the resume made is in its count, the checks of its checkpoint too (#33)
+    assert info.requests == hook.count
+    assert info.requests + info.resumed_requests == reference["details_requests"] + checks(saved)
     # interrupted + resumed = uninterrupted + the requests that were in flight, exactly (and
     # the checks of the checkpoint's identity)
     assert interrupted + hook.count == reference["details_requests"] + in_flight + checks(saved)
@@ -322,6 +325,7 @@ def test_first_sync_resumes_after_sigkill(
     with client(sb.url, cache, hook) as c:
         market = c.sync_listings()
         assert c.last_load.resumed_requests == saved  # every saved answer reused
+        assert c.last_load.requests == hook.count  # the checks of the checkpoint too (#33)
         assert_same_market(c, market, reference)
     assert interrupted + hook.count <= reference["sync_requests"] + in_flight + SYNC_CHECKS
     assert journals(cache) == []
@@ -354,10 +358,10 @@ def test_another_scope_discards_the_checkpoint(
         market = c.sync_listings(history_since="2026-03-01")
         assert c.last_load.resumed_requests == 0
         assert [m for m in discarded(caplog) if "another scope" in m]
-        history = listing_history(c, {})
+        history = listing_history(c.session, {})
     with client(proxy.url, tmp_path / "fresh") as fresh:
         pd.testing.assert_frame_equal(market, fresh.sync_listings(history_since="2026-03-01"))
-        pd.testing.assert_frame_equal(history, listing_history(fresh, {}))
+        pd.testing.assert_frame_equal(history, listing_history(fresh.session, {}))
 
 
 def test_drift_beyond_tolerance_discards_the_checkpoint(

@@ -67,12 +67,12 @@ def test_a_first_sync_resumed_later_equals_a_fresh_sync_after_the_next_one(
             else:  # within the hour: taken, the watermarks back to the saved pages' data time
                 assert c.last_load.resumed_requests >= 1 and not moved
             synced = c.sync_listings()  # the next ordinary incremental sync
-            history = listing_history(c, {})
-            assert sync_state(c, {})["mode"] == "incremental"
+            history = listing_history(c.session, {})
+            assert sync_state(c.session, {})["mode"] == "incremental"
         assert journals(cache) == []
         with client(server.url, tmp_path / "fresh") as f:
             fresh = f.sync_listings()
-            fresh_history = listing_history(f, {})
+            fresh_history = listing_history(f.session, {})
     # cell for cell: every column equal (DaysOnMarket of open listings: the sync's lower bound)
     assert_same_market(synced, fresh, exact_days=False)
     pd.testing.assert_frame_equal(history, fresh_history)
@@ -123,12 +123,12 @@ def test_within_the_resume_window_the_old_rows_catch_up_at_the_next_sync(
         with client(server.url, cache) as c:
             c.sync_listings()
             assert c.last_load.resumed_requests >= 1
-            state = sync_state(c, {})
+            state = sync_state(c.session, {})
             synced = c.sync_listings()
-            history = listing_history(c, {})
+            history = listing_history(c.session, {})
         with client(server.url, tmp_path / "fresh") as f:
             fresh = f.sync_listings()
-            fresh_history = listing_history(f, {})
+            fresh_history = listing_history(f.session, {})
     held = fresh["ListingId"].isin(synced["ListingId"])
     assert held.sum() > 0.99 * len(fresh) and synced["ListingId"].isin(fresh["ListingId"]).all()
     assert_same_market(synced, fresh[held].reset_index(drop=True), exact_days=False)

@@ -5,6 +5,7 @@ anomaly flagged on a sandbox whose scope shrinks. Real sandboxes on loopback."""
 from __future__ import annotations
 
 import sqlite3
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.cache import RUN_COLUMNS, state_file
+from realtyframes.loaders import ENDPOINTS, LoadInfo, LoadResult, run_load
 from realtyframes.sandbox import DEMO, Faults, RunningSandbox
 
 
@@ -94,6 +96,35 @@ def test_each_load_appends_a_record_matching_the_hook_and_the_frame(
         seen = db.execute("SELECT resource, requests FROM runs ORDER BY started").fetchall()
     assert [s[1] for s in seen] == client.runs()["requests"].tolist()
     assert [s[0] for s in seen] == ["listings", "listings", "listings", "analytics"]
+
+
+def test_the_loaders_return_results_and_last_load_is_kept_per_thread(
+    make: Callable[..., tuple[rf.Client, Hook]], sandbox_url: str
+) -> None:
+    client, hook = make(sandbox_url)
+    result = run_load(client.session, ENDPOINTS["listings"], {}, max_results=60)
+    assert client.last_load is None  # the result comes back; nothing is set on the side
+    assert len(result.frame) == result.rows == 60 and result.requests == hook.requests
+    run = last_run(client)  # the load is its own run, counted from the result it returned
+    assert (run.kind, run.requests, run.rows, run.from_cache) == ("load", hook.requests, 60, False)
+
+    frame = client.listings(max_results=60)  # the same load: a cache hit
+    kept = client.last_load
+    assert isinstance(kept, LoadInfo) and not isinstance(kept, LoadResult)  # a report, no rows
+    assert kept.from_cache and kept.rows == len(frame) and kept.requests == 0
+    seen: dict[str, LoadInfo | None] = {}
+
+    def other_thread() -> None:
+        seen["before"] = client.last_load
+        client.contacts()
+        seen["after"] = client.last_load
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join()
+    assert seen["before"] is None  # each thread sees the report of its own latest call
+    assert seen["after"] is not None and seen["after"].resource == "contacts"
+    assert client.last_load is kept
 
 
 def test_a_sync_records_its_requests_and_what_it_changed(

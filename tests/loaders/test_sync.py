@@ -336,8 +336,8 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     }
     assert set(counter.statuses) == {200}
     assert set(market["StandardStatus"]) == set(STATUSES)
-    assert_history_is_the_feed(listing_history(client, {}), backfilled)
-    state = sync_state(client, {})
+    assert_history_is_the_feed(listing_history(client.session, {}), backfilled)
+    state = sync_state(client.session, {})
     assert state is not None and state["mode"] == "full" and state["chunk"] == CHUNK
     assert "chunk_refused" not in state
     assert state["last_requests"]["rejected"] == 0
@@ -360,7 +360,7 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     # the floor of the issue: ceil(ids / chunk) + sum of ceil(new_s / 50) + closings
     assert counter.total == floor["total"]
     assert counter.kinds["feed"] == math.ceil(floor["ids"] / CHUNK)
-    assert sync_state(client, {})["last_requests"]["total"] == counter.total
+    assert sync_state(client.session, {})["last_requests"]["total"] == counter.total
     assert client.last_load.resource == RESOURCE
     assert client.last_load.requests == counter.total
     fresh = fresh_market(http_client, base, scope)
@@ -368,7 +368,7 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     open_ = synced["StandardStatus"] != "Closed"
     grew = synced.loc[open_].merge(market[["ListingId", "DaysOnMarket"]], on="ListingId")
     assert (grew["DaysOnMarket_x"] > grew["DaysOnMarket_y"]).all()  # recomputed, not stale
-    history = listing_history(client, {})
+    history = listing_history(client.session, {})
     assert_history_is_the_feed(history, unique_records(backfilled + floor["records"]))
     assert_changes_are_the_feed(client.last_load.changes, floor, synced, market)
 
@@ -377,7 +377,7 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     again = client.sync_listings()
     assert counter.kinds == {"search": len(STATUSES), "feed": math.ceil(open_count(synced) / CHUNK)}
     pd.testing.assert_frame_equal(again, synced)
-    pd.testing.assert_frame_equal(listing_history(client, {}), history)
+    pd.testing.assert_frame_equal(listing_history(client.session, {}), history)
 
     # two months later: listings that were new last time have changed too; still equal
     advance(http_client, base, 60)
@@ -388,23 +388,23 @@ def test_sync_equals_full_load_after_the_clock_moves_at_the_request_floor(
     assert counter.total == floor["total"]
     assert_same_market(synced, fresh_market(http_client, base, scope), exact_days=False)
     records, _ = raw_feed(http_client, base, synced["ListingId"].tolist(), oldest)
-    assert_history_is_the_feed(listing_history(client, {}), records)
+    assert_history_is_the_feed(listing_history(client.session, {}), records)
 
 
 @pytest.mark.slow
 def test_a_chunk_the_server_refuses_is_split_once(start_sandbox, make_client, counter, http_client):
     sandbox = start_sandbox(listings=4000)
     client = make_client(sandbox.url)
-    market = sync_listings(client, {}, history_since=False)
+    market = sync_listings(client.session, {}, history_since=False).frame
     assert open_count(market) > 4 * CHUNK  # only open listings are polled
     advance(http_client, sandbox.url, 3)
     counter.reset()
     # 200 ids a chunk: each refused (400 bad_request), its halves of 100 accepted
-    synced = sync_listings(client, {}, chunk_size=2 * CHUNK)
+    synced = sync_listings(client.session, {}, chunk_size=2 * CHUNK).frame
     refused = math.ceil(open_count(market) / (2 * CHUNK))
     assert counter.statuses[400] == refused
     assert counter.kinds["feed"] == refused + math.ceil(open_count(market) / CHUNK)
-    state = sync_state(client, {})
+    state = sync_state(client.session, {})
     assert state["chunk"] == 2 * CHUNK
     assert state["last_requests"]["rejected"] == refused
     assert state["last_requests"]["total"] == state["last_requests"]["floor"] + refused
@@ -412,24 +412,24 @@ def test_a_chunk_the_server_refuses_is_split_once(start_sandbox, make_client, co
         synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
     )
     counter.reset()
-    sync_listings(client, {})  # nothing learned: the spec's 100 again, no refusal
+    sync_listings(client.session, {})  # nothing learned: the spec's 100 again, no refusal
     assert counter.statuses[400] == 0
     assert counter.kinds["feed"] == math.ceil(open_count(synced) / CHUNK)
     # a chunk whose halves are refused too: raised, nothing written
-    before = sync_state(client, {})
+    before = sync_state(client.session, {})
     with pytest.raises(BadRequestError):
-        sync_listings(client, {}, chunk_size=4 * CHUNK)
-    assert sync_state(client, {}) == before
+        sync_listings(client.session, {}, chunk_size=4 * CHUNK)
+    assert sync_state(client.session, {}) == before
 
     # refresh=True: a full load (searches only); the history so far is kept
-    history = listing_history(client, {})
+    history = listing_history(client.session, {})
     assert len(history) > 0
     counter.reset()
-    refreshed = sync_listings(client, {}, refresh=True)
+    refreshed = sync_listings(client.session, {}, refresh=True).frame
     assert set(counter.kinds) == {"search"}
-    assert sync_state(client, {})["mode"] == "full"
-    assert sync_state(client, {})["syncs"] == 4
-    pd.testing.assert_frame_equal(listing_history(client, {}), history)
+    assert sync_state(client.session, {})["mode"] == "full"
+    assert sync_state(client.session, {})["syncs"] == 4
+    pd.testing.assert_frame_equal(listing_history(client.session, {}), history)
     assert_same_market(
         refreshed, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=True
     )
@@ -463,16 +463,16 @@ def test_a_chunk_refused_by_a_proxy_is_split_in_halves(
     sandbox = start_sandbox(listings=3000)
     # the fourth change-feed request of 100 ids gets the proxy's 414
     client = make_client(sandbox.url, transport=RefuseOneLongRequest(nth=4, limit=CHUNK // 2))
-    market = sync_listings(client, {}, history_since=False)
+    market = sync_listings(client.session, {}, history_since=False).frame
     advance(http_client, sandbox.url, 7)
     counter.reset()
-    synced = sync_listings(client, {})
+    synced = sync_listings(client.session, {}).frame
     chunks = math.ceil(open_count(market) / CHUNK)
     assert chunks >= 4
     # the refused chunk made one request more than the floor, and its two halves one more
     assert counter.kinds["feed"] == chunks + 2
     assert counter.statuses[400] == 0 and counter.statuses[414] == 1
-    state = sync_state(client, {})
+    state = sync_state(client.session, {})
     assert state["chunk"] == CHUNK  # nothing learned
     assert state["last_requests"]["rejected"] == 1
     assert_same_market(
@@ -486,7 +486,7 @@ def test_a_corrupt_cache_file_falls_back_to_a_full_load(
     sandbox = start_sandbox(listings=600)
     scope = {"PropertyType": "Residential Lease", "City": "Miami Beach"}
     client = make_client(sandbox.url)
-    first = sync_listings(client, scope)
+    first = sync_listings(client.session, scope).frame
     assert len(first) > 0
     assert set(first["City"]) == {"Miami Beach"}
     files = list((tmp_path / "cache" / RESOURCE).glob("**/*.parquet"))
@@ -495,11 +495,11 @@ def test_a_corrupt_cache_file_falls_back_to_a_full_load(
     advance(http_client, sandbox.url, 5)
     counter.reset()
     with pytest.warns(CacheWarning, match="unreadable"):
-        market = sync_listings(client, scope)
+        market = sync_listings(client.session, scope).frame
     expected = totals(http_client, sandbox.url, sync_scope(scope))
     assert counter.kinds["search"] == sum(max(1, math.ceil(n / PAGE)) for n in expected.values())
     # the history went with the file: the full load backfills it again
-    state = sync_state(client, scope)
+    state = sync_state(client.session, scope)
     assert state["mode"] == "full"
     assert counter.kinds["feed"] == state["last_requests"]["backfill"] > 0
     assert_same_market(
@@ -512,18 +512,18 @@ def test_an_unreadable_sync_state_falls_back_to_a_full_load(
 ):
     sandbox = start_sandbox(listings=400)
     client = make_client(sandbox.url)
-    sync_listings(client, {})
-    cache = client._cache
-    key = _key(client, cache, sync_scope({}))
+    sync_listings(client.session, {})
+    cache = client.session.cache
+    key = _key(client.session, cache, sync_scope({}))
     entry = cache.read(RESOURCE, key)
     meta = {k: entry.meta[k] for k in ("host", "operation", "params", "account", "schema_version")}
     state = {**entry.meta["sync"], "change_watermark": "yesterday"}
     cache.write(RESOURCE, key, entry.frame, {**meta, "sync": state}, extra_frames=entry.extra)
     advance(http_client, sandbox.url, 3)
     counter.reset()
-    market = sync_listings(client, {}, history_since=False)
+    market = sync_listings(client.session, {}, history_since=False).frame
     assert set(counter.kinds) == {"search"}
-    assert sync_state(client, {})["mode"] == "full"
+    assert sync_state(client.session, {})["mode"] == "full"
     assert_same_market(
         market, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=True
     )
@@ -549,11 +549,12 @@ def test_invalid_records_are_quarantined_and_not_followed(
     sandbox = start_sandbox(listings=600, faults=Faults(bad_records=0.04))
     client = make_client(sandbox.url)
     with pytest.warns(DataQualityWarning, match="quarantined"):
-        market = sync_listings(client, {})
-    quarantine = client.last_load.quarantine
-    assert len(quarantine) > 0 and client.last_load.quarantined == len(quarantine)
+        first = sync_listings(client.session, {})
+    market, quarantine = first.frame, first.quarantine
+    assert len(quarantine) > 0 and first.quarantined == len(quarantine)
     assert quarantine["_quarantine_reason"].notna().all()
-    assert client.last_load.requests == counter.total
+    assert first.requests == counter.total
+    assert client.last_load is None  # the loaders return their results; only the Client keeps one
     corrupted = set(sandbox.admin.faults.bad_record_ids)
     assert set(quarantine["ListingId"].dropna()) <= corrupted
     assert not set(market["ListingId"]) & corrupted
@@ -563,13 +564,11 @@ def test_invalid_records_are_quarantined_and_not_followed(
     advance(http_client, sandbox.url, 7)
     with warnings.catch_warnings():  # a new listing may be corrupted too
         warnings.simplefilter("ignore", DataQualityWarning)
-        synced = sync_listings(client, {})
-        fresh = fresh_market(
-            http_client, sandbox.url, sync_scope({}), invalid=client.last_load.quarantined
-        )
-    assert_same_market(synced, fresh, exact_days=False)
-    assert client.last_load.quarantined >= len(quarantine)
-    history = listing_history(client, {})
+        later = sync_listings(client.session, {})
+        fresh = fresh_market(http_client, sandbox.url, sync_scope({}), invalid=later.quarantined)
+    assert_same_market(later.frame, fresh, exact_days=False)
+    assert later.quarantined >= len(quarantine)
+    history = listing_history(client.session, {})
     assert not set(history["ListingId"]) & set(quarantine["ListingId"].dropna())
 
 
@@ -581,12 +580,12 @@ def test_without_a_cache_every_sync_is_a_full_load(
     scope = sync_scope({"Subtypes": ["Condominium"]})
     for _ in range(2):
         counter.reset()
-        market = sync_listings(client, {"Subtypes": ["Condominium"]})
+        market = sync_listings(client.session, {"Subtypes": ["Condominium"]}).frame
         assert counter.kinds["feed"] == 0 and counter.kinds["search"] >= len(STATUSES)
         assert_same_market(market, fresh_market(http_client, sandbox.url, scope), exact_days=True)
         advance(http_client, sandbox.url, 2)
-    assert listing_history(client, {"Subtypes": ["Condominium"]}).empty
-    assert sync_state(client, {"Subtypes": ["Condominium"]}) is None
+    assert listing_history(client.session, {"Subtypes": ["Condominium"]}).empty
+    assert sync_state(client.session, {"Subtypes": ["Condominium"]}) is None
 
 
 @pytest.mark.parametrize(
@@ -605,10 +604,10 @@ def test_without_a_cache_every_sync_is_a_full_load(
 def test_a_bad_scope_is_refused_before_any_request(make_client, counter, scope, param, says):
     client = make_client("http://127.0.0.1:9")  # nothing listens there: any request would fail
     with pytest.raises(QueryError, match=says) as caught:
-        sync_listings(client, scope)
+        sync_listings(client.session, scope)
     assert caught.value.param == param
     with pytest.raises(QueryError):
-        listing_history(client, scope)
+        listing_history(client.session, scope)
     assert counter.total == 0
 
 
@@ -616,7 +615,7 @@ def test_bad_chunk_size_is_refused(make_client, counter):
     client = make_client("http://127.0.0.1:9")
     for bad in (0, -5, 2.5, True):
         with pytest.raises(QueryError, match="chunk_size"):
-            sync_listings(client, {}, chunk_size=bad)
+            sync_listings(client.session, {}, chunk_size=bad)
     assert counter.total == 0
 
 
@@ -659,7 +658,7 @@ def test_history_since_bounds_or_skips_the_backfill(
     client.sync_listings(history_since=False)
     assert set(counter.kinds) == {"search"}
     assert client.listing_history().empty
-    assert sync_state(client, {})["last_requests"]["backfill"] == 0
+    assert sync_state(client.session, {})["last_requests"]["backfill"] == 0
 
     since = (pd.Timestamp(sandbox_as_of) - pd.Timedelta(days=90)).normalize()
     other = make_client(sandbox.url, cache_dir=tmp_path / "b")
@@ -668,7 +667,7 @@ def test_history_since_bounds_or_skips_the_backfill(
     assert len(history) > 0 and history["ChangeTimestamp"].min() > since
     records, _ = raw_feed(http_client, sandbox.url, market["ListingId"].tolist(), iso(since))
     assert_history_is_the_feed(history, records)
-    assert sync_state(other, {})["history_since"] == iso(since)
+    assert sync_state(other.session, {})["history_since"] == iso(since)
 
 
 @pytest.mark.parametrize(

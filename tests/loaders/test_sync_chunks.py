@@ -74,7 +74,7 @@ def test_a_first_sync_gets_no_4xx_answer_and_a_leftover_chunk_file_is_ignored(
         assert statuses and not [s for s in statuses if 400 <= s < 500]
         assert set(log.sizes) <= {*range(1, 101)} and log.sizes.count(100) == len(market) // 100
         assert sum(log.sizes) == len(market)  # every id asked about exactly once
-        state = sync_state(client, {})
+        state = sync_state(client.session, {})
         assert state["chunk"] == 100 and state["last_requests"]["rejected"] == 0
         advance(http_client, sandbox.url, 2)
         log.clear()
@@ -102,7 +102,9 @@ def test_against_a_smaller_server_each_chunk_is_split_once(start_sandbox, http_c
         assert {code for size, code in log.answers if size > 60} == {400}
         assert {code for size, code in log.answers if size <= 60} == {200}
         assert max(size for size, _ in log.answers if size <= 60) == 50
-        assert sync_state(client, {})["last_requests"]["rejected"] == log.statuses.count(400)
+        assert sync_state(client.session, {})["last_requests"]["rejected"] == log.statuses.count(
+            400
+        )
         assert log.statuses.count(400) >= chunks - 1
     assert_same_market(
         synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
@@ -111,7 +113,7 @@ def test_against_a_smaller_server_each_chunk_is_split_once(start_sandbox, http_c
     with _client(sandbox.url, tmp_path / "d", FeedLog()) as client:
         with pytest.raises(rf.BadRequestError):
             client.sync_listings()
-        assert sync_state(client, {}) is None
+        assert sync_state(client.session, {}) is None
 
 
 @pytest.mark.slow
@@ -139,6 +141,6 @@ def test_a_month_of_daily_syncs_equals_a_full_load_and_never_polls_a_closed_list
             market = client.sync_listings()
             assert not closed & asked  # a listing Closed at an earlier sync is never polled
             closed |= set(market.loc[market["StandardStatus"] == "Closed", "ListingId"])
-        assert sync_state(client, {})["syncs"] == 31
+        assert sync_state(client.session, {})["syncs"] == 31
     fresh = fresh_market(http_client, sandbox.url, sync_scope({}))
     assert_same_market(market, fresh, exact_days=False)

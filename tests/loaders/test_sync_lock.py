@@ -172,7 +172,7 @@ def test_a_lock_held_past_wait_is_scope_busy_and_records_a_failed_run(
     with rf.Client(
         sandbox.url, cache_dir=tmp_path / "c", progress=False, event_hooks=hooks
     ) as client:
-        lock = sync_lock(client, {"City": "Doral"})
+        lock = sync_lock(client.session, {"City": "Doral"})
         assert lock is not None and lock.parent.name == "market.sync"
         with file_lock(lock, timeout=5), pytest.raises(rf.ScopeBusyError) as busy:
             client.sync_listings(City="Doral", wait=0)  # another run is syncing it
@@ -209,7 +209,7 @@ def test_wait_is_checked_before_any_request_and_a_client_without_cache_takes_no_
         assert requests == [] and not (tmp_path / "c" / ".rf" / "locks").exists()
     assert SYNC_WAIT == 900.0
     with rf.Client(sandbox.url, cache=False, progress=False) as uncached:
-        assert sync_lock(uncached, {"City": "Doral"}) is None
+        assert sync_lock(uncached.session, {"City": "Doral"}) is None
         assert len(uncached.sync_listings(City="Doral", wait=None)) > 0
 
 
@@ -227,7 +227,7 @@ def test_threads_of_one_process_sync_a_scope_once(
     with rf.Client(
         sandbox.url, cache_dir=tmp_path / "c", progress=False, event_hooks={"request": [hook]}
     ) as client:
-        lock = sync_lock(client, {})
+        lock = sync_lock(client.session, {})
         assert lock is not None
         found: dict[str, pd.DataFrame] = {}
         first = threading.Thread(target=lambda: found.update(a=client.sync_listings()))
@@ -258,7 +258,7 @@ def test_a_first_sync_killed_holding_the_lock_frees_it_and_is_resumed(
     first = Child(sandbox.url, cache, tmp_path / "killed", gate, 120, free=6)
     first.wait_for(lambda: len(first.sent()) > 6)
     with rf.Client(sandbox.url, cache_dir=cache, progress=False) as probe:
-        lock = sync_lock(probe, {})
+        lock = sync_lock(probe.session, {})
     assert lock is not None and is_locked(lock)
     store = ParquetCache(cache)
     held = store.job_holder("market", lock.stem)  # who: the locks table (docs/cache.md)
@@ -327,7 +327,7 @@ def test_a_lock_path_that_is_a_directory_is_a_typed_error(
     with rf.Client(
         sandbox.url, cache_dir=tmp_path / "c", progress=False, event_hooks=hooks
     ) as client:
-        lock = sync_lock(client, {"City": "Doral"})
+        lock = sync_lock(client.session, {"City": "Doral"})
         assert lock is not None
         lock.mkdir(parents=True)
         with pytest.raises(rf.CacheLockError, match="it is a directory") as error:

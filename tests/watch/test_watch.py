@@ -316,15 +316,15 @@ def test_synced_market_reads_the_last_sync_without_a_request(
     with rf.Client(
         base_url=sandbox.url, cache_dir=tmp_path / "c", progress=False, event_hooks=hooks
     ) as client:
-        assert synced_market(client, {"City": "Doral"}) is None
+        assert synced_market(client.session, {"City": "Doral"}) is None
         market = client.sync_listings(City="Doral")
         requests.clear()
-        cached = synced_market(client, {"City": "Doral"})
+        cached = synced_market(client.session, {"City": "Doral"})
         assert requests == []
         assert cached is not None
         pd.testing.assert_frame_equal(cached.reset_index(drop=True), market.reset_index(drop=True))
     with rf.Client(base_url=sandbox.url, cache=False, progress=False) as uncached:
-        assert synced_market(uncached, {"City": "Doral"}) is None
+        assert synced_market(uncached.session, {"City": "Doral"}) is None
 
 
 def test_a_busy_scope_is_flagged_and_the_other_scopes_still_run(
@@ -338,7 +338,7 @@ def test_a_busy_scope_is_flagged_and_the_other_scopes_still_run(
     watches = rf.Watches(client)
     watches.add("a", City="Doral")
     watches.add("b", City="Miami")
-    held = sync_lock(client, watches.get("a").scope)
+    held = sync_lock(client.session, watches.get("a").scope)
     assert held is not None
     with file_lock(held, timeout=5):  # another run syncing Doral
         busy, done = watches.run(wait=0)

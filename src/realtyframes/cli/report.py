@@ -422,7 +422,7 @@ def chart_worker_count(requested: int | None, options: MarketReportOptions) -> i
 
 def run_report(args: argparse.Namespace, settings: Settings) -> int:
     """The ``report market`` command: load, compute, write; print the HTML path (stdout)."""
-    from realtyframes._runs import recorded
+    from realtyframes.loaders import recorded
     from realtyframes.notify import raise_for_failures, send
     from realtyframes.report import (
         MarketReportOptions,
@@ -471,7 +471,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
             progress=False if quiet else None,
             **client_options(args),
         ) as (client, source),
-        recorded(client, "report", "report", _scope(options)) as run,
+        recorded(client.session, "report", "report", _scope(options)) as run,
     ):
         options = dataclasses.replace(options, source=source)
         frames = load_market_frames(

@@ -1,7 +1,10 @@
 """Loaders: endpoint -> paged raw JSON -> validated DataFrame, cached as Parquet.
 
-Each operation is declared once in :mod:`~realtyframes.loaders.endpoints` (``ENDPOINTS``) and
-loaded by ``run_load`` over the shared machinery: fetch strategies and shapers (``_fetch``),
+Every load, sync and plan takes a :class:`Session` (the HTTP layer, the cache, the settings)
+explicitly and returns its result (a :class:`LoadResult`: the frame and its report); each load
+and sync is one run of the run history (``_runs``). Each operation is declared once in
+:mod:`~realtyframes.loaders.endpoints` (``ENDPOINTS``) and loaded by ``run_load`` over the
+shared machinery: fetch strategies and shapers (``_fetch``),
 paging (``_paging``), the load top to bottom (``_load``: ``run_load`` -> ``load``: cache lookup,
 fetch, validation with a quarantine, store), the shared types (``_base``), argument checks
 (``_checks``, each argument in one place); ``_sync`` keeps whole markets current.
@@ -9,14 +12,14 @@ Users call them through :class:`realtyframes.Client`.
 
 >>> import realtyframes as rf
 >>> client = rf.Client()  # doctest: +SKIP
->>> client.listings(City="Miami"); client.last_load  # doctest: +SKIP
+>>> result = run_load(client.session, ENDPOINTS["listings"], {"City": "Miami"})  # doctest: +SKIP
+>>> result.frame, result.requests  # doctest: +SKIP
 """
 
-from realtyframes.loaders._base import LoadContext, LoadInfo, default_cache_dir
+from realtyframes.loaders._base import LoadInfo, LoadResult, Session, default_cache_dir
 from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
-from realtyframes.loaders._load import run_load
-from realtyframes.loaders._loads import changes_params, load_analytics
+from realtyframes.loaders._load import changes_params, dataset_path, load_analytics, run_load
 from realtyframes.loaders._paging import (
     PAGE_SIZE,
     DriftWarning,
@@ -25,6 +28,7 @@ from realtyframes.loaders._paging import (
     fetch_pages_many,
 )
 from realtyframes.loaders._plan import Plan, duration, plan_listings
+from realtyframes.loaders._runs import Run, recorded, run_history
 from realtyframes.loaders._sync import RESOURCE as SYNC_RESOURCE
 from realtyframes.loaders._sync import (
     SYNC_REFUSED,
@@ -50,13 +54,16 @@ __all__ = [
     "SYNC_WAIT",
     "DriftWarning",
     "Endpoint",
-    "LoadContext",
     "LoadInfo",
+    "LoadResult",
     "Paged",
     "Plan",
+    "Run",
+    "Session",
     "changes_params",
     "check_flag",
     "check_on_invalid",
+    "dataset_path",
     "default_cache_dir",
     "duration",
     "fetch_details",
@@ -67,6 +74,8 @@ __all__ = [
     "make_cache",
     "plan_listings",
     "plan_sync",
+    "recorded",
+    "run_history",
     "run_load",
     "sync_listings",
     "sync_lock",

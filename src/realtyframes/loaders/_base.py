@@ -1,6 +1,7 @@
-"""The loaders' shared types and helpers: where the cache lives, what a load needs
-(:class:`LoadContext`), what a fetch gives back (:class:`Loaded`), what a load reports
-(:class:`LoadInfo`, :class:`Result`), validation with a quarantine, and Parquet-safe frames.
+"""The loaders' shared types and helpers: where the cache lives, what every load, sync and plan
+takes (:class:`Session`), what a fetch gives back (:class:`Loaded`), what a load returns
+(:class:`LoadResult`: its frames and its :class:`LoadInfo`), validation with a quarantine, and
+Parquet-safe frames.
 
 The load itself (cache lookup, fetch, validate, store) reads top to bottom in
 :mod:`realtyframes.loaders._load`.
@@ -15,7 +16,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,17 +28,17 @@ import pyarrow.compute as pc
 
 from realtyframes._environment import SETTING_VARIABLES
 from realtyframes.api import ApiClient
-from realtyframes.cache import Checkpoint, ParquetCache
+from realtyframes.cache import ParquetCache
 from realtyframes.schemas import QUARANTINE_REASON, OnInvalid, validate
 
 logger = logging.getLogger("realtyframes.loaders")
 
 __all__ = [
     "QUARANTINE_REASON",
-    "LoadContext",
     "LoadInfo",
+    "LoadResult",
     "Loaded",
-    "Result",
+    "Session",
     "default_cache_dir",
     "ids_in",
     "parquet_safe",
@@ -132,20 +133,40 @@ class Loaded:
     members: dict[str, tuple[pd.DataFrame, Any]] = field(default_factory=dict)
 
 
-class LoadContext:
-    """What loaders need from a client: the HTTP layer, the cache (or None), progress, and
-    where to record the latest :class:`LoadInfo`."""
+def _never() -> bool:
+    return False
 
-    def __init__(
-        self,
-        api: ApiClient,
-        cache: ParquetCache | None,
-        progress: bool | None,
-        record: Callable[[LoadInfo], None],
-    ) -> None:
-        self.api, self.cache, self.progress, self.record = api, cache, progress, record
-        #: the checkpoint of the load under way (set by :func:`load`; see ``_resume``)
-        self.checkpoint: Checkpoint | None = None
+
+@dataclass(frozen=True)
+class Session:
+    """What every load, sync, plan and run record takes, explicitly: the HTTP layer, the cache
+    (None: ``cache=False``), progress bars (None: on in notebooks and terminals), what loads do
+    with invalid rows, and whether the source can have changed since it was last synced
+    (``unchanged()``: True while a client's embedded sandbox has not started in this process).
+    ``rf.Client`` holds one (``client.session``); its calls return results, never side channels.
+
+    >>> result = run_load(client.session, ENDPOINTS["listings"], {"City": "Miami"})  # doctest: +SKIP
+    >>> result.frame, result.requests  # doctest: +SKIP
+    """
+
+    api: ApiClient
+    cache: ParquetCache | None
+    progress: bool | None = None
+    on_invalid: OnInvalid = "quarantine"
+    unchanged: Callable[[], bool] = field(default=_never, repr=False)
+
+    @property
+    def source_unchanged(self) -> bool:
+        """True while the source's data are those the cache key names, as last synced."""
+        return self.unchanged()
+
+    def own_cache(self, operation: str) -> ParquetCache:
+        """The cache, or a ValueError naming ``operation`` when the session keeps none."""
+        if self.cache is None:
+            raise ValueError(
+                f"{operation}: this client keeps no cache (it was made with cache=False)"
+            )
+        return self.cache
 
 
 # -- validation and quarantine ---------------------------------------------------------------------
@@ -193,14 +214,24 @@ def parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
 # -- results ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Result:
-    """The valid frame, the load's report, and the valid member frames (analytics)."""
+@dataclass(frozen=True, eq=False)
+class LoadResult(LoadInfo):
+    """What a load or a sync returns: its :class:`LoadInfo` (counts, quarantine, media, changes)
+    plus the valid ``frame``, the valid ``members`` (analytics) and the entry's ``meta``.
+    ``info`` is the report alone (``client.last_load``), which holds no frame of rows.
 
-    frame: pd.DataFrame
-    info: LoadInfo
-    members: dict[str, pd.DataFrame]
-    meta: dict[str, Any]
+    >>> result = run_load(session, ENDPOINTS["contacts"], {})  # doctest: +SKIP
+    >>> result.frame, result.requests, result.info  # doctest: +SKIP
+    """
+
+    frame: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    members: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+    meta: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def info(self) -> LoadInfo:
+        """The load's report without its frames of rows."""
+        return LoadInfo(**{f.name: getattr(self, f.name) for f in fields(LoadInfo)})
 
 
 def ids_in(values: pd.Series, ids: Iterable[Any]) -> np.ndarray:

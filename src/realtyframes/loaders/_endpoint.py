@@ -17,13 +17,14 @@ from datetime import timedelta
 from typing import Any
 
 from realtyframes.api import Host, Operation, PreparedRequest
+from realtyframes.cache import Checkpoint
 from realtyframes.errors import QueryError
-from realtyframes.loaders._base import LoadContext, Loaded
+from realtyframes.loaders._base import Loaded, Session
 
 __all__ = ["Call", "Endpoint", "Fetcher", "Shaper"]
 
 Shaper = Callable[[Sequence[bytes]], Loaded]
-Fetcher = Callable[[LoadContext, "Endpoint", "Call"], Loaded]
+Fetcher = Callable[[Session, "Endpoint", "Call", Checkpoint | None], Loaded]
 
 _HOUR = timedelta(hours=1)
 

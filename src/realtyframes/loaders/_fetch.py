@@ -3,7 +3,8 @@
 
 A *shaper* turns raw bodies into a :class:`~realtyframes.loaders._base.Loaded` (frames, no counts
 yet); a *fetcher* makes the requests of one :class:`Call` and returns the shaped result with its
-counts: :func:`fetch_one` (one request), :func:`fetch_paged` (a list operation, every page;
+counts, given the load's :class:`Session` and its checkpoint (None: none; pages and details it
+holds are not asked for again, the others are saved in it): :func:`fetch_one` (one request), :func:`fetch_paged` (a list operation, every page;
 ``max_results``; with ``details``, each record's detail from the endpoint its row declares as
 ``details``), :func:`fetch_changes` (id chunks, each paged) and :func:`fetch_or_empty` (a 404
 that means "none").
@@ -23,9 +24,10 @@ from typing import Any
 import pandas as pd
 
 from realtyframes.api import MAX_LISTING_IDS
+from realtyframes.cache import Checkpoint
 from realtyframes.errors import NotFoundError
 from realtyframes.loaders._answers import check_echo, echo_check
-from realtyframes.loaders._base import LoadContext, Loaded
+from realtyframes.loaders._base import Loaded, Session
 from realtyframes.loaders._endpoint import Call, Endpoint
 from realtyframes.loaders._paging import _Bar, fetch_pages, fetch_pages_many, progress_enabled
 from realtyframes.schemas import (
@@ -125,40 +127,46 @@ def _shape(endpoint: Endpoint, bodies: Sequence[bytes]) -> Loaded:
     return endpoint.shape(bodies)
 
 
-def fetch_one(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+def fetch_one(
+    session: Session, endpoint: Endpoint, call: Call, checkpoint: Checkpoint | None = None
+) -> Loaded:
     """One request, its body checked against what it must echo (``call.echo``), shaped."""
-    body = ctx.api.get_bytes(
+    body = session.api.get_bytes(
         call.path, call.query or None, host=endpoint.host, check=echo_check(call.echo)
     )
     return replace(_shape(endpoint, [body]), requests=1)
 
 
-def fetch_or_empty(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+def fetch_or_empty(
+    session: Session, endpoint: Endpoint, call: Call, checkpoint: Checkpoint | None = None
+) -> Loaded:
     """:func:`fetch_one`, where a 404 means "none" (the legacy contacts list, spec): an empty
     frame with the resource's columns."""
     try:
-        return fetch_one(ctx, endpoint, call)
+        return fetch_one(session, endpoint, call)
     except NotFoundError as exc:
         logger.info("%s: 404 (%s): none, an empty frame", endpoint.name, exc.message)
         empty = _shape(endpoint, [])
         return replace(empty, requests=1, total=0, expected=0, meta={"empty": True})
 
 
-def fetch_paged(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+def fetch_paged(
+    session: Session, endpoint: Endpoint, call: Call, checkpoint: Checkpoint | None = None
+) -> Loaded:
     """Every page of a list operation (``call.options["max_results"]`` stops early), shaped; the
     row count is checked against the server's total. With ``call.options["details"]``, each
     record's detail from the endpoint's ``details`` row (:func:`with_details`)."""
     assert endpoint.item_key is not None
     max_results = call.options.get("max_results")
     paged = fetch_pages(
-        ctx.api,
+        session.api,
         call.path,
         call.query,
         item_key=endpoint.item_key,
         max_results=max_results,
-        progress=ctx.progress,
+        progress=session.progress,
         desc=endpoint.resource or endpoint.name,
-        checkpoint=ctx.checkpoint,
+        checkpoint=checkpoint,
     )
     shaped = _shape(endpoint, paged.pages)
     frame = shaped.frame
@@ -175,7 +183,7 @@ def fetch_paged(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
     )
     if endpoint.details is None or not call.options.get("details"):
         return loaded
-    return with_details(ctx, endpoint.details, loaded)
+    return with_details(session, endpoint.details, loaded, checkpoint)
 
 
 #: Details fetched and shaped per batch: only one batch of raw bodies is held at a time.
@@ -183,17 +191,21 @@ DETAIL_BATCH = 2_000
 
 
 def fetch_details(
-    ctx: LoadContext, endpoint: Endpoint, ids: list[str], *, desc: str = "details"
+    session: Session,
+    endpoint: Endpoint,
+    ids: list[str],
+    *,
+    desc: str = "details",
+    checkpoint: Checkpoint | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Each listing's detail (``endpoint``: the detail row, ``ENDPOINTS["listing"]``), fetched concurrently within the rate budget -> (listings, media).
     Fetched and parsed :data:`DETAIL_BATCH` at a time (a whole load's bodies would take several
     times the memory of its frames). A detail of another listing than the one asked for is
     retried, then raised (:class:`~realtyframes.errors.ResponseMismatchError`). Details the
-    load's checkpoint (``ctx.checkpoint``) holds are taken from it; the others are saved in it."""
+    load's ``checkpoint`` holds are taken from it; the others are saved in it."""
     paths = [endpoint.at(i) for i in ids]
     field = endpoint.echo[0] if endpoint.echo is not None else None
-    checkpoint = ctx.checkpoint
-    bar = _Bar(progress_enabled(ctx.progress), desc)
+    bar = _Bar(progress_enabled(session.progress), desc)
     bar.plan(len(paths) - sum(1 for p in paths if checkpoint is not None and checkpoint.has(p)))
 
     def batches() -> Iterator[list[Any]]:
@@ -213,7 +225,7 @@ def fetch_details(
                 if checkpoint is not None:
                     checkpoint.put(chunk[todo[index]], body)
 
-            got = ctx.api.get_many(
+            got = session.api.get_many(
                 [(chunk[i], None) for i in todo], raw=True, on_result=arrived, check=check
             )
             for i, body in zip(todo, got, strict=True):
@@ -226,7 +238,9 @@ def fetch_details(
         bar.close()
 
 
-def with_details(ctx: LoadContext, detail: Endpoint, loaded: Loaded) -> Loaded:
+def with_details(
+    session: Session, detail: Endpoint, loaded: Loaded, checkpoint: Checkpoint | None = None
+) -> Loaded:
     """``loaded`` (search results) replaced by each record's detail from ``detail`` (the search
     row's ``details``: the records are named by its ``path_param``); records without an id are
     kept as they are (validation reports them)."""
@@ -236,10 +250,10 @@ def with_details(ctx: LoadContext, detail: Endpoint, loaded: Loaded) -> Loaded:
     ids = list(dict.fromkeys(loaded.frame.loc[known, id_field].astype(str)))
     no_id = loaded.frame.loc[~known]  # cannot be looked up: validation reports them
     loaded = replace(loaded, frame=no_id.iloc[:0])  # the search frame is not held meanwhile
-    reused = ctx.checkpoint.reused if ctx.checkpoint is not None else 0
-    frame, media = fetch_details(ctx, detail, ids)
-    if ctx.checkpoint is not None:  # details taken from the checkpoint were not requested
-        reused = ctx.checkpoint.reused - reused
+    reused = checkpoint.reused if checkpoint is not None else 0
+    frame, media = fetch_details(session, detail, ids, checkpoint=checkpoint)
+    if checkpoint is not None:  # details taken from the checkpoint were not requested
+        reused = checkpoint.reused - reused
     if len(no_id):
         frame = pd.concat([frame, no_id], ignore_index=True)
     requests = loaded.requests + len(ids) - reused
@@ -262,7 +276,9 @@ def changes_key(query: Mapping[str, str]) -> dict[str, str]:
     return {**rest, "ListingIds": ids_label(query["ListingIds"].split(","))}
 
 
-def fetch_changes(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+def fetch_changes(
+    session: Session, endpoint: Endpoint, call: Call, checkpoint: Checkpoint | None = None
+) -> Loaded:
     """The change feed: ids :data:`MAX_IDS_PER_REQUEST` per request, each chunk paged; one row
     per change."""
     assert endpoint.item_key is not None
@@ -273,13 +289,13 @@ def fetch_changes(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
         {**rest, "ListingIds": ",".join(ids[i : i + step])} for i in range(0, len(ids), step)
     ]
     paged = fetch_pages_many(
-        ctx.api,
+        session.api,
         call.path,
         queries,
         item_key=endpoint.item_key,
-        progress=ctx.progress,
+        progress=session.progress,
         desc=endpoint.resource or endpoint.name,
-        checkpoint=ctx.checkpoint,
+        checkpoint=checkpoint,
     )
     shaped = _shape(endpoint, [body for p in paged for body in p.pages])
     total = sum(p.total for p in paged)

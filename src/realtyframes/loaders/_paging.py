@@ -294,16 +294,9 @@ def fetch_pages(
     >>> paged.requests == len(paged.pages)  # doctest: +SKIP
     True
     """
-    return fetch_pages_many(
-        api,
-        path,
-        [params],
-        item_key=item_key,
-        max_results=max_results,
-        progress=progress,
-        desc=desc,
-        checkpoint=checkpoint,
-    )[0]
+    many = fetch_pages_many(api, path, [params], item_key=item_key, max_results=max_results,
+                            progress=progress, desc=desc, checkpoint=checkpoint)  # fmt: skip
+    return many[0]
 
 
 def fetch_pages_many(

@@ -6,7 +6,7 @@ listings since the watermark (a later one) and samples the change feed (``Limit=
 total) to foresee the history backfill / the feed. The time is the requests at the account's rate
 limit, read from the answers' ``RateLimit`` / ``RateLimit-Policy`` headers.
 
->>> plan = plan_listings(ctx, {"City": "Miami"}, details=True)  # doctest: +SKIP
+>>> plan = plan_listings(session, {"City": "Miami"}, details=True)  # doctest: +SKIP
 >>> plan.requests, plan.seconds  # doctest: +SKIP
 (421, 421.0)
 """
@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from realtyframes.api import ApiClient
-from realtyframes.loaders._base import LoadContext
+from realtyframes.loaders._base import Session
 from realtyframes.loaders._page_info import PAGE_SIZE
 from realtyframes.loaders._sync_feed import DEFAULT_CHUNK
 from realtyframes.loaders._sync_steps import STATUSES
@@ -147,7 +147,7 @@ def _when(text: str) -> datetime:
 
 
 def plan_listings(
-    ctx: LoadContext,
+    session: Session,
     filters: Mapping[str, Any],
     *,
     max_results: int | None = None,
@@ -156,16 +156,16 @@ def plan_listings(
     """The requests of ``listings(**filters, max_results=, details=)`` fetched (not from the
     cache), from one ``Limit=1`` search; filters are validated first (QueryError, no request).
 
-    >>> plan_listings(ctx, {"City": "Miami"}).pages  # doctest: +SKIP
+    >>> plan_listings(session, {"City": "Miami"}).pages  # doctest: +SKIP
     9
     """
     call = ENDPOINTS["listings"].call(filters, {"max_results": max_results, "details": details})
-    body = _total(ctx.api, call.path, {**call.query, "Limit": "1"})
+    body = _total(session.api, call.path, {**call.query, "Limit": "1"})
     total = _count(body)
     rows = total if call.options["max_results"] is None else min(total, call.options["max_results"])
     detail = rows if call.options["details"] else 0
     mode = "details" if call.options["details"] else "search"
-    return _make(ctx.api, "listings", mode, (rows, _pages(rows), detail, 0), 1)
+    return _make(session.api, "listings", mode, (rows, _pages(rows), detail, 0), 1)
 
 
 # -- syncs -------------------------------------------------------------------------------------------

@@ -18,7 +18,8 @@ page of listings is saved, :func:`note_identity` notes (checkpoint note :data:`I
 three of its records (ListingId and OriginalEntryTimestamp, which never changes for a listing) and
 the page's data time (:func:`saved_data_time`). On resume, :func:`run_resumable` re-reads those
 listings' details (up to 3 requests): one entered at another time, or all of them gone, means
-another dataset, and the checkpoint is discarded with a log line.
+another dataset, and the checkpoint is discarded with a log line. These checks are requests of
+the load: :class:`Resumed` counts them (``checks``) and the load adds them to its ``requests``.
 
 >>> result = run_resumable(cache, "listings", key, scope, refresh=False, run=fetch)  # doctest: +SKIP
 """
@@ -28,8 +29,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from realtyframes.api import OPERATIONS, ApiClient
 from realtyframes.cache import Checkpoint, ParquetCache
@@ -41,6 +43,7 @@ __all__ = [
     "IDENTITY_RECORDS",
     "RESUME_WITHIN",
     "CheckpointDrift",
+    "Resumed",
     "check_identity",
     "data_moved",
     "drift_tolerance",
@@ -96,6 +99,29 @@ def page_name(path: str, query: Mapping[str, Any] | None) -> str:
     return path + ("?" + "&".join(f"{k}={v}" for k, v in items) if items else "")
 
 
+@dataclass(frozen=True)
+class Resumed(Generic[T]):
+    """What :func:`run_resumable` returns: ``value`` (what ``run`` returned), the checkpoint it
+    ran with (None without a cache) and the requests made to check that checkpoint (``checks``:
+    the identity's details)."""
+
+    value: T
+    checkpoint: Checkpoint | None = None
+    checks: int = 0
+
+    @property
+    def resumed_from(self) -> datetime | None:
+        """When the interrupted load whose answers were reused started (None: not resumed)."""
+        checkpoint = self.checkpoint
+        return checkpoint.resumed_from if checkpoint is not None else None
+
+    @property
+    def reused(self) -> int:
+        """Answers taken from the checkpoint instead of being requested again."""
+        checkpoint = self.checkpoint
+        return checkpoint.reused if checkpoint is not None and self.resumed_from else 0
+
+
 def run_resumable(
     cache: ParquetCache | None,
     resource: str,
@@ -105,7 +131,7 @@ def run_resumable(
     refresh: bool,
     run: Callable[[Checkpoint | None], T],
     api: ApiClient | None = None,
-) -> tuple[T, Checkpoint | None]:
+) -> Resumed[T]:
     """``run(checkpoint)`` with the checkpoint of ``key`` (None without a cache). ``refresh``
     discards an existing one first; so does another dataset behind the URL (the identity the
     checkpoint noted, re-read through ``api``: :func:`check_identity`). When the server's total
@@ -113,19 +139,20 @@ def run_resumable(
     once. The caller removes the checkpoint (``.done()``) once it has stored the result; on an
     error it stays."""
     if cache is None or key is None:
-        return run(None), None
+        return Resumed(run(None))
     checkpoint = cache.checkpoint(resource, key, scope)
+    checks = 0
     if refresh:
         checkpoint.discard("refresh=True")
     elif api is not None and checkpoint.resumed_from is not None:
-        changed = check_identity(api, checkpoint)
+        changed, checks = check_identity(api, checkpoint)
         if changed is not None:
             checkpoint.discard(f"the data behind {api.cache_host()} changed identity: {changed}")
     try:
-        return run(checkpoint), checkpoint
+        return Resumed(run(checkpoint), checkpoint, checks)
     except CheckpointDrift as drift:
         checkpoint.discard(f"{drift}, beyond what paging mends; loading again from the start")
-        return run(checkpoint), checkpoint
+        return Resumed(run(checkpoint), checkpoint, checks)
     finally:
         checkpoint.close()
 
@@ -162,17 +189,19 @@ def note_identity(checkpoint: Checkpoint, body: bytes, item_key: str = "listings
     checkpoint.note(IDENTITY_NOTE, identity)
 
 
-def check_identity(api: ApiClient, checkpoint: Checkpoint) -> str | None:
+def check_identity(api: ApiClient, checkpoint: Checkpoint) -> tuple[str | None, int]:
     """Whether the server still holds the data the checkpoint's pages came from: each noted
     listing's detail is read again (one request each, 3 at most). Returns what differs (a
-    listing entered at another time, or all of them gone), or None (the same data, or no
-    identity noted)."""
+    listing entered at another time, or all of them gone; None: the same data, or no identity
+    noted) and the requests made."""
     identity = checkpoint.noted(IDENTITY_NOTE)
     records = identity.get("records") if isinstance(identity, dict) else None
     if not isinstance(records, list) or not records:
-        return None
+        return None, 0
     gone: list[str] = []
+    requests = 0
     for listing_id, entered in records:
+        requests += 1
         try:
             now = json.loads(api.get_bytes(_DETAIL.at(str(listing_id)))).get(
                 "OriginalEntryTimestamp"
@@ -181,10 +210,10 @@ def check_identity(api: ApiClient, checkpoint: Checkpoint) -> str | None:
             gone.append(str(listing_id))
             continue
         if _instant(now) != _instant(entered):
-            return f"listing {listing_id} entered {entered} in the saved pages, {now} now"
+            return f"listing {listing_id} entered {entered} in the saved pages, {now} now", requests
     if len(gone) == len(records):
-        return f"listings {', '.join(gone)} of the saved pages are gone"
-    return None
+        return f"listings {', '.join(gone)} of the saved pages are gone", requests
+    return None, requests
 
 
 def data_moved(
@@ -192,7 +221,8 @@ def data_moved(
 ) -> timedelta | None:
     """How far the server's data moved since the checkpoint's first page of listings was read:
     the data time of that page read again now (``path`` and ``query``: its request; one
-    request) less the one noted. None when either has no data time."""
+    request, counted by the caller whenever a data time was noted: :func:`saved_data_time`) less
+    the one noted. None when either has no data time."""
     saved = _instant(saved_data_time(checkpoint))
     if saved is None:
         return None

@@ -1,6 +1,6 @@
 """Incremental market sync: the whole market of a scope kept current with the fewest requests.
 
-``sync_listings(client, scope)`` keeps one cache entry per scope and account (resource
+``sync_listings(session, scope)`` keeps one cache entry per scope and account (resource
 ``market``): the market frame (one row per ListingId, every status), its ``media``, its
 ``quarantine`` and the **history** of every change seen (an extra frame, ``market.history``), with
 the sync state in the entry's metadata (member ``sync``). The first sync loads each status once
@@ -32,8 +32,8 @@ entry; ``_sync_lock`` the scope's lock; ``_sync_steps`` the full load,
 backfill and incremental sync; ``_sync_feed`` the chunked change feed; ``_sync_apply`` the pure
 steps (apply changes, closings, DaysOnMarket, watermarks); ``realtyframes._changes`` what a sync changed.
 
->>> market = client.sync_listings(City="Miami")  # doctest: +SKIP
->>> history = listing_history(client, {"City": "Miami"})  # doctest: +SKIP
+>>> market = sync_listings(client.session, {"City": "Miami"}).frame  # doctest: +SKIP
+>>> history = listing_history(client.session, {"City": "Miami"})  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -52,21 +52,22 @@ from realtyframes._changes import CHANGE_COLUMNS, sync_changes
 from realtyframes.api import ApiClient
 from realtyframes.cache import Checkpoint, Entry, ParquetCache
 from realtyframes.errors import QueryError
-from realtyframes.loaders._base import LoadInfo, parquet_safe
+from realtyframes.loaders._base import LoadResult, Session, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
 from realtyframes.loaders._plan import Plan, plan_sync_requests
 from realtyframes.loaders._resume import (
     RESUME_WITHIN,
+    Resumed,
     data_moved,
     run_resumable,
     saved_data_time,
 )
+from realtyframes.loaders._runs import recorded
 from realtyframes.loaders._sync_apply import HISTORY_COLUMNS, iso, stamp
 from realtyframes.loaders._sync_entry import (
     _REFUSED,
     OPERATION,
     RESOURCE,
-    _ClientLike,
     listing_history,
     previous_sync,
     scope_key,
@@ -127,7 +128,7 @@ HistorySince = date | datetime | str | Literal[False] | None
 
 
 def sync_listings(
-    client: _ClientLike,
+    session: Session,
     scope: Mapping[str, Any],
     *,
     chunk_size: int | None = None,
@@ -135,8 +136,10 @@ def sync_listings(
     history_since: HistorySince = None,
     progress: bool | None = None,
     wait: float | None = SYNC_WAIT,
-) -> pd.DataFrame:
-    """The whole market of ``scope`` (every status), kept current incrementally in the cache.
+) -> LoadResult:
+    """The whole market of ``scope`` (every status), kept current incrementally in the cache,
+    as a :class:`LoadResult` (``frame``: the market; ``changes``, ``quarantine``, ``media``,
+    ``requests``, ``from_cache``); one run of the run history.
 
     ``scope``: listing search filters (``City=``, ``PostalCode=``, ``PropertyType=``,
     ``Subtypes=``, feature flags ...), validated before any request; see :func:`sync_scope` for
@@ -149,53 +152,69 @@ def sync_listings(
     The first sync of a scope also **backfills the history** from the change feed: every change
     since the oldest ``OriginalEntryTimestamp`` in the market, or since ``history_since`` (a date
     or timestamp); ``history_since=False`` skips it. Its requests are counted in
-    ``sync_state(...)["last_requests"]["backfill"]``. An incremental sync records what it
-    changed in ``client.last_load.changes`` (kinds: ``CHANGE_KINDS``).
+    ``sync_state(...)["last_requests"]["backfill"]``. An incremental sync returns what it
+    changed in ``changes`` (kinds: ``CHANGE_KINDS``).
 
     One sync of a scope at a time, whatever the processes (with a cache): a call while another
     syncs the same scope waits for it, ``wait`` seconds (default :data:`SYNC_WAIT`, 900; None: no
     limit), then raises :class:`~realtyframes.errors.ScopeBusyError`; when that sync completed
-    meanwhile, its market is returned from the cache with no request
-    (``client.last_load.from_cache``; see ``docs/sync.md``, "Two syncs of one scope").
+    meanwhile, its market is returned from the cache with no request (``from_cache``; see
+    ``docs/sync.md``, "Two syncs of one scope").
 
-    >>> market = sync_listings(client, {"City": "Miami"})  # doctest: +SKIP
+    >>> market = sync_listings(client.session, {"City": "Miami"}).frame  # doctest: +SKIP
     >>> market.StandardStatus.value_counts()  # doctest: +SKIP
     """
+    with recorded(session, "sync", RESOURCE, sync_scope(scope)) as record:
+        record.result = result = _sync(
+            session, scope, chunk_size=chunk_size, refresh=refresh, history_since=history_since,
+            progress=progress, wait=wait,
+        )  # fmt: skip
+    return result
+
+
+def _sync(
+    session: Session,
+    scope: Mapping[str, Any],
+    *,
+    chunk_size: int | None,
+    refresh: bool,
+    history_since: HistorySince,
+    progress: bool | None,
+    wait: float | None,
+) -> LoadResult:
+    """:func:`sync_listings` unrecorded."""
     params = sync_scope(scope)
     check_flag("refresh", refresh)
     chunk_size = check_count("chunk_size", chunk_size)
     since = _history_since(history_since)
     wait = check_wait(wait)
     run = partial(
-        _sync_now, client, params, chunk_size=chunk_size, refresh=refresh, since=since,
+        _sync_now, session, params, chunk_size=chunk_size, refresh=refresh, since=since,
         progress=progress,
     )  # fmt: skip
-    cache = client._cache
+    cache = session.cache
     if cache is None:
         return run(None, None)
-    key = scope_key(client, cache, params)
+    key = scope_key(session, cache, params)
     entry = cache.read(RESOURCE, key)  # what this call found: a sync completed later replaces it
     with scope_lock(cache.job_lock(RESOURCE, key), describe_scope(params), wait):
         if cache.generation(RESOURCE, key) != (entry.meta.get("generation") if entry else None):
             newer = cache.read(RESOURCE, key)  # another run synced the scope while this one waited
-            taken = _take(client, key, params, entry, newer, refresh=refresh)
+            taken = _take(key, params, entry, newer, refresh=refresh)
             if taken is not None:
                 return taken
             entry = newer
         previous = None if entry is None else usable(entry.frame, entry.extra, entry.meta)
-        if previous is not None and not refresh and getattr(client, "_source_unchanged", False):
-            return _unchanged(client, key, params, previous)
+        if previous is not None and not refresh and session.source_unchanged:
+            return _unchanged(key, params, previous)
         return run(key, previous)
 
 
-def _unchanged(
-    client: _ClientLike, key: str, params: Mapping[str, str], previous: SyncResult
-) -> pd.DataFrame:
-    """The cached sync as this call's answer, no request, when the client's source cannot have
-    changed since (``client._source_unchanged``: the embedded sandbox not started yet in this
+def _unchanged(key: str, params: Mapping[str, str], previous: SyncResult) -> LoadResult:
+    """The cached sync as this call's answer, no request, when the session's source cannot have
+    changed since (``session.source_unchanged``: the embedded sandbox not started yet in this
     process, whose data are fixed by the identity the cache key holds): what an incremental sync
-    would find, nothing new, without starting a server. ``last_load``: from the cache, no
-    changes."""
+    would find, nothing new, without starting a server: from the cache, no changes."""
     result = dataclasses.replace(
         previous,
         counts=Counts(),
@@ -208,25 +227,24 @@ def _unchanged(
         describe_scope(params),
         len(result.market),
     )
-    _record(client, key, result, None, from_cache=True)
-    return result.market.copy()
+    return _result(key, result, None, from_cache=True)
 
 
-def sync_lock(client: _ClientLike, scope: Mapping[str, Any]) -> Path | None:
+def sync_lock(session: Session, scope: Mapping[str, Any]) -> Path | None:
     """The lock file :func:`sync_listings` holds while it syncs ``scope`` (None without a
     cache). Holding it yourself (``realtyframes.cache.file_lock``) makes the syncs of that scope
     wait, in every process, this one included (the lock is not re-entrant).
 
-    >>> sync_lock(client, {"City": "Miami"}).name  # doctest: +SKIP
+    >>> sync_lock(client.session, {"City": "Miami"}).name  # doctest: +SKIP
     '3f2c...e1.lock'
     """
     params = sync_scope(scope)
-    cache = client._cache
-    return None if cache is None else cache.job_lock(RESOURCE, scope_key(client, cache, params))
+    cache = session.cache
+    return None if cache is None else cache.job_lock(RESOURCE, scope_key(session, cache, params))
 
 
 def _sync_now(
-    client: _ClientLike,
+    session: Session,
     params: dict[str, str],
     key: str | None,
     previous: SyncResult | None,
@@ -235,17 +253,17 @@ def _sync_now(
     refresh: bool,
     since: pd.Timestamp | Literal[False] | None,
     progress: bool | None,
-) -> pd.DataFrame:
+) -> LoadResult:
     """The sync itself (under the scope's lock when there is a cache): a full load, or an
-    incremental sync from ``previous``; written to the cache, recorded in ``client.last_load``."""
-    api, cache = client._api, client._cache
+    incremental sync from ``previous``; written to the cache and returned."""
+    api, cache = session.api, session.cache
     if progress is None:
-        progress = getattr(client._settings, "progress", None)
-    on_invalid: OnInvalid = getattr(client._settings, "on_invalid", "quarantine")
+        progress = session.progress
+    on_invalid: OnInvalid = session.on_invalid
     chunk = DEFAULT_CHUNK if chunk_size is None else chunk_size
-    checkpoint: Checkpoint | None = None
+    resumed: Resumed[SyncResult] | None = None
     if previous is None or refresh:
-        result, checkpoint = _full_sync(
+        result, resumed = _full_sync(
             api, cache, key, params, previous, since, chunk=chunk, refresh=refresh,
             progress=progress, on_invalid=on_invalid,
         )  # fmt: skip
@@ -264,25 +282,23 @@ def _sync_now(
     result.quarantine = parquet_safe(result.quarantine)
     if cache is not None and key is not None:
         write_sync(cache, key, api, params, result)
-    if checkpoint is not None:
-        checkpoint.done()
-    _record(client, key, result, checkpoint)
-    return result.market.copy()
+    if resumed is not None and resumed.checkpoint is not None:
+        resumed.checkpoint.done()
+    return _result(key, result, resumed)
 
 
 def _take(
-    client: _ClientLike,
     key: str,
     params: Mapping[str, str],
     before: Entry | None,
     after: Entry | None,
     *,
     refresh: bool,
-) -> pd.DataFrame | None:
+) -> LoadResult | None:
     """The market another run's sync just wrote, as this call's answer (no request), or None
     when there is none to take (cleared meanwhile; another layout; ``refresh=True`` and that
-    sync was incremental). ``client.last_load``: ``from_cache``, the changes of that sync
-    (None when it was a full load, as for the one that made it)."""
+    sync was incremental): ``from_cache``, the changes of that sync (None when it was a full
+    load, as for the one that made it)."""
     taken = None if after is None else usable(after.frame, after.extra, after.meta)
     if taken is None or (refresh and taken.state.get("mode") != "full"):
         return None
@@ -296,12 +312,11 @@ def _take(
         describe_scope(params),
         len(taken.market),
     )
-    _record(client, key, taken, None, from_cache=True)
-    return taken.market.copy()
+    return _result(key, taken, None, from_cache=True)
 
 
 def plan_sync(
-    client: _ClientLike,
+    session: Session,
     scope: Mapping[str, Any],
     *,
     refresh: bool = False,
@@ -312,21 +327,21 @@ def plan_sync(
     status (the backfill's sample), a later sync a ``Limit=1`` search per status since the
     watermark and one feed request. Validates like the sync (QueryError before any request).
 
-    >>> plan_sync(client, {"City": "Miami"}).requests  # doctest: +SKIP
+    >>> plan_sync(client.session, {"City": "Miami"}).requests  # doctest: +SKIP
     642
     """
     params = sync_scope(scope)
     check_flag("refresh", refresh)
     since = _history_since(history_since)
-    cache = client._cache
-    key = scope_key(client, cache, params) if cache is not None else None
+    cache = session.cache
+    key = scope_key(session, cache, params) if cache is not None else None
     previous = previous_sync(cache, key)
     backfill = since is not False and cache is not None
     if refresh and previous is not None:  # a full load that keeps the history it has
         backfill = backfill and not len(previous.history)
         previous = None
     return plan_sync_requests(
-        client._api,
+        session.api,
         params,
         previous=previous,
         history_since=None if since is None or since is False else str(iso(since)),
@@ -346,12 +361,16 @@ def _full_sync(
     refresh: bool,
     progress: bool | None,
     on_invalid: OnInvalid,
-) -> tuple[SyncResult, Checkpoint | None]:
+) -> tuple[SyncResult, Resumed[SyncResult]]:
     """A full load (every status) and, when no history is kept yet, the backfill; resumed from
-    the checkpoint of an interrupted identical one (``loaders._resume``)."""
+    the checkpoint of an interrupted identical one (``loaders._resume``). The requests that
+    checked the checkpoint count as the search's."""
+    checked = 0
 
     def run(checkpoint: Checkpoint | None) -> SyncResult:
+        nonlocal checked
         if checkpoint is not None and checkpoint.resumed_from is not None:
+            checked += saved_data_time(checkpoint) is not None  # data_moved's request
             moved = data_moved(api, checkpoint, *first_page(params))
             if moved is not None and moved > RESUME_WITHIN:
                 checkpoint.discard(
@@ -374,12 +393,12 @@ def _full_sync(
         return result
 
     scope = _checkpoint_scope(api, params, since, previous is not None)
-    result, checkpoint = run_resumable(
-        cache, RESOURCE, key, scope, refresh=refresh, run=run, api=api
-    )
+    resumed = run_resumable(cache, RESOURCE, key, scope, refresh=refresh, run=run, api=api)
+    result, checkpoint = resumed.value, resumed.checkpoint
+    result.counts.search += checked + resumed.checks
     if checkpoint is not None and checkpoint.resumed_from is not None and checkpoint.reused:
         _resumed_watermarks(result.state, saved_data_time(checkpoint))
-    return result, checkpoint
+    return result, resumed
 
 
 def _resumed_watermarks(state: dict[str, Any], saved: str | None) -> None:
@@ -417,34 +436,30 @@ def _checkpoint_scope(
     }
 
 
-def _record(
-    client: _ClientLike,
+def _result(
     key: str | None,
     result: SyncResult,
-    checkpoint: Checkpoint | None,
+    resumed: Resumed[SyncResult] | None,
     *,
     from_cache: bool = False,
-) -> None:
-    """``client.last_load``: the requests, quarantine, media and changes of this sync."""
-    record = getattr(client, "_record", None)
-    resumed = checkpoint.resumed_from if checkpoint is not None else None
-    if callable(record):
-        record(
-            LoadInfo(
-                resource=RESOURCE,
-                rows=len(result.market),
-                quarantined=len(result.quarantine),
-                requests=result.counts.as_dict()["total"],
-                from_cache=from_cache,
-                fetched_at=datetime.now(UTC),
-                quarantine=result.quarantine,
-                media=result.media,
-                key=key,
-                changes=result.changes,
-                resumed_requests=checkpoint.reused if checkpoint and resumed else 0,
-                resumed_from=resumed,
-            )
-        )
+) -> LoadResult:
+    """What a sync returns: its market (a copy) with its requests, quarantine, media and
+    changes."""
+    return LoadResult(
+        resource=RESOURCE,
+        rows=len(result.market),
+        quarantined=len(result.quarantine),
+        requests=result.counts.as_dict()["total"],
+        from_cache=from_cache,
+        fetched_at=datetime.now(UTC),
+        quarantine=result.quarantine,
+        media=result.media,
+        key=key,
+        changes=result.changes,
+        resumed_requests=0 if resumed is None else resumed.reused,
+        resumed_from=None if resumed is None else resumed.resumed_from,
+        frame=result.market.copy(),
+    )
 
 
 def _history_since(value: HistorySince) -> pd.Timestamp | Literal[False] | None:

@@ -3,14 +3,14 @@
 :func:`sync_state`) and writing a sync's result (market, media, quarantine, history and state in
 one atomic write). See :mod:`realtyframes.loaders._sync`.
 
->>> sync_state(client, {"City": "Miami"})["syncs"]  # doctest: +SKIP
+>>> sync_state(client.session, {"City": "Miami"})["syncs"]  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import pandas as pd
 
@@ -18,6 +18,7 @@ from realtyframes._spec import LISTING_DEFAULTS
 from realtyframes.api import ApiClient, refuse_none, validate_listing_search
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
+from realtyframes.loaders._base import Session
 from realtyframes.loaders._sync_apply import stamp
 from realtyframes.loaders._sync_steps import STATE_VERSION, SyncResult
 from realtyframes.loaders.endpoints import MARKET
@@ -55,12 +56,6 @@ _REFUSED: dict[str, str] = {
 }
 
 
-class _ClientLike(Protocol):
-    _api: ApiClient
-    _cache: ParquetCache | None
-    _settings: Any
-
-
 # -- scope and keys ----------------------------------------------------------------------------------
 
 
@@ -90,8 +85,9 @@ def sync_scope(scope: Mapping[str, Any]) -> dict[str, str]:
     return params
 
 
-def scope_key(client: _ClientLike, cache: ParquetCache, params: Mapping[str, str]) -> str:
-    api = client._api
+def scope_key(session: Session, cache: ParquetCache, params: Mapping[str, str]) -> str:
+    """The cache key of the market of ``params`` (a checked scope) in ``cache``."""
+    api = session.api
     return cache.key(
         host=api.cache_host(), operation=OPERATION, params=params, account=api.fingerprint
     )
@@ -129,7 +125,7 @@ def write_sync(
     )
 
 
-def listing_history(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFrame:
+def listing_history(session: Session, scope: Mapping[str, Any]) -> pd.DataFrame:
     """Every change the syncs of ``scope`` saw: one row per (ListingId, ChangeType, ChangeTimestamp).
 
     Columns: ListingId, ChangeType, ChangeTimestamp, PreviousListPrice, ListPrice (price
@@ -139,46 +135,42 @@ def listing_history(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFra
     syncs the scope, the history of the last complete sync (never an empty or partial one; see
     ``docs/cache.md``); empty only for a scope never synced.
 
-    >>> drops = listing_history(client, {"City": "Miami"}).query("ListPrice < PreviousListPrice")  # doctest: +SKIP
+    >>> drops = listing_history(client.session, {"City": "Miami"}).query("ListPrice < PreviousListPrice")  # doctest: +SKIP
     """
-    params = sync_scope(scope)
-    cache = client._cache
-    if cache is None:
-        return empty_frame(ListingChange)
-    entry = cache.read(RESOURCE, scope_key(client, cache, params))
+    entry = _synced_entry(session, scope)
     if entry is None or "history" not in entry.extra:
         return empty_frame(ListingChange)
     return entry.extra["history"]
 
 
-def synced_market(client: _ClientLike, scope: Mapping[str, Any]) -> pd.DataFrame | None:
+def synced_market(session: Session, scope: Mapping[str, Any]) -> pd.DataFrame | None:
     """The market of the last complete sync of ``scope``, read from the cache (no request), or
     None when the scope was never synced (or the client keeps no cache). A watch run that waited
     for another process's sync of the same scope reads it instead of syncing again.
 
-    >>> synced_market(client, {"City": "Miami"}).StandardStatus.value_counts()  # doctest: +SKIP
+    >>> synced_market(client.session, {"City": "Miami"}).StandardStatus.value_counts()  # doctest: +SKIP
     """
-    entry = _synced_entry(client, scope)
+    entry = _synced_entry(session, scope)
     return None if entry is None else entry.frame.copy()
 
 
-def sync_state(client: _ClientLike, scope: Mapping[str, Any]) -> dict[str, Any] | None:
+def sync_state(session: Session, scope: Mapping[str, Any]) -> dict[str, Any] | None:
     """The sync state of ``scope`` (watermarks, chunk size, syncs, last sync's requests), or None.
 
-    >>> sync_state(client, {"City": "Miami"})["last_requests"]  # doctest: +SKIP
+    >>> sync_state(client.session, {"City": "Miami"})["last_requests"]  # doctest: +SKIP
     {'search': 4, 'feed': 3, 'details': 1, 'rejected': 0, 'total': 8, 'floor': 8}
     """
-    entry = _synced_entry(client, scope)
+    entry = _synced_entry(session, scope)
     return None if entry is None else dict(entry.meta["sync"])
 
 
-def _synced_entry(client: _ClientLike, scope: Mapping[str, Any]) -> Any:
+def _synced_entry(session: Session, scope: Mapping[str, Any]) -> Any:
     """The cache entry of the last complete sync of ``scope``, or None (never synced, no cache)."""
     params = sync_scope(scope)
-    cache = client._cache
+    cache = session.cache
     if cache is None:
         return None
-    entry = cache.read(RESOURCE, scope_key(client, cache, params))
+    entry = cache.read(RESOURCE, scope_key(session, cache, params))
     if entry is None or not isinstance(entry.meta.get("sync"), dict):
         return None
     return entry

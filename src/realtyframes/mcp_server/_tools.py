@@ -37,6 +37,7 @@ from realtyframes.analysis import (
     traffic_summary,
 )
 from realtyframes.errors import ApiError, QueryError
+from realtyframes.loaders import sync_listings
 from realtyframes.loaders.mcp import check_arguments
 from realtyframes.mcp_server._schemas import (
     SYNC_MANAGED,
@@ -130,19 +131,17 @@ def _traffic_summary(client: Client, arguments: Mapping[str, Any]) -> dict[str, 
 
 def _sync_market(client: Client, arguments: Mapping[str, Any]) -> dict[str, Any]:
     scope, rest = _split(arguments)
-    market = client.sync_listings(refresh=bool(rest.get("refresh", False)), **scope)
-    info = client.last_load
+    synced = sync_listings(client.session, scope, refresh=bool(rest.get("refresh", False)))
     state = client.sync_state(**scope) or {}
-    changes = None if info is None or info.changes is None else len(info.changes)
     return {
         "scope": scope,
-        "rows": len(market),
-        "quarantined": 0 if info is None else info.quarantined,
-        "requests": 0 if info is None else info.requests,
+        "rows": synced.rows,
+        "quarantined": synced.quarantined,
+        "requests": synced.requests,
         "mode": state.get("mode"),
         "syncs": state.get("syncs"),
         "last_requests": state.get("last_requests"),
-        "changes": changes,
+        "changes": None if synced.changes is None else len(synced.changes),
     }
 
 

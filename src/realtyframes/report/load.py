@@ -24,12 +24,13 @@ import pandas as pd
 
 from realtyframes._deprecation import renamed, renamed_attribute
 from realtyframes.errors import InsufficientScopeError, NotFoundError, QueryError
+from realtyframes.loaders import sync_listings
 from realtyframes.report._plain import plain_frame
 from realtyframes.report.options import CONTACT_COLUMNS, MarketReportOptions
 from realtyframes.schemas import BREAKDOWNS
 
 if TYPE_CHECKING:
-    from realtyframes.loaders import LoadInfo
+    from realtyframes.loaders import LoadInfo, Session
     from realtyframes.schemas import Analytics
 
 __all__ = [
@@ -64,7 +65,7 @@ class ReportClient(Protocol):
     def api(self) -> _HasAuthKind: ...
 
     @property
-    def last_load(self) -> LoadInfo | None: ...
+    def session(self) -> Session: ...
 
     def sync_listings(
         self, *, refresh: bool = False, wait: float | None = ..., **scope: Any
@@ -101,7 +102,7 @@ class MarketFrames:
     by the first sync, extended by each later one; written as the data file ``changes``).
     ``changes`` is its old name (a keyword and an attribute that still work, with a
     DeprecationWarning). ``since_last`` is what the syncs of this run
-    changed since the previous sync of the same market (``client.last_load.changes``), None on a
+    changed since the previous sync of the same market (the syncs' ``changes``), None on a
     first run. ``analytics`` maps member names (overview, timelines, pages, referrers, countries,
     browsers, os, devices, utm) to frames, as ``rf.Analytics.frames()``; ``notes`` are short
     lines on data left out (quarantined rows, unavailable sections) shown in the report.
@@ -192,9 +193,8 @@ def analytics_from_files(files: Mapping[str, pd.DataFrame]) -> dict[str, pd.Data
     return out
 
 
-def _quarantine_note(client: ReportClient, what: str) -> str | None:
-    load = client.last_load
-    quarantine = load.quarantine if load is not None else None
+def _quarantine_note(load: LoadInfo, what: str) -> str | None:
+    quarantine = load.quarantine
     if isinstance(quarantine, pd.DataFrame) and len(quarantine):
         return f"{len(quarantine):,} {what} failed validation and were left out (quarantined)."
     return None
@@ -227,17 +227,16 @@ def _load_listings(
     first, quarantined = False, 0
     for scope in scopes:
         # refresh: reload the market in full (the sync keeps its history)
-        frame = client.sync_listings(refresh=refresh, **{**waiting, **scope})
-        load = client.last_load
-        since = load.changes if load is not None else None
+        load = sync_listings(client.session, scope, refresh=refresh, **waiting)
+        frame, since = load.frame, load.changes
         first = first or since is None
         if since is not None:
             changed.append(since)
         histories.append(client.listing_history(**scope))
         if frame.empty and "City" in scope:
             empty.append(scope)
-        quarantined += len(load.quarantine) if load is not None else 0
-        note = _quarantine_note(client, "listing records")
+        quarantined += len(load.quarantine)
+        note = _quarantine_note(load, "listing records")
         if note:
             notes.append(note)
         parts.append(frame)

@@ -1,7 +1,7 @@
 """A watch run: sync the scope (once, whatever the processes), compare with the last run, notify.
 
 :func:`run_watches` syncs each distinct scope once (the watches of one scope share it) through
-``client.sync_listings``, which holds the scope's lock: a second process syncing the same scope
+the loaders' ``sync_listings`` on ``client.session``, which holds the scope's lock: a second process syncing the same scope
 (a watch run, a report, any ``sync_listings``) waits for the first (``wait`` seconds, then
 :class:`~realtyframes.errors.ScopeBusyError`), and when the first completed a sync while it
 waited, takes that market from the cache instead of syncing again. Each watch then compares the
@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from realtyframes._changes import CHANGE_KINDS
-from realtyframes._runs import Run, recorded
 from realtyframes.analysis import market_changes
 from realtyframes.errors import NotificationTimeout, ScopeBusyError
-from realtyframes.loaders import SYNC_WAIT
+from realtyframes.loaders import SYNC_WAIT, Run, recorded, sync_listings
 from realtyframes.notify import NOTIFY_DEADLINE, Delivery, send
 from realtyframes.watch._message import watch_message
 from realtyframes.watch._store import SNAPSHOT_COLUMNS, Watch, WatchStore
@@ -124,13 +123,11 @@ def matching(frame: pd.DataFrame, filters: Mapping[str, str]) -> pd.Series:
 
 
 def _sync(client: Client, watch: Watch, wait: float) -> tuple[pd.DataFrame, bool]:
-    """The scope's market now, and whether this process synced it: ``client.sync_listings``
-    holds the scope's lock, waits ``wait`` seconds for another run's sync of the scope and takes
-    its market from the cache (``last_load.from_cache``), or raises ScopeBusyError."""
-    scope: dict[str, Any] = dict(watch.scope)
-    market = client.sync_listings(wait=wait, **scope)
-    info = client.last_load
-    return market, not (info is not None and info.from_cache)
+    """The scope's market now, and whether this process synced it: the sync holds the scope's
+    lock, waits ``wait`` seconds for another run's sync of the scope and takes its market from
+    the cache (``from_cache``), or raises ScopeBusyError."""
+    synced = sync_listings(client.session, dict(watch.scope), wait=wait)
+    return synced.frame, not synced.from_cache
 
 
 def run_watches(
@@ -149,7 +146,7 @@ def run_watches(
     results = []
     for watch in watches:
         # one record in the run history per watch run (the sync keeps its own record)
-        with recorded(client, "watch", watch.name, {**watch.scope, **watch.filters}) as run:
+        with recorded(client.session, "watch", watch.name, {**watch.scope, **watch.filters}) as run:
             started = pd.Timestamp.now(tz="UTC")
             key = scope_id(client, watch.scope)
             if key not in markets:

@@ -1,15 +1,15 @@
-"""Recording runs at the entry points: every load and sync of ``rf.Client``, and the report
-command, append one record to the run history of the client's cache
-(:func:`realtyframes.cache.append_run`).
+"""Recording runs: every load (:func:`~realtyframes.loaders.run_load`) and sync
+(:func:`~realtyframes.loaders.sync_listings`), each watch run and the report command append one
+record to the run history of the session's cache (:func:`realtyframes.cache.append_run`).
 
-A run counts the HTTP requests, retries and 429 answers of the client's connection pool between
+A run counts the HTTP requests, retries and 429 answers of the session's connection pool between
 its start and its end (runs of one client in several threads at once count each other's), takes
-rows, quarantine and changes from ``client.last_load`` (or what the body sets on the yielded
-:class:`Run`), and records a failure with the exception's class name as ``error_code``. A record
-that cannot be written is a :class:`~realtyframes.errors.CacheWarning`, never a failed load; a
-flagged record is a :class:`~realtyframes.errors.RunAnomalyWarning`.
+rows, quarantine and changes from the result the body returns (``run.result``) or what it sets
+on the yielded :class:`Run`, and records a failure with the exception's class name as
+``error_code``. A record that cannot be written is a :class:`~realtyframes.errors.CacheWarning`,
+never a failed load; a flagged record is a :class:`~realtyframes.errors.RunAnomalyWarning`.
 
->>> with recorded(client, "report", "report", {"City": "Miami"}) as run:  # doctest: +SKIP
+>>> with recorded(client.session, "report", "report", {"City": "Miami"}) as run:  # doctest: +SKIP
 ...     run.rows = 412
 """
 
@@ -21,17 +21,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 
-from realtyframes.cache import append_run
+from realtyframes.cache import append_run, read_runs
 from realtyframes.errors import CacheWarning, QueryError, RunAnomalyWarning
+from realtyframes.loaders._base import LoadInfo, Session
 
-if TYPE_CHECKING:
-    from realtyframes.loaders import LoadInfo
-
-__all__ = ["Run", "recorded"]
+__all__ = ["Run", "recorded", "run_history"]
 
 logger = logging.getLogger("realtyframes")
 
@@ -41,7 +40,10 @@ _OWN_KINDS = ("new", "removed")
 
 @dataclass
 class Run:
-    """What the body of :func:`recorded` may fill in (None: taken from ``client.last_load``)."""
+    """What the body of :func:`recorded` fills in: the ``result`` of a load or a sync, or
+    ``rows`` / ``quarantined`` / ``counts`` (these win over the result's)."""
+
+    result: LoadInfo | None = None
 
     rows: int | None = None
     quarantined: int | None = None
@@ -72,18 +74,17 @@ def _from_load(info: LoadInfo | None, kind: str) -> dict[str, Any]:
 
 @contextmanager
 def recorded(
-    client: Any, kind: str, resource: str, scope: Mapping[str, Any] | None
+    session: Session, kind: str, resource: str, scope: Mapping[str, Any] | None
 ) -> Iterator[Run]:
-    """Record the block as one run of ``kind`` on ``resource`` with ``scope`` for ``client`` (an
-    ``rf.Client``; nothing when it keeps no cache; a QueryError, refused before any request, is
-    no run)."""
+    """Record the block as one run of ``kind`` on ``resource`` with ``scope`` for ``session``
+    (nothing when it keeps no cache; a QueryError, refused before any request, is no run)."""
     run = Run()
-    cache = client._cache
+    cache = session.cache
     if cache is None:
         yield run
         return
-    api = client.api
-    before, before_info = api.request_counts(), client.last_load
+    api = session.api
+    before = api.request_counts()
     started = datetime.now(UTC)
     outcome, error_code, refused = "ok", None, False
     try:
@@ -96,10 +97,9 @@ def recorded(
         raise
     finally:
         if not refused:
-            info = client.last_load
-            own = kind in ("load", "sync") and info is not before_info
-            fields = _from_load(info if own else None, kind)
-            resumed = getattr(info, "resumed_from", None) if own else None
+            info = run.result
+            fields = _from_load(info, kind)
+            resumed = info.resumed_from if info is not None else None
             if run.rows is not None:
                 fields["rows"] = run.rows
             if run.quarantined is not None:
@@ -146,3 +146,21 @@ def _append(root: Any, **fields: Any) -> dict[str, Any] | None:
             stacklevel=4,
         )
     return record
+
+
+def run_history(session: Session, *, last: int | None = None, failed: bool = False) -> pd.DataFrame:
+    """The run history of the session's cache, oldest first; ``last=N`` keeps the N latest,
+    ``failed=True`` only failed runs (``rf.Client.runs``).
+
+    >>> run_history(client.session, last=3)  # doctest: +SKIP
+    """
+    if last is not None and (isinstance(last, bool) or not isinstance(last, int) or last < 0):
+        raise QueryError("last", f"{last!r} is not a count", "an int >= 0, or None")
+    if not isinstance(failed, bool):
+        raise QueryError("failed", f"{failed!r} is not a flag", "True or False")
+    frame = read_runs(session.own_cache("runs").root)
+    if failed:
+        frame = frame[frame["outcome"] == "failed"]
+    if last is not None:
+        frame = frame.iloc[max(0, len(frame) - last) :]
+    return frame.reset_index(drop=True)
