@@ -240,13 +240,14 @@ fd = os.open(counted, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 lock, sent = threading.Lock(), [0]
 
 def hook(request):
-    # the first `stop` requests go out (each counted in the file); the next ones wait forever:
-    # the parent kills the process while its last requests are in flight
+    # the first `stop` requests go out (each counted in the file and told on stdout); the next
+    # ones wait forever: the parent kills the process while its last requests are in flight
     with lock:
         go = sent[0] < int(stop)
         if go:
             sent[0] += 1
             os.write(fd, b"r")
+            os.write(1, b"r")
     if not go:
         threading.Event().wait()
 
@@ -268,14 +269,13 @@ def run_and_kill(url: str, cache: Path, kind: str, sent: int) -> int:
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, url, str(cache), str(counted), kind, str(sent)],
         env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 300
-        while not counted.exists() or counted.stat().st_size < sent:
-            assert child.poll() is None, "the load ended before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.002)
+        assert child.stdout is not None  # a byte per request sent: block until `sent` of them
+        told = child.stdout.read(sent)
+        assert len(told) == sent, "the load ended before it could be killed"
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.communicate()
