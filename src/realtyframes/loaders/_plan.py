@@ -42,7 +42,8 @@ from realtyframes.schemas import OnInvalid
 __all__ = ["Counting", "Plan", "plan_listings", "plan_sync"]
 
 _LISTINGS = ENDPOINTS["listings"]
-_KEY = "ListingId"
+assert _LISTINGS.sync is not None
+_SYNC = _LISTINGS.sync
 #: The order the samples are drawn in: the service's default (price, not age: the first page of
 #: ``-listdate`` holds only the newest listings, which have had the fewest changes).
 _SAMPLE_SORT = "-listprice"
@@ -146,8 +147,9 @@ class Counting:
     keys, padded to the totals with stand-ins (``~n``), so the feed is chunked as in the run. The
     change feed is sampled (one ``Limit=50`` request per sample: the search samples, weighted by
     their totals, or the first chunk of real keys): each chunk is counted at the pages its
-    expected changes fill, and the sample's own records are returned, so the run's ``apply``
-    step finds the closings; each stands for ``closings / len(found)`` detail requests.
+    expected changes fill, and the sample's own records are returned to the run, whose ``apply``
+    step finds the closings among them; its details step is then counted at the closings
+    expected over every id (the sample's share of closing records times the expected changes).
     """
 
     def __init__(self, api: ApiClient, sample: int = PAGE_SIZE) -> None:
@@ -177,7 +179,7 @@ class Counting:
         return found
 
     def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
-        keys = market[_KEY].astype(str).tolist()
+        keys = market[_SYNC.key].astype(str).tolist()
         return keys + [f"~{n}" for n in range(sum(f.total for f in found) - len(keys))]
 
     def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed:
@@ -189,8 +191,8 @@ class Counting:
         changes = weight = closing = 0.0
         pages: list[bytes] = []
         for keys, total in groups:
-            query = {"Since": since, "ListingIds": ",".join(keys), "Limit": str(PAGE_SIZE)}
-            raw, body = self._get(ENDPOINTS["listing_changes"].path, query)
+            query = {"Since": since, _SYNC.feed_ids: ",".join(keys), "Limit": str(PAGE_SIZE)}
+            raw, body = self._get(_SYNC.feed.path, query)
             per_key, records = _count(body) / len(keys), body.get("changes")
             changes += per_key * total
             closing += _closing_share(records) * per_key * total
@@ -280,7 +282,7 @@ def plan_sync(
     quiet: OnInvalid = "quarantine"
     if previous is None or refresh:
         result = run_first(
-            _LISTINGS, reader, params, chunk=_LISTINGS.sync.chunk, previous=None,  # type: ignore[union-attr]
+            _LISTINGS, reader, params, chunk=_SYNC.chunk, previous=None,
             since=None if since is False else since, backfill=backfill, on_invalid=quiet,
         )  # fmt: skip
         notes = ("the backfill from a sample of each status",) if backfill else ()
