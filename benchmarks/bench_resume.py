@@ -144,3 +144,7 @@ def run() -> str:
             "in the same process), and at a real rate limit time follows requests.",
         ]
     )
+
+
+if __name__ == "__main__":
+    print(run())
