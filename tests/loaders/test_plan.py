@@ -15,7 +15,8 @@ import httpx
 import pytest
 
 import realtyframes as rf
-from realtyframes.loaders._plan import feed_chunks
+from realtyframes.api import MAX_LISTING_IDS
+from realtyframes.loaders import ENDPOINTS
 from realtyframes.sandbox import RunningSandbox
 
 MakeClient = Callable[..., tuple[rf.Client, Any]]  # (client, the request log of conftest)
@@ -130,6 +131,8 @@ def test_bad_input_is_refused_before_any_request(
     assert log.count == 0
 
 
-def test_the_chunks_are_the_specs_100() -> None:
-    assert feed_chunks(1506) == [100] * 15 + [6]
-    assert feed_chunks(0) == []
+def test_the_sync_is_declared_on_the_listings_row_with_the_specs_100_ids() -> None:
+    sync = ENDPOINTS["listings"].sync
+    assert sync is not None and sync.chunk == MAX_LISTING_IDS == 100
+    assert sync.feed is ENDPOINTS["listing_changes"] and sync.key == "ListingId"
+    assert sync.partition == ("Status", ("Active", "Active Under Contract", "Pending", "Closed"))

@@ -241,13 +241,15 @@ fd = os.open(counted, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 lock, sent = threading.Lock(), [0]
 
 def hook(request):
-    # the first `stop` requests go out (each counted in the file); the next ones wait forever:
-    # the parent kills the process while its last requests are in flight
+    # the first `stop` requests go out (each counted in the file, and an "r" on stdout); the next
+    # ones say "w" and wait forever: the parent kills the process once one waits (a worker free
+    # again, so the earlier answers have arrived), with its last requests in flight
     with lock:
         go = sent[0] < int(stop)
         if go:
             sent[0] += 1
             os.write(fd, b"r")
+        os.write(1, b"r" if go else b"w")
     if not go:
         threading.Event().wait()
 
@@ -262,21 +264,21 @@ with rf.Client(url, cache_dir=cache, progress=False, event_hooks={"request": [ho
 
 
 def run_and_kill(url: str, cache: Path, kind: str, sent: int) -> int:
-    """Run the load in a process and SIGKILL it once it has sent ``sent`` requests (the
-    answers of the last ones may be on their way: in flight); returns the requests it sent."""
+    """Run the load in a process and SIGKILL it once it has sent ``sent`` requests and the next
+    one waits (the answers of the last ones may be on their way: in flight); returns the
+    requests it sent."""
     counted = cache.parent / f"{cache.name}-requests"
     paths = [str(SRC), os.environ.get("PYTHONPATH", "")]
     child = subprocess.Popen(
         [sys.executable, "-c", CHILD, url, str(cache), str(counted), kind, str(sent)],
         env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 300
-        while not counted.exists() or counted.stat().st_size < sent:
-            assert child.poll() is None, "the load ended before it could be killed"
-            assert time.monotonic() < deadline
-            time.sleep(0.002)
+        assert child.stdout is not None  # a byte per request: block until one past `sent` waits
+        told = child.stdout.read(sent + 1)
+        assert told == b"r" * sent + b"w", "the load ended before it could be killed"
         os.kill(child.pid, signal.SIGKILL)
     finally:
         child.communicate()

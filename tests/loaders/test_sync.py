@@ -26,7 +26,12 @@ from realtyframes._changes import sync_changes
 from realtyframes.cache import CacheWarning
 from realtyframes.errors import ApiError, BadRequestError, NotFoundError, QueryError
 from realtyframes.loaders import SYNC_RESOURCE as RESOURCE
-from realtyframes.loaders import listing_history, sync_listings, sync_scope, sync_state
+from realtyframes.loaders import (
+    listing_history,
+    sync_listings,
+    sync_scope,
+    sync_state,
+)
 from realtyframes.loaders._sync import CHANGE_COLUMNS, STATUSES, _key, too_many
 from realtyframes.sandbox import Faults
 from realtyframes.schemas import DataQualityWarning, Listing, listings_from_pages, validate
@@ -586,6 +591,23 @@ def test_without_a_cache_every_sync_is_a_full_load(
         advance(http_client, sandbox.url, 2)
     assert listing_history(client.session, {"Subtypes": ["Condominium"]}).empty
     assert sync_state(client.session, {"Subtypes": ["Condominium"]}) is None
+
+
+def test_the_sync_returns_its_result_and_sets_nothing_on_the_client(
+    start_sandbox, make_client, counter, http_client
+):
+    """The loaders' sync returns its result; only ``client.sync_listings`` keeps ``last_load``."""
+    sandbox = start_sandbox(listings=400)
+    client = make_client(sandbox.url)
+    info = sync_listings(client.session, {"Subtypes": ["Condominium"]})
+    assert client.last_load is None  # nothing set on the client
+    assert info.requests == counter.total > 0 and info.rows == len(info.frame) > 0
+    assert info.changes is None and not info.from_cache  # a first sync: nothing to compare with
+    advance(http_client, sandbox.url, 5)
+    counter.reset()
+    later = sync_listings(client.session, {"Subtypes": ["Condominium"]})
+    assert later.requests == counter.total and later.changes is not None
+    assert client.last_load is None and later.rows == len(later.frame)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,24 +29,28 @@ from realtyframes.sandbox import RunningSandbox
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
-#: A sync in a process: each request is counted (its path appended to ``<out>.sent``); with a
-#: gate, the requests after the first ``free`` wait until the gate file exists (the sync holds
-#: the scope's lock, paused).
+#: A sync in a process: each request is counted (its path appended to ``<out>.sent``, a byte
+#: written to stdout); with ``free`` >= 0, the requests after the first ``free`` wait until stdin
+#: is closed (the sync holds the scope's lock, paused).
 CHILD = """
-import json, logging, os, sys, threading, time
+import json, logging, os, sys, threading
 import realtyframes as rf
-url, cache, out, gate, wait, free = sys.argv[1:7]
+url, cache, out, wait, free = sys.argv[1:6]
 logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
 lock, count = threading.Lock(), [0]
+gate = threading.Event()
+threading.Thread(target=lambda: (sys.stdin.read(), gate.set()), daemon=True).start()
 
 def hook(request):
     with lock:
         count[0] += 1
-        held = gate != "-" and count[0] > int(free)
+        held = int(free) >= 0 and count[0] > int(free)
         with open(out + ".sent", "a") as sent:
             sent.write(request.url.path + "\\n")
-    while held and not os.path.exists(gate):
-        time.sleep(0.01)
+        sys.stdout.write("r")
+        sys.stdout.flush()
+    if held:
+        gate.wait()
 
 with rf.Client(url, cache_dir=cache, progress=False, event_hooks={"request": [hook]}) as client:
     market = client.sync_listings(wait=float(wait))
@@ -62,18 +65,21 @@ with open(out + ".json", "w") as f:
 
 
 class Child:
-    """A sync running in its own process (``CHILD``)."""
+    """A sync running in its own process (``CHILD``). It writes a byte to its stdout for each
+    request it sends; with ``free`` >= 0 the requests after the first ``free`` wait until its
+    stdin is closed (:meth:`release`): the sync holds the scope's lock, paused. No polling: the
+    test blocks on those pipes."""
 
-    def __init__(
-        self, url: str, cache: Path, out: Path, gate: Path | None, wait: float, free: int = 0
-    ) -> None:
+    def __init__(self, url: str, cache: Path, out: Path, wait: float, free: int = -1) -> None:
         self.out = out
         env = {k: v for k, v in os.environ.items() if not k.startswith("REALTYFRAMES_")}
         env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
-        args = [url, str(cache), str(out), str(gate) if gate else "-", str(wait), str(free)]
+        args = [url, str(cache), str(out), str(wait), str(free)]
         self.process = subprocess.Popen(
             [sys.executable, "-c", CHILD, *args],
             env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
@@ -82,11 +88,17 @@ class Child:
         path = self.out.with_name(self.out.name + ".sent")
         return path.read_text().splitlines() if path.exists() else []
 
-    def wait_for(self, predicate: Callable[[], bool]) -> None:
-        """Until ``predicate()`` (the process must still run)."""
-        while not predicate():
-            assert self.process.poll() is None, self.process.communicate()[1]
-            time.sleep(0.01)
+    def wait_for_requests(self, count: int) -> None:
+        """Block until the process has sent ``count`` requests (it must not end first)."""
+        assert self.process.stdout is not None
+        got = self.process.stdout.read(count)
+        assert len(got) == count, self.process.communicate()[1]
+
+    def release(self) -> None:
+        """Let its paused requests go on."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.stdin = None  # communicate() would flush it
 
     def wait_for_line(self, text: str) -> list[str]:
         """Read its stderr until a line holds ``text``; the lines read."""
@@ -99,7 +111,7 @@ class Child:
         raise AssertionError(f"{text!r} never logged: {seen}")
 
     def result(self) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame | None]:
-        _, err = self.process.communicate(timeout=300)
+        _, err = self.process.communicate()
         assert self.process.returncode == 0, err
         info = json.loads(self.out.with_name(self.out.name + ".json").read_text())
         market = pd.read_parquet(self.out.with_name(self.out.name + ".market.parquet"))
@@ -115,13 +127,12 @@ def sandbox(start_sandbox: Callable[..., RunningSandbox]) -> RunningSandbox:
 def overlap(url: str, cache: Path, tmp: Path, tag: str) -> tuple[Child, Child]:
     """Two syncs of one scope at once: the first paused at its first request (the lock held),
     the second started and waiting for it, then the first let go. Both completed."""
-    gate = tmp / f"{tag}.go"
-    first = Child(url, cache, tmp / f"{tag}-first", gate, 120)
-    first.wait_for(lambda: len(first.sent()) > 0)  # it holds the lock: it takes it before asking
-    second = Child(url, cache, tmp / f"{tag}-second", None, 120)
+    first = Child(url, cache, tmp / f"{tag}-first", 120, free=0)
+    first.wait_for_requests(1)  # it holds the lock: it takes it before asking
+    second = Child(url, cache, tmp / f"{tag}-second", 120)
     seen = second.wait_for_line("waiting up to 120 s")
     assert any("another run is syncing PropertyType=Residential" in line for line in seen), seen
-    gate.touch()
+    first.release()
     return first, second
 
 
@@ -217,12 +228,21 @@ def test_threads_of_one_process_sync_a_scope_once(
     sandbox: RunningSandbox, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="realtyframes.sync")
-    go = threading.Event()
+    go, asked, waiting = threading.Event(), threading.Event(), threading.Event()
     requests: list[str] = []
 
     def hook(request: httpx.Request) -> None:
         requests.append(request.url.path)
+        asked.set()
         go.wait(60)
+
+    class Waiting(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "waiting up to 120 s" in record.getMessage():
+                waiting.set()
+
+    handler = Waiting()
+    logging.getLogger("realtyframes.sync").addHandler(handler)
 
     with rf.Client(
         sandbox.url, cache_dir=tmp_path / "c", progress=False, event_hooks={"request": [hook]}
@@ -232,13 +252,13 @@ def test_threads_of_one_process_sync_a_scope_once(
         found: dict[str, pd.DataFrame] = {}
         first = threading.Thread(target=lambda: found.update(a=client.sync_listings()))
         first.start()
-        while not requests:  # the first holds the lock, paused at its first request
-            time.sleep(0.01)
+        assert asked.wait(60)  # the first holds the lock, paused at its first request
         second = threading.Thread(target=lambda: found.update(b=client.sync_listings(wait=120)))
         second.start()
-        while "waiting up to 120 s" not in caplog.text:  # the second waits for the first
-            assert second.is_alive()
-            time.sleep(0.01)
+        try:
+            assert waiting.wait(60)  # the second waits for the first
+        finally:
+            logging.getLogger("realtyframes.sync").removeHandler(handler)
         go.set()
         first.join(120)
         second.join(120)
@@ -254,9 +274,9 @@ def test_a_first_sync_killed_holding_the_lock_frees_it_and_is_resumed(
     """SIGKILL while the lock is held: the kernel releases it; the next sync (waiting) gets it at
     once and resumes the first's checkpoint (pages reused, not asked again)."""
     cache = tmp_path / "cache"
-    gate = tmp_path / "never"  # the first sync's requests after its 6th wait forever
-    first = Child(sandbox.url, cache, tmp_path / "killed", gate, 120, free=6)
-    first.wait_for(lambda: len(first.sent()) > 6)
+    # the first sync's requests after its 6th wait until it is killed
+    first = Child(sandbox.url, cache, tmp_path / "killed", 120, free=6)
+    first.wait_for_requests(7)
     with rf.Client(sandbox.url, cache_dir=cache, progress=False) as probe:
         lock = sync_lock(probe.session, {})
     assert lock is not None and is_locked(lock)

@@ -27,14 +27,13 @@ from realtyframes.loaders._paging import (
     fetch_pages,
     fetch_pages_many,
 )
-from realtyframes.loaders._plan import Plan, duration, plan_listings
+from realtyframes.loaders._plan import Plan, duration, plan_listings, plan_sync
 from realtyframes.loaders._runs import Run, recorded, run_history
 from realtyframes.loaders._sync import RESOURCE as SYNC_RESOURCE
 from realtyframes.loaders._sync import (
     SYNC_REFUSED,
     SYNC_WAIT,
     listing_history,
-    plan_sync,
     sync_listings,
     sync_lock,
     sync_scope,

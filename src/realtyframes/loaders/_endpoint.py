@@ -21,7 +21,7 @@ from realtyframes.cache import Checkpoint
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import Loaded, Session
 
-__all__ = ["Call", "Endpoint", "Fetcher", "Shaper"]
+__all__ = ["Call", "Endpoint", "Fetcher", "Shaper", "Sync"]
 
 Shaper = Callable[[Sequence[bytes]], Loaded]
 Fetcher = Callable[[Session, "Endpoint", "Call", Checkpoint | None], Loaded]
@@ -42,6 +42,33 @@ class Call:
 
 
 @dataclass(frozen=True)
+class Sync:
+    """How a list endpoint's whole collection is kept current (``Endpoint.sync``; the runner is
+    :mod:`realtyframes.loaders._sync_steps`).
+
+    ``key``: the records' identity; ``cursor``: (the field a new record's entry is read from, the
+    field its last change is read from): their newest values are the watermarks, the ``Since`` of
+    the next search and of the change feed; ``partition``: (parameter, values): one search per
+    value (each status); ``terminal``: the value of ``status`` that leaves the feed (a record in
+    it never changes again); ``feed``: the change feed's endpoint and ``feed_ids`` its id-list
+    parameter, asked ``chunk`` ids at a time (the spec's 100); ``apply``: the step that applies
+    changes to the rows -> (rows, touched ids, ids whose detail must be read: the ``closing``
+    ones, from the endpoint's ``details``); ``sort``: a static order to page in.
+    """
+
+    key: str
+    cursor: tuple[str, str]
+    partition: tuple[str, tuple[str, ...]]
+    status: str
+    terminal: str
+    feed: Endpoint
+    feed_ids: str
+    chunk: int
+    apply: Callable[[Any, Any], tuple[Any, list[str], list[str]]]
+    sort: str
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """One operation of the spec (:data:`realtyframes.api.OPERATIONS`: name, host, path, path
     parameter, validator) and how the client side loads it.
@@ -56,7 +83,8 @@ class Endpoint:
     answer whose field is present and differs (:mod:`realtyframes.loaders._answers`).
     ``details``: the endpoint each record's full detail is read from when the load is asked for
     them (the ``details`` option: the search's rows replaced by the detail rows, named by the
-    detail endpoint's ``path_param``).
+    detail endpoint's ``path_param``). ``sync``: how ``sync_listings`` keeps the whole
+    collection current (:class:`Sync`).
     """
 
     operation: Operation
@@ -72,6 +100,7 @@ class Endpoint:
     key: Callable[[Mapping[str, str]], dict[str, Any]] | None = None
     echo: tuple[str, str] | None = None
     details: Endpoint | None = None
+    sync: Sync | None = None
 
     @property
     def name(self) -> str:

@@ -1,10 +1,12 @@
 """Know the cost before paying it: the requests a load or a sync will make, from a few cheap ones.
 
-:func:`plan_listings` asks the search once with ``Limit=1`` (the server's total) and counts the
-pages of 50 and the details; :func:`plan_sync` asks each status once (a first sync) or the new
-listings since the watermark (a later one) and samples the change feed (``Limit=1``: only its
-total) to foresee the history backfill / the feed. The time is the requests at the account's rate
-limit, read from the answers' ``RateLimit`` / ``RateLimit-Policy`` headers.
+A plan is the run itself, dry: :func:`plan_sync` runs the sync's runner
+(:func:`~realtyframes.loaders._sync_steps.run_first` / ``run_later``) with :class:`Counting`, a
+reader that asks each search for its first page only (its total counts the pages) and samples
+the change feed (a ``Limit=50`` page per sample: its total per id, and its share of closings,
+each a detail request). :func:`plan_listings` counts a search's pages and details the same way.
+The time is the requests at the account's rate limit, read from the answers' ``RateLimit`` /
+``RateLimit-Policy`` headers.
 
 >>> plan = plan_listings(session, {"City": "Miami"}, details=True)  # doctest: +SKIP
 >>> plan.requests, plan.seconds  # doctest: +SKIP
@@ -13,25 +15,37 @@ limit, read from the answers' ``RateLimit`` / ``RateLimit-Policy`` headers.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
-from datetime import UTC, datetime
 from typing import Any
+
+import pandas as pd
 
 from realtyframes.api import ApiClient
 from realtyframes.loaders._base import Session
 from realtyframes.loaders._page_info import PAGE_SIZE
-from realtyframes.loaders._sync_feed import DEFAULT_CHUNK
-from realtyframes.loaders._sync_steps import STATUSES
+from realtyframes.loaders._sync import _history_since, plan_scope
+from realtyframes.loaders._sync_steps import (
+    Counts,
+    Fed,
+    Found,
+    chunks,
+    pages_of,
+    run_first,
+    run_later,
+)
 from realtyframes.loaders.endpoints import ENDPOINTS
+from realtyframes.schemas import OnInvalid
 
-__all__ = ["Plan", "feed_chunks", "plan_listings", "plan_sync_requests"]
+__all__ = ["Counting", "Plan", "plan_listings", "plan_sync"]
 
-_SEARCH = ENDPOINTS["listings"].path
-_FEED = ENDPOINTS["listing_changes"].path
-#: The order the backfill sample is drawn in: the service's default (price, not age: the first
-#: page of ``-listdate`` holds only the newest listings, which have had the fewest changes).
+_LISTINGS = ENDPOINTS["listings"]
+assert _LISTINGS.sync is not None
+_SYNC = _LISTINGS.sync
+#: The order the samples are drawn in: the service's default (price, not age: the first page of
+#: ``-listdate`` holds only the newest listings, which have had the fewest changes).
 _SAMPLE_SORT = "-listprice"
 
 
@@ -99,30 +113,6 @@ def duration(seconds: float) -> str:
     return f"{whole // 3600} h {whole % 3600 // 60} min"
 
 
-def _make(
-    api: ApiClient, operation: str, mode: str, counts: tuple[int, int, int, int], probes: int,
-    notes: tuple[str, ...] = (),
-) -> Plan:  # fmt: skip
-    rows, pages, details, feed = counts
-    requests = pages + details + feed
-    state = api.rate_limit
-    limit = state.limit if state is not None else None
-    window = state.window if state is not None else None
-    seconds = requests * window / limit if limit and window else None
-    return Plan(operation, mode, rows, pages, details, feed, requests, probes, limit, window,
-                seconds, notes)  # fmt: skip
-
-
-def _pages(rows: int) -> int:
-    """Pages a paged read of ``rows`` records takes (the first page is always read)."""
-    return max(1, math.ceil(rows / PAGE_SIZE))
-
-
-def _total(api: ApiClient, path: str, query: Mapping[str, str]) -> dict[str, Any]:
-    body = api.get_json(path, {**query, "Offset": "0"})
-    return body if isinstance(body, dict) else {}
-
-
 def _count(body: Mapping[str, Any]) -> int:
     """A page's ``total`` (0 when absent or not a count).
 
@@ -133,63 +123,9 @@ def _count(body: Mapping[str, Any]) -> int:
     return total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else 0
 
 
-def _when(text: str) -> datetime:
-    """An ISO 8601 timestamp for ordering (one that does not parse comes last).
-
-    >>> _when("2026-01-02T00:00:00Z") < _when("2026-01-02T01:00:00+00:00") < _when("soon")
-    True
-    """
-    try:
-        when = datetime.fromisoformat(text)
-    except ValueError:
-        return datetime.max.replace(tzinfo=UTC)
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-def plan_listings(
-    session: Session,
-    filters: Mapping[str, Any],
-    *,
-    max_results: int | None = None,
-    details: bool = False,
-) -> Plan:
-    """The requests of ``listings(**filters, max_results=, details=)`` fetched (not from the
-    cache), from one ``Limit=1`` search; filters are validated first (QueryError, no request).
-
-    >>> plan_listings(session, {"City": "Miami"}).pages  # doctest: +SKIP
-    9
-    """
-    call = ENDPOINTS["listings"].call(filters, {"max_results": max_results, "details": details})
-    body = _total(session.api, call.path, {**call.query, "Limit": "1"})
-    total = _count(body)
-    rows = total if call.options["max_results"] is None else min(total, call.options["max_results"])
-    detail = rows if call.options["details"] else 0
-    mode = "details" if call.options["details"] else "search"
-    return _make(session.api, "listings", mode, (rows, _pages(rows), detail, 0), 1)
-
-
-# -- syncs -------------------------------------------------------------------------------------------
-
-
-def feed_chunks(ids: int, chunk: int = DEFAULT_CHUNK) -> list[int]:
-    """The chunk sizes a sync's change feed sends for ``ids`` ids (``_sync_feed.feed_pages``:
-    chunks of ``chunk`` ids, the last one short).
-
-    >>> feed_chunks(350)
-    [100, 100, 100, 50]
-    """
-    return [min(chunk, ids - done) for done in range(0, ids, chunk)]
-
-
-def _feed_requests(sizes: Sequence[int], per_id: float) -> float:
-    """Expected requests of the chunks: one at least each, and a page of 50 for every 50 changes
-    a chunk holds, its changes taken as about normal around ``size * per_id`` with the spread of
-    a count (the square root of the mean)."""
-    return sum(_expected_pages(size * per_id) for size in sizes)
-
-
 def _expected_pages(mean: float) -> float:
-    """E[max(1, ceil(X / 50))] for X about normal with mean ``mean`` and variance ``mean``.
+    """E[max(1, ceil(X / 50))] for X about normal with mean ``mean`` and variance ``mean``: the
+    pages of a feed chunk expected to hold ``mean`` changes.
 
     >>> round(_expected_pages(0.0), 2), round(_expected_pages(155.0), 2)
     (1.0, 3.66)
@@ -203,83 +139,72 @@ def _expected_pages(mean: float) -> float:
     return pages
 
 
-def plan_sync_requests(
-    api: ApiClient,
-    params: Mapping[str, str],
-    *,
-    previous: Any,
-    history_since: str | None,
-    backfill: bool,
-) -> Plan:
-    """The requests of a sync of ``params`` (validated scope): a first sync when ``previous``
-    (the cached ``SyncResult``) is None, else an incremental one. ``history_since``: the
-    backfill's start (ISO text) or None (the oldest listing's entry); ``backfill``: whether a
-    first sync backfills the history. The feed's chunks are the spec's 100 ids."""
-    if previous is None:
-        return _plan_first(api, params, history_since, backfill)
-    return _plan_incremental(api, params, previous)
+class Counting:
+    """The sync runner's reader in a dry run: it counts the requests the run would make.
 
+    A search asks its first page (``sample`` records, in :data:`_SAMPLE_SORT` order): its total
+    gives the pages; its records stand for the rest. The keys of a market read so are its sample
+    keys, padded to the totals with stand-ins (``~n``), so the feed is chunked as in the run. The
+    change feed is sampled (one ``Limit=50`` request per sample: the search samples, weighted by
+    their totals, or the first chunk of real keys): each chunk is counted at the pages its
+    expected changes fill, and the sample's own records are returned to the run, whose ``apply``
+    step finds the closings among them; its details step is then counted at the closings
+    expected over every id (the sample's share of closing records times the expected changes).
+    """
 
-def _plan_first(
-    api: ApiClient,
-    params: Mapping[str, str],
-    history_since: str | None,
-    backfill: bool,
-) -> Plan:
-    totals: dict[str, int] = {}
-    changes = 0.0
-    probes = 0
-    for status in STATUSES:
-        query = {**params, "Status": status, "Sort": _SAMPLE_SORT, "Limit": str(PAGE_SIZE)}
-        body = _total(api, _SEARCH, query)
-        probes += 1
-        totals[status] = total = _count(body)
-        listings = [r for r in body.get("listings") or () if isinstance(r, dict)]
-        ids = [str(r["ListingId"]) for r in listings if r.get("ListingId")]
-        if not backfill or not ids:
-            continue
-        entries = [
-            str(r["OriginalEntryTimestamp"]) for r in listings if r.get("OriginalEntryTimestamp")
-        ]
-        since = history_since or (min(entries, key=_when) if entries else None)
-        if since is None:
-            continue
-        feed = _total(api, _FEED, {"Since": since, "ListingIds": ",".join(ids), "Limit": "1"})
-        probes += 1
-        changes += _count(feed) / len(ids) * total
-    rows = sum(totals.values())
-    pages = sum(_pages(t) for t in totals.values())
-    feed_requests = 0
-    if backfill and rows:
-        feed_requests = round(_feed_requests(feed_chunks(rows), changes / rows))
-    notes = ("the backfill from a sample of each status",) if backfill else ()
-    return _make(api, "sync_listings", "first sync", (rows, pages, 0, feed_requests), probes, notes)
+    def __init__(self, api: ApiClient, sample: int = PAGE_SIZE) -> None:
+        self.api, self.sample = api, sample
+        self.probes = self.rows = 0
+        self.samples: list[tuple[list[str], int]] = []
+        self.closings = 0.0
 
+    def _get(self, path: str, query: Mapping[str, str]) -> tuple[bytes, dict[str, Any]]:
+        self.probes += 1
+        raw = self.api.get_bytes(path, {**query, "Offset": "0"})
+        body = json.loads(raw)
+        return raw, body if isinstance(body, dict) else {}
 
-def _plan_incremental(api: ApiClient, params: Mapping[str, str], previous: Any) -> Plan:
-    state = previous.state
-    search = {**params, "Limit": "1"}
-    if state.get("entry_watermark"):
-        search["Since"] = str(state["entry_watermark"])
-    new = [_count(_total(api, _SEARCH, {**search, "Status": s})) for s in STATUSES]
-    probes = len(STATUSES)
-    market = previous.market
-    open_ids = market.loc[market["StandardStatus"].astype("str") != "Closed", "ListingId"].tolist()
-    feed_requests, closings = 0, 0.0
-    since = state.get("change_watermark")
-    if open_ids and since:
-        sizes = feed_chunks(len(open_ids))
-        first = open_ids[: sizes[0]]
-        query = {"Since": str(since), "ListingIds": ",".join(first), "Limit": str(PAGE_SIZE)}
-        body = _total(api, _FEED, query)
-        probes += 1
-        per_id = _count(body) / len(first)
-        feed_requests = round(_feed_requests(sizes, per_id))
-        closings = _closing_share(body.get("changes")) * per_id * len(open_ids)
-    pages = sum(_pages(n) for n in new)
-    notes = ("the closings (one detail request each) from a sample of the change feed",)
-    counts = (sum(new), pages, round(closings), feed_requests)
-    return _make(api, "sync_listings", "incremental", counts, probes, notes)
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]:
+        found = []
+        for query in queries:
+            asked = {**query, "Sort": _SAMPLE_SORT, "Limit": str(self.sample)}
+            raw, body = self._get(_LISTINGS.path, asked)
+            total = _count(body)
+            records = [r for r in body.get("listings") or () if isinstance(r, dict)]
+            self.samples.append(
+                ([str(r["ListingId"]) for r in records if r.get("ListingId")], total)
+            )
+            self.rows += total
+            found.append(Found([raw], pages_of(total), total))
+        return found
+
+    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
+        keys = market[_SYNC.key].astype(str).tolist()
+        return keys + [f"~{n}" for n in range(sum(f.total for f in found) - len(keys))]
+
+    def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed:
+        real = [i for i in ids if not i.startswith("~")]
+        if len(real) < len(ids):  # a market of samples: each search's sample, by its total
+            groups = [(keys[:chunk], total) for keys, total in self.samples if keys]
+        else:
+            groups = [(real[:chunk], len(real))]
+        changes = weight = closing = 0.0
+        pages: list[bytes] = []
+        for keys, total in groups:
+            query = {"Since": since, _SYNC.feed_ids: ",".join(keys), "Limit": str(PAGE_SIZE)}
+            raw, body = self._get(_SYNC.feed.path, query)
+            per_key, records = _count(body) / len(keys), body.get("changes")
+            changes += per_key * total
+            closing += _closing_share(records) * per_key * total
+            weight += total
+            pages.append(raw)
+        per_id = changes / weight if weight else 0.0
+        requests = round(sum(_expected_pages(len(c) * per_id) for c in chunks(ids, chunk)))
+        self.closings = closing / weight * len(ids) if weight else 0.0
+        return Fed(pages, requests, 0, requests)
+
+    def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]:
+        return [], [], round(self.closings)
 
 
 def _closing_share(records: Any) -> float:
@@ -296,3 +221,75 @@ def _closing_share(records: Any) -> float:
         and r.get("StandardStatus") == "Closed"
     ]  # fmt: skip
     return len(closing) / len(records)
+
+
+def _make(
+    api: ApiClient, operation: str, mode: str, counts: Counts, rows: int, probes: int,
+    notes: tuple[str, ...] = (),
+) -> Plan:  # fmt: skip
+    feed = counts.feed + counts.backfill + counts.rejected
+    requests = counts.search + counts.details + feed
+    state = api.rate_limit
+    limit = state.limit if state is not None else None
+    window = state.window if state is not None else None
+    seconds = requests * window / limit if limit and window else None
+    return Plan(operation, mode, rows, counts.search, counts.details, feed, requests, probes,
+                limit, window, seconds, notes)  # fmt: skip
+
+
+def plan_listings(
+    session: Session,
+    filters: Mapping[str, Any],
+    *,
+    max_results: int | None = None,
+    details: bool = False,
+) -> Plan:
+    """The requests of ``listings(**filters, max_results=, details=)`` fetched (not from the
+    cache): its search counted by :class:`Counting` (one ``Limit=1`` request), and one detail
+    request per row with ``details=True``; filters are validated first (QueryError, no request).
+
+    >>> plan_listings(session, {"City": "Miami"}).pages  # doctest: +SKIP
+    9
+    """
+    call = _LISTINGS.call(filters, {"max_results": max_results, "details": details})
+    reader = Counting(session.api, sample=1)
+    (found,) = reader.search([call.query])
+    cap = call.options["max_results"]
+    rows = found.total if cap is None else min(found.total, cap)
+    counts = Counts(search=pages_of(rows), details=rows if call.options["details"] else 0)
+    mode = "details" if call.options["details"] else "search"
+    return _make(session.api, "listings", mode, counts, rows, reader.probes)
+
+
+def plan_sync(
+    session: Session,
+    scope: Mapping[str, Any],
+    *,
+    refresh: bool = False,
+    history_since: Any = None,
+) -> Plan:
+    """What :func:`~realtyframes.loaders.sync_listings` of ``scope`` will cost: the sync's
+    runner run dry with :class:`Counting` (a first sync, or ``refresh=True``: one page of each
+    status and one feed sample per status; a later one: a page of each status since the
+    watermark and one feed sample). Validates like the sync (QueryError before any request).
+
+    >>> plan_sync(client.session, {"City": "Miami"}).requests  # doctest: +SKIP
+    642
+    """
+    since = _history_since(history_since)
+    params, previous, backfill = plan_scope(session, scope, refresh=refresh, since=since)
+    reader = Counting(session.api)
+    quiet: OnInvalid = "quarantine"
+    if previous is None or refresh:
+        result = run_first(
+            _LISTINGS, reader, params, chunk=_SYNC.chunk, previous=None,
+            since=None if since is False else since, backfill=backfill, on_invalid=quiet,
+        )  # fmt: skip
+        notes = ("the backfill from a sample of each status",) if backfill else ()
+        return _make(session.api, "sync_listings", "first sync", result.counts, reader.rows,
+                     reader.probes, notes)  # fmt: skip
+    result = run_later(_LISTINGS, reader, previous, params, chunk=int(previous.state["chunk"]),
+                       on_invalid=quiet)  # fmt: skip
+    notes = ("the closings (one detail request each) from a sample of the change feed",)
+    return _make(session.api, "sync_listings", "incremental", result.counts, reader.rows,
+                 reader.probes, notes)  # fmt: skip

@@ -1,36 +1,20 @@
 """Incremental market sync: the whole market of a scope kept current with the fewest requests.
 
 ``sync_listings(session, scope)`` keeps one cache entry per scope and account (resource
-``market``): the market frame (one row per ListingId, every status), its ``media``, its
-``quarantine`` and the **history** of every change seen (an extra frame, ``market.history``), with
-the sync state in the entry's metadata (member ``sync``). The first sync loads each status once
-and backfills the history from the change feed (since the oldest listing's entry, or
-``history_since``); later syncs ask only for what moved:
+``market``): the market (one row per ListingId, every status), its ``media``, ``quarantine`` and
+the **history** of every change seen (``market.history``), with the sync state in the entry's
+metadata (member ``sync``). What is synced is declared once, on the listings row of the endpoint
+table (``ENDPOINTS["listings"].sync``: key, cursor, statuses, change feed, chunk of the spec's
+100 ids, apply step); one runner (:mod:`realtyframes.loaders._sync_steps`) runs it:
 
-1. new listings: one paged search per status with ``Since`` = the newest OriginalEntryTimestamp
-   already cached (the server's data time, never the local clock);
-2. the change feed over the open ids (Closed is terminal; ids in chunks of the spec's 100, a
-   chunk refused with a 400 or 414 split in halves once), ``Since`` = the newest
-   ModificationTimestamp /
-   ChangeTimestamp already known; the changes are applied to the cached rows in order;
-3. a detail request for each listing that closed (ClosePrice, CloseDate and the final
-   DaysOnMarket are not in the feed), concurrently;
-4. the changes are appended to the history (deduplicated on ListingId, ChangeType,
-   ChangeTimestamp), and the whole entry is written at once (atomic).
+- a first sync (or ``refresh=True``): every status, then the history backfill from the change
+  feed (since the oldest listing's entry, or ``history_since``), resumable from a checkpoint;
+- a later sync: the new listings per status since the entry watermark, the change feed over the
+  open ids since the change watermark applied in order, a detail request per listing that
+  closed; the whole entry written at once.
 
-Requests of a later sync (the floor of this API; see ``docs/sync.md``)::
-
-    sum over open-id chunks of max(1, ceil(changes in chunk / 50))  # ceil(open ids / chunk) usually
-    + sum over the 4 statuses of max(1, ceil(new listings of that status / 50))
-    + listings that closed
-
-One sync of a scope at a time, across processes: ``_sync_lock`` (the scope's lock; a call that
-waited for another run's sync takes its result from the cache).
-
-Modules: this one holds the public calls; ``_sync_entry`` the scope, its key and the cache
-entry; ``_sync_lock`` the scope's lock; ``_sync_steps`` the full load,
-backfill and incremental sync; ``_sync_feed`` the chunked change feed; ``_sync_apply`` the pure
-steps (apply changes, closings, DaysOnMarket, watermarks); ``realtyframes._changes`` what a sync changed.
+:func:`~realtyframes.loaders._plan.plan_sync` is the same runner with a counting reader. One sync
+of a scope at a time, across processes (``_sync_lock``). See ``docs/sync.md``.
 
 >>> market = sync_listings(client.session, {"City": "Miami"}).frame  # doctest: +SKIP
 >>> history = listing_history(client.session, {"City": "Miami"})  # doctest: +SKIP
@@ -54,7 +38,7 @@ from realtyframes.cache import Checkpoint, Entry, ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadResult, Session, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
-from realtyframes.loaders._plan import Plan, plan_sync_requests
+from realtyframes.loaders._page_info import PAGE_SIZE
 from realtyframes.loaders._resume import (
     RESUME_WITHIN,
     Resumed,
@@ -77,7 +61,6 @@ from realtyframes.loaders._sync_entry import (
     usable,
     write_sync,
 )
-from realtyframes.loaders._sync_feed import DEFAULT_CHUNK, Counts, too_many
 from realtyframes.loaders._sync_lock import (
     SYNC_WAIT,
     changes_between,
@@ -87,14 +70,15 @@ from realtyframes.loaders._sync_lock import (
 )
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,
-    STATUSES,
+    Counts,
+    Fetching,
     SyncResult,
-    backfill,
-    first_page,
-    full_load,
-    incremental,
+    run_first,
+    run_later,
+    too_many,
 )
-from realtyframes.schemas import SCHEMA_VERSION, OnInvalid
+from realtyframes.loaders.endpoints import ENDPOINTS
+from realtyframes.schemas import SCHEMA_VERSION, STANDARD_STATUSES, OnInvalid
 
 __all__ = [
     "CHANGE_COLUMNS",
@@ -105,7 +89,7 @@ __all__ = [
     "SYNC_REFUSED",
     "SYNC_WAIT",
     "listing_history",
-    "plan_sync",
+    "plan_scope",
     "sync_listings",
     "sync_lock",
     "sync_scope",
@@ -116,6 +100,13 @@ __all__ = [
 
 #: Parameters a sync scope refuses, with why (``sync_scope``).
 SYNC_REFUSED = _REFUSED
+#: The endpoint whose declared sync (``ENDPOINTS["listings"].sync``) the runner runs.
+_MARKET = ENDPOINTS["listings"]
+assert _MARKET.sync is not None
+#: ListingIds per change-feed request: the spec's ``ListingIds`` "at most 100".
+DEFAULT_CHUNK = _MARKET.sync.chunk
+#: Statuses a market holds, each loaded by its own search.
+STATUSES: tuple[str, ...] = STANDARD_STATUSES
 _key = scope_key  # the cache key of a scope (its name before _sync_entry existed)
 
 logger = logging.getLogger("realtyframes.sync")
@@ -185,13 +176,13 @@ def _sync(
     """:func:`sync_listings` unrecorded."""
     params = sync_scope(scope)
     check_flag("refresh", refresh)
-    chunk_size = check_count("chunk_size", chunk_size)
+    chunk = check_count("chunk_size", chunk_size) or DEFAULT_CHUNK
     since = _history_since(history_since)
     wait = check_wait(wait)
-    run = partial(
-        _sync_now, session, params, chunk_size=chunk_size, refresh=refresh, since=since,
-        progress=progress,
-    )  # fmt: skip
+    if progress is None:
+        progress = session.progress
+    run = partial(_sync_now, session, params, chunk=chunk, refresh=refresh, since=since,
+                  progress=progress)  # fmt: skip
     cache = session.cache
     if cache is None:
         return run(None, None)
@@ -212,21 +203,15 @@ def _sync(
 
 def _unchanged(key: str, params: Mapping[str, str], previous: SyncResult) -> LoadResult:
     """The cached sync as this call's answer, no request, when the session's source cannot have
-    changed since (``session.source_unchanged``: the embedded sandbox not started yet in this
-    process, whose data are fixed by the identity the cache key holds): what an incremental sync
-    would find, nothing new, without starting a server: from the cache, no changes."""
+    changed since (the embedded sandbox not started yet in this process, whose data are fixed
+    by the identity the cache key holds): what an incremental sync would find, nothing new."""
+    market = previous.market
     result = dataclasses.replace(
-        previous,
-        counts=Counts(),
-        changes=sync_changes(previous.history.iloc[:0], previous.market.iloc[:0], [],
-                             previous.market, previous.market),  # nothing moved: no diff to run
+        previous, counts=Counts(),
+        changes=sync_changes(previous.history.iloc[:0], market.iloc[:0], [], market, market),
     )  # fmt: skip
-    logger.info(
-        "sync_listings %s: the embedded sandbox's data as last synced; %d listings from the "
-        "cache, no request",
-        describe_scope(params),
-        len(result.market),
-    )
+    logger.info("sync_listings %s: the embedded sandbox's data as last synced; %d listings from "
+                "the cache, no request", describe_scope(params), len(market))  # fmt: skip
     return _result(key, result, None, from_cache=True)
 
 
@@ -249,36 +234,25 @@ def _sync_now(
     key: str | None,
     previous: SyncResult | None,
     *,
-    chunk_size: int | None,
+    chunk: int,
     refresh: bool,
     since: pd.Timestamp | Literal[False] | None,
     progress: bool | None,
 ) -> LoadResult:
-    """The sync itself (under the scope's lock when there is a cache): a full load, or an
-    incremental sync from ``previous``; written to the cache and returned."""
+    """The sync itself (under the scope's lock when there is a cache): the runner's first sync,
+    or a later one from ``previous``; written to the cache and returned."""
     api, cache = session.api, session.cache
-    if progress is None:
-        progress = session.progress
     on_invalid: OnInvalid = session.on_invalid
-    chunk = DEFAULT_CHUNK if chunk_size is None else chunk_size
     resumed: Resumed[SyncResult] | None = None
     if previous is None or refresh:
-        result, resumed = _full_sync(
-            api, cache, key, params, previous, since, chunk=chunk, refresh=refresh,
-            progress=progress, on_invalid=on_invalid,
-        )  # fmt: skip
+        result, resumed = _first(api, cache, key, params, previous, since, chunk=chunk,
+                                    refresh=refresh, progress=progress, on_invalid=on_invalid)  # fmt: skip
     else:
-        result = incremental(
-            api, previous, params, chunk=chunk, progress=progress, on_invalid=on_invalid
-        )
-    result.state["last_requests"] = result.counts.as_dict()
-    logger.info(
-        "sync_listings %s: %d listings, %d requests (%s)",
-        params,
-        len(result.market),
-        result.counts.as_dict()["total"],
-        result.state["mode"],
-    )
+        reader = Fetching(api, _MARKET, progress)
+        result = run_later(_MARKET, reader, previous, params, chunk=chunk, on_invalid=on_invalid)
+    result.state["last_requests"] = counted = result.counts.as_dict()
+    logger.info("sync_listings %s: %d listings, %d requests (%s)", params, len(result.market),
+                counted["total"], result.state["mode"])  # fmt: skip
     result.quarantine = parquet_safe(result.quarantine)
     if cache is not None and key is not None:
         write_sync(cache, key, api, params, result)
@@ -288,17 +262,13 @@ def _sync_now(
 
 
 def _take(
-    key: str,
-    params: Mapping[str, str],
-    before: Entry | None,
-    after: Entry | None,
-    *,
+    key: str, params: Mapping[str, str], before: Entry | None, after: Entry | None, *,
     refresh: bool,
-) -> LoadResult | None:
+) -> LoadResult | None:  # fmt: skip
     """The market another run's sync just wrote, as this call's answer (no request), or None
     when there is none to take (cleared meanwhile; another layout; ``refresh=True`` and that
-    sync was incremental): ``from_cache``, the changes of that sync (None when it was a full
-    load, as for the one that made it)."""
+    sync was incremental). Its info: ``from_cache``, the changes of that sync (None when it was
+    a full load, as for the one that made it)."""
     taken = None if after is None else usable(after.frame, after.extra, after.meta)
     if taken is None or (refresh and taken.state.get("mode") != "full"):
         return None
@@ -307,49 +277,28 @@ def _take(
         taken.changes = changes_between(
             start.market, taken.market, start.history, taken.history, taken.quarantine
         )
-    logger.info(
-        "sync_listings %s: another run synced it meanwhile; %d listings from the cache, no request",
-        describe_scope(params),
-        len(taken.market),
-    )
+    logger.info("sync_listings %s: another run synced it meanwhile; %d listings from the cache, "
+                "no request", describe_scope(params), len(taken.market))  # fmt: skip
     return _result(key, taken, None, from_cache=True)
 
 
-def plan_sync(
-    session: Session,
-    scope: Mapping[str, Any],
-    *,
-    refresh: bool = False,
-    history_since: HistorySince = None,
-) -> Plan:
-    """What :func:`sync_listings` of ``scope`` will cost, from a few cheap requests: a first sync
-    (or ``refresh=True``) one page of each status and one ``Limit=1`` change-feed request per
-    status (the backfill's sample), a later sync a ``Limit=1`` search per status since the
-    watermark and one feed request. Validates like the sync (QueryError before any request).
-
-    >>> plan_sync(client.session, {"City": "Miami"}).requests  # doctest: +SKIP
-    642
-    """
+def plan_scope(
+    session: Session, scope: Mapping[str, Any], *, refresh: bool, since: Any
+) -> tuple[dict[str, str], SyncResult | None, bool]:
+    """What a plan of a sync of ``scope`` starts from, checked as the sync checks it (QueryError
+    before any request): the scope's parameters, the cached sync (None: a first sync) and
+    whether a first sync backfills the history (``refresh=True`` keeps the history it has)."""
     params = sync_scope(scope)
     check_flag("refresh", refresh)
-    since = _history_since(history_since)
     cache = session.cache
-    key = scope_key(session, cache, params) if cache is not None else None
-    previous = previous_sync(cache, key)
+    previous = previous_sync(cache, scope_key(session, cache, params) if cache else None)
     backfill = since is not False and cache is not None
-    if refresh and previous is not None:  # a full load that keeps the history it has
-        backfill = backfill and not len(previous.history)
-        previous = None
-    return plan_sync_requests(
-        session.api,
-        params,
-        previous=previous,
-        history_since=None if since is None or since is False else str(iso(since)),
-        backfill=backfill,
-    )
+    if refresh and previous is not None:
+        backfill, previous = backfill and not len(previous.history), None
+    return params, previous, backfill
 
 
-def _full_sync(
+def _first(
     api: ApiClient,
     cache: ParquetCache | None,
     key: str | None,
@@ -362,35 +311,31 @@ def _full_sync(
     progress: bool | None,
     on_invalid: OnInvalid,
 ) -> tuple[SyncResult, Resumed[SyncResult]]:
-    """A full load (every status) and, when no history is kept yet, the backfill; resumed from
-    the checkpoint of an interrupted identical one (``loaders._resume``). The requests that
-    checked the checkpoint count as the search's."""
+    """The runner's first sync, resumed from the checkpoint of an interrupted identical one
+    (``loaders._resume``): discarded when the server's data moved more than
+    :data:`RESUME_WITHIN` since; when used, the watermarks go back to its pages' data time.
+    The requests that checked the checkpoint count as the search's."""
     checked = 0
 
     def run(checkpoint: Checkpoint | None) -> SyncResult:
         nonlocal checked
         if checkpoint is not None and checkpoint.resumed_from is not None:
             checked += saved_data_time(checkpoint) is not None  # data_moved's request
-            moved = data_moved(api, checkpoint, *first_page(params))
+            name, values = _MARKET.sync.partition  # type: ignore[union-attr]
+            first = {**params, name: values[0], "Sort": _MARKET.sync.sort,  # type: ignore[union-attr]
+                     "Offset": "0", "Limit": str(PAGE_SIZE)}  # fmt: skip
+            moved = data_moved(api, checkpoint, _MARKET.path, first)
             if moved is not None and moved > RESUME_WITHIN:
                 checkpoint.discard(
                     f"the server's data moved {moved} since its pages were read (more than "
                     f"{RESUME_WITHIN}); loading again from the start"
                 )
-        result = full_load(
-            api, params, chunk=chunk, progress=progress, on_invalid=on_invalid,
-            checkpoint=checkpoint,
+        reader = Fetching(api, _MARKET, progress, checkpoint)
+        return run_first(
+            _MARKET, reader, params, chunk=chunk, previous=previous,
+            since=None if since is False else since,
+            backfill=since is not False and cache is not None, on_invalid=on_invalid,
         )  # fmt: skip
-        if previous is not None:  # refresh: the history so far stays
-            result.history = previous.history
-            result.state["syncs"] = previous.state.get("syncs", 0) + 1
-            result.state["first_sync"] = previous.state.get("first_sync")
-        if since is not False and cache is not None and not len(result.history):
-            backfill(
-                api, result, since, progress=progress, on_invalid=on_invalid,
-                checkpoint=checkpoint,
-            )  # fmt: skip
-        return result
 
     scope = _checkpoint_scope(api, params, since, previous is not None)
     resumed = run_resumable(cache, RESOURCE, key, scope, refresh=refresh, run=run, api=api)

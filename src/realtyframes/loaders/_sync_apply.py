@@ -1,11 +1,10 @@
-"""Pure steps of a sync: apply the feed's changes to the cached rows, read the close data of
-listings that closed, grow DaysOnMarket with the server's clock, append the history, and move the
-watermarks. No request here except the detail fetch of :func:`close_listings`.
+"""Pure steps of a sync (no request here): apply the feed's changes to the cached rows (the
+``apply`` step the listings row declares), write the close data of listings that closed, grow
+DaysOnMarket with the server's clock, append the history, and move the watermarks.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -14,19 +13,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from realtyframes.api import ApiClient
-from realtyframes.errors import NotFoundError
-from realtyframes.loaders._answers import check_echo
 from realtyframes.loaders._base import ids_in
-from realtyframes.loaders._sync_feed import Counts
-from realtyframes.loaders.endpoints import ENDPOINTS
 from realtyframes.schemas import ListingChange, listings_from_records, target_dtypes
 
 logger = logging.getLogger("realtyframes.sync")
 
 #: Columns of the history frame (the change feed's records).
 HISTORY_COLUMNS: tuple[str, ...] = tuple(target_dtypes(ListingChange))
-_DETAIL = ENDPOINTS["listing"]
 _HISTORY_KEY = ["ListingId", "ChangeType", "ChangeTimestamp"]
 _DAY = pd.Timedelta(days=1)
 
@@ -110,54 +103,31 @@ def apply_changes(
     return market, touched, closing
 
 
-def close_listings(
-    api: ApiClient, market: pd.DataFrame, ids: Sequence[str], counts: Counts
-) -> tuple[pd.DataFrame, list[str]]:
-    """ClosePrice, CloseDate and DaysOnMarket of listings that closed, from their details (a
-    detail of another listing than the one asked for is retried, then raised)."""
-    requests = [(_DETAIL.at(str(i)), None) for i in ids]
-    removed: list[str] = []
-    counts.floor += len(ids)
-    try:
-        bodies = api.get_many(
-            requests,
-            raw=True,
-            check=lambda index, body: check_echo(body, "ListingId", str(ids[index])),
-        )
-        counts.details += len(ids)
-    except NotFoundError:
-        # one of them is gone: ask one by one, and drop those the server no longer has
-        counts.details += len(ids)
-        bodies = []
-        for (path, _), listing_id in zip(requests, ids, strict=True):
-            try:
-                check = functools.partial(check_echo, field="ListingId", asked=str(listing_id))
-                bodies.append(api.get_bytes(path, check=check))
-            except NotFoundError:
-                removed.append(listing_id)
-            counts.details += 1
+def close_data(
+    market: pd.DataFrame, bodies: Sequence[bytes], removed: Sequence[str]
+) -> pd.DataFrame:
+    """ClosePrice, CloseDate and DaysOnMarket of listings that closed, from their detail
+    ``bodies``; the listings the server no longer has (``removed``) leave the market."""
     if removed:
-        logger.warning(
-            "sync_listings: %d listings are gone from the server: %s", len(removed), removed
-        )
-        market = market[~market["ListingId"].isin(removed)].reset_index(drop=True)
+        logger.warning("sync_listings: %d listings are gone from the server: %s", len(removed),
+                       list(removed))  # fmt: skip
+        market = market[~market["ListingId"].isin(list(removed))].reset_index(drop=True)
     if not bodies:
-        return market, removed
+        return market
     details, _ = listings_from_records(bodies, detail=False)
     details = details[details["StandardStatus"] == "Closed"].drop_duplicates(
         "ListingId", keep="last"
     )
     rows = pd.Index(market["ListingId"]).get_indexer(details["ListingId"])
     ok = rows >= 0
-    at = rows[ok]
     market = market.copy()
     col = market.columns.get_loc
     for name in ("ClosePrice", "CloseDate", "DaysOnMarket"):
         values = details[name][ok]
         if values.dtype != market[name].dtype:
             values = values.astype(market[name].dtype)
-        market.iloc[at, col(name)] = values.to_numpy()
-    return market, removed
+        market.iloc[rows[ok], col(name)] = values.to_numpy()
+    return market
 
 
 def data_time_of(fresh: pd.DataFrame, changes: pd.DataFrame | None) -> pd.Timestamp | None:

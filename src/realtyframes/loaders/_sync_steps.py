@@ -1,27 +1,42 @@
-"""The two ways a sync reads the server: a full load (every status, plus the history backfill
-of a first sync) and an incremental sync (new listings, the change feed, closings), each giving a
-:class:`SyncResult` that :func:`realtyframes.loaders._sync.sync_listings` writes at once.
+"""The sync runner: one loop over the sync an endpoint declares (:class:`~realtyframes.loaders.
+_endpoint.Sync`, the listings row's ``sync``), reading the server through a :class:`Reader`.
+
+- :func:`run_first`: one search per partition value (each status) -> the market; then, unless
+  the history is kept already, the change feed over every key since the oldest entry (the
+  history backfill).
+- :func:`run_later`: the new records per partition value since the entry watermark; the change
+  feed over the keys not terminal since the change watermark, applied by the declared ``apply``
+  step; the detail of each record it closed.
+
+:class:`Fetching` reads for real (pages saved in a load's checkpoint, feed chunks of the
+declared 100 ids split once on a 400/414, every request in the client's one pool);
+``realtyframes.loaders._plan`` runs the same two functions with a counting reader, so a plan
+walks the requests the sync makes.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol, TypeVar
 
 import pandas as pd
 
 from realtyframes._changes import sync_changes
 from realtyframes.api import ApiClient
 from realtyframes.cache import Checkpoint
+from realtyframes.errors import ApiError, NotFoundError
+from realtyframes.loaders._answers import check_echo
 from realtyframes.loaders._base import ids_in
+from realtyframes.loaders._endpoint import Endpoint, Sync
+from realtyframes.loaders._page_info import _Bar, progress_enabled
 from realtyframes.loaders._paging import PAGE_SIZE, fetch_pages, fetch_pages_many
 from realtyframes.loaders._sync_apply import (
     append_history,
-    apply_changes,
-    close_listings,
+    close_data,
     concat,
     data_time_of,
     grow_days_on_market,
@@ -34,40 +49,65 @@ from realtyframes.loaders._sync_apply import (
     wall_clock,
     watermarks,
 )
-from realtyframes.loaders._sync_feed import Counts, feed_pages
-from realtyframes.loaders.endpoints import ENDPOINTS
-from realtyframes.schemas import (
-    STANDARD_STATUSES,
-    Listing,
-    ListingChange,
-    OnInvalid,
-    changes_from_pages,
-    empty_frame,
-    listings_from_pages,
-    validate,
-)
+from realtyframes.schemas import OnInvalid, empty_frame, validate
 
 __all__ = [
     "STATE_VERSION",
-    "STATUSES",
+    "Counts",
+    "Fed",
+    "Fetching",
+    "Found",
+    "Reader",
     "SyncResult",
-    "backfill",
-    "first_page",
-    "full_load",
-    "incremental",
+    "chunks",
+    "pages_of",
+    "run_first",
+    "run_later",
+    "too_many",
 ]
 
 logger = logging.getLogger("realtyframes.sync")
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: Version of the sync state kept in the entry's metadata; another version means a full load.
 STATE_VERSION = 1
-#: The terminal status: a listing in it leaves the change-feed polling set (docs/sync.md).
-TERMINAL = "Closed"
-#: Statuses a market holds, each loaded by its own search.
-STATUSES: tuple[str, ...] = STANDARD_STATUSES
 
-_LISTINGS = ENDPOINTS["listings"].path
-_SORT = "-listdate"  # a static order: price changes during paging do not reshuffle pages
+
+@dataclass
+class Counts:
+    """Requests of one sync, by kind; ``floor``: what it had to ask for (docs/sync.md)."""
+
+    search: int = 0
+    feed: int = 0
+    details: int = 0
+    backfill: int = 0  # change-feed requests of a first sync's history
+    rejected: int = 0  # change-feed requests refused for too many ids (before splitting)
+    floor: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        counted = {f.name: getattr(self, f.name) for f in fields(self)}
+        counted["total"] = sum(v for k, v in counted.items() if k != "floor")
+        return counted
+
+
+@dataclass
+class Found:
+    """A paged search: its bodies, the requests it took and the server's total."""
+
+    pages: list[bytes]
+    requests: int
+    total: int
+
+
+@dataclass
+class Fed:
+    """The change feed over some ids: its bodies, requests, refusals and floor."""
+
+    pages: list[bytes] = field(default_factory=list)
+    requests: int = 0
+    rejected: int = 0
+    floor: int = 0
 
 
 @dataclass
@@ -81,240 +121,350 @@ class SyncResult:
     changes: pd.DataFrame | None = None  # what an incremental sync changed (None: a full load)
 
 
-# -- full load ---------------------------------------------------------------------------------------
+class Reader(Protocol):
+    """How the runner reads the server: for real (:class:`Fetching`) or counting (a plan)."""
+
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]: ...
+    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]: ...
+    def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed: ...
+    def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]: ...
 
 
-def first_page(params: Mapping[str, str]) -> tuple[str, dict[str, str]]:
-    """The path and query of a full load's first request (the first page of its first status)."""
-    query = {**params, "Status": STATUSES[0], "Sort": _SORT, "Offset": "0", "Limit": str(PAGE_SIZE)}
-    return _LISTINGS, query
+def pages_of(total: int) -> int:
+    """Requests a paged read of ``total`` records takes at least (the first page always).
+
+    >>> pages_of(0), pages_of(50), pages_of(51)
+    (1, 1, 2)
+    """
+    return max(1, math.ceil(total / PAGE_SIZE))
 
 
-def full_load(
-    api: ApiClient,
-    params: Mapping[str, str],
-    *,
-    chunk: int,
-    progress: bool | None,
+def chunks(ids: Sequence[str], chunk: int) -> list[Sequence[str]]:
+    """The id lists of the change feed's requests: ``chunk`` ids each, the last one short.
+
+    >>> [len(c) for c in chunks([str(i) for i in range(350)], 100)]
+    [100, 100, 100, 50]
+    """
+    return [ids[i : i + chunk] for i in range(0, len(ids), chunk)]
+
+
+def too_many(exc: ApiError) -> bool:
+    """A refusal that may mean "too many ids", read from the error's type and attributes (never
+    its message): a 414, or a 400 ``bad_request``. The chunk is split once; a half refused again
+    is raised.
+
+    >>> from realtyframes.errors import BadRequestError
+    >>> too_many(BadRequestError("Invalid", status=400, code="bad_request"))
+    True
+    """
+    return exc.status == 414 or (exc.status == 400 and exc.code == "bad_request")
+
+
+# -- the runner --------------------------------------------------------------------------------------
+
+
+def _queries(sync: Sync, params: Mapping[str, str], since: str | None) -> list[dict[str, str]]:
+    """One search per partition value (each status), in the declared static order."""
+    name, values = sync.partition
+    search = {**params, "Sort": sync.sort, **({"Since": since} if since is not None else {})}
+    return [{**search, name: value} for value in values]
+
+
+def _searched(
+    endpoint: Endpoint, reader: Reader, queries: list[dict[str, str]], counts: Counts,
     on_invalid: OnInvalid,
-    checkpoint: Checkpoint | None = None,
-) -> SyncResult:
-    """Every status of the scope, one paged search each (pages a ``checkpoint`` holds are taken
-    from it)."""
-    counts = Counts()
-    pages: list[bytes] = []
-    for status in STATUSES:
-        paged = fetch_pages(
-            api,
-            _LISTINGS,
-            {**params, "Status": status, "Sort": _SORT},
-            item_key="listings",
-            progress=progress,
-            desc=f"market: {status}",
-            checkpoint=checkpoint,
-        )
-        pages += paged.pages
-        counts.search += paged.requests
-        counts.floor += max(1, math.ceil(paged.total / PAGE_SIZE))
-    listings, media = listings_from_pages(pages)
-    market, quarantine = validate(listings, Listing, on_invalid=on_invalid)
-    market = tidy(market)
-    media = media_of(media, market)
-    now = wall_clock()
-    state = {
-        "version": STATE_VERSION,
-        "mode": "full",
-        "chunk": chunk,
-        "syncs": 1,
-        "first_sync": now,
-        "last_sync": now,
-        **watermarks(market, quarantine, None, None),
-    }
-    data_time = data_time_of(market, None)
-    state["data_time"] = iso(data_time)
-    return SyncResult(
-        market, media, quarantine.reset_index(drop=True), empty_frame(ListingChange), state, counts
-    )
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[Found]]:  # fmt: skip
+    """The searches read, shaped and validated: (valid, invalid, media, what was found)."""
+    found = reader.search(queries)
+    counts.search += sum(f.requests for f in found)
+    counts.floor += sum(pages_of(f.total) for f in found)
+    assert endpoint.shape is not None
+    shaped = endpoint.shape([body for f in found for body in f.pages])
+    valid, bad = validate(shaped.frame, endpoint.model, on_invalid=on_invalid)
+    media = shaped.media if shaped.media is not None else shaped.frame.iloc[:0]
+    return valid, bad, media, found
 
 
-def backfill(
-    api: ApiClient,
-    result: SyncResult,
-    since: pd.Timestamp | None,
-    *,
-    progress: bool | None,
-    on_invalid: OnInvalid,
-    checkpoint: Checkpoint | None = None,
-) -> None:
-    """The history of a first sync: the change feed over every id of the market, since
-    ``since`` or the oldest OriginalEntryTimestamp in it. Counted as ``backfill`` requests.
-    A resumed backfill asks for the same chunks (of ``state["chunk"]`` ids), which its
-    ``checkpoint`` holds."""
-    market = result.market
-    if not len(market):
-        return
-    oldest = market["OriginalEntryTimestamp"].min()
-    start = since if since is not None else None if pd.isna(oldest) else pd.Timestamp(oldest)
-    if start is None:
-        return
-    local = Counts()
-    pages = feed_pages(
-        api,
-        market["ListingId"].tolist(),
-        str(iso(start)),
-        int(result.state["chunk"]),
-        local,
-        progress,
-        checkpoint=checkpoint,
-    )
-    result.counts.backfill += local.feed
-    result.counts.rejected += local.rejected
-    result.counts.floor += local.floor
-    result.state["history_since"] = iso(start)
-    changes = _feed_changes(pages, on_invalid)
-    result.history = append_history(result.history, changes)
-    logger.info(
-        "sync_listings: backfilled %d changes since %s in %d requests",
-        len(result.history),
-        iso(start),
-        local.feed,
-    )
-
-
-def _feed_changes(pages: list[bytes], on_invalid: OnInvalid) -> pd.DataFrame:
+def _fed(sync: Sync, fed: Fed, on_invalid: OnInvalid) -> pd.DataFrame:
     """The feed's records, validated (invalid records are quarantined with a warning)."""
-    if not pages:
-        return empty_frame(ListingChange)
+    if not fed.pages:
+        return empty_frame(sync.feed.model)
+    assert sync.feed.shape is not None
     changes, _ = validate(
-        changes_from_pages(pages),
-        ListingChange,
+        sync.feed.shape(fed.pages).frame,
+        sync.feed.model,
         on_invalid="raise" if on_invalid == "raise" else "quarantine",
     )
     return changes
 
 
-# -- incremental sync --------------------------------------------------------------------------------
+def run_first(
+    endpoint: Endpoint,
+    reader: Reader,
+    params: Mapping[str, str],
+    *,
+    chunk: int,
+    previous: SyncResult | None,
+    since: pd.Timestamp | None,
+    backfill: bool,
+    on_invalid: OnInvalid,
+) -> SyncResult:
+    """A full load (every partition value) and, with ``backfill`` and no history kept yet
+    (``previous``: a refresh keeps its history), the change feed over every key since ``since``
+    or the oldest entry: the history."""
+    sync = endpoint.sync
+    assert sync is not None
+    counts = Counts()
+    valid, bad, media, found = _searched(
+        endpoint, reader, _queries(sync, params, None), counts, on_invalid
+    )
+    market = tidy(valid)
+    now = wall_clock()
+    state: dict[str, Any] = {
+        "version": STATE_VERSION, "mode": "full", "chunk": chunk, "syncs": 1,
+        "first_sync": now, "last_sync": now, **watermarks(market, bad, None, None),
+        "data_time": iso(data_time_of(market, None)),
+    }  # fmt: skip
+    history = empty_frame(sync.feed.model)
+    if previous is not None:  # refresh: the history so far stays
+        history = previous.history
+        state["syncs"] = previous.state.get("syncs", 0) + 1
+        state["first_sync"] = previous.state.get("first_sync")
+    result = SyncResult(
+        market, media_of(media, market), bad.reset_index(drop=True), history, state, counts
+    )
+    oldest = market[sync.cursor[0]].min() if len(market) else None
+    start = since if since is not None else None if pd.isna(oldest) else pd.Timestamp(oldest)
+    if backfill and not len(history) and len(market) and start is not None:
+        fed = reader.feed(reader.keys(market, found), str(iso(start)), chunk)
+        counts.backfill += fed.requests
+        counts.rejected += fed.rejected
+        counts.floor += fed.floor
+        state["history_since"] = iso(start)
+        result.history = append_history(history, _fed(sync, fed, on_invalid))
+        logger.info("sync_listings: backfilled %d changes since %s in %d requests",
+                    len(result.history), iso(start), fed.requests)  # fmt: skip
+    return result
 
 
-def incremental(
-    api: ApiClient,
+def run_later(
+    endpoint: Endpoint,
+    reader: Reader,
     previous: SyncResult,
     params: Mapping[str, str],
     *,
     chunk: int,
-    progress: bool | None,
     on_invalid: OnInvalid,
 ) -> SyncResult:
+    """An incremental sync from ``previous``: new records, the change feed applied, closings."""
+    sync = endpoint.sync
+    assert sync is not None
     counts = Counts()
     state = dict(previous.state)
     state.pop("chunk_refused", None)  # what earlier releases learned: no longer kept
+    queries = _queries(sync, params, state.get("entry_watermark"))
+    new_valid, new_bad, new_media, _ = _searched(endpoint, reader, queries, counts, on_invalid)
+    fresh = set(new_valid[sync.key]) | set(new_bad[sync.key].dropna())
     market = previous.market
-    entry_since = state.get("entry_watermark")
-    change_since = state.get("change_watermark")
-
-    # 1. new listings of every status (a new listing may already be Pending or Closed)
-    new_valid, new_bad, new_media = _new_listings(
-        api, params, entry_since, counts, progress=progress, on_invalid=on_invalid
-    )
-    fresh_ids = set(new_valid["ListingId"]) | set(new_bad["ListingId"].dropna())
-    if fresh_ids:  # the fresh copy of a listing wins over a cached one
-        market = market[~market["ListingId"].isin(list(fresh_ids))]
+    if fresh:  # the fresh copy of a record wins over a cached one
+        market = market[~market[sync.key].isin(list(fresh))]
     market = concat([market, new_valid])
 
-    # 2. the change feed over the open listings (Closed is terminal: see _feed_ids)
-    feed_ids = _feed_ids(previous.market, new_valid)
-    changes = empty_frame(ListingChange)
-    if feed_ids and change_since is not None:
-        pages = feed_pages(api, feed_ids, change_since, chunk, counts, progress)
-        changes = _feed_changes(pages, on_invalid)
-    market, touched, closing = apply_changes(market, changes)
+    changes = empty_frame(sync.feed.model)
+    ids = _feed_ids(sync, previous.market, new_valid)
+    if ids and state.get("change_watermark") is not None:
+        fed = reader.feed(ids, state["change_watermark"], chunk)
+        counts.feed += fed.requests
+        counts.rejected += fed.rejected
+        counts.floor += fed.floor
+        changes = _fed(sync, fed, on_invalid)
+    market, touched, closing = sync.apply(market, changes)
 
-    # 3. close data of the listings that closed, from their detail
     removed: list[str] = []
     if closing:
-        market, removed = close_listings(api, market, closing, counts)
-        if removed:
-            touched = [i for i in touched if i not in set(removed)]
+        bodies, removed, asked = reader.details(closing)
+        counts.details += asked
+        counts.floor += len(closing)
+        market = close_data(market, bodies, removed)
+        touched = [i for i in touched if i not in set(removed)]
 
-    # DaysOnMarket of listings not closed: from the newest server data time known
     data_time = latest(
         stamp(state.get("data_time")),
         data_time_of(new_valid, changes),
-        max_stamp(market["ModificationTimestamp"]),
+        max_stamp(market[sync.cursor[1]]),
     )
     market = grow_days_on_market(market, data_time)
-
-    # rows this sync changed are validated again; invalid ones move to the quarantine
     quarantine = previous.quarantine
-    if fresh_ids and len(quarantine):
-        quarantine = quarantine[~quarantine["ListingId"].isin(list(fresh_ids))]
-    market, quarantine = _revalidate(market, concat([quarantine, new_bad]), touched, on_invalid)
-    media = concat(
-        [previous.media[~ids_in(previous.media["ListingId"], [*fresh_ids, *removed])], new_media]
+    if fresh and len(quarantine):
+        quarantine = quarantine[~quarantine[sync.key].isin(list(fresh))]
+    market, quarantine = _revalidate(
+        endpoint, market, concat([quarantine, new_bad]), touched, on_invalid
     )
-    media = media_of(media, market)
-    history = append_history(previous.history, changes)
-
+    old_media = previous.media[~ids_in(previous.media[sync.key], [*fresh, *removed])]
     state.update(
         {
-            "mode": "incremental",
-            "chunk": chunk,
-            "syncs": int(state.get("syncs", 0)) + 1,
-            "last_sync": wall_clock(),
-            "data_time": iso(data_time),
+            "mode": "incremental", "chunk": chunk, "syncs": int(state.get("syncs", 0)) + 1,
+            "last_sync": wall_clock(), "data_time": iso(data_time),
             **watermarks(market, quarantine, previous.state, changes),
         }
+    )  # fmt: skip
+    result = SyncResult(
+        market,
+        media_of(concat([old_media, new_media]), market),
+        quarantine.reset_index(drop=True),
+        append_history(previous.history, changes),
+        state,
+        counts,
     )
-    result = SyncResult(market, media, quarantine.reset_index(drop=True), history, state, counts)
-    known = previous.market["ListingId"]
-    result.changes = sync_changes(
-        changes, new_valid[~ids_in(new_valid["ListingId"], known)], removed, previous.market, market
-    )
+    new = new_valid[~ids_in(new_valid[sync.key], previous.market[sync.key])]
+    result.changes = sync_changes(changes, new, removed, previous.market, market)
     return result
 
 
-def _new_listings(
-    api: ApiClient,
-    params: Mapping[str, str],
-    entry_since: str | None,
-    counts: Counts,
-    *,
-    progress: bool | None,
-    on_invalid: OnInvalid,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Listings entered since ``entry_since``, one search per status: (valid, invalid, media)."""
-    search = {**params, "Sort": _SORT}
-    if entry_since is not None:
-        search["Since"] = entry_since
-    queries = [{**search, "Status": s} for s in STATUSES]
-    paged = fetch_pages_many(api, _LISTINGS, queries, item_key="listings", progress=progress)
-    counts.search += sum(p.requests for p in paged)
-    counts.floor += sum(max(1, math.ceil(p.total / PAGE_SIZE)) for p in paged)
-    rows, media = listings_from_pages([body for p in paged for body in p.pages])
-    valid, bad = validate(rows, Listing, on_invalid=on_invalid)
-    return valid, bad, media
-
-
 def _revalidate(
-    market: pd.DataFrame, quarantine: pd.DataFrame, touched: list[str], on_invalid: OnInvalid
+    endpoint: Endpoint,
+    market: pd.DataFrame,
+    quarantine: pd.DataFrame,
+    touched: list[str],
+    on_invalid: OnInvalid,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rows the changes touched, validated again: invalid ones move to the quarantine."""
+    key = endpoint.sync.key if endpoint.sync is not None else "ListingId"
     if touched:
-        _, bad = validate(
-            market.loc[market["ListingId"].isin(touched)], Listing, on_invalid=on_invalid
-        )
+        rows = market.loc[market[key].isin(touched)]
+        _, bad = validate(rows, endpoint.model, on_invalid=on_invalid)
         if len(bad):
-            market = market[~market["ListingId"].isin(bad["ListingId"])]
-            quarantine = concat([quarantine[~quarantine["ListingId"].isin(bad["ListingId"])], bad])
+            market = market[~market[key].isin(bad[key])]
+            quarantine = concat([quarantine[~quarantine[key].isin(bad[key])], bad])
     return tidy(market), quarantine
 
 
-def _feed_ids(cached: pd.DataFrame, new: pd.DataFrame) -> list[str]:
-    """The ids the change feed is asked about. Closed is terminal (a relisting gets a new
-    ListingId), so a listing closed at the last sync is never polled again (``refresh=True``
-    reloads everything); a new listing that changed since its entry is asked about once, closed
-    or not, so the changes before its closing reach the history."""
-    still_open = cached["StandardStatus"].astype("str") != TERMINAL
-    changed_new = new["ModificationTimestamp"] > new["OriginalEntryTimestamp"]
-    ids = [*cached.loc[still_open, "ListingId"].tolist(), *new.loc[changed_new, "ListingId"]]
+def _feed_ids(sync: Sync, cached: pd.DataFrame, new: pd.DataFrame) -> list[str]:
+    """The keys the change feed is asked about. The terminal status never changes again (a
+    relisting gets a new ListingId), so a record terminal at the last sync is never polled again
+    (``refresh=True`` reloads everything); a new record that changed since its entry is asked
+    about once, terminal or not, so the changes before it reach the history."""
+    still_open = cached[sync.status].astype("str") != sync.terminal
+    entered, modified = sync.cursor
+    changed_new = new[modified] > new[entered]
+    ids = [*cached.loc[still_open, sync.key].tolist(), *new.loc[changed_new, sync.key]]
     return list(dict.fromkeys(ids))
+
+
+# -- reading for real --------------------------------------------------------------------------------
+
+
+class Fetching:
+    """The runner's :class:`Reader` that makes the requests, through ``api``'s one bounded pool.
+    With a ``checkpoint``, pages it holds are not asked for again and pages fetched are saved."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        endpoint: Endpoint,
+        progress: bool | None,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        assert endpoint.sync is not None and endpoint.details is not None
+        self.api, self.endpoint, self.sync = api, endpoint, endpoint.sync
+        self.progress, self.checkpoint = progress, checkpoint
+
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]:
+        """Each query paged; one after the other when saved in a checkpoint (its first page notes
+        the data's identity), else all at once."""
+        item = str(self.endpoint.item_key)
+        name = self.sync.partition[0]
+        if self.checkpoint is None:
+            paged = fetch_pages_many(self.api, self.endpoint.path, queries, item_key=item,
+                                     progress=self.progress, desc="market")  # fmt: skip
+        else:
+            paged = [
+                fetch_pages(self.api, self.endpoint.path, q, item_key=item, progress=self.progress,
+                            desc=f"market: {q[name]}", checkpoint=self.checkpoint)
+                for q in queries
+            ]  # fmt: skip
+        return [Found(p.pages, p.requests, p.total) for p in paged]
+
+    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
+        return market[self.sync.key].tolist()
+
+    def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed:
+        """Change-feed pages of ``ids`` in chunks of ``chunk`` ids (each chunk paged),
+        concurrently; a chunk refused for too many ids (:func:`too_many`) is split in halves
+        once, a half refused again (or any other error) is raised."""
+        feed = self.sync.feed
+
+        def attempt(part: Sequence[str], split: bool = True) -> Fed:
+            query = {"Since": since, self.sync.feed_ids: ",".join(part)}
+            try:
+                got = fetch_pages(self.api, feed.path, query, item_key=str(feed.item_key),
+                                  progress=False, checkpoint=self.checkpoint)  # fmt: skip
+            except ApiError as exc:
+                if not split or len(part) == 1 or not too_many(exc):
+                    raise
+                logger.info(
+                    "change feed refused %d ids (%s); splitting them", len(part), exc.status
+                )
+                half = (len(part) + 1) // 2
+                a, b = attempt(part[:half], False), attempt(part[half:], False)
+                return Fed(a.pages + b.pages, a.requests + b.requests, 1, a.floor + b.floor)
+            return Fed(got.pages, got.requests, 0, pages_of(got.total))
+
+        parts = chunks(ids, chunk)
+        bar = _Bar(progress_enabled(self.progress), "market: changes")
+        bar.plan(len(parts))
+        fed = Fed()
+        for part in in_threads(self.api, attempt, parts, bar):
+            fed.pages += part.pages
+            fed.requests += part.requests
+            fed.rejected += part.rejected
+            fed.floor += part.floor
+        return fed
+
+    def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]:
+        """The details of ``ids``, concurrently (a detail of another record than the one asked
+        for is retried, then raised); on a 404, one by one, dropping those gone: (bodies, gone,
+        requests)."""
+        detail = self.endpoint.details
+        assert detail is not None
+        requests = [(detail.at(str(i)), None) for i in ids]
+        try:
+            bodies = self.api.get_many(requests, raw=True,
+                                       check=lambda n, body: check_echo(body, self.sync.key,
+                                                                        str(ids[n])))  # fmt: skip
+            return list(bodies), [], len(ids)
+        except NotFoundError:
+            pass
+        found: list[bytes] = []
+        gone: list[str] = []
+        for (path, _), key in zip(requests, ids, strict=True):
+            try:
+                found.append(self.api.get_bytes(path, check=_echo(self.sync.key, str(key))))
+            except NotFoundError:
+                gone.append(key)
+        return found, gone, 2 * len(ids)
+
+
+def _echo(field: str, asked: str) -> Callable[[bytes], None]:
+    return lambda body: check_echo(body, field, asked)
+
+
+def in_threads(
+    api: ApiClient, work: Callable[[T], R], items: Sequence[T], bar: _Bar | None = None
+) -> list[R]:
+    """``work(item)`` for each item in threads, results in order. The threads only coordinate:
+    every request goes through ``api``'s one bounded pool (``max_concurrency``); the first
+    failure cancels what has not started and is raised."""
+    workers = max(1, min(len(items), api.max_concurrency))
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="realtyframes-sync")
+    try:
+        futures = [pool.submit(work, item) for item in items]
+        for future in as_completed(futures):
+            future.result()  # raises the first failure
+            if bar is not None:
+                bar.update()
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if bar is not None:
+            bar.close()

@@ -22,15 +22,17 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from realtyframes.api import OPERATIONS
+from realtyframes.api import MAX_LISTING_IDS, OPERATIONS
 from realtyframes.cache import ParquetCache
 from realtyframes.loaders import _fetch
 from realtyframes.loaders._base import default_cache_dir
 from realtyframes.loaders._checks import check_count, check_flag
-from realtyframes.loaders._endpoint import Endpoint
+from realtyframes.loaders._endpoint import Endpoint, Sync
 from realtyframes.loaders._page_info import PAGE_SIZE
+from realtyframes.loaders._sync_apply import apply_changes
 from realtyframes.schemas import (
     ANALYTICS_MODELS,
+    STANDARD_STATUSES,
     Contact,
     ContactActivity,
     Listing,
@@ -56,6 +58,34 @@ _LISTING = Endpoint(
 )
 
 
+_CHANGES = Endpoint(
+    OPERATIONS["listing_changes"],
+    item_key="changes",
+    model=ListingChange,
+    shape=_fetch.shape_changes,
+    fetch=_fetch.fetch_changes,
+    resource="changes",
+    ttl=timedelta(minutes=15),
+    paged=True,
+    key=_fetch.changes_key,
+)
+
+#: How ``sync_listings`` keeps a market current: one search per status, then the change feed
+#: over the ids not closed, 100 at a time (docs/sync.md).
+_MARKET_SYNC = Sync(
+    key="ListingId",
+    cursor=("OriginalEntryTimestamp", "ModificationTimestamp"),
+    partition=("Status", STANDARD_STATUSES),
+    status="StandardStatus",
+    terminal="Closed",
+    feed=_CHANGES,
+    feed_ids="ListingIds",
+    chunk=MAX_LISTING_IDS,
+    apply=apply_changes,
+    sort="-listdate",  # static: price changes during paging do not reshuffle the pages
+)
+
+
 def _table(*endpoints: Endpoint) -> dict[str, Endpoint]:
     return {e.name: e for e in endpoints}
 
@@ -73,19 +103,10 @@ ENDPOINTS: dict[str, Endpoint] = _table(
         options={"max_results": (None, check_count), "details": (False, check_flag)},
         refused={"Offset": _PAGING_REFUSED, "Limit": _PAGING_REFUSED},
         details=_LISTING,
+        sync=_MARKET_SYNC,
     ),
     _LISTING,
-    Endpoint(
-        OPERATIONS["listing_changes"],
-        item_key="changes",
-        model=ListingChange,
-        shape=_fetch.shape_changes,
-        fetch=_fetch.fetch_changes,
-        resource="changes",
-        ttl=timedelta(minutes=15),
-        paged=True,
-        key=_fetch.changes_key,
-    ),
+    _CHANGES,
     Endpoint(
         OPERATIONS["contacts"],
         item_key="contacts",
