@@ -53,7 +53,7 @@ class Exchange:
     """What the transports need to know about one GET, and what they report back."""
 
     host: str
-    shown: str  # the URL with secrets masked, for logs and errors
+    shown: object  # the URL with secrets masked (its str()), for logs and errors
     pace: bool
     limit: int  # requests of this client in flight at once (its max_concurrency)
     policy: RetryPolicy
