@@ -223,21 +223,27 @@ class FakeClock:
     release, as an answer arriving) before the time moves on."""
 
     def __init__(self) -> None:
-        self.now = 1000.0
+        self.time = 1000.0
         self.waits: list[float] = []
         self.during: list[Callable[[], object]] = []
 
     def __call__(self) -> float:
-        return self.now
+        return self.time
+
+    def now(self) -> float:
+        return self.time
+
+    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
+        raise AssertionError("the pacer waits on its condition, it never sleeps")
 
     def wait(self, _condition: threading.Condition, seconds: float) -> None:
         self.waits.append(seconds)
         if self.during:
             self.during.pop(0)()
-        self.now += seconds
+        self.time += seconds
 
     def pacer(self, **options: Any) -> Pacer:
-        return Pacer(clock=self, wait=self.wait, **options)
+        return Pacer(clock=self, **options)
 
 
 def test_pacer_spaces_requests_at_the_policy_rate() -> None:
@@ -315,7 +321,7 @@ def test_pacer_ignores_answers_from_an_ended_window() -> None:
     pacer = clock.pacer()
     early = pacer.acquire()
     pacer.release(pacer.acquire(), _info(5, 0.15))
-    clock.now += 0.2  # the window ended; "early" was sent in it
+    clock.time += 0.2  # the window ended; "early" was sent in it
     pacer.release(early, _info(0, 30.0))  # stale: must not stop everything for 30 s
     pacer.acquire()
     assert clock.waits == []

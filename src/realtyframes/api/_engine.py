@@ -32,9 +32,8 @@ from realtyframes._version import __version__
 from realtyframes.api._body import BrokenBody, check_body
 from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import LOOPBACK_MOUNTS, MAX_CONCURRENCY, SERVICE_API_VERSION
-from realtyframes.api._exchange import TransientAnswer
 from realtyframes.api._retry import RetryPolicy
-from realtyframes.api._transports import Pieces, compose_all, note_deprecation
+from realtyframes.api._transports import Pieces, TransientAnswer, compose_all, note_deprecation
 from realtyframes.errors import QueryError, ResponseMismatchError
 
 __all__ = ["USER_AGENT", "Host", "Pool", "acceptor", "caller_level", "checked_settings", "run_many"]

@@ -25,8 +25,8 @@ import httpx
 
 from realtyframes.api._auth import mask_text, mask_value
 from realtyframes.api._constants import EXCERPT_CHARS, REQUEST_ID_HEADERS
-from realtyframes.api._exchange import DeadlinePassed, TransientAnswer
 from realtyframes.api._retry import parse_retry_after
+from realtyframes.api._transports import DeadlinePassed, TransientAnswer
 from realtyframes.errors import (
     ApiError,
     BadRequestError,

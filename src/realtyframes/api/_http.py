@@ -44,7 +44,6 @@ from realtyframes.api._constants import (
     JSON,
     PROBLEM_JSON,
 )
-from realtyframes.api._counts import RequestCounts
 from realtyframes.api._engine import (
     USER_AGENT,
     Host,
@@ -57,11 +56,17 @@ from realtyframes.api._engine import (
     run_many,
 )
 from realtyframes.api._errors import error_for
-from realtyframes.api._exchange import KEY, DeadlinePassed, Exchange, TransientAnswer
 from realtyframes.api._operations import prepare
 from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitState
 from realtyframes.api._retry import RetryBudget, RetryPolicy
+from realtyframes.api._transports import (
+    KEY,
+    DeadlinePassed,
+    Exchange,
+    RequestCounts,
+    TransientAnswer,
+)
 from realtyframes.errors import ApiDeprecationWarning, QueryError
 
 logger = logging.getLogger("realtyframes.api")

@@ -3,7 +3,7 @@
 :func:`compose` stacks them over the transport that speaks HTTP (outermost first):
 
 - :class:`RetryTransport` retries a GET on 429 / 5xx, connect errors, timeouts and transient bad
-  answers (:class:`~._exchange.TransientAnswer`), waiting the server's ``Retry-After`` or a
+  answers (:class:`TransientAnswer`), waiting the server's ``Retry-After`` or a
   jittered backoff (:meth:`RetryTransport.backoff`), inside the request's deadline and the
   load's retry budget;
 - :class:`SlotTransport` holds one of the client's slots while a request is on the wire and its
@@ -13,8 +13,11 @@
 - :class:`CountingTransport` counts every attempt (the run history's request counts);
 - :class:`HookTransport` runs the caller's httpx event hooks once per attempt.
 
-Deprecation notices are an httpx response event hook (:func:`note_deprecation`). The steps act
-on requests carrying an :class:`~._exchange.Exchange`; others (the MCP sessions' POSTs) pass.
+Deprecation notices are an httpx response event hook (:func:`note_deprecation`). The client puts
+an :class:`Exchange` in each GET's extensions (``request.extensions[KEY]``): each step reads what
+it needs from it (retry policy and budget, host, deadline, the answer's check) and writes back
+what it learned (the parsed result, deprecation notices). Requests without one (the MCP
+sessions' POSTs) pass through every step untouched.
 
 >>> stack = compose(httpx.MockTransport(lambda r: httpx.Response(200)), Pieces())
 >>> type(stack).__name__
@@ -34,27 +37,146 @@ import httpx
 
 from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import RETRY_STATUSES
-from realtyframes.api._counts import RequestCounter
-from realtyframes.api._deprecation import DeprecationRegistry, parse_deprecation
-from realtyframes.api._exchange import Cancelled, Exchange, TransientAnswer
+from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
 from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitInfo, parse_rate_limit_headers
-from realtyframes.api._retry import IDEMPOTENT_METHODS, _should_retry
+from realtyframes.api._retry import IDEMPOTENT_METHODS, RetryBudget, RetryPolicy, retryable
 
 __all__ = [
+    "KEY",
+    "Cancelled",
     "CountingTransport",
+    "DeadlinePassed",
+    "Exchange",
     "HookTransport",
     "PacingTransport",
     "Pieces",
+    "RequestCounter",
+    "RequestCounts",
     "RetryTransport",
     "SlotTransport",
     "Slots",
+    "TransientAnswer",
     "compose",
     "compose_all",
     "note_deprecation",
 ]
 
 logger = logging.getLogger("realtyframes.api")
+
+#: The request extension holding the :class:`Exchange`.
+KEY = "realtyframes.exchange"
+
+
+class Cancelled(Exception):
+    """Raised inside a request of ``get_many`` once another request has failed."""
+
+
+class DeadlinePassed(Exception):
+    """The deadline of the whole call passed before this request was sent."""
+
+
+class TransientAnswer(Exception):
+    """A 2xx answer that is not the one asked for: a broken body, or the answer to another
+    request (``cause``: a ``BrokenBody`` or a ``ResponseMismatchError``). Raised by the answer's
+    check where the body is parsed; the retry step retries it, and once retries are spent it is
+    mapped to its typed error by :func:`~realtyframes.api._errors.error_for`."""
+
+    def __init__(self, cause: Exception, status: int) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.status = status
+
+
+@dataclass
+class Exchange:
+    """What the transports need to know about one GET, and what they report back."""
+
+    host: str
+    shown: object  # the URL with secrets masked (its str()), for logs and errors
+    pace: bool
+    limit: int  # requests of this client in flight at once (its max_concurrency)
+    policy: RetryPolicy
+    budget: RetryBudget | None = None
+    stop: threading.Event | None = None
+    deadline_at: float | None = None  # clock time after which no attempt starts or waits
+    load_deadline: float | None = None  # the deadline of the whole call (get_many)
+    timeout: float | None = None  # seconds per attempt
+    accept: Callable[[httpx.Response], Any] | None = None  # parses a 2xx answer
+    result: Any = None
+    notices: list[tuple[str, str, Deprecation]] = field(default_factory=list)
+    attempt: int = 0
+    path: str = ""  # the path asked for (deprecation notices name it)
+    retry_after: float | None = None  # the last answer's Retry-After (clamped), read once
+
+    @staticmethod
+    def of(request: httpx.Request) -> Exchange | None:
+        """The exchange of ``request`` (None for a request the engine did not plan)."""
+        found = request.extensions.get(KEY)
+        return found if isinstance(found, Exchange) else None
+
+    @property
+    def stopped(self) -> bool:
+        """True once another request of the same call failed."""
+        return self.stop is not None and self.stop.is_set()
+
+    def attempt_timeout(self, now: float) -> dict[str, float | None]:
+        """httpx's timeout extension for an attempt starting at ``now`` (capped by the deadline);
+        raises :class:`DeadlinePassed` when the whole call's deadline has passed."""
+        if self.load_deadline is not None and now >= self.load_deadline:
+            raise DeadlinePassed()
+        timeout = self.timeout
+        if self.deadline_at is not None:
+            left = max(0.001, self.deadline_at - now)
+            timeout = left if timeout is None else min(timeout, left)
+        return httpx.Timeout(timeout).as_dict()
+
+
+@dataclass(frozen=True)
+class RequestCounts:
+    """Counts since the client was made: ``requests`` (every attempt that went out, retries
+    included), ``retries`` (attempts after the first of a request), ``throttled`` (429 answers).
+
+    >>> RequestCounts(5, 1, 1) - RequestCounts(2, 0, 0)
+    RequestCounts(requests=3, retries=1, throttled=1)
+    """
+
+    requests: int = 0
+    retries: int = 0
+    throttled: int = 0
+
+    def __sub__(self, other: RequestCounts) -> RequestCounts:
+        return RequestCounts(
+            self.requests - other.requests,
+            self.retries - other.retries,
+            self.throttled - other.throttled,
+        )
+
+
+class RequestCounter:
+    """A thread-safe :class:`RequestCounts`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests = self._retries = self._throttled = 0
+
+    def sent(self, status: int | None = None) -> None:
+        """One attempt went out; ``status``: its answer's status (None: no answer came)."""
+        with self._lock:
+            self._requests += 1
+            if status == 429:
+                self._throttled += 1
+
+    def retried(self) -> None:
+        """A request is attempted again."""
+        with self._lock:
+            self._retries += 1
+
+    def snapshot(self) -> RequestCounts:
+        """The counts so far."""
+        with self._lock:
+            return RequestCounts(self._requests, self._retries, self._throttled)
+
 
 Outcome = httpx.Response | httpx.HTTPError | TransientAnswer
 
@@ -107,9 +229,7 @@ class Pieces:
         pacer = self.pacers.get(host)
         if pacer is None:
             with self.lock:
-                pacer = self.pacers.setdefault(
-                    host, Pacer(clock=self.clock.now, wait=self.clock.wait)
-                )
+                pacer = self.pacers.setdefault(host, Pacer(clock=self.clock))
         return pacer
 
 
@@ -164,8 +284,7 @@ class RetryTransport(_Step):
         if isinstance(outcome, TransientAnswer):
             return True, None
         if isinstance(outcome, httpx.HTTPError):
-            retry = _should_retry("GET", exc=outcome) or isinstance(outcome, httpx.DecodingError)
-            return retry, None
+            return retryable(outcome), None
         status, policy = outcome.status_code, ex.policy
         wait_s = ex.retry_after  # read once, when the answer came (the pacer's hold is the same)
         info = parse_rate_limit_headers(outcome.headers)
