@@ -4,7 +4,7 @@
 
 - :class:`RetryTransport` retries a GET on 429 / 5xx, connect errors, timeouts and transient bad
   answers (:class:`TransientAnswer`), waiting the server's ``Retry-After`` or a
-  jittered backoff (:meth:`RetryTransport.backoff`), inside the request's deadline and the
+  jittered backoff (:meth:`~._retry.RetryPolicy.backoff`), inside the request's deadline and the
   load's retry budget;
 - :class:`SlotTransport` holds one of the client's slots while a request is on the wire and its
   body is read: one bounded pool per client, shared by ``with_options`` copies and the sync's feed;
@@ -185,11 +185,9 @@ class Slots:
     """Requests of one client in flight at once; each caller passes its own limit (a copy with a
     smaller ``max_concurrency`` uses fewer of the same slots)."""
 
-    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._clock = clock
         self.busy = 0
-        self.peak = 0  # the most in flight at once (tests and benchmarks)
 
     def take(self, limit: int, stop: threading.Event | None) -> None:
         """Wait for a free slot; raises :class:`Cancelled` when ``stop`` is set meanwhile."""
@@ -199,7 +197,6 @@ class Slots:
                     raise Cancelled()
                 self._cond.wait(timeout=0.05 if stop is not None else None)
             self.busy += 1
-            self.peak = max(self.peak, self.busy)
 
     def give(self) -> None:
         with self._cond:
@@ -215,14 +212,10 @@ class Pieces:
     rng: random.Random = field(default_factory=random.Random)
     counter: RequestCounter = field(default_factory=RequestCounter)
     pacers: dict[str, Pacer] = field(default_factory=dict)
-    slots: Slots | None = None
+    slots: Slots = field(default_factory=Slots)
     hooks: Mapping[str, list[Callable[..., Any]]] = field(default_factory=dict)
     deprecations: DeprecationRegistry = field(default_factory=DeprecationRegistry)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        if self.slots is None:
-            self.slots = Slots(self.clock)
 
     def pacer(self, host: str) -> Pacer:
         """The pacer of ``host``, shared by every thread and copy of the client."""
@@ -292,15 +285,11 @@ class RetryTransport(_Step):
             wait_s = min(policy.retry_after_cap, max(policy.retry_after_floor, info.reset))
         return status in RETRY_STATUSES, wait_s
 
-    def backoff(self, ex: Exchange) -> float:
-        """The jittered wait before retry number ``ex.attempt``."""
-        return ex.policy.backoff(ex.attempt - 1, self._pieces.rng)
-
     def _wait(self, ex: Exchange, wait_s: float | None) -> bool:
         """Wait before the next attempt; False (give up) when the deadline would pass or the
         retry budget is spent; raises :class:`Cancelled` when the call is stopped meanwhile."""
         clock = self._pieces.clock
-        wait_s = self.backoff(ex) if wait_s is None else wait_s
+        wait_s = ex.policy.backoff(ex.attempt - 1, self._pieces.rng) if wait_s is None else wait_s
         if ex.deadline_at is not None and clock.now() + wait_s > ex.deadline_at:
             logger.info("GET %s: giving up, the deadline would pass", ex.shown)
             return False
@@ -430,7 +419,6 @@ def compose(base: httpx.BaseTransport, pieces: Pieces) -> httpx.BaseTransport:
         inner = HookTransport(inner, pieces.hooks)
     inner = CountingTransport(inner, pieces)
     inner = PacingTransport(inner, pieces)
-    assert pieces.slots is not None
     inner = SlotTransport(inner, pieces.slots)
     return RetryTransport(inner, pieces)
 
