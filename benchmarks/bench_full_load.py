@@ -350,14 +350,17 @@ def _where(fast: _Bench, slow: _Bench) -> str:
         "wrappers around the loader's steps, installed only while a run is timed):\n\n"
         + table(["step", "time", "share"], rows)
         + "\n\n"
-        "Before `api/_body.py` (each raw page was decoded with `json.loads` in its worker thread "
-        "only to check that it was whole, ~0.25 ms of the GIL a page), this benchmark measured "
-        "the whole load at 1.31x the bare loop and `get_many` alone at 1.07x (client CPU 2.54 s "
-        "and 1.78 s against 1.12 s for the bare loop); goal 1 was met already (6.2x). "
-        "Changing the GIL's switch interval (`sys.setswitchinterval` 0.5 ms or 20 ms instead of "
-        "5 ms) changed none of these times beyond the noise. What is left is the work after the "
-        "last page; shaping pages while the others are still being fetched would hide most of it "
-        "(not done here: it belongs to the loaders' shaping, not to the request engine).\n"
+        "What the whole load adds to its requests is the loaders' and the cache's work, not the "
+        "request path's: `get_many` alone keeps up with the bare loop (the ratios above; its "
+        "per-request path was profiled with cProfile: the masked URL of each request, built for "
+        "every request until #33, was a fifth of the client's own CPU per page, and is now built "
+        "only when a log line or an error shows it). The rest is saving each page in the "
+        "checkpoint (a SQLite transaction per page, in the calling thread while the workers "
+        "fetch), then shaping, validation and the cache write after the last page. Batching the "
+        "checkpoint's writes and shaping pages while the others are still being fetched would "
+        "hide most of it (loaders and cache work). Earlier: before `api/_body.py` the whole load "
+        "was 1.31x the bare loop on loopback and `get_many` 1.07x; changing the GIL's switch "
+        "interval changed nothing beyond the noise.\n"
     )
 
 

@@ -128,7 +128,8 @@ class ApiClient:
         self._base_auth: httpx.Auth | None = BearerAuth(token) if token is not None else None
         self._legacy_auth: httpx.Auth | None = None
         if api_key is not None:
-            self._base_auth = self._base_auth or ApiKeyAuth(api_key, api_key_header)
+            key_auth = ApiKeyAuth(api_key, api_key_header)  # checked even beside a token
+            self._base_auth = self._base_auth or key_auth
             self._legacy_auth = LegacyKeyAuth(api_key)
         self._secrets = (*secrets, *(s for s in (token, api_key) if s is not None))
         self._has_api_key = api_key is not None
