@@ -402,3 +402,23 @@ def test_quota_used_by_someone_else_is_respected(start_sandbox: Callable[..., An
         )
     assert statuses.count(429) == 0
     assert [p["offset"] for p in pages] == list(range(12))
+
+
+def test_the_same_load_unpaced_gets_429(start_sandbox: Callable[..., Any]) -> None:
+    """The control of the test above: on the same fake clock, without pacing, the quota left by
+    the other consumer is overrun (so no 429 there is the pacer's doing)."""
+    sandbox = start_sandbox(rate_limit=(12, 2.0))
+    clock = _one_clock(sandbox)
+    with httpx.Client() as other:
+        for _ in range(9):
+            other.get(f"{sandbox.url}/v1/me")
+    statuses: list[int] = []
+    policy = RetryPolicy(max_retries=0)
+    hooks = _statuses(statuses)
+    with ApiClient(
+        sandbox.url, max_concurrency=3, retry=policy, event_hooks=hooks, clock=clock, pace=False
+    ) as api:
+        api.get_json("/v1/me")
+        with pytest.raises(ApiError) as caught:
+            api.get_many([("/v1/listings", {"Limit": "1", "Offset": str(i)}) for i in range(12)])
+    assert caught.value.status == 429 and statuses.count(429) >= 1
