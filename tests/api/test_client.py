@@ -15,6 +15,7 @@ import httpx
 import pandas as pd
 import pytest
 
+from fakeclock import FakeClock
 from realtyframes import Client, ClientSettings
 from realtyframes.api import ApiClient
 from realtyframes.errors import ConfigError, QueryError
@@ -171,7 +172,10 @@ def test_connection_refused_is_a_connect_error_after_retries() -> None:
     policy = RetryPolicy(max_retries=2, backoff_base=0.001, backoff_cap=0.002)
     with (
         ApiClient(
-            "http://127.0.0.1:9", retry=policy, event_hooks={"request": [sent.append]}
+            "http://127.0.0.1:9",
+            retry=policy,
+            event_hooks={"request": [sent.append]},
+            clock=FakeClock(),
         ) as api,
         pytest.raises(ConnectError),
     ):

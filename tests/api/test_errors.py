@@ -259,7 +259,7 @@ def test_error_for_types_every_failure(
 def test_error_for_bad_answers_and_a_passed_deadline() -> None:
     from realtyframes.api._body import BrokenBody
     from realtyframes.api._errors import error_for
-    from realtyframes.api._exchange import DeadlinePassed, TransientAnswer
+    from realtyframes.api._transports import DeadlinePassed, TransientAnswer
 
     broken = error_for(TransientAnswer(BrokenBody("cut short"), 200), url="/v1/listings")
     assert isinstance(broken, errors.BadResponseError) and "broken body" in broken.message

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from fakeclock import FakeClock
 from realtyframes.api import ApiClient, RetryPolicy
 from realtyframes.errors import (
     BadResponseError,
@@ -49,7 +50,7 @@ def _plan(url: str) -> Pages:
 
 
 def _pages(url: str, pages: Pages, *, raw: bool = False) -> list[Any]:
-    with ApiClient(url, retry=FAST, max_concurrency=4) as api:
+    with ApiClient(url, retry=FAST, max_concurrency=4, clock=FakeClock()) as api:
         return api.get_many(pages, raw=raw)
 
 
@@ -108,7 +109,10 @@ def test_typed_error_once_the_budget_is_spent(
     check: Callable[[Any], bool],
 ) -> None:
     sandbox = start_sandbox(listings=100, contacts=10, faults=faults)
-    with ApiClient(sandbox.url, retry=SPENT) as api, pytest.raises(error) as caught:
+    with (
+        ApiClient(sandbox.url, retry=SPENT, clock=FakeClock()) as api,
+        pytest.raises(error) as caught,
+    ):
         api.get_json("/v1/listings", {"Limit": "5"})
     assert check(caught.value), caught.value
     assert sandbox.admin.faults.requests == 1 + SPENT.max_retries
@@ -116,7 +120,7 @@ def test_typed_error_once_the_budget_is_spent(
 
 def test_latency_beyond_the_timeout_is_a_timeout_error(start_sandbox: Callable[..., Any]) -> None:
     sandbox = start_sandbox(listings=100, contacts=10, latency_ms=400)
-    with ApiClient(sandbox.url, timeout=0.1, retry=SPENT) as api:
+    with ApiClient(sandbox.url, timeout=0.1, retry=SPENT, clock=FakeClock()) as api:
         with pytest.raises(RequestTimeoutError) as caught:
             api.get_json("/v1/me")
         assert isinstance(caught.value, TimeoutError)

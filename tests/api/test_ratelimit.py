@@ -11,12 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fakeclock import FakeClock as EngineClock
 from realtyframes.api import ApiClient, RetryPolicy, error_from_response, parse_rate_limit_headers
 from realtyframes.api._deprecation import parse_deprecation
 from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitInfo
 from realtyframes.api._retry import parse_retry_after
 from realtyframes.errors import ApiError
+from realtyframes.sandbox._limits import RateLimiter
 
 # -- parsers: the forms ----------------------------------------------------------------------------
 
@@ -223,21 +225,27 @@ class FakeClock:
     release, as an answer arriving) before the time moves on."""
 
     def __init__(self) -> None:
-        self.now = 1000.0
+        self.time = 1000.0
         self.waits: list[float] = []
         self.during: list[Callable[[], object]] = []
 
     def __call__(self) -> float:
-        return self.now
+        return self.time
+
+    def now(self) -> float:
+        return self.time
+
+    def sleep(self, seconds: float, stop: threading.Event | None = None) -> bool:
+        raise AssertionError("the pacer waits on its condition, it never sleeps")
 
     def wait(self, _condition: threading.Condition, seconds: float) -> None:
         self.waits.append(seconds)
         if self.during:
             self.during.pop(0)()
-        self.now += seconds
+        self.time += seconds
 
     def pacer(self, **options: Any) -> Pacer:
-        return Pacer(clock=self, wait=self.wait, **options)
+        return Pacer(clock=self, **options)
 
 
 def test_pacer_spaces_requests_at_the_policy_rate() -> None:
@@ -315,7 +323,7 @@ def test_pacer_ignores_answers_from_an_ended_window() -> None:
     pacer = clock.pacer()
     early = pacer.acquire()
     pacer.release(pacer.acquire(), _info(5, 0.15))
-    clock.now += 0.2  # the window ended; "early" was sent in it
+    clock.time += 0.2  # the window ended; "early" was sent in it
     pacer.release(early, _info(0, 30.0))  # stale: must not stop everything for 30 s
     pacer.acquire()
     assert clock.waits == []
@@ -345,15 +353,24 @@ def _statuses(api_hooks: list[int]) -> dict[str, list[Callable[[httpx.Response],
     return {"response": [lambda response: api_hooks.append(response.status_code)]}
 
 
+def _one_clock(sandbox: Any) -> EngineClock:
+    """One fake clock for the client and the sandbox's quota windows: the client's pacing waits
+    move both on at once, so the quota is kept on the wire without any real wait."""
+    clock = EngineClock()
+    sandbox.admin.limiter = RateLimiter(sandbox.admin.options.effective_rate_limit, clock.now)
+    return clock
+
+
 def test_steady_load_gets_no_429_and_learns_the_policy(start_sandbox: Callable[..., Any]) -> None:
     """Paced by the policy the server states, 51 requests at 20 per second get no 429. The pace
     against the policy is checked on the fake clock above; the rate achieved on the wire is
     measured in ``benchmarks/bench_client.py`` (no timed assertion here)."""
     sandbox = start_sandbox(rate_limit=(20, 1.0))
+    clock = _one_clock(sandbox)
     statuses: list[int] = []
     policy = RetryPolicy(max_retries=0)
     with ApiClient(
-        sandbox.url, max_concurrency=4, retry=policy, event_hooks=_statuses(statuses)
+        sandbox.url, max_concurrency=4, retry=policy, event_hooks=_statuses(statuses), clock=clock
     ) as api:
         api.get_json("/v1/listings", {"Limit": "1"})
         pages = api.get_many(
@@ -367,6 +384,7 @@ def test_steady_load_gets_no_429_and_learns_the_policy(start_sandbox: Callable[.
 
 def test_quota_used_by_someone_else_is_respected(start_sandbox: Callable[..., Any]) -> None:
     sandbox = start_sandbox(rate_limit=(12, 2.0))
+    clock = _one_clock(sandbox)
     with httpx.Client() as other:  # another consumer of the same (anonymous, per host) quota
         for _ in range(9):
             other.get(f"{sandbox.url}/v1/me")
@@ -376,6 +394,7 @@ def test_quota_used_by_someone_else_is_respected(start_sandbox: Callable[..., An
         max_concurrency=3,
         retry=RetryPolicy(max_retries=0),
         event_hooks=_statuses(statuses),
+        clock=clock,
     ) as api:
         api.get_json("/v1/me")
         pages = api.get_many(
@@ -383,3 +402,23 @@ def test_quota_used_by_someone_else_is_respected(start_sandbox: Callable[..., An
         )
     assert statuses.count(429) == 0
     assert [p["offset"] for p in pages] == list(range(12))
+
+
+def test_the_same_load_unpaced_gets_429(start_sandbox: Callable[..., Any]) -> None:
+    """The control of the test above: on the same fake clock, without pacing, the quota left by
+    the other consumer is overrun (so no 429 there is the pacer's doing)."""
+    sandbox = start_sandbox(rate_limit=(12, 2.0))
+    clock = _one_clock(sandbox)
+    with httpx.Client() as other:
+        for _ in range(9):
+            other.get(f"{sandbox.url}/v1/me")
+    statuses: list[int] = []
+    policy = RetryPolicy(max_retries=0)
+    hooks = _statuses(statuses)
+    with ApiClient(
+        sandbox.url, max_concurrency=3, retry=policy, event_hooks=hooks, clock=clock, pace=False
+    ) as api:
+        api.get_json("/v1/me")
+        with pytest.raises(ApiError) as caught:
+            api.get_many([("/v1/listings", {"Limit": "1", "Offset": str(i)}) for i in range(12)])
+    assert caught.value.status == 429 and statuses.count(429) >= 1

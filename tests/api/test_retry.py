@@ -25,9 +25,10 @@ import pytest
 from fakeclock import FakeClock
 from realtyframes import oauth
 from realtyframes.api import ApiClient, RetryBudget, RetryPolicy
-from realtyframes.api._exchange import Exchange
-from realtyframes.api._retry import _backoff, _retry_after, _should_retry, parse_retry_after
+from realtyframes.api._retry import parse_retry_after, retryable
+from realtyframes.api._transports import Exchange
 from realtyframes.errors import (
+    ApiError,
     BadRequestError,
     BadResponseError,
     ConnectError,
@@ -102,35 +103,48 @@ def _client(script: Script, policy: RetryPolicy = FAST, **options: Any) -> ApiCl
 
 # -- the named pieces -------------------------------------------------------------------------------
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
-def test_should_retry_statuses_on_get_only(status: int) -> None:
-    assert _should_retry("GET", status)
-    assert not _should_retry("POST", status)
+def test_these_statuses_are_retried(status: int) -> None:
+    script = Script(_error(status, "x"), _ok)
+    with _client(script) as api:
+        assert api.get_json("/v1/listings") == OK_BODY
+    assert len(script.requests) == 2
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 405, 409, 413, 414, 422, 501])
 def test_never_retry_other_statuses(status: int) -> None:
-    assert not _should_retry("GET", status)
+    script = Script(_error(status, "x"), _ok)
+    with _client(script) as api, pytest.raises(ApiError) as caught:
+        api.get_json("/v1/listings")
+    assert caught.value.status == status and len(script.requests) == 1
+
+
+def test_a_post_on_the_clients_pool_is_never_retried() -> None:
+    script = Script(_error(503, "server_error"), _ok)
+    with _client(script) as api:
+        assert api.http.post("http://api.test/token").status_code == 503
+    assert len(script.requests) == 1
 
 
 def test_should_retry_transport_exceptions() -> None:
-    assert _should_retry("GET", exc=httpx.ConnectError("refused"))
-    assert _should_retry("GET", exc=httpx.ReadTimeout("slow"))
-    assert _should_retry("GET", exc=httpx.RemoteProtocolError("dropped"))
-    assert not _should_retry("GET", exc=httpx.UnsupportedProtocol("ftp"))
-    assert not _should_retry("POST", exc=httpx.ConnectError("refused"))
+    assert retryable(httpx.ConnectError("refused"))
+    assert retryable(httpx.ReadTimeout("slow"))
+    assert retryable(httpx.RemoteProtocolError("dropped"))
+    assert retryable(httpx.DecodingError("bad gzip"))
+    assert not retryable(httpx.UnsupportedProtocol("ftp"))
 
 
 def test_backoff_full_jitter_capped_and_pinnable() -> None:
-    first = [_backoff(n, base=0.5, cap=4.0, rng=random.Random(42)) for n in range(10)]
-    again = [_backoff(n, base=0.5, cap=4.0, rng=random.Random(42)) for n in range(10)]
+    policy = RetryPolicy(backoff_base=0.5, backoff_cap=4.0)
+    first = [policy.backoff(n, rng=random.Random(42)) for n in range(10)]
+    again = [policy.backoff(n, rng=random.Random(42)) for n in range(10)]
     assert first == again
     rng = random.Random(1)
     for attempt in range(12):
         ceiling = min(4.0, 0.5 * 2**attempt)
-        draws = [_backoff(attempt, base=0.5, cap=4.0, rng=rng) for _ in range(200)]
+        draws = [policy.backoff(attempt, rng=rng) for _ in range(200)]
         assert all(0.0 <= d <= ceiling for d in draws)
         assert max(draws) > ceiling * 0.8  # full jitter spreads over the whole range
-    assert _backoff(10_000, base=1.0, cap=2.0, rng=random.Random(0)) <= 2.0
+    assert RetryPolicy(backoff_base=1.0, backoff_cap=2.0).backoff(10_000, random.Random(0)) <= 2.0
 
 
 def test_retry_after_seconds_date_cap_and_floor() -> None:
@@ -146,10 +160,10 @@ def test_retry_after_seconds_date_cap_and_floor() -> None:
     assert parse_retry_after("-3") == 0.0
     for bad in ("", "soon", "1e9999", "Thu, 99 Foo 2026", "９"):
         assert parse_retry_after(bad) is None
-    response = httpx.Response(429, headers={"Retry-After": "0"})
-    assert _retry_after(response, floor=0.1, cap=60.0) == 0.1
-    assert _retry_after(httpx.Response(429, headers={"Retry-After": "86400"}), 0.1, 60.0) == 60.0
-    assert _retry_after(httpx.Response(429), 0.1, 60.0) is None
+    policy = RetryPolicy(retry_after_floor=0.1, retry_after_cap=60.0)
+    assert policy.retry_after(httpx.Response(429, headers={"Retry-After": "0"})) == 0.1
+    assert policy.retry_after(httpx.Response(429, headers={"Retry-After": "86400"})) == 60.0
+    assert policy.retry_after(httpx.Response(429)) is None
 
 
 def test_retry_budget_is_shared_and_thread_safe() -> None:
@@ -272,16 +286,18 @@ def test_504_html_page_from_a_proxy_is_a_server_error() -> None:
 
 
 def test_retry_after_http_date_is_honoured() -> None:
-    when = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=2)
-    date = format_datetime(when, usegmt=True)
-    script = Script(_error(429, "rate_limit_exceeded", **{"Retry-After": date}), _ok)
+    # Dates far from now on either side of the policy's bounds, so the waits do not depend on
+    # how long this test takes: a date 2 minutes ahead waits the cap, one in the past the floor.
     policy = RetryPolicy(
         max_retries=2, retry_after_cap=5.0, retry_after_floor=0.01, backoff_base=0.001
     )
-    with _client(script, policy) as api:
-        assert api.get_json("/v1/listings") == OK_BODY
-    gap = script.times[1] - script.times[0]
-    assert script.clock.sleeps == [pytest.approx(gap)] and 1.0 <= gap <= 2.0, gap  # the date
+    for offset, wait in ((120, 5.0), (-120, 0.01)):
+        date = format_datetime(datetime.now(UTC) + timedelta(seconds=offset), usegmt=True)
+        script = Script(_error(429, "rate_limit_exceeded", **{"Retry-After": date}), _ok)
+        with _client(script, policy) as api:
+            assert api.get_json("/v1/listings") == OK_BODY
+        assert script.clock.sleeps == [wait]
+        assert script.times[1] - script.times[0] == pytest.approx(wait)  # on the fake clock
 
 
 def test_retry_after_is_capped_and_zero_still_waits(start_sandbox: Callable[..., Any]) -> None:

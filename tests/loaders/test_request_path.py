@@ -69,9 +69,9 @@ def test_fetch_refuses_a_bad_max_results_by_the_loaders_rule(
     assert not out.exists()
 
 
-def test_the_api_client_holds_its_engine() -> None:
+def test_the_api_client_is_its_engine() -> None:
     with ApiClient("http://127.0.0.1:9", api_key="k-1", max_concurrency=2) as api:
-        assert not isinstance(api, Engine) and isinstance(api.engine, Engine)
+        assert api.engine is api and Engine is ApiClient  # one object: settings, pool, requests
         assert api.has_api_key
         with ApiClient("http://127.0.0.1:9", token="t") as signed_in:
             assert not signed_in.has_api_key  # a token alone does not reach the legacy host

@@ -27,11 +27,9 @@ from realtyframes.api._constants import (
     MAX_PAGE_SIZE,
     SERVICE_API_VERSION,
 )
-from realtyframes.api._counts import RequestCounts
-from realtyframes.api._engine import Engine, Host
-from realtyframes.api._engine import _caller_level as caller_level
+from realtyframes.api._engine import Host, caller_level
 from realtyframes.api._errors import error_from_response
-from realtyframes.api._http import USER_AGENT, ApiClient, ErrorFormat
+from realtyframes.api._http import USER_AGENT, ApiClient, Engine, ErrorFormat
 from realtyframes.api._operations import OPERATIONS, Operation, prepare
 from realtyframes.api._params import (
     ANALYTICS,
@@ -51,6 +49,7 @@ from realtyframes.api._params import (
 )
 from realtyframes.api._ratelimit import RateLimitState, parse_rate_limit_headers
 from realtyframes.api._retry import RetryBudget, RetryPolicy
+from realtyframes.api._transports import RequestCounts
 
 __all__ = [
     "ANALYTICS",

@@ -25,8 +25,8 @@ import httpx
 
 from realtyframes.api._auth import mask_text, mask_value
 from realtyframes.api._constants import EXCERPT_CHARS, REQUEST_ID_HEADERS
-from realtyframes.api._exchange import DeadlinePassed, TransientAnswer
 from realtyframes.api._retry import parse_retry_after
+from realtyframes.api._transports import DeadlinePassed, TransientAnswer
 from realtyframes.errors import (
     ApiError,
     BadRequestError,
@@ -153,18 +153,28 @@ def _fields(body: Any, status: int) -> tuple[str | None, str | None, str | None]
     )
 
 
+#: What a 401 means for each way of signing in (the server's own words follow).
+_401_MEANING = {
+    "none": "no credentials configured: set REALTYFRAMES_API_KEY or REALTYFRAMES_TOKEN (or pass "
+    "api_key= / token=, or add them to the config file)",
+    "api_key": "API key rejected",
+}
+
+
 def error_from_response(
     response: httpx.Response,
     *,
     method: str | None = None,
     url: str | None = None,
     secrets: Iterable[str] = (),
+    auth_kind: str | None = None,
 ) -> ApiError:
     """The exception for an error ``response`` (status >= 400), whatever its body.
 
     The class follows the body's code when it is one of the spec's, else the status (any other
     5xx is a :class:`ServerError`, an unknown 4xx a plain :class:`ApiError`). ``secrets`` are masked
-    out of the message and body; ``method``/``url`` name the request in the text.
+    out of the message and body; ``method``/``url`` name the request in the text. With
+    ``auth_kind`` (``"none"``, ``"api_key"``, ``"token"``) a 401 says what to do first.
 
     >>> exc = error_from_response(httpx.Response(502, text="<html><title>502 Bad Gateway</title></html>"))
     >>> type(exc).__name__, exc.code, exc.message
@@ -191,9 +201,11 @@ def error_from_response(
             break
         request_id = _str(response.headers.get(name))
     retry_after = parse_retry_after(response.headers.get("retry-after"))
-    cls = _class_for(code, status)
-    return cls(
-        mask_text(message, secrets),
+    message = mask_text(message, secrets)
+    if status == 401 and (meaning := _401_MEANING.get(auth_kind or "")) is not None:
+        message = f"{meaning} (the server said: {message})"
+    return _class_for(code, status)(
+        message,
         status=status,
         code=code,
         request_id=mask_text(request_id, secrets) if request_id else None,
@@ -201,31 +213,6 @@ def error_from_response(
         retry_after=retry_after,
         method=method,
         url=mask_text(url, secrets) if url else None,
-    )
-
-
-#: What a 401 means for each way of signing in (the server's own words follow).
-_401_MEANING = {
-    "none": "no credentials configured: set REALTYFRAMES_API_KEY or REALTYFRAMES_TOKEN (or pass "
-    "api_key= / token=, or add them to the config file)",
-    "api_key": "API key rejected",
-}
-
-
-def explain_401(error: ApiError, auth_kind: str) -> ApiError:
-    """A 401 says what to do: configure credentials, or that the API key was refused."""
-    meaning = _401_MEANING.get(auth_kind)
-    if error.status != 401 or meaning is None:
-        return error
-    return type(error)(
-        f"{meaning} (the server said: {error.message})",
-        status=error.status,
-        code=error.code,
-        request_id=error.request_id,
-        body=error.body,
-        retry_after=error.retry_after,
-        method=error.method,
-        url=error.url,
     )
 
 
@@ -253,8 +240,9 @@ def error_for(
     """
     secrets = tuple(s for s in secrets if s)
     if isinstance(failure, httpx.Response):
-        error = error_from_response(failure, method="GET", url=url, secrets=secrets)
-        return explain_401(error, auth_kind)
+        return error_from_response(
+            failure, method="GET", url=url, secrets=secrets, auth_kind=auth_kind
+        )
     if isinstance(failure, DeadlinePassed):
         text = "the deadline of the whole call passed before this request was sent"
         return RequestTimeoutError(text, method="GET", url=url)

@@ -2,7 +2,10 @@
 
 Every loader goes through three calls: :meth:`ApiClient.get_json`, :meth:`ApiClient.get_bytes`
 (the raw body, for pyarrow) and :meth:`ApiClient.get_many` (pages fetched concurrently, in order,
-inside the client's rate budget and one retry budget).
+inside the client's rate budget and one retry budget). Each GET is planned here (URL, headers,
+sign-in, deadline, how its answer is parsed) and handed to the client's httpx client, whose
+transports (:mod:`._transports`) retry, pace, count and bound it; a failure is mapped to its typed
+error by :func:`~._errors.error_for`.
 
 >>> from realtyframes.sandbox import serve  # doctest: +SKIP
 >>> with serve() as url, ApiClient(url) as api:  # doctest: +SKIP
@@ -12,162 +15,66 @@ inside the client's rate budget and one retry budget).
 
 from __future__ import annotations
 
-import functools
 import logging
-import math
 import random
-import ssl
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
-from realtyframes._version import __version__
 from realtyframes.api._auth import (
     ApiKeyAuth,
     BearerAuth,
     LegacyKeyAuth,
+    ShownURL,
     fingerprint,
     install_log_filter,
+    mask_text,
 )
-from realtyframes.api._clock import SYSTEM_CLOCK, Clock
+from realtyframes.api._clock import Clock
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_TIMEOUT,
-    LOOPBACK_MOUNTS,
-    MAX_CONCURRENCY,
-    SERVICE_API_VERSION,
+    HOSTS,
+    JSON,
+    PROBLEM_JSON,
 )
-from realtyframes.api._counts import RequestCounts
-from realtyframes.api._engine import Engine, Host, Pool
+from realtyframes.api._engine import (
+    USER_AGENT,
+    Host,
+    Pool,
+    acceptor,
+    caller_level,
+    checked_settings,
+    close_unclosed,
+    normalise_url,
+    run_many,
+)
+from realtyframes.api._errors import error_for
 from realtyframes.api._operations import prepare
-from realtyframes.api._ratelimit import (
-    RateLimitState,
-)
+from realtyframes.api._pacer import Pacer
+from realtyframes.api._ratelimit import RateLimitState
 from realtyframes.api._retry import RetryBudget, RetryPolicy
-from realtyframes.api._transports import Pieces, compose_all, note_deprecation
-from realtyframes.errors import (
-    QueryError,
+from realtyframes.api._transports import (
+    KEY,
+    DeadlinePassed,
+    Exchange,
+    RequestCounts,
+    TransientAnswer,
 )
+from realtyframes.errors import ApiDeprecationWarning, QueryError
 
 logger = logging.getLogger("realtyframes.api")
 
 T = TypeVar("T")
 ErrorFormat = Literal["json", "problem"]
 Params = Mapping[str, Any] | None
-
-USER_AGENT = f"realtyframes/{__version__} httpx/{httpx.__version__}"
-
-
-def _close_unclosed(http: httpx.Client) -> None:
-    """Finalizer of a client's connection pool: close it, warning if nobody did."""
-    if not http.is_closed:
-        warnings.warn(
-            "realtyframes client was not closed: use `with rf.Client() as client:` or "
-            "client.close() (its connections are closed now)",
-            ResourceWarning,
-            stacklevel=2,
-        )
-        http.close()
-
-
-def _normalise_url(name: str, url: str) -> str:
-    if not isinstance(url, str) or not url.strip():
-        raise QueryError(name, f"expected a URL string, got {url!r}", "an http(s) URL")
-    try:
-        parsed = httpx.URL(url.strip())
-    except (httpx.InvalidURL, TypeError, ValueError):
-        raise QueryError(name, f"{url!r} is not a URL", "an http(s) URL") from None
-    if parsed.scheme not in ("http", "https") or not parsed.host:
-        raise QueryError(name, f"{url!r} is not an http(s) URL", "an http(s) URL")
-    if parsed.query or parsed.fragment:
-        raise QueryError(
-            name, "must not carry a query or fragment", "scheme://host[:port][/prefix]"
-        )
-    text = str(parsed).rstrip("/")
-    if text.endswith("/v1"):  # the paths carry /v1 themselves
-        text = text[: -len("/v1")]
-    return text
-
-
-def _checked_settings(
-    *,
-    timeout: float | None,
-    retry: RetryPolicy,
-    max_retries: int | None,
-    max_concurrency: int,
-    pace: bool,
-    error_format: ErrorFormat,
-) -> dict[str, Any]:
-    """The engine's settings, each checked (QueryError naming it)."""
-    if timeout is not None and (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or not math.isfinite(timeout)
-        or timeout <= 0
-    ):
-        raise QueryError("timeout", f"{timeout!r} is not a positive number", "seconds > 0, or None")
-    if (
-        isinstance(max_concurrency, bool)
-        or not isinstance(max_concurrency, int)
-        or not 1 <= max_concurrency <= MAX_CONCURRENCY
-    ):
-        raise QueryError(
-            "max_concurrency",
-            f"{max_concurrency!r} is not allowed",
-            f"an int from 1 to {MAX_CONCURRENCY}",
-        )
-    if max_retries is not None:
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise QueryError("max_retries", f"{max_retries!r} is not allowed", "an int >= 0")
-        retry = replace(retry, max_retries=max_retries)
-    if error_format not in ("json", "problem"):
-        raise QueryError("error_format", f"unknown value {error_format!r}", ["json", "problem"])
-    return {
-        "timeout": timeout,
-        "retry": retry,
-        "max_concurrency": max_concurrency,
-        "pace": pace,
-        "error_format": error_format,
-    }
-
-
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One verifying SSL context per process (building one costs ~80 ms per client)."""
-    return httpx.create_ssl_context()
-
-
-def _pool(
-    transport: httpx.BaseTransport | None,
-    event_hooks: Mapping[str, list[Callable[..., Any]]] | None,
-    clock: Clock | None,
-    rng: random.Random | None,
-) -> Pool:
-    """The client's pool: its httpx client, every transport composed with the steps once."""
-    pieces = Pieces(
-        clock=clock or SYSTEM_CLOCK,
-        rng=rng or random.Random(),
-        hooks={k: list(v) for k, v in (event_hooks or {}).items()},
-    )
-    headers = {"Service-Api-Version": SERVICE_API_VERSION, "User-Agent": USER_AGENT}
-    http = httpx.Client(
-        headers=headers,
-        transport=transport,
-        verify=_ssl_context() if transport is None else True,
-        follow_redirects=False,
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-        event_hooks={"response": [note_deprecation(pieces.deprecations)]},
-        trust_env=transport is None,
-        mounts=dict(LOOPBACK_MOUNTS) if transport is None else None,
-    )
-    compose_all(http, pieces)
-    return Pool(http=http, pieces=pieces)
+_SETTINGS = ("timeout", "max_retries", "max_concurrency", "retry", "pace", "error_format")
 
 
 class ApiClient:
@@ -179,9 +86,8 @@ class ApiClient:
     errors. ``retry`` tunes waits (tests shrink them); ``pace=False`` turns client pacing off.
     ``event_hooks`` run once per attempt on the wire. ``clock`` (internal, a test seam): the
     :class:`~realtyframes.api._clock.Clock` of deadlines, waits and pacing; tests pass a fake
-    one so no test sleeps.
-    It owns the connection pool and holds its request :class:`~realtyframes.api._engine.Engine`
-    (:attr:`engine`), which every request goes through.
+    one so no test sleeps. It owns the connection pool (:class:`~._engine.Pool`), shared with its
+    :meth:`with_options` copies.
 
     >>> api = ApiClient("http://127.0.0.1:9", api_key="k-123")
     >>> api
@@ -212,27 +118,20 @@ class ApiClient:
         clock: Clock | None = None,
     ) -> None:
         install_log_filter()
-        base = _normalise_url("base_url", base_url)
-        self._hosts: dict[str, str] = {
-            "base": base,
-            "auth": _normalise_url("auth_url", auth_url) if auth_url else base,
-            "legacy": _normalise_url("legacy_url", legacy_url) if legacy_url else base,
-            "docs": _normalise_url("docs_url", docs_url) if docs_url else base,
+        base = normalise_url("base_url", base_url)
+        urls = {"auth": auth_url, "legacy": legacy_url, "docs": docs_url}
+        self._hosts = {"base": base} | {
+            name: normalise_url(f"{name}_url", url) if url else base for name, url in urls.items()
         }
-        base_auth: httpx.Auth | None = None
-        legacy_auth: httpx.Auth | None = None
         # a password in a host's URL is a secret like the token (masked in reprs, logs, errors)
-        self._secrets: tuple[str, ...] = tuple(
-            p for url in self._hosts.values() if (p := urlsplit(url).password)
-        )
-        if token is not None:
-            base_auth = BearerAuth(token)
-            self._secrets += (token,)
+        secrets = [p for url in self._hosts.values() if (p := urlsplit(url).password)]
+        self._base_auth: httpx.Auth | None = BearerAuth(token) if token is not None else None
+        self._legacy_auth: httpx.Auth | None = None
         if api_key is not None:
-            key_auth = ApiKeyAuth(api_key, api_key_header)
-            legacy_auth = LegacyKeyAuth(api_key)
-            base_auth = base_auth or key_auth
-            self._secrets += (api_key,)
+            key_auth = ApiKeyAuth(api_key, api_key_header)  # checked even beside a token
+            self._base_auth = self._base_auth or key_auth
+            self._legacy_auth = LegacyKeyAuth(api_key)
+        self._secrets = (*secrets, *(s for s in (token, api_key) if s is not None))
         self._has_api_key = api_key is not None
         self._auth_kind = "token" if token is not None else "api_key" if api_key else "none"
         # A stable name for caches when the URL is not (the embedded sandbox's port changes).
@@ -240,61 +139,46 @@ class ApiClient:
         self._fingerprint = fingerprint(
             f"{cache_identity or base}|{self._auth_kind}|{token or api_key or ''}"
         )
-        settings = _checked_settings(
-            timeout=timeout,
-            retry=retry or RetryPolicy(),
-            max_retries=max_retries,
-            max_concurrency=max_concurrency,
-            pace=pace,
-            error_format=error_format,
-        )
-        self._pool = _pool(transport, event_hooks, clock, rng)
+        self._settings = checked_settings(timeout=timeout, retry=retry or RetryPolicy(),
+                                          max_retries=max_retries, max_concurrency=max_concurrency,
+                                          pace=pace, error_format=error_format)  # fmt: skip
+        self._pool = Pool.make(transport, event_hooks, clock, rng)
         self._owner = True
-        self._engine = Engine(
-            self._pool,
-            self._hosts,
-            base_auth=base_auth,
-            legacy_auth=legacy_auth,
-            secrets=self._secrets,
-            auth_kind=self._auth_kind,
-            **settings,
-        )
         # A client dropped without close() (or `with`) closes its sockets when collected, with a
         # ResourceWarning, like files; not at interpreter exit, where the OS closes them anyway.
-        weakref.finalize(self._pool, _close_unclosed, self._pool.http).atexit = False
+        weakref.finalize(self._pool, close_unclosed, self._pool.http).atexit = False
 
-    # -- public properties ---------------------------------------------------------------------
-    @property
-    def engine(self) -> Engine:
-        """The request engine every request goes through (advanced: other methods than GET on
-        the same pool, pacing and sign-in, as the MCP sessions use them)."""
-        return self._engine
-
+    # -- settings and identity -----------------------------------------------------------------
     @property
     def timeout(self) -> float | None:
         """Seconds for connect/read/write/pool of one attempt (None: no limit)."""
-        return self._engine.timeout
+        return self._settings["timeout"]  # type: ignore[no-any-return]
 
     @property
     def retry(self) -> RetryPolicy:
         """The retry policy (waits, retries, deadline)."""
-        return self._engine.retry
+        return self._settings["retry"]  # type: ignore[no-any-return]
+
+    @property
+    def max_retries(self) -> int:
+        """Retries of one request."""
+        return self.retry.max_retries
 
     @property
     def max_concurrency(self) -> int:
         """Requests of this client in flight at once (its copies and the sync's change feed
         share the same slots)."""
-        return self._engine.max_concurrency
+        return self._settings["max_concurrency"]  # type: ignore[no-any-return]
 
     @property
     def pace(self) -> bool:
         """Whether requests are paced to the server's quota."""
-        return self._engine.pace
+        return self._settings["pace"]  # type: ignore[no-any-return]
 
     @property
     def error_format(self) -> ErrorFormat:
         """``"json"`` or ``"problem"`` (``application/problem+json`` errors asked for)."""
-        return self._engine.error_format  # type: ignore[return-value]
+        return self._settings["error_format"]  # type: ignore[no-any-return]
 
     @property
     def has_api_key(self) -> bool:
@@ -311,6 +195,11 @@ class ApiClient:
         """The main host."""
         return self._hosts["base"]
 
+    @property
+    def hosts(self) -> dict[str, str]:
+        """All hosts by name (base, auth, legacy, docs)."""
+        return dict(self._hosts)
+
     def cache_host(self, name: Host = "base") -> str:
         """The host's name in cache keys: its URL, or the stable ``cache_identity`` given.
 
@@ -323,16 +212,6 @@ class ApiClient:
         return self._hosts[name]
 
     @property
-    def hosts(self) -> dict[str, str]:
-        """All hosts by name (base, auth, legacy, docs)."""
-        return dict(self._hosts)
-
-    @property
-    def max_retries(self) -> int:
-        """Retries of one request."""
-        return self.retry.max_retries
-
-    @property
     def auth_kind(self) -> str:
         """``"token"``, ``"api_key"`` or ``"none"``."""
         return self._auth_kind
@@ -341,6 +220,44 @@ class ApiClient:
     def fingerprint(self) -> str:
         """A short label of host + credential, for cache keys; never the secret itself."""
         return self._fingerprint
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The texts masked in every message (token, API key, passwords in host URLs)."""
+        return self._secrets
+
+    def mask(self, text: str) -> str:
+        """``text`` with this client's secrets (and secret query values) masked.
+
+        >>> with ApiClient("http://127.0.0.1:9", api_key="k-123") as api:
+        ...     api.mask("key k-123")
+        'key ***'
+        """
+        return mask_text(text, self._secrets)
+
+    # -- the pool, shared with the copies ------------------------------------------------------
+    @property
+    def engine(self) -> ApiClient:
+        """The client itself (kept for callers of the former request engine)."""
+        return self
+
+    @property
+    def http(self) -> httpx.Client:
+        """The httpx client (other methods than GET on the same pool: the MCP sessions)."""
+        return self._pool.http
+
+    @property
+    def closed(self) -> bool:
+        """True once the client owning the pool closed it."""
+        return self._pool.closed
+
+    def pacer(self, host: str) -> Pacer:
+        """The pacer of ``host``, shared by every thread and copy of the client."""
+        return self._pool.pieces.pacer(host)
+
+    def auth_for(self, host: str) -> httpx.Auth | None:
+        """How requests to ``host`` are signed in (None: no credentials for it)."""
+        return {"base": self._base_auth, "legacy": self._legacy_auth}.get(host)
 
     def request_counts(self) -> RequestCounts:
         """HTTP requests sent (every attempt), retries and 429 answers since this connection
@@ -357,7 +274,6 @@ class ApiClient:
         pacer = self._pool.pieces.pacers.get("base")
         return pacer.state if pacer else None
 
-    # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> ApiClient:
         """A copy with other ``timeout``, ``max_retries``, ``max_concurrency``, ``retry``, ``pace``
         or ``error_format``; it shares the connection pool and the rate budget.
@@ -367,23 +283,13 @@ class ApiClient:
         5.0
         >>> api.close()
         """
-        allowed = ("timeout", "max_retries", "max_concurrency", "retry", "pace", "error_format")
-        unknown = sorted(set(options) - set(allowed))
+        unknown = sorted(set(options) - set(_SETTINGS))
         if unknown:
-            raise QueryError(unknown[0], "not an option of with_options", allowed)
+            raise QueryError(unknown[0], "not an option of with_options", _SETTINGS)
         copy = object.__new__(type(self))
         copy.__dict__.update(self.__dict__)
         copy._owner = False
-        copy._engine = self._engine.configured(
-            **_checked_settings(
-                timeout=options.get("timeout", self.timeout),
-                retry=options.get("retry", self.retry),
-                max_retries=options.get("max_retries"),
-                max_concurrency=options.get("max_concurrency", self.max_concurrency),
-                pace=options.get("pace", self.pace),
-                error_format=options.get("error_format", self.error_format),
-            )
-        )
+        copy._settings = checked_settings(**{"max_retries": None, **self._settings, **options})
         return copy
 
     def close(self) -> None:
@@ -410,7 +316,7 @@ class ApiClient:
         >>> api.get_json("/v1/me")  # doctest: +SKIP
         {'_id': ..., 'plan': 'standard', ...}
         """
-        return self._engine.get_one(path, params, host, raw=False)
+        return self.get_one(path, params, host, raw=False)
 
     def get_bytes(
         self,
@@ -427,7 +333,7 @@ class ApiClient:
         >>> api.get_bytes("/v1/listings", {"Limit": "50"})[:1]  # doctest: +SKIP
         b'{'
         """
-        return self._engine.get_one(path, params, host, raw=True, check=check)  # type: ignore[no-any-return]
+        return self.get_one(path, params, host, raw=True, check=check)  # type: ignore[no-any-return]
 
     def call(self, operation: str, params: Params = None, *, raw: bool = False) -> Any:
         """Validate ``params`` for a spec ``operation`` (QueryError before any request), then GET.
@@ -439,19 +345,17 @@ class ApiClient:
         5
         """
         prepared = prepare(operation, params)
-        host: Host = prepared.host  # type: ignore[assignment]
-        if raw:
-            return self.get_bytes(prepared.path, prepared.params, host=host)
-        return self.get_json(prepared.path, prepared.params, host=host)
+        return self.get_one(prepared.path, prepared.params, prepared.host, raw=raw)
 
-    def mask(self, text: str) -> str:
-        """``text`` with this client's secrets (and secret query values) masked.
-
-        >>> with ApiClient("http://127.0.0.1:9", api_key="k-123") as api:
-        ...     api.mask("key k-123")
-        'key ***'
-        """
-        return self._engine.mask(text)
+    def get_one(
+        self, path: str, params: Params, host: str, *, raw: bool,
+        check: Callable[[Any], None] | None = None,
+    ) -> Any:  # fmt: skip
+        """One GET (decoded JSON, or the raw body with ``raw``), its deprecation notice warned."""
+        notices: list[Any] = []
+        with self._warning(notices):
+            exchange = self._plan(host, path, None, None, None, notices)
+            return self._send(path, params, exchange, acceptor(raw, None, check))
 
     def get_many(
         self,
@@ -466,25 +370,124 @@ class ApiClient:
         check: Callable[[int, Any], None] | None = None,
     ) -> list[Any]:
         """GET many ``(path, params)`` concurrently (up to ``max_concurrency``); results in order.
-        What each option does: :meth:`Engine.get_many <realtyframes.api._engine.Engine.get_many>`.
+
+        ``raw=True`` gives bodies as bytes; ``parse`` (implies raw) turns each body into a result
+        in the worker thread, and a ``ValueError`` it raises counts as a broken body (retried).
+        All requests share the client's rate budget, its slots (one bounded pool per client,
+        shared with its copies and the sync's change feed) and one retry budget (``budget``, by
+        default ``retry.budget(len(requests))``). ``on_result(index, result)`` runs in the calling
+        thread as each one arrives (progress bars). ``deadline`` (seconds) bounds the whole call:
+        no attempt starts and no retry waits past it. ``check(index, result)`` runs in the worker
+        after ``parse`` and raises :class:`~realtyframes.errors.ResponseMismatchError` when the
+        answer is not one to request ``index`` (an echoed offset, a detail's id): retried like a
+        broken body, then raised. The first request that fails for good stops the others and
+        its typed error is raised. Threads only: works inside a running event loop.
 
         >>> api.get_many([("/v1/listings", {"Offset": str(o), "Limit": "50"}) for o in (0, 50)])  # doctest: +SKIP
         [{...}, {...}]
         """
-        return self._engine.get_many(
-            requests,
-            raw=raw,
-            host=host,
-            parse=parse,
-            budget=budget,
-            on_result=on_result,
-            deadline=deadline,
-            check=check,
-        )
+        jobs = list(requests)
+        if not jobs:
+            return []
+        if deadline is not None and not deadline > 0:
+            raise QueryError("deadline", f"{deadline!r} is not positive", "seconds > 0, or None")
+        budget = budget if budget is not None else self.retry.budget(len(jobs))
+        at = None if deadline is None else self._pool.pieces.clock.now() + deadline
+        raw = raw or parse is not None
+        notices: list[Any] = []
+
+        def send(index: int, path: str, params: Params, stop: threading.Event | None) -> Any:
+            bound = None if check is None else lambda result: check(index, result)
+            exchange = self._plan(host, path, budget, stop, at, notices)
+            return self._send(path, params, exchange, acceptor(raw, parse, bound))
+
+        with self._warning(notices):
+            return run_many(jobs, send, limit=self.max_concurrency, workers=self._pool.workers,
+                            on_result=on_result)  # fmt: skip
 
     def new_budget(self, requests: int) -> RetryBudget:
         """A retry budget for a load of ``requests`` requests, to share across ``get_many`` calls."""
         return self.retry.budget(requests)
 
+    def _plan(
+        self,
+        host: str,
+        path: str,
+        budget: RetryBudget | None,
+        stop: threading.Event | None,
+        load_deadline: float | None,
+        notices: list[Any],
+    ) -> Exchange:
+        """What the transports need to know about one GET (checked before anything is sent)."""
+        if self._pool.closed:
+            raise RuntimeError("this client is closed")
+        if host not in HOSTS:
+            raise QueryError("host", f"unknown host {host!r}", HOSTS)
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise QueryError(
+                "path", f"{path!r} must start with '/'", "an absolute path such as /v1/me"
+            )
+        deadline_at = None
+        if self.retry.deadline is not None:
+            deadline_at = self._pool.pieces.clock.now() + self.retry.deadline
+        if load_deadline is not None:
+            deadline_at = load_deadline if deadline_at is None else min(deadline_at, load_deadline)
+        return Exchange(host=host, shown="", pace=self.pace, limit=self.max_concurrency,
+                        policy=self.retry, budget=budget, stop=stop, deadline_at=deadline_at,
+                        load_deadline=load_deadline, timeout=self.timeout, path=path,
+                        notices=notices)  # fmt: skip
 
-__all__ = ["ApiClient", "RateLimitState"]
+    def _send(
+        self, path: str, params: Params, ex: Exchange, accept: Callable[[httpx.Response], Any]
+    ) -> Any:
+        """One planned GET through the transports; its result, or its typed error."""
+        url = self._hosts[ex.host] + path
+        ex.shown = ShownURL(url, params, self._secrets)  # type: ignore[assignment]  # lazy
+        ex.accept = accept
+        accepts = f"{PROBLEM_JSON}, {JSON};q=0.9" if self.error_format == "problem" else JSON
+        try:
+            response = self._pool.http.get(
+                url,
+                params=dict(params) if params else None,
+                headers={"Accept": accepts},
+                auth=self.auth_for(ex.host),  # type: ignore[arg-type]
+                extensions={KEY: ex},
+            )
+        except (httpx.HTTPError, TransientAnswer, DeadlinePassed) as exc:
+            raise self._error(exc, ex) from None
+        if not response.is_success:
+            raise self._error(response, ex)
+        return ex.result
+
+    def _error(self, failure: httpx.Response | BaseException, ex: Exchange) -> Exception:
+        return error_for(failure, url=str(ex.shown), secrets=self._secrets,
+                         auth_kind=self._auth_kind)  # fmt: skip
+
+    def _warning(self, notices: list[Any]) -> _Notices:
+        return _Notices(notices, self._pool.pieces.deprecations.forget)
+
+
+class _Notices:
+    """Around a call: its deprecation notices warned (from the calling thread) once per
+    operation; on a failed call only logged, the warning left to the next successful call."""
+
+    def __init__(self, notices: list[Any], forget: Callable[[str], None]) -> None:
+        self.notices, self.forget = notices, forget
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        for key, operation, notice in list(self.notices):
+            message = notice.message(operation)
+            logger.warning(message)
+            if kind is None:
+                warnings.warn(message, ApiDeprecationWarning, stacklevel=caller_level())
+            else:
+                self.forget(key)
+
+
+#: The request engine of earlier releases is the client itself (``api.engine is api``).
+Engine = ApiClient
+
+__all__ = ["USER_AGENT", "ApiClient", "Engine", "ErrorFormat", "RateLimitState"]

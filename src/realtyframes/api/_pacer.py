@@ -8,18 +8,12 @@ for the reset when that count reaches zero, and honours ``Retry-After`` for ever
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 
+from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import PACING_SAFETY
 from realtyframes.api._ratelimit import RateLimitInfo, RateLimitState
 
 __all__ = ["Pacer"]
-
-
-def _wait_on(condition: threading.Condition, seconds: float) -> object:
-    """Wait on ``condition`` (held) for at most ``seconds`` of real time."""
-    return condition.wait(timeout=seconds)
 
 
 class Pacer:
@@ -28,9 +22,9 @@ class Pacer:
     ``acquire()`` before each attempt returns a ticket, ``release(ticket, info)`` after the answer
     (``cancel(ticket)`` when none came). Requests are spaced ``window / (limit * safety)`` apart;
     the server's ``remaining`` (corrected for requests still in flight) stops sending at zero until
-    the reset; ``block(seconds)`` (a ``Retry-After``) holds every thread. ``clock`` and ``wait``
-    (how a thread waits on the pacer's condition for at most some seconds) are the time it keeps:
-    a test passes a fake clock whose ``wait`` moves it on, and checks the pacing without sleeping.
+    the reset; ``block(seconds)`` (a ``Retry-After``) holds every thread. ``clock`` is the time it
+    keeps: a test passes a fake one whose ``wait`` moves it on, and checks the pacing without
+    sleeping.
 
     >>> pacer = Pacer()
     >>> ticket = pacer.acquire()
@@ -44,15 +38,14 @@ class Pacer:
         *,
         safety: float = PACING_SAFETY,
         enabled: bool = True,
-        clock: Callable[[], float] = time.monotonic,
-        wait: Callable[[threading.Condition, float], object] | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if not 0 < safety <= 1:
             raise ValueError("safety must be in (0, 1]")
         self.safety = safety
         self.enabled = enabled
-        self._clock = clock
-        self._wait = wait if wait is not None else _wait_on
+        self._clock = clock.now
+        self._wait = clock.wait
         self._cond = threading.Condition()
         self._sent = 0
         self._inflight: dict[int, float] = {}  # ticket -> send time

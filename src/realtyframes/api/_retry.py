@@ -1,8 +1,8 @@
 """Retry logic as small named pieces: what is retried, how long to wait, how much in total.
 
 >>> policy = RetryPolicy(backoff_base=1.0, backoff_cap=8.0)
->>> _should_retry("GET", 503), _should_retry("GET", 404), _should_retry("POST", 503)
-(True, False, False)
+>>> retryable(httpx.ConnectError("refused")), retryable(httpx.UnsupportedProtocol("ftp"))
+(True, False)
 >>> 0.0 <= policy.backoff(3, random.Random(1)) <= 8.0
 True
 """
@@ -26,28 +26,21 @@ from realtyframes.api._constants import (
     DEFAULT_RETRY_AFTER_CAP,
     DEFAULT_RETRY_AFTER_FLOOR,
     DEFAULT_RETRY_BUDGET_RATIO,
-    RETRY_STATUSES,
 )
 
+#: The methods retried (never a POST: the token exchange); statuses: ``RETRY_STATUSES``.
 IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
-def _should_retry(method: str, status: int | None = None, exc: BaseException | None = None) -> bool:
-    """Whether an attempt that ended with ``status`` (or transport exception ``exc``) is retried.
-
-    Only idempotent methods; statuses 429, 500, 502, 503, 504; connect errors, timeouts, dropped
-    connections and broken bodies. Never another 4xx, and never a POST (the token exchange).
-
-    >>> _should_retry("GET", exc=httpx.ConnectError("refused"))
-    True
-    """
-    if method.upper() not in IDEMPOTENT_METHODS:
-        return False
-    if exc is not None:
-        return isinstance(exc, httpx.TransportError) and not isinstance(
-            exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError | httpx.ProxyError
-        )
-    return status in RETRY_STATUSES
+def retryable(exc: BaseException) -> bool:
+    """Whether an attempt that raised ``exc`` is retried: connect errors, timeouts, dropped
+    connections and undecodable bodies; never a protocol the client cannot speak or a proxy's
+    refusal."""
+    if isinstance(exc, httpx.DecodingError):
+        return True
+    return isinstance(exc, httpx.TransportError) and not isinstance(
+        exc, httpx.UnsupportedProtocol | httpx.LocalProtocolError | httpx.ProxyError
+    )
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -115,49 +108,30 @@ class RetryPolicy:
             raise ValueError("budget_ratio must be >= 0")
 
     def backoff(self, attempt: int, rng: random.Random | None = None) -> float:
-        """Full-jitter wait before retry ``attempt`` (0-based): ``uniform(0, min(cap, base*2**n))``."""
-        return _backoff(attempt, self.backoff_base, self.backoff_cap, rng)
+        """Full-jitter wait before retry ``attempt`` (0-based): ``uniform(0, min(cap, base*2**n))``.
+
+        >>> RetryPolicy(backoff_base=1.0, backoff_cap=5.0).backoff(10, random.Random(0)) <= 5.0
+        True
+        """
+        ceiling = min(self.backoff_cap, self.backoff_base * (2.0 ** min(max(attempt, 0), 62)))
+        return (rng or random).uniform(0.0, ceiling)
 
     def retry_after(self, response: httpx.Response) -> float | None:
-        """The response's ``Retry-After`` in seconds, clamped to [floor, cap]; None if absent."""
-        return _retry_after(response, self.retry_after_floor, self.retry_after_cap)
+        """The response's ``Retry-After`` in seconds, clamped to [floor, cap]; None if absent.
+
+        >>> RetryPolicy().retry_after(httpx.Response(429, headers={"Retry-After": "0"}))
+        0.1
+        >>> RetryPolicy().retry_after(httpx.Response(429, headers={"Retry-After": "3600"}))
+        60.0
+        """
+        seconds = parse_retry_after(response.headers.get("retry-after"))
+        if seconds is None:
+            return None
+        return min(self.retry_after_cap, max(self.retry_after_floor, seconds))
 
     def budget(self, requests: int) -> RetryBudget:
         """A fresh retry budget for a load of ``requests`` requests."""
         return RetryBudget(self.max_retries + math.ceil(max(0, requests) * self.budget_ratio))
-
-
-def _backoff(
-    attempt: int,
-    base: float = DEFAULT_BACKOFF_BASE,
-    cap: float = DEFAULT_BACKOFF_CAP,
-    rng: random.Random | None = None,
-) -> float:
-    """Capped exponential backoff with full jitter; ``rng`` pins it in tests.
-
-    >>> _backoff(10, base=1.0, cap=5.0, rng=random.Random(0)) <= 5.0
-    True
-    """
-    ceiling = min(cap, base * (2.0 ** min(max(attempt, 0), 62)))
-    return (rng or random).uniform(0.0, ceiling)
-
-
-def _retry_after(
-    response: httpx.Response,
-    floor: float = DEFAULT_RETRY_AFTER_FLOOR,
-    cap: float = DEFAULT_RETRY_AFTER_CAP,
-) -> float | None:
-    """``Retry-After`` of ``response`` in seconds, at least ``floor`` and at most ``cap``.
-
-    >>> _retry_after(httpx.Response(429, headers={"Retry-After": "0"}))
-    0.1
-    >>> _retry_after(httpx.Response(429, headers={"Retry-After": "3600"}))
-    60.0
-    """
-    seconds = parse_retry_after(response.headers.get("retry-after"))
-    if seconds is None:
-        return None
-    return min(cap, max(floor, seconds))
 
 
 class RetryBudget:

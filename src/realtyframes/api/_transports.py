@@ -3,8 +3,8 @@
 :func:`compose` stacks them over the transport that speaks HTTP (outermost first):
 
 - :class:`RetryTransport` retries a GET on 429 / 5xx, connect errors, timeouts and transient bad
-  answers (:class:`~._exchange.TransientAnswer`), waiting the server's ``Retry-After`` or a
-  jittered backoff (:meth:`RetryTransport.backoff`), inside the request's deadline and the
+  answers (:class:`TransientAnswer`), waiting the server's ``Retry-After`` or a
+  jittered backoff (:meth:`~._retry.RetryPolicy.backoff`), inside the request's deadline and the
   load's retry budget;
 - :class:`SlotTransport` holds one of the client's slots while a request is on the wire and its
   body is read: one bounded pool per client, shared by ``with_options`` copies and the sync's feed;
@@ -13,8 +13,11 @@
 - :class:`CountingTransport` counts every attempt (the run history's request counts);
 - :class:`HookTransport` runs the caller's httpx event hooks once per attempt.
 
-Deprecation notices are an httpx response event hook (:func:`note_deprecation`). The steps act
-on requests carrying an :class:`~._exchange.Exchange`; others (the MCP sessions' POSTs) pass.
+Deprecation notices are an httpx response event hook (:func:`note_deprecation`). The client puts
+an :class:`Exchange` in each GET's extensions (``request.extensions[KEY]``): each step reads what
+it needs from it (retry policy and budget, host, deadline, the answer's check) and writes back
+what it learned (the parsed result, deprecation notices). Requests without one (the MCP
+sessions' POSTs) pass through every step untouched.
 
 >>> stack = compose(httpx.MockTransport(lambda r: httpx.Response(200)), Pieces())
 >>> type(stack).__name__
@@ -34,27 +37,146 @@ import httpx
 
 from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import RETRY_STATUSES
-from realtyframes.api._counts import RequestCounter
-from realtyframes.api._deprecation import DeprecationRegistry, parse_deprecation
-from realtyframes.api._exchange import Cancelled, Exchange, TransientAnswer
+from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
 from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitInfo, parse_rate_limit_headers
-from realtyframes.api._retry import IDEMPOTENT_METHODS, _should_retry
+from realtyframes.api._retry import IDEMPOTENT_METHODS, RetryBudget, RetryPolicy, retryable
 
 __all__ = [
+    "KEY",
+    "Cancelled",
     "CountingTransport",
+    "DeadlinePassed",
+    "Exchange",
     "HookTransport",
     "PacingTransport",
     "Pieces",
+    "RequestCounter",
+    "RequestCounts",
     "RetryTransport",
     "SlotTransport",
     "Slots",
+    "TransientAnswer",
     "compose",
     "compose_all",
     "note_deprecation",
 ]
 
 logger = logging.getLogger("realtyframes.api")
+
+#: The request extension holding the :class:`Exchange`.
+KEY = "realtyframes.exchange"
+
+
+class Cancelled(Exception):
+    """Raised inside a request of ``get_many`` once another request has failed."""
+
+
+class DeadlinePassed(Exception):
+    """The deadline of the whole call passed before this request was sent."""
+
+
+class TransientAnswer(Exception):
+    """A 2xx answer that is not the one asked for: a broken body, or the answer to another
+    request (``cause``: a ``BrokenBody`` or a ``ResponseMismatchError``). Raised by the answer's
+    check where the body is parsed; the retry step retries it, and once retries are spent it is
+    mapped to its typed error by :func:`~realtyframes.api._errors.error_for`."""
+
+    def __init__(self, cause: Exception, status: int) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.status = status
+
+
+@dataclass
+class Exchange:
+    """What the transports need to know about one GET, and what they report back."""
+
+    host: str
+    shown: object  # the URL with secrets masked (its str()), for logs and errors
+    pace: bool
+    limit: int  # requests of this client in flight at once (its max_concurrency)
+    policy: RetryPolicy
+    budget: RetryBudget | None = None
+    stop: threading.Event | None = None
+    deadline_at: float | None = None  # clock time after which no attempt starts or waits
+    load_deadline: float | None = None  # the deadline of the whole call (get_many)
+    timeout: float | None = None  # seconds per attempt
+    accept: Callable[[httpx.Response], Any] | None = None  # parses a 2xx answer
+    result: Any = None
+    notices: list[tuple[str, str, Deprecation]] = field(default_factory=list)
+    attempt: int = 0
+    path: str = ""  # the path asked for (deprecation notices name it)
+    retry_after: float | None = None  # the last answer's Retry-After (clamped), read once
+
+    @staticmethod
+    def of(request: httpx.Request) -> Exchange | None:
+        """The exchange of ``request`` (None for a request the engine did not plan)."""
+        found = request.extensions.get(KEY)
+        return found if isinstance(found, Exchange) else None
+
+    @property
+    def stopped(self) -> bool:
+        """True once another request of the same call failed."""
+        return self.stop is not None and self.stop.is_set()
+
+    def attempt_timeout(self, now: float) -> dict[str, float | None]:
+        """httpx's timeout extension for an attempt starting at ``now`` (capped by the deadline);
+        raises :class:`DeadlinePassed` when the whole call's deadline has passed."""
+        if self.load_deadline is not None and now >= self.load_deadline:
+            raise DeadlinePassed()
+        timeout = self.timeout
+        if self.deadline_at is not None:
+            left = max(0.001, self.deadline_at - now)
+            timeout = left if timeout is None else min(timeout, left)
+        return httpx.Timeout(timeout).as_dict()
+
+
+@dataclass(frozen=True)
+class RequestCounts:
+    """Counts since the client was made: ``requests`` (every attempt that went out, retries
+    included), ``retries`` (attempts after the first of a request), ``throttled`` (429 answers).
+
+    >>> RequestCounts(5, 1, 1) - RequestCounts(2, 0, 0)
+    RequestCounts(requests=3, retries=1, throttled=1)
+    """
+
+    requests: int = 0
+    retries: int = 0
+    throttled: int = 0
+
+    def __sub__(self, other: RequestCounts) -> RequestCounts:
+        return RequestCounts(
+            self.requests - other.requests,
+            self.retries - other.retries,
+            self.throttled - other.throttled,
+        )
+
+
+class RequestCounter:
+    """A thread-safe :class:`RequestCounts`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests = self._retries = self._throttled = 0
+
+    def sent(self, status: int | None = None) -> None:
+        """One attempt went out; ``status``: its answer's status (None: no answer came)."""
+        with self._lock:
+            self._requests += 1
+            if status == 429:
+                self._throttled += 1
+
+    def retried(self) -> None:
+        """A request is attempted again."""
+        with self._lock:
+            self._retries += 1
+
+    def snapshot(self) -> RequestCounts:
+        """The counts so far."""
+        with self._lock:
+            return RequestCounts(self._requests, self._retries, self._throttled)
+
 
 Outcome = httpx.Response | httpx.HTTPError | TransientAnswer
 
@@ -63,11 +185,9 @@ class Slots:
     """Requests of one client in flight at once; each caller passes its own limit (a copy with a
     smaller ``max_concurrency`` uses fewer of the same slots)."""
 
-    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._clock = clock
         self.busy = 0
-        self.peak = 0  # the most in flight at once (tests and benchmarks)
 
     def take(self, limit: int, stop: threading.Event | None) -> None:
         """Wait for a free slot; raises :class:`Cancelled` when ``stop`` is set meanwhile."""
@@ -77,7 +197,6 @@ class Slots:
                     raise Cancelled()
                 self._cond.wait(timeout=0.05 if stop is not None else None)
             self.busy += 1
-            self.peak = max(self.peak, self.busy)
 
     def give(self) -> None:
         with self._cond:
@@ -93,23 +212,17 @@ class Pieces:
     rng: random.Random = field(default_factory=random.Random)
     counter: RequestCounter = field(default_factory=RequestCounter)
     pacers: dict[str, Pacer] = field(default_factory=dict)
-    slots: Slots | None = None
+    slots: Slots = field(default_factory=Slots)
     hooks: Mapping[str, list[Callable[..., Any]]] = field(default_factory=dict)
     deprecations: DeprecationRegistry = field(default_factory=DeprecationRegistry)
     lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def __post_init__(self) -> None:
-        if self.slots is None:
-            self.slots = Slots(self.clock)
 
     def pacer(self, host: str) -> Pacer:
         """The pacer of ``host``, shared by every thread and copy of the client."""
         pacer = self.pacers.get(host)
         if pacer is None:
             with self.lock:
-                pacer = self.pacers.setdefault(
-                    host, Pacer(clock=self.clock.now, wait=self.clock.wait)
-                )
+                pacer = self.pacers.setdefault(host, Pacer(clock=self.clock))
         return pacer
 
 
@@ -164,8 +277,7 @@ class RetryTransport(_Step):
         if isinstance(outcome, TransientAnswer):
             return True, None
         if isinstance(outcome, httpx.HTTPError):
-            retry = _should_retry("GET", exc=outcome) or isinstance(outcome, httpx.DecodingError)
-            return retry, None
+            return retryable(outcome), None
         status, policy = outcome.status_code, ex.policy
         wait_s = ex.retry_after  # read once, when the answer came (the pacer's hold is the same)
         info = parse_rate_limit_headers(outcome.headers)
@@ -173,15 +285,11 @@ class RetryTransport(_Step):
             wait_s = min(policy.retry_after_cap, max(policy.retry_after_floor, info.reset))
         return status in RETRY_STATUSES, wait_s
 
-    def backoff(self, ex: Exchange) -> float:
-        """The jittered wait before retry number ``ex.attempt``."""
-        return ex.policy.backoff(ex.attempt - 1, self._pieces.rng)
-
     def _wait(self, ex: Exchange, wait_s: float | None) -> bool:
         """Wait before the next attempt; False (give up) when the deadline would pass or the
         retry budget is spent; raises :class:`Cancelled` when the call is stopped meanwhile."""
         clock = self._pieces.clock
-        wait_s = self.backoff(ex) if wait_s is None else wait_s
+        wait_s = ex.policy.backoff(ex.attempt - 1, self._pieces.rng) if wait_s is None else wait_s
         if ex.deadline_at is not None and clock.now() + wait_s > ex.deadline_at:
             logger.info("GET %s: giving up, the deadline would pass", ex.shown)
             return False
@@ -311,7 +419,6 @@ def compose(base: httpx.BaseTransport, pieces: Pieces) -> httpx.BaseTransport:
         inner = HookTransport(inner, pieces.hooks)
     inner = CountingTransport(inner, pieces)
     inner = PacingTransport(inner, pieces)
-    assert pieces.slots is not None
     inner = SlotTransport(inner, pieces.slots)
     return RetryTransport(inner, pieces)
 
