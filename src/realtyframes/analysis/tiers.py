@@ -36,7 +36,7 @@ from realtyframes.analysis._common import (
     to_float,
     to_utc,
 )
-from realtyframes.analysis._kernel import collect, frame_of, is_pandas
+from realtyframes.analysis._kernel import collect, frame_of, is_pandas, segment_filter
 
 __all__ = ["SALE_SIDE", "TIERS", "TIER_BANDS", "TIER_FREQS", "band_tier", "tiered_trends"]
 
@@ -217,8 +217,8 @@ def tiered_trends(
         )
     if "tier" in keys:
         raise AnalysisInputError(f"{func}(): `by` may not name 'tier' with `tiers=True`")
-    frame_of(market, [*keys, *needed], "market", func)  # the columns checked before any work
-    table = market if is_pandas(market) else collect(nw.from_native(market))
+    frame = frame_of(market, [*keys, *needed], "market", func)  # checked before any work
+    table = market if is_pandas(market) else _segment_rows(frame, keys, segment)
     table = table.drop(columns=[c for c in ("tier",) if c in table.columns]).reset_index(drop=True)
     tiers, bands = _tiers(table, history, keys, segment, code, func)
     last = _as_of(table, keys, segment, func) if end is None else end
@@ -248,6 +248,15 @@ def tiered_trends(
         },
     }
     return out
+
+
+def _segment_rows(frame: Any, keys: list[str], segment: str) -> pd.DataFrame:
+    """An engine's rows that can be tiered (the segment's, with every key), only the columns
+    the trends read: the engine filters and selects, the rest is left where it is."""
+    keep = segment_filter(segment)
+    for key in keys:
+        keep &= ~nw.col(key).is_null()
+    return collect(frame.filter(keep))
 
 
 def _closed(table: pd.DataFrame) -> pd.Series:
