@@ -42,6 +42,12 @@ import pyarrow.parquet as pq
 
 N = int(os.environ.get("RF_SCALE_N", 1_000_000))
 SAMPLE = int(os.environ.get("RF_SCALE_SAMPLE", 200_000))
+#: Cases to run, ``engine/call`` (``RF_SCALE_CASES``, comma-separated; default: all).
+CASES = [c for c in os.environ.get("RF_SCALE_CASES", "").split(",") if c]
+#: Seconds a case may take before it is reported as not completed.
+TIMEOUT = float(os.environ.get("RF_SCALE_TIMEOUT", 6 * 3600))
+#: DuckDB's own memory (it runs inside the Python process, so its buffers count in its RSS).
+DUCKDB_MEMORY = "512MB"
 CHUNK = 500_000
 CITIES = 50
 END = pd.Timestamp("2026-06-30 23:59:59", tz="UTC")
@@ -207,7 +213,7 @@ def _read(engine: str, root: Path) -> tuple[Any, Any]:
         import duckdb
 
         con = duckdb.connect()
-        con.execute("SET threads TO 2")
+        con.execute(f"SET threads TO 2; SET memory_limit = '{DUCKDB_MEMORY}'")
         return tuple(con.read_parquet(f"{p}/*/*/*.parquet", hive_partitioning=True) for p in paths)  # type: ignore[return-value]
     from pyspark.sql import SparkSession
 
@@ -244,13 +250,21 @@ def _spark_python() -> str:
 
 def _run_case(engine: str, call: str, root: Path, out: Path) -> dict[str, Any]:
     python = _spark_python() if engine == "spark" else sys.executable
-    done = subprocess.run(
-        [python, __file__, "case", engine, call, str(root), str(out)],
-        capture_output=True, text=True, check=False, timeout=6 * 3600,
-    )  # fmt: skip
+    try:
+        done = subprocess.run(
+            [python, __file__, "case", engine, call, str(root), str(out)],
+            capture_output=True, text=True, check=False, timeout=TIMEOUT,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return {"error": f"not completed in {TIMEOUT:.0f} s (stopped)"}
     if done.returncode:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
+        lines = done.stderr.strip().splitlines()
+        return {"error": lines[-1] if lines else f"failed (exit {done.returncode})"}
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _wanted(engine: str, call: str) -> bool:
+    return not CASES or f"{engine}/{call}" in CASES
 
 
 def _same(got: pd.DataFrame, want: pd.DataFrame) -> int:
@@ -267,10 +281,12 @@ def check_sample(folder: Path, n: int = SAMPLE) -> dict[str, int]:
     write_dataset(root, n, seed=5)
     cells = {}
     for call in _calls():
+        if not any(_wanted(e, call) for e in ENGINES):
+            continue
         want = folder / f"sample-pandas-{call}.pkl"
         report = _run_case("pandas", call, root, want)
         assert "error" not in report, report
-        for engine in ENGINES:
+        for engine in [e for e in ENGINES if _wanted(e, call)]:
             got = folder / f"sample-{engine}-{call}.pkl"
             report = _run_case(engine, call, root, got)
             assert "error" not in report, (engine, call, report)
@@ -283,17 +299,18 @@ def run() -> str:
 
     with tempfile.TemporaryDirectory(prefix="rf-bench-scale-") as tmp:
         folder = Path(tmp)
-        cells = check_sample(folder)
+        cells = check_sample(folder) if SAMPLE else {}
         start = time.perf_counter()
         listings, changes = write_dataset(folder / "big", N)
         written = time.perf_counter() - start
         size = sum(p.stat().st_size for p in (folder / "big").rglob("*.parquet")) / 1e9
         rows = []
         for engine in ENGINES:
-            for call in _calls():
+            for call in [c for c in _calls() if _wanted(engine, c)]:
                 r = _run_case(engine, call, folder / "big", folder / f"{engine}-{call}.pkl")
                 cell = r.get("error") or f"{r['seconds']:.0f} s, driver peak {r['peak_mb']:,.0f} MB"
                 rows.append([engine, call, cell])
+                print(f"| {engine} | {call} | {cell} |", file=sys.stderr, flush=True)
     return _section(
         listings, changes, written, size, cells, table(["engine", "call", "result"], rows)
     )
@@ -308,8 +325,14 @@ def _section(listings: int, changes: int, written: float, size: float, cells: di
         f"(`RF_SCALE_N={listings}`). {listings:,} synthetic listings and {changes:,} change "
         f"records written as the cache's Parquet layout ({size:.2f} GB, {written:.0f} s, chunk "
         "by chunk). Each case in its own Python process: time including the read, and that "
-        "process's peak RSS (Spark's JVM is a separate process). Before, on "
-        f"{SAMPLE:,} listings, each engine's result equalled pandas' to 1e-9 (cells: {checked}).\n\n"
+        "process's peak RSS (Spark's JVM is a separate process; DuckDB runs inside the process, "
+        f"its memory limited to {DUCKDB_MEMORY}). "
+        + (
+            f"Before, on {SAMPLE:,} listings, each engine's result equalled pandas' to 1e-9 "
+            f"(cells: {checked}).\n\n"
+            if cells
+            else "No sample compared in this run.\n\n"
+        )
         + body
         + "\n"
     )
