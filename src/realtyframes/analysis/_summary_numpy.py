@@ -118,7 +118,10 @@ def _inputs(
     the selected ``rows``."""
 
     def number(column: str) -> np.ndarray:
-        return base[column].to_numpy(dtype="float64", na_value=np.nan)[rows]
+        values = base[column]
+        if values.dtype == "float64":  # typed already: no copy before the rows are taken
+            return values.to_numpy()[rows]
+        return values.to_numpy(dtype="float64", na_value=np.nan)[rows]
 
     active, sold = flags["active"][rows], flags["sold"][rows]
     price, close, area = number("ListPrice"), number("ClosePrice"), number("LivingArea")
