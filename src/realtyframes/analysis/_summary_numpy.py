@@ -149,12 +149,13 @@ def _groups(
     """The group code of each selected row and the groups' keys (plain values: ``as_key``)."""
     if not names:
         return np.zeros(len(rows), dtype=np.int64), pd.DataFrame(index=range(1))
-    keys = base[names].iloc[rows]
     if len(names) == 1:  # one key: a factorisation (missing values a group of their own)
-        codes = pd.factorize(keys[names[0]], use_na_sentinel=False)[0].astype(np.int64)
-    else:
-        grouped = keys.groupby(names, dropna=False, sort=False, observed=True)
-        codes = grouped.ngroup().to_numpy(dtype=np.int64)
+        codes, uniques = pd.factorize(base[names[0]].iloc[rows], use_na_sentinel=False)
+        table = pd.DataFrame({names[0]: as_key(pd.Series(uniques))})
+        return codes.astype(np.int64), table
+    keys = base[names].iloc[rows]
+    grouped = keys.groupby(names, dropna=False, sort=False, observed=True)
+    codes = grouped.ngroup().to_numpy(dtype=np.int64)
     _, first = np.unique(codes, return_index=True)
     table = keys.iloc[first].reset_index(drop=True)
     for key in names:
