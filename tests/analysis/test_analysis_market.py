@@ -465,3 +465,41 @@ def test_ppsf_values_follow_the_metric_populations(listings: pd.DataFrame) -> No
     active = ppsf_values(listings, price="list", as_of=AS_OF, window_days=60)
     assert sorted(active["ppsf"]) == [200, 500]  # A2, A1 (A3 no area, B1 no area, C1 no area)
     assert list(active.columns) == ["City", "ppsf"]
+
+
+@pytest.mark.parametrize("unit", ["s", "ms", "us", "ns"])
+def test_the_window_edges_hold_to_the_microsecond_in_every_unit(unit):
+    """A sale at the window's end counts, one at its start does not; a nanosecond past either
+    edge counts as its microsecond (the engines' reading); naive times are UTC; a missing date
+    is no sale. The pandas path compares integer times in the column's own unit."""
+    start, end = AS_OF - pd.Timedelta(days=60), AS_OF
+    closes = [
+        end,  # in
+        end + pd.Timedelta(microseconds=1),  # out
+        start,  # out
+        start + pd.Timedelta(microseconds=1),  # in
+        pd.NaT,  # no sale
+    ]
+    if unit == "ns":  # within the edge's microsecond: as the edge
+        closes += [end + pd.Timedelta(nanoseconds=500), start + pd.Timedelta(nanoseconds=999)]
+    n = len(closes)
+    frame = pd.DataFrame(
+        {
+            "City": "Alpha",
+            "PropertyType": "Residential",
+            "StandardStatus": "Closed",
+            "ListPrice": 100.0,
+            "PreviousListPrice": np.nan,
+            "ClosePrice": np.arange(1.0, n + 1) * 10,
+            "LivingArea": 10.0,
+            "DaysOnMarket": 5,
+            "OriginalEntryTimestamp": pd.Timestamp("2020-01-01", tz="UTC"),
+            "MajorChangeTimestamp": pd.Series(closes),
+            "CloseDate": pd.Series(closes).dt.tz_convert(None).astype(f"datetime64[{unit}]"),
+        }
+    )
+    got = market_summary(frame, by="City", as_of=AS_OF, window_days=60)
+    # in s and ms the microsecond past each edge is the edge itself: end in, start out
+    kept = {"s": [10.0, 20.0], "ms": [10.0, 20.0], "us": [10.0, 40.0]}.get(unit, [10.0, 40.0, 60.0])
+    assert got.loc["Alpha", "homes_sold"] == len(kept)
+    assert got.loc["Alpha", "median_sale_price"] == np.median(kept)

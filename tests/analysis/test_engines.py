@@ -113,6 +113,9 @@ HISTORY_CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
     "market_trends-redfin": lambda m, h: rf.market_trends(
         m, h, freq="M", by="City", definitions="redfin", min_sample=1
     ),
+    "market_trends-tiers": lambda m, h: rf.market_trends(
+        m, h, freq="Q", by="City", tiers=True, min_sample=1
+    ),
     "price_index-quarterly": lambda m, h: rf.price_index(m, freq="Q", method="repeat_sales"),
     "price_index-rolling": lambda m, h: rf.price_index(m, freq="Q", rolling=2),
 }

@@ -106,6 +106,9 @@ def segment_mask(property_type: pd.Series, segment: str) -> np.ndarray:
 
 def isin(s: pd.Series, values: Iterable[object]) -> np.ndarray:
     """``s.isin(values)`` as a plain numpy bool array, whatever the dtype (NA counts as False)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):  # per category, then by code (-1, NA: False)
+        hit = np.append(np.asarray(s.cat.categories.isin(list(values)), dtype=bool), False)
+        return hit[s.cat.codes.to_numpy()]
     out = s.isin(list(values))
     return np.asarray(out.fillna(False) if out.dtype != bool else out, dtype=bool)
 

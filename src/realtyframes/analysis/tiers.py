@@ -28,6 +28,7 @@ from typing import Any
 import narwhals as nw
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from realtyframes.analysis._common import (
     AnalysisInputError,
@@ -36,7 +37,8 @@ from realtyframes.analysis._common import (
     to_float,
     to_utc,
 )
-from realtyframes.analysis._kernel import collect, frame_of, is_pandas
+from realtyframes.analysis._kernel import collect, frame_of, is_pandas, segment_filter
+from realtyframes.analysis._order import match_last
 
 __all__ = ["SALE_SIDE", "TIERS", "TIER_BANDS", "TIER_FREQS", "band_tier", "tiered_trends"]
 
@@ -99,7 +101,8 @@ def _bands(price: pd.Series, groups: dict[str, pd.Series]) -> tuple[pd.DataFrame
 
 def _entry_prices(table: pd.DataFrame, history: Any, func: str) -> pd.Series:
     """Each listing's list price when it entered: the old price of its first price change in
-    the history, else its ListPrice (the kernel's ``median_list_price`` price)."""
+    the history, else its ListPrice (the kernel's ``median_list_price`` price). The changes are
+    matched to the listings as the trends kernel matches them (:func:`~._order.match_last`)."""
     price = to_float(table["ListPrice"], "ListPrice", func)
     if history is None:
         return price
@@ -117,11 +120,17 @@ def _entry_prices(table: pd.DataFrame, history: Any, func: str) -> pd.Series:
     )
     if rows.empty:
         return price
-    rows = rows.assign(_at=to_utc(rows["ChangeTimestamp"], "ChangeTimestamp", func))
-    first = rows.sort_values("_at", kind="stable").drop_duplicates("ListingId")
-    old = first.set_index("ListingId")["PreviousListPrice"]
-    at_entry = table["ListingId"].astype("str").map(old).astype("float64")
-    return at_entry.where(at_entry.notna(), price)
+    at = to_utc(rows["ChangeTimestamp"], "ChangeTimestamp", func).array.asi8
+    ids = pa.array(table["ListingId"].astype("str").array)
+    pos = match_last(pa.array(rows["ListingId"].array), ids)  # the listing's row (text sorted)
+    seen = pos >= 0
+    order = np.lexsort((at[seen], pos[seen]))  # per listing, its changes in time order (stable)
+    pos, old = pos[seen][order], rows["PreviousListPrice"].to_numpy(dtype="float64")[seen][order]
+    first = np.ones(len(pos), dtype=bool)
+    first[1:] = pos[1:] != pos[:-1]
+    at_entry = np.full(len(table), np.nan)
+    at_entry[pos[first]] = old[first]
+    return price.where(np.isnan(at_entry), pd.Series(at_entry, index=price.index))
 
 
 def _tiers(
@@ -217,8 +226,8 @@ def tiered_trends(
         )
     if "tier" in keys:
         raise AnalysisInputError(f"{func}(): `by` may not name 'tier' with `tiers=True`")
-    frame_of(market, [*keys, *needed], "market", func)  # the columns checked before any work
-    table = market if is_pandas(market) else collect(nw.from_native(market))
+    frame = frame_of(market, [*keys, *needed], "market", func)  # checked before any work
+    table = market if is_pandas(market) else _segment_rows(frame, keys, segment)
     table = table.drop(columns=[c for c in ("tier",) if c in table.columns]).reset_index(drop=True)
     tiers, bands = _tiers(table, history, keys, segment, code, func)
     last = _as_of(table, keys, segment, func) if end is None else end
@@ -250,8 +259,19 @@ def tiered_trends(
     return out
 
 
+def _segment_rows(frame: Any, keys: list[str], segment: str) -> pd.DataFrame:
+    """An engine's rows that can be tiered (the segment's, with every key), only the columns
+    the trends read: the engine filters and selects, the rest is left where it is."""
+    keep = segment_filter(segment)
+    for key in keys:
+        keep &= ~nw.col(key).is_null()
+    return collect(frame.filter(keep))
+
+
 def _closed(table: pd.DataFrame) -> pd.Series:
-    return table["StandardStatus"].astype("str") == "Closed"
+    """Closed rows (compared as stored: a categorical is not converted to text first)."""
+    closed = (table["StandardStatus"] == "Closed").to_numpy(dtype=bool, na_value=False)
+    return pd.Series(closed, index=table.index)
 
 
 def _combine(
@@ -260,7 +280,8 @@ def _combine(
     """The sale metrics of the sale run beside the others of the list run, on every market ×
     tier × period (a combination with no listings: counts 0, the rest NaN)."""
     base = ["period_begin", "period_end", "complete", *keys, "tier"]
-    runs = {side: run.astype({"tier": object}) for side, run in runs.items()}  # empty: float
+    # empty: float; one column converted (``astype`` with a dict copied every column)
+    runs = {side: run.assign(tier=run["tier"].astype(object)) for side, run in runs.items()}
     columns = [c for c in runs["list"].columns if c not in base]
     sale = [c for c in columns if _family(c, metrics) in SALE_SIDE]
     rest = [c for c in columns if c not in sale]
