@@ -15,6 +15,7 @@ expressions on every engine. Status codes are :mod:`._trends_kernel`'s.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,8 @@ __all__ = [
     "intervals_frame",
     "listing_frame",
     "one_engine",
+    "persist",
+    "release",
 ]
 
 DAY = 86_400_000_000  # microseconds
@@ -85,6 +88,36 @@ def epoch_micros(frame: Any, columns: Sequence[str]) -> Any:
     else:  # pragma: no cover - every lazy engine narwhals reads is one of these
         raise TypeError(f"no epoch conversion for {module}")
     return nw.from_native(out)
+
+
+def persist(frame: Any) -> Any:
+    """``frame`` computed once and kept by the engine, for the steps that read it again
+    (Polars: collected; DuckDB: a temporary table of the relation's connection; Spark: cached).
+    :func:`release` drops what this kept."""
+    native = nw.to_native(frame)
+    module = type(native).__module__
+    if module.startswith("polars"):
+        return nw.from_native(native.collect().lazy())
+    if module.startswith("duckdb"):
+        name = f"_realtyframes_trends_{uuid.uuid4().hex}"
+        native.query("_rows", f'CREATE TEMP TABLE "{name}" AS SELECT * FROM _rows').fetchall()
+        return nw.from_native(native.query("_rows", f'SELECT * FROM "{name}"'))
+    if module.startswith("pyspark"):
+        return nw.from_native(native.cache())
+    return frame  # pragma: no cover - every lazy engine narwhals reads is one of these
+
+
+def release(frame: Any) -> None:
+    """Drop what :func:`persist` kept for ``frame`` (a DuckDB temporary table, a Spark
+    cache)."""
+    native = nw.to_native(frame)
+    module = type(native).__module__
+    if module.startswith("duckdb"):
+        name = native.sql_query().rpartition("FROM ")[2].strip().split()[0]
+        if name.startswith('"_realtyframes_trends_'):
+            native.query("_rows", f"DROP TABLE IF EXISTS {name}").fetchall()
+    elif module.startswith("pyspark"):
+        native.unpersist()
 
 
 def one_engine(frame: Any, other: Any | None) -> bool:

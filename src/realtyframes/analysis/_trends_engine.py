@@ -33,6 +33,8 @@ from realtyframes.analysis._engine_frames import (
     history_frame,
     intervals_frame,
     listing_frame,
+    persist,
+    release,
 )
 from realtyframes.analysis._periods import Grid
 from realtyframes.analysis._trends_kernel import ACTIVE, CLOSED, PENDING, UNDER_CONTRACT
@@ -92,13 +94,24 @@ class EngineTrends:
     """A market frame (and its history) on the engine, ready for :func:`trend_cells`."""
 
     def __init__(self, frame: Any, changes: Any | None, keys: Sequence[str], segment: str):
-        self.keys = list(keys)
-        self.listings = listing_frame(frame, self.keys, segment)
+        self.keys, self._kept = list(keys), []
+        self.listings = self.keep(listing_frame(frame, self.keys, segment))
         self.history = None
         if changes is not None and not _empty(changes.filter(_RECORDS)):
-            self.history = history_frame(changes, self.listings, keys)
+            self.history = self.keep(history_frame(changes, self.listings, keys))
         self.markets = self._markets()
-        self.intervals = intervals_frame(self.listings, self.history, self.keys)
+        self.intervals = self.keep(intervals_frame(self.listings, self.history, self.keys))
+
+    def keep(self, frame: Any) -> Any:
+        """``frame`` computed once on the engine (read by several steps), until :meth:`close`."""
+        kept = persist(frame)
+        self._kept.append(kept)
+        return kept
+
+    def close(self) -> None:
+        """Drop what the engine kept for these trends."""
+        while self._kept:
+            release(self._kept.pop())
 
     def _markets(self) -> pd.Index:
         if not self.keys:
@@ -137,8 +150,11 @@ class EngineTrends:
     def cells(
         self, grid: Grid, freq: str, as_of: int, definitions: str
     ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
-        """:func:`trend_cells` of this frame."""
-        return trend_cells(self, grid, freq, as_of, definitions)
+        """:func:`trend_cells` of this frame; then what the engine kept is dropped."""
+        try:
+            return trend_cells(self, grid, freq, as_of, definitions)
+        finally:
+            self.close()
 
 
 def _collect(frame: Any) -> pd.DataFrame:
@@ -280,7 +296,7 @@ def _ratio(num: nw.Expr, den: nw.Expr) -> nw.Expr:
 def _sales(engine: EngineTrends, periods: Periods, fetch: _Fetch, definitions: str) -> pd.DataFrame:
     """The sale medians and means by CloseDate's window and median_list_price by entry's."""
     redfin = definitions == "redfin"
-    priced = _entry_price(engine)
+    priced = engine.keep(_entry_price(engine))
     against = nw.col("entry") if redfin else nw.col("list")
     listed = nw.col("list") if redfin else nw.col("entry")
     low, high = SALE_TO_LIST_RANGE
@@ -381,7 +397,7 @@ def _cuts(
     Active at some point in the window whose price at its end is below that at its start, and
     the median cut among them."""
     keys, n = engine.keys, periods.n
-    changes = periods.windows(_changes(engine), "at")
+    changes = engine.keep(periods.windows(_changes(engine), "at"))
     active = engine.intervals.filter(nw.col("st") == ACTIVE).select(
         "id",
         periods.window_of(nw.col("start")).alias("lo"),
