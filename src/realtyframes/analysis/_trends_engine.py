@@ -63,7 +63,7 @@ class Periods:
         Python ints or engine expressions."""
         return (day + 3) // 7
 
-    def base(self, micros: nw.Expr) -> nw.Expr:
+    def compute(self, micros: nw.Expr) -> nw.Expr:
         """The base period of a time (0: the grid's first; −1 before it, the number of base
         periods after them). Weeks by arithmetic on the day; months and quarters by counting
         the period starts at or before the time (a small sum, the same on every engine)."""
@@ -73,18 +73,31 @@ class Periods:
         counted = nw.sum_horizontal(*passed) - 1 if passed else micros * 0 - 1
         return nw.when(~micros.is_null()).then(counted)  # a sum reads null as 0
 
-    def window_of(self, micros: nw.Expr) -> nw.Expr:
+    def add(self, frame: Any, columns: Sequence[str]) -> Any:
+        """``frame`` with each time column's base period as ``b_<column>`` (computed once, read
+        by every step; ``stop`` also as ``b_stop1``, the period of the instant before it)."""
+        exprs = [self.compute(nw.col(c)).alias(f"b_{c}") for c in columns]
+        if "stop" in columns:
+            exprs.append(self.compute(nw.col("stop") - 1).alias("b_stop1"))
+        return frame.with_columns(*exprs)
+
+    @staticmethod
+    def base(column: str) -> nw.Expr:
+        """The base period of the time ``column`` (:meth:`add` put it on the frame)."""
+        return nw.col(f"b_{column}")
+
+    def window_of(self, column: str) -> nw.Expr:
         """The first window ending at or after a time (``Grid.window_of``; null: never)."""
-        b = self.base(micros) - (self.width - 1)
+        b = self.base(column) - (self.width - 1)
         return b.clip(0, self.n).fill_null(self.n)
 
-    def starts_before(self, micros: nw.Expr) -> nw.Expr:
+    def starts_before(self, column: str) -> nw.Expr:
         """How many windows start before a time (``Grid.starts_before``; null: all)."""
-        return (self.base(micros - 1) + 1).clip(0, self.n).fill_null(self.n)
+        return (self.base(f"{column}1") + 1).clip(0, self.n).fill_null(self.n)
 
     def windows(self, frame: Any, micros: str, name: str = "win") -> Any:
         """The rows of ``frame`` once per window holding the time ``micros`` (as ``name``)."""
-        b = self.base(nw.col(micros))
+        b = self.base(micros)
         copies = [frame.with_columns((b - k).alias(name)) for k in range(self.width)]
         rows = copies[0] if len(copies) == 1 else nw.concat(copies, how="vertical")
         return rows.filter((nw.col(name) >= 0) & (nw.col(name) < self.n))
@@ -98,9 +111,18 @@ class EngineTrends:
         self.listings = self.keep(listing_frame(frame, self.keys, segment))
         self.history = None
         if changes is not None and not _empty(changes.filter(_RECORDS)):
-            self.history = self.keep(history_frame(changes, self.listings, keys))
+            self.history = history_frame(changes, self.listings, keys)
         self.markets = self._markets()
-        self.intervals = self.keep(intervals_frame(self.listings, self.history, self.keys))
+        self.intervals: Any = None
+
+    def prepare(self, periods: Periods) -> None:
+        """The listings, history and status intervals with their times' base periods, each
+        computed once on the engine."""
+        self.listings = self.keep(periods.add(self.listings, ["ent", "maj", "clo"]))
+        if self.history is not None:
+            self.history = self.keep(periods.add(self.history, ["at"]))
+        intervals = intervals_frame(self.listings, self.history, self.keys)
+        self.intervals = self.keep(periods.add(intervals, ["start", "stop"]))
 
     def keep(self, frame: Any) -> Any:
         """``frame`` computed once on the engine (read by several steps), until :meth:`close`."""
@@ -208,6 +230,7 @@ def trend_cells(
     """The counts (markets × periods arrays) and the medians and ratios (by flat cell, with their
     ``_n``) of ``market_trends`` computed on the engine: the same as the pandas path's cells."""
     periods, fetch = Periods(grid, freq), _Fetch(engine, grid)
+    engine.prepare(periods)
     counts = {**_stocks(engine, periods, fetch), **_flows(engine, periods, fetch, definitions)}
     stats = [_sales(engine, periods, fetch, definitions), _age(engine, periods, fetch, as_of)]
     more, cut_stats = _cuts(engine, periods, fetch)
@@ -227,8 +250,8 @@ def _stocks(engine: EngineTrends, periods: Periods, fetch: _Fetch) -> dict[str, 
     n = periods.n
     layer = {ACTIVE: 0, PENDING: 1, UNDER_CONTRACT: 2}
     spans = engine.intervals.filter(nw.col("st").is_in(list(layer))).with_columns(
-        periods.window_of(nw.col("start")).alias("lo"),
-        periods.window_of(nw.col("stop")).alias("hi"),
+        periods.window_of("start").alias("lo"),
+        periods.window_of("stop").alias("hi"),
     )
     diff = fetch.differences(spans, "lo", "hi", ["st"])
     out: dict[str, np.ndarray] = {}
@@ -237,8 +260,8 @@ def _stocks(engine: EngineTrends, periods: Periods, fetch: _Fetch) -> dict[str, 
         part = diff[diff["st"] == code]
         out[name] = np.cumsum(fetch.grid_counts(part, "d", "at", n + 1), axis=1)[:, :n]
     active = engine.intervals.filter(nw.col("st") == ACTIVE).with_columns(
-        periods.window_of(nw.col("start")).alias("lo"),
-        periods.starts_before(nw.col("stop")).alias("hi"),
+        periods.window_of("start").alias("lo"),
+        periods.starts_before("stop").alias("hi"),
     )
     before = nw.col("hi").shift(1).over("id", order_by=["start"])
     active = active.with_columns(
@@ -345,8 +368,8 @@ def _age(engine: EngineTrends, periods: Periods, fetch: _Fetch, as_of: int) -> p
     window) (a difference over the windows each Active interval spans at their end)."""
     n, grid = periods.n, fetch.grid
     active = engine.intervals.filter(nw.col("st") == ACTIVE).with_columns(
-        periods.window_of(nw.col("start")).alias("lo"),
-        periods.window_of(nw.col("stop")).alias("hi"),
+        periods.window_of("start").alias("lo"),
+        periods.window_of("stop").alias("hi"),
         (nw.col("ent") // DAY).alias("day"),
     ).filter(nw.col("hi") > nw.col("lo"))  # fmt: skip
     diff = fetch.differences(active, "lo", "hi", ["day"])
@@ -377,7 +400,8 @@ def _changes(engine: EngineTrends) -> Any:
         moved = (nw.col("prev") != nw.col("list")) & (nw.col("prev") > 0)
         moved = moved & ~nw.col("maj").is_null() & ~nw.col("list").is_null()
         return engine.listings.filter(moved).select(
-            "id", *keys, nw.col("maj").alias("at"), nw.col("list").alias("new"),
+            "id", *keys, nw.col("maj").alias("at"), nw.col("b_maj").alias("b_at"),
+            nw.col("list").alias("new"),
             nw.col("prev").alias("before"), (nw.col("prev") > nw.col("list")).alias("cut"),
         )  # fmt: skip
     changes = engine.history.filter(~nw.col("is_status"))
@@ -387,7 +411,7 @@ def _changes(engine: EngineTrends) -> Any:
     return changes.with_columns(
         nw.when(is_first).then(first_old).otherwise(previous).alias("before"),
         (nw.col("new") < nw.col("old")).fill_null(False).alias("cut"),
-    ).select("id", *keys, "at", "new", "before", "cut")
+    ).select("id", *keys, "at", "b_at", "new", "before", "cut")
 
 
 def _cuts(
@@ -400,9 +424,9 @@ def _cuts(
     changes = engine.keep(periods.windows(_changes(engine), "at"))
     active = engine.intervals.filter(nw.col("st") == ACTIVE).select(
         "id",
-        periods.window_of(nw.col("start")).alias("lo"),
-        periods.window_of(nw.col("stop")).alias("hi"),
-        periods.starts_before(nw.col("stop")).alias("upto"),
+        periods.window_of("start").alias("lo"),
+        periods.window_of("stop").alias("hi"),
+        periods.starts_before("stop").alias("upto"),
     )
     cut = changes.filter(nw.col("cut")).select("id", *keys, "win").unique()
     still = cut.join(active, on="id", how="inner")
