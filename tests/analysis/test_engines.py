@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
 
 import realtyframes as rf
 from realtyframes.analysis import _trends_local, ppsf_values
+from realtyframes.analysis.trends import keyed_trends
 from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
 
 STATUSES = ("Active", "Active Under Contract", "Pending", "Closed")
@@ -206,6 +208,20 @@ def test_market_trends_is_computed_on_the_engine(synced_files, engine, call, mon
     monkeypatch.setattr(_trends_local, "history_rows", brought_back)
     got = HISTORY_CALLS[call](ON_ENGINE[engine](market), ON_ENGINE[engine](history))
     assert len(want) > 0
+    _same(got, want)
+
+
+def test_keyed_trends_takes_a_key_assigned_on_the_engine(synced_files):
+    """A tier computed on the engine is one more market key (what ``tiers=True`` builds on)."""
+    market, history = synced_files
+    frame = pd.read_parquet(market)
+    cut = float(frame["ListPrice"].median())
+    frame["tier"] = np.where(frame["ListPrice"] > cut, "top", "rest")
+    want = keyed_trends(frame, pd.read_parquet(history), ["City", "tier"], min_sample=1)
+    tier = pl.when(pl.col("ListPrice") > cut).then(pl.lit("top")).otherwise(pl.lit("rest"))
+    lazy = pl.scan_parquet(market).with_columns(tier.alias("tier"))
+    got = keyed_trends(lazy, pl.scan_parquet(history), ["City", "tier"], min_sample=1)
+    assert set(want["tier"]) == {"top", "rest"}
     _same(got, want)
 
 

@@ -54,7 +54,7 @@ from realtyframes.analysis.market import NEEDED_COLUMNS
 from realtyframes.analysis.seasonal import seasonally_adjust
 from realtyframes.analysis.tiers import tiered_trends
 
-__all__ = ["DEFINITIONS", "FREQS", "TREND_METRICS", "market_trends"]
+__all__ = ["DEFINITIONS", "FREQS", "TREND_METRICS", "keyed_trends", "market_trends"]
 
 #: Counts of a trend row (no sample size of their own).
 _COUNTS: tuple[str, ...] = (
@@ -223,6 +223,31 @@ def _tiered(market: Any, history: Any, freq: str, keys: list[str], segment: str,
         run, market, history, keys=keys, freq=freq, code=FREQS[freq], segment=segment, end=end,
         metrics=TREND_METRICS, sampled=SAMPLED, min_sample=min_sample, needed=_NEEDED,
     )  # fmt: skip
+
+
+def keyed_trends(
+    market: Any,
+    history: Any,
+    keys: list[str],
+    *,
+    freq: str = "M",
+    segment: str = "sale",
+    start: Any = None,
+    end: Any = None,
+    min_sample: int = 5,
+    definitions: str = "default",
+) -> pd.DataFrame:
+    """The trends with ``keys`` as the markets, computed where ``market`` lives: on the engine
+    for a Polars, DuckDB or PySpark frame (only periods × markets come back), locally for pandas.
+    A key may be a column assigned on the engine (a price tier from group-by quantiles), so a
+    tiered run is one call per side. Arguments as :func:`market_trends`' (checked by the caller);
+    the changes read the year before ``start``; ``attrs["rows_from"]`` is the first requested
+    period (:func:`_requested` keeps the rows from it).
+
+    >>> keyed_trends(lazy_with_tier, history, ["City", "tier"])  # doctest: +SKIP
+    """
+    options = (min_sample, definitions)
+    return _trends(market, history, freq, keys, segment, start, end, options)
 
 
 def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
