@@ -104,7 +104,8 @@ stocks AS (
   SELECT city, j,
          count(*) FILTER (WHERE status = 'Active') AS active_listings,
          count(*) FILTER (WHERE status = 'Pending') AS pending_listings,
-         median(date_diff('day', entered::DATE, DATE '{first_day}') + 7 * j + 6)
+         median(least(date_diff('day', entered::DATE, DATE '{first_day}') + 7 * j + 6,
+                      date_diff('day', entered::DATE, DATE '{as_of}')))  -- never past the data's end
            FILTER (WHERE status = 'Active') AS age_of_inventory
   FROM (SELECT city, status, entered, unnest(range(lo, hi_end)) AS j FROM spans
         WHERE hi_end > lo)
