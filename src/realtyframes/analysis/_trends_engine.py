@@ -107,7 +107,8 @@ class EngineTrends:
     """A market frame (and its history) on the engine, ready for :func:`trend_cells`."""
 
     def __init__(self, frame: Any, changes: Any | None, keys: Sequence[str], segment: str):
-        self.keys, self._kept = list(keys), []
+        self.keys = list(keys)
+        self._kept: list[Any] = []
         self.listings = self.keep(listing_frame(frame, self.keys, segment))
         self.history = None
         if changes is not None and not _empty(changes.filter(_RECORDS)):
