@@ -7,10 +7,13 @@ property type), built from a market frame (``client.sync_listings``) and its his
 medians of a period are ``rf.market_summary``'s over the same dates. Everything is vectorised:
 group-bys and cumulative sums over periods, no loop over listings or markets.
 
-Modules: this one (flows, medians, changes, small samples); :mod:`._periods` (calendar periods
-and rolling windows); :mod:`._trends_kernel` (what the engine reduces, the listings and history as
-arrays); :mod:`._stocks` (the point-in-time stocks rebuilt from each listing's status timeline);
-:mod:`._cuts` (price cuts per period) and :mod:`._competition` (the competition columns).
+Modules: this one (the periods' grid, ratios, changes, small samples, :func:`keyed_trends`);
+:mod:`._periods` (calendar periods and rolling windows). The cells are computed where the data
+live (:func:`trend_source`): on Polars, DuckDB or PySpark by :mod:`._trends_engine` (narwhals
+group-bys and window functions over :mod:`._engine_frames`; only periods × markets come back);
+on pandas by :mod:`._trends_local` (flows and medians) over the arrays of :mod:`._trends_kernel`,
+with :mod:`._stocks` (the status timelines), :mod:`._cuts` (price cuts per period) and
+:mod:`._competition` (the competition columns).
 """
 
 from __future__ import annotations
