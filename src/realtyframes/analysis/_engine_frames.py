@@ -20,13 +20,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import narwhals as nw
+import pandas as pd
 
 from realtyframes.analysis._kernel import segment_filter
 from realtyframes.analysis._trends_kernel import ACTIVE, CLOSED, OTHER, PENDING, UNDER_CONTRACT
 
 __all__ = [
     "DAY",
+    "collected",
     "epoch_micros",
+    "has_rows",
     "history_frame",
     "intervals_frame",
     "listing_frame",
@@ -88,6 +91,18 @@ def epoch_micros(frame: Any, columns: Sequence[str]) -> Any:
     else:  # pragma: no cover - every lazy engine narwhals reads is one of these
         raise TypeError(f"no epoch conversion for {module}")
     return nw.from_native(out)
+
+
+def collected(frame: Any) -> pd.DataFrame:
+    """A narwhals frame's rows as pandas (an aggregate: small)."""
+    if isinstance(frame, nw.LazyFrame):
+        frame = frame.collect()
+    return frame.to_pandas().reset_index(drop=True)
+
+
+def has_rows(frame: Any) -> bool:
+    """Whether a narwhals frame has a row (one count on the engine)."""
+    return int(collected(frame.select(nw.len())).iloc[0, 0]) > 0
 
 
 def persist(frame: Any) -> Any:

@@ -30,11 +30,15 @@ from realtyframes.analysis._competition import TWO_WEEKS, _histogram_median
 from realtyframes.analysis._definitions import REDFIN_PENDING_DAYS
 from realtyframes.analysis._engine_frames import (
     DAY,
+    has_rows,
     history_frame,
     intervals_frame,
     listing_frame,
     persist,
     release,
+)
+from realtyframes.analysis._engine_frames import (
+    collected as _collect,
 )
 from realtyframes.analysis._periods import Grid
 from realtyframes.analysis._trends_kernel import ACTIVE, CLOSED, PENDING, UNDER_CONTRACT
@@ -111,7 +115,7 @@ class EngineTrends:
         self._kept: list[Any] = []
         self.listings = self.keep(listing_frame(frame, self.keys, segment))
         self.history = None
-        if changes is not None and not _empty(changes.filter(_RECORDS)):
+        if changes is not None and has_rows(changes.filter(_RECORDS)):
             self.history = history_frame(changes, self.listings, keys)
         self.markets = self._markets()
         self.intervals: Any = None
@@ -178,16 +182,6 @@ class EngineTrends:
             return trend_cells(self, grid, freq, as_of, definitions)
         finally:
             self.close()
-
-
-def _collect(frame: Any) -> pd.DataFrame:
-    if isinstance(frame, nw.LazyFrame):
-        frame = frame.collect()
-    return frame.to_pandas().reset_index(drop=True)
-
-
-def _empty(frame: Any) -> bool:
-    return int(_collect(frame.select(nw.len())).iloc[0, 0]) == 0
 
 
 class _Fetch:
