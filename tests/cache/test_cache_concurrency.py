@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import duckdb
@@ -63,13 +64,17 @@ def test_two_processes_writing_one_key_leave_one_valid_file(tmp_path: Path):
     for p in procs:
         p.join(timeout=120)
         assert p.exitcode == 0
-    cache = ParquetCache(tmp_path)
+    cache = ParquetCache(tmp_path, grace=timedelta(0))  # replaced generations go at once
     entry = cache.read("listings", "shared")
     assert entry is not None
     tag = entry.meta["writer"]
     pd.testing.assert_frame_equal(entry.frame, frame(20_003, tag))
+    cache.write("listings", "other", frame(3, 3), {"host": "h"})  # a write collects them
+    cache.clear(keys={"other"})
+    current = cache.generation("listings", "shared")
     assert files(tmp_path) == [
-        ".rf/locks/listings/shared.lock",
+        f".rf/generations/listings/shared/{current}/main.parquet",
+        ".rf/state.sqlite3",
         "listings/" + ENTRY.format("shared"),
     ]
 
@@ -160,9 +165,8 @@ def test_other_tools_read_the_cache_folder(tmp_path: Path):
     cache.write("listings", "k1", frame(30, 1), {"host": "h"}, extra_frames={"media": frame(5, 1)})
     cache.write("listings", "k2", frame(12, 2), {"host": "h"})
     # things that must not confuse readers: a lock, a moved-aside file, a killed writer's temp file
-    broken = tmp_path / "listings" / ENTRY.format("k3")
-    broken.parent.mkdir(parents=True)
-    broken.write_bytes(b"broken")
+    cache.write("listings", "k3", frame(3, 3), {"host": "h"})
+    cache.path("listings", "k3").write_bytes(b"broken")  # damaged: a read moves it aside
     with pytest.warns(CacheWarning):
         assert cache.read("listings", "k3") is None
     (tmp_path / ".rf" / "staging" / ".listings.k4.parquet.tmp-1-abcd").write_bytes(b"half")
