@@ -54,8 +54,6 @@ META_KEY = b"realtyframes"
 GENERATION = re.compile(r"^[0-9a-f]{1,64}$")
 #: The part name of an entry's main file (its companions' parts are their names).
 MAIN = "main"
-#: Rows converted to Arrow and written at a time (one row group each).
-ROW_GROUP = 65_536
 #: Errors of a file that is there but cannot be read as an entry (truncated, not Parquet ...).
 _BROKEN = (OSError, ValueError, TypeError, KeyError, pa.ArrowException)
 
@@ -110,9 +108,7 @@ def _read(source: pa.OSFile, part: str, generation: str) -> pd.DataFrame:
         meta = entry_meta(parquet.schema_arrow)
         if meta.get("generation", generation) != generation:  # written over from outside
             raise ValueError(f"a file of generation {meta['generation']}, not {generation}")
-        table = parquet.read()
-        # each column's Arrow buffers are let go as soon as it is converted: never both whole
-        return _restore_categories(table.to_pandas(self_destruct=True, split_blocks=True), meta)
+        return _restore_categories(parquet.read().to_pandas(), meta)
     except _BROKEN as exc:
         raise Unreadable(exc, part) from exc
 
@@ -132,23 +128,16 @@ def write_parts(folder: Path, parts: Sequence[tuple[str, pd.DataFrame, Mapping[s
 
 
 def _write_file(path: Path, frame: pd.DataFrame, doc: Mapping[str, Any]) -> None:
-    """One Parquet file of ``frame``, converted to Arrow :data:`ROW_GROUP` rows at a time (a
-    row group each), so a write holds one slice's Arrow copy, never the whole frame's."""
     named = isinstance(frame.index, pd.MultiIndex) or frame.index.name is not None
-    schema = pa.Schema.from_pandas(frame, preserve_index=named)
-    schema = schema.with_metadata({**(schema.metadata or {}), META_KEY: json.dumps(doc).encode()})
+    table = pa.Table.from_pandas(frame, preserve_index=named)  # str columns: no copy (Arrow)
+    metadata = {**(table.schema.metadata or {}), META_KEY: json.dumps(doc).encode()}
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags, FILE_MODE)
     try:
         if hasattr(os, "fchmod"):
             os.fchmod(fd, FILE_MODE)  # exactly 0600, whatever the umask
-        with (
-            open(fd, "wb", closefd=False) as fh,
-            pq.ParquetWriter(fh, schema, write_page_checksum=True) as writer,
-        ):
-            for start in range(0, max(len(frame), 1), ROW_GROUP):
-                chunk = frame.iloc[start : start + ROW_GROUP]
-                writer.write_table(pa.Table.from_pandas(chunk, schema=schema, preserve_index=named))
+        with open(fd, "wb", closefd=False) as fh:
+            pq.write_table(table.replace_schema_metadata(metadata), fh, write_page_checksum=True)
         os.fsync(fd)
     finally:
         os.close(fd)
