@@ -136,14 +136,15 @@ def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path: Path
     cache = ParquetCache(tmp_path)
     previous = frame(1000, 7)
     cache.write("listings", "k", previous, {"host": "h"})
-    folder = tmp_path / ".rf" / "staging"  # where a write is made; the dataset never sees it
+    first = cache.generation("listings", "k")
+    folder = tmp_path / ".rf" / "generations" / "listings" / "k"  # the dataset never sees it
     child = subprocess.Popen(
         [sys.executable, "-c", KILLED_WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         deadline = time.monotonic() + 60
-        while not folder.is_dir() or not any(".tmp-" in p.name for p in folder.iterdir()):
+        while not [p for p in folder.iterdir() if p.name != first and any(p.iterdir())]:
             assert child.poll() is None, "the writer finished before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.001)
@@ -151,13 +152,19 @@ def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path: Path
     finally:
         child.communicate()  # reaps it and closes its pipe
     assert child.returncode == -signal.SIGKILL
-    assert any(".tmp-" in p.name for p in folder.iterdir())  # the half-written temporary file
+    assert len(list(folder.iterdir())) == 2  # the half-written generation, never made current
     entry = cache.read("listings", "k")
-    assert entry is not None
+    assert entry is not None and cache.generation("listings", "k") == first
     pd.testing.assert_frame_equal(entry.frame, previous)
     assert files(tmp_path / "listings") == [ENTRY.format("k")]  # only the whole, previous file
-    ParquetCache(tmp_path)  # the next open of the cache removes a dead writer's leftovers
-    assert files(tmp_path) == [".rf/locks/listings/k.lock", "listings/" + ENTRY.format("k")]
+    # the next write of the key, once the grace period has passed, removes the dead writer's files
+    ParquetCache(tmp_path, grace=timedelta(0)).write("listings", "k", frame(5, 8), {"host": "h"})
+    current = cache.generation("listings", "k")
+    assert files(tmp_path) == [
+        f".rf/generations/listings/k/{current}/main.parquet",
+        ".rf/state.sqlite3",
+        "listings/" + ENTRY.format("k"),
+    ]
 
 
 def test_other_tools_read_the_cache_folder(tmp_path: Path):
