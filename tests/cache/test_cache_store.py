@@ -257,6 +257,17 @@ def test_secrets_never_reach_the_files(cache: ParquetCache):
     assert SECRET not in repr(cache) and SECRET not in key
 
 
+def test_a_password_in_the_host_url_never_reaches_the_files(cache: ParquetCache):
+    """A base URL with ``user:password@`` is stored without them (footers, state database)."""
+    with_password = HOST.replace("://", f"://analyst:{SECRET}@")
+    entry = cache.write("listings", "k1", listings_frame(), {"host": with_password})
+    assert entry.meta["host"] == HOST
+    assert cache.list()["host"].tolist() == [HOST]
+    for path in cache.root.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
 def test_names_are_checked(cache: ParquetCache):
     with pytest.raises(ValueError, match=r"resource: '\.\./etc' is not allowed"):
         cache.read("../etc", "k")
