@@ -58,6 +58,8 @@ RANKS: dict[str, float] = {
     "cache": 5,
     "oauth": 5,
     "loaders": 6,
+    "reso": 6.3,  # the RESO Web API source: loader endpoints of its own, below the Client
+    "_client_reso": 6.9,  # Client.reso and the RESO side of the data methods (a mixin)
     "_client_runs": 6.7,  # plan_* and runs() of the Client (a mixin)
     "_runs": 6.8,  # run recording at the Client's and the report's entry points
     "_client": 7,

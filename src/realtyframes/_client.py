@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pandas as pd
 
+from realtyframes._client_reso import ResoMixin
 from realtyframes._client_runs import RunsMixin
 from realtyframes._client_settings import (
     TTL,
@@ -76,7 +77,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("realtyframes")
 
 
-class Client(RunsMixin):
+class Client(RunsMixin, ResoMixin):
     """The realtyframes client: one account on one service (or the embedded sandbox).
 
     With no ``base_url`` and no credentials it uses the embedded sandbox (one per process, started
@@ -320,6 +321,8 @@ class Client(RunsMixin):
         >>> top = client.listings(Status="Closed", max_results=100, details=True)  # doctest: +SKIP
         >>> photos = client.last_load.media  # doctest: +SKIP
         """
+        if self._reso is not None:  # Client.reso: the RESO source's search
+            return self._reso_listings(filters, max_results, details, refresh, on_invalid)
         refuse_none(filters)
         options = {"max_results": max_results, "details": details}
         return self._load("listings", filters, refresh, on_invalid, **options)

@@ -12,8 +12,9 @@ Users call them through :class:`realtyframes.Client`.
 >>> client.listings(City="Miami"); client.last_load  # doctest: +SKIP
 """
 
-from realtyframes.loaders._base import LoadContext, LoadInfo, default_cache_dir
+from realtyframes.loaders._base import LoadContext, Loaded, LoadInfo, default_cache_dir
 from realtyframes.loaders._checks import check_flag, check_on_invalid
+from realtyframes.loaders._endpoint import Call
 from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
 from realtyframes.loaders._load import run_load
 from realtyframes.loaders._loads import changes_params, load_analytics
@@ -48,10 +49,12 @@ __all__ = [
     "SYNC_REFUSED",
     "SYNC_RESOURCE",
     "SYNC_WAIT",
+    "Call",
     "DriftWarning",
     "Endpoint",
     "LoadContext",
     "LoadInfo",
+    "Loaded",
     "Paged",
     "Plan",
     "changes_params",

@@ -1,0 +1,136 @@
+"""``rf.Client.reso``: a Client on any MLS's RESO Web API (a mixin of
+:class:`~realtyframes.Client`; the source itself is :mod:`realtyframes.reso`).
+
+>>> client = rf.Client.reso("https://api.mlsgrid.com/v2", token="...", vendor="mlsgrid",
+...                         originating_system="mfrmls")  # doctest: +SKIP
+>>> client.listings(City="Tampa")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from realtyframes._runs import recorded
+from realtyframes.api import RetryPolicy, refuse_none
+from realtyframes.errors import QueryError
+from realtyframes.loaders import run_load
+from realtyframes.reso import ResoSource, client_credentials_token, reso_settings, with_source
+
+if TYPE_CHECKING:
+    from realtyframes.api import ApiClient
+    from realtyframes.loaders import LoadContext
+    from realtyframes.schemas import OnInvalid
+
+__all__ = ["ResoMixin"]
+
+#: Client options a RESO client sets itself.
+_OWN = (
+    "base_url",
+    "token",
+    "api_key",
+    "legacy_url",
+    "auth_url",
+    "event_hooks",
+    "_explicit_sandbox",
+)
+
+
+class ResoMixin:
+    """``Client.reso`` and the RESO side of the data methods."""
+
+    _api: ApiClient
+    _reso: ResoSource | None = None
+
+    def _context(self) -> LoadContext:  # pragma: no cover - the Client's
+        raise NotImplementedError
+
+    def _mode(self, on_invalid: OnInvalid | None) -> OnInvalid:  # pragma: no cover
+        raise NotImplementedError
+
+    @classmethod
+    def reso(
+        cls,
+        base_url: str,
+        *,
+        token: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        token_url: str | None = None,
+        vendor: str = "generic",
+        originating_system: str | None = None,
+        page_size: int | None = None,
+        **options: Any,
+    ) -> Any:
+        """A Client on a RESO Web API server (OData v4, Data Dictionary 2.x): ``listings``,
+        ``sync_listings`` and ``listing_history`` give the platform source's frames.
+
+        ``vendor``: ``"generic"``, ``"mlsgrid"``, ``"trestle"``, ``"bridge"`` or ``"spark"``
+        (its published rules: page sizes, required filters, budgets; :mod:`realtyframes.reso`).
+        ``originating_system``: the MLS's system name (required by MLS Grid). ``token`` (an
+        access token) or ``client_id`` + ``client_secret`` + ``token_url`` (client credentials).
+        ``page_size``: records per page (the vendor's cap at most). ``options``: the Client's
+        (``cache_dir``, ``cache``, ``ttl``, ``timeout``, ``progress``, ``on_invalid`` ...). Bad
+        input is one :class:`~realtyframes.QueryError` before any request.
+
+        >>> client = Client.reso("https://api.bridgedataoutput.com/api/v2/OData/test",
+        ...                      token="...", vendor="bridge")  # doctest: +SKIP
+        """
+        for name in _OWN:
+            if name in options:
+                raise QueryError(name, "not an option of a RESO client", "Client.reso's arguments")
+        settings = reso_settings(
+            base_url,
+            vendor=vendor,
+            token=token,
+            client_id=client_id,
+            client_secret=client_secret,
+            token_url=token_url,
+            originating_system=originating_system,
+            page_size=page_size,
+        )
+        if settings.profile.budgets and "retry" not in options and "max_retries" not in options:
+            # a vendor that suspends tokens: stop after few refusals, with a resume point
+            options["retry"] = RetryPolicy(max_retries=settings.profile.retries_429)
+        access = settings.token or client_credentials_token(settings)
+        client = cls(  # type: ignore[call-arg]
+            settings.base_url,
+            token=access,
+            event_hooks={"request": [settings.request_hook()]},
+            **options,
+        )
+        client._reso = ResoSource(client._api, settings)
+        return client
+
+    @property
+    def source(self) -> str:
+        """Where this client's frames come from: ``"platform"`` or ``"reso:<vendor>"`` (also
+        each RESO frame's ``attrs["source"]``)."""
+        return self._reso.settings.label if self._reso is not None else "platform"
+
+    def _reso_listings(
+        self,
+        filters: Mapping[str, Any],
+        max_results: int | None,
+        details: bool,
+        refresh: bool,
+        on_invalid: OnInvalid | None,
+    ) -> pd.DataFrame:
+        assert self._reso is not None
+        refuse_none(filters)
+        if details:
+            raise QueryError("details", "not available on a RESO source", "details=False")
+        mode = self._mode(on_invalid)
+        endpoint = self._reso.endpoint()
+        with recorded(self, "load", "listings", dict(filters)):
+            result = run_load(
+                self._context(),
+                endpoint,
+                filters,
+                refresh=refresh,
+                on_invalid=mode,
+                max_results=max_results,
+            )
+        return with_source(result.frame, self._reso.settings.label)
