@@ -437,6 +437,8 @@ class Client(RunsMixin, ResoMixin):
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
+        if self._reso is not None:  # Client.reso: RESO replication
+            return self._reso_sync(scope, refresh, history_since)  # type: ignore[no-any-return]
         with recorded(self, "sync", SYNC_RESOURCE, sync_scope(scope)):
             return sync_listings(
                 self, scope, refresh=refresh, history_since=history_since, wait=wait
@@ -449,6 +451,8 @@ class Client(RunsMixin, ResoMixin):
 
         >>> history = client.listing_history(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         """
+        if self._reso is not None:
+            return self._reso_history(scope)
         return listing_history(self, scope)
 
     def sync_state(self, **scope: Any) -> dict[str, Any] | None:

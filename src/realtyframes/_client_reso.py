@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -16,11 +17,19 @@ import pandas as pd
 from realtyframes._runs import recorded
 from realtyframes.api import RetryPolicy, refuse_none
 from realtyframes.errors import QueryError
-from realtyframes.loaders import run_load
-from realtyframes.reso import ResoSource, client_credentials_token, reso_settings, with_source
+from realtyframes.loaders import SYNC_RESOURCE, LoadInfo, run_load, sync_scope
+from realtyframes.reso import (
+    ResoSource,
+    client_credentials_token,
+    reso_history,
+    reso_settings,
+    reso_sync,
+    with_source,
+)
 
 if TYPE_CHECKING:
     from realtyframes.api import ApiClient
+    from realtyframes.cache import ParquetCache
     from realtyframes.loaders import LoadContext
     from realtyframes.schemas import OnInvalid
 
@@ -42,7 +51,11 @@ class ResoMixin:
     """``Client.reso`` and the RESO side of the data methods."""
 
     _api: ApiClient
+    _cache: ParquetCache | None
     _reso: ResoSource | None = None
+
+    def _record(self, info: LoadInfo) -> None:  # pragma: no cover - the Client's
+        raise NotImplementedError
 
     def _context(self) -> LoadContext:  # pragma: no cover - the Client's
         raise NotImplementedError
@@ -62,6 +75,7 @@ class ResoMixin:
         vendor: str = "generic",
         originating_system: str | None = None,
         page_size: int | None = None,
+        history: str = "auto",
         **options: Any,
     ) -> Any:
         """A Client on a RESO Web API server (OData v4, Data Dictionary 2.x): ``listings``,
@@ -71,7 +85,9 @@ class ResoMixin:
         (its published rules: page sizes, required filters, budgets; :mod:`realtyframes.reso`).
         ``originating_system``: the MLS's system name (required by MLS Grid). ``token`` (an
         access token) or ``client_id`` + ``client_secret`` + ``token_url`` (client credentials).
-        ``page_size``: records per page (the vendor's cap at most). ``options``: the Client's
+        ``page_size``: records per page (the vendor's cap at most). ``history``: ``"auto"``
+        (the server's HistoryTransactional when it has one, else synthesised from successive
+        versions) or ``"synthesised"``. ``options``: the Client's
         (``cache_dir``, ``cache``, ``ttl``, ``timeout``, ``progress``, ``on_invalid`` ...). Bad
         input is one :class:`~realtyframes.QueryError` before any request.
 
@@ -90,6 +106,7 @@ class ResoMixin:
             token_url=token_url,
             originating_system=originating_system,
             page_size=page_size,
+            history=history,
         )
         if settings.profile.budgets and "retry" not in options and "max_retries" not in options:
             # a vendor that suspends tokens: stop after few refusals, with a resume point
@@ -134,3 +151,26 @@ class ResoMixin:
                 max_results=max_results,
             )
         return with_source(result.frame, self._reso.settings.label)
+
+    def _reso_sync(self, scope: Mapping[str, Any], refresh: bool, history_since: Any) -> Any:
+        assert self._reso is not None
+        started = datetime.now(UTC)
+        with recorded(self, "sync", SYNC_RESOURCE, sync_scope(scope)):
+            done = reso_sync(
+                self._reso, self._cache, scope, refresh=refresh, history_since=history_since
+            )
+        info = LoadInfo(
+            resource=SYNC_RESOURCE,
+            rows=len(done.market),
+            quarantined=len(done.quarantine),
+            requests=done.requests,
+            from_cache=False,
+            fetched_at=started,
+            quarantine=done.quarantine,
+        )
+        self._record(info)
+        return with_source(done.market, self._reso.settings.label)
+
+    def _reso_history(self, scope: Mapping[str, Any]) -> pd.DataFrame:
+        assert self._reso is not None
+        return with_source(reso_history(self._reso, self._cache, scope), self._reso.settings.label)

@@ -35,6 +35,7 @@ def test_the_other_resources_have_the_same_fields() -> None:
         "Office": client_fields.OFFICE_FIELDS,
         "OpenHouse": client_fields.OPEN_HOUSE_FIELDS,
         "Media": client_fields.MEDIA_FIELDS,
+        "HistoryTransactional": client_fields.HISTORY_FIELDS,
     }
     for name, fields in ours.items():
         assert tuple(f.name for f in sandbox_fields.RESOURCES[name].fields) == fields, name

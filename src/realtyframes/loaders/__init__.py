@@ -38,6 +38,7 @@ from realtyframes.loaders._sync import (
     sync_state,
     synced_market,
 )
+from realtyframes.loaders._sync_apply import data_time_of, grow_days_on_market
 from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
@@ -60,11 +61,13 @@ __all__ = [
     "changes_params",
     "check_flag",
     "check_on_invalid",
+    "data_time_of",
     "default_cache_dir",
     "duration",
     "fetch_details",
     "fetch_pages",
     "fetch_pages_many",
+    "grow_days_on_market",
     "listing_history",
     "load_analytics",
     "make_cache",

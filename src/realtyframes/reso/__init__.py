@@ -24,10 +24,12 @@ from realtyframes.reso._profiles import (
 from realtyframes.reso._query import property_filter
 from realtyframes.reso._settings import ResoSettings, client_credentials_token, reso_settings
 from realtyframes.reso._source import ResoSource, listing_objects, with_source
+from realtyframes.reso._sync import HISTORY_SOURCE, ResoSync, reso_history, reso_sync
 
 __all__ = [
     "DD_VERSION",
     "FILTERS",
+    "HISTORY_SOURCE",
     "PROFILES",
     "PROFILES_VERSION",
     "PROPERTY_FIELDS",
@@ -35,12 +37,15 @@ __all__ = [
     "Budget",
     "ResoSettings",
     "ResoSource",
+    "ResoSync",
     "VendorProfile",
     "client_credentials_token",
     "listing_objects",
     "parse_metadata",
     "property_filter",
+    "reso_history",
     "reso_settings",
+    "reso_sync",
     "vendor_profile",
     "with_source",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "DD_VERSION",
     "EXTRA_PROPERTY_FIELDS",
     "FILTERS",
+    "HISTORY_FIELDS",
     "MEDIA_FIELDS",
     "MEMBER_FIELDS",
     "OFFICE_FIELDS",
@@ -187,6 +188,19 @@ MEDIA_FIELDS: tuple[str, ...] = (
     "MediaURL",
     "Order",
     "ShortDescription",
+    "ModificationTimestamp",
+    "OriginatingSystemName",
+)
+#: The Data Dictionary's change log (HistoryTransactional) fields a sync reads.
+HISTORY_FIELDS: tuple[str, ...] = (
+    "HistoryTransactionalKey",
+    "ResourceName",
+    "ResourceRecordKey",
+    "ResourceRecordID",
+    "FieldName",
+    "PreviousValue",
+    "NewValue",
+    "ChangeType",
     "ModificationTimestamp",
     "OriginatingSystemName",
 )

@@ -83,7 +83,11 @@ def _term(name: str, value: str) -> str:
 
 
 def property_filter(
-    filters: Mapping[str, Any], *, fields: Collection[str] | None, raw: str | None = None
+    filters: Mapping[str, Any],
+    *,
+    fields: Collection[str] | None,
+    raw: str | None = None,
+    every_status: bool = False,
 ) -> tuple[str, str]:
     """``(filter, orderby)`` for the platform's search ``filters`` (spec names; other names are
     DD fields compared with ``eq``, checked against ``fields`` when given) and raw OData text.
@@ -102,10 +106,10 @@ def property_filter(
         if name in ("Offset", "Limit"):
             raise QueryError(name, "paging is done by the loader", "page_size= on Client.reso")
     checked = validate_listing_search(platform)
-    for name in ("Status", "PropertyType"):
+    for name in ("PropertyType",) if every_status else ("Status", "PropertyType"):
         checked.setdefault(name, LISTING_DEFAULTS[name])
     sort = checked.pop("Sort", LISTING_DEFAULTS["Sort"])
-    terms = [_term(name, checked[name]) for name in ("Status", "PropertyType")]
+    terms = [_term(name, checked[name]) for name in ("Status", "PropertyType") if name in checked]
     terms += [_term(n, v) for n, v in checked.items() if n not in ("Status", "PropertyType")]
     others = {k: v for k, v in filters.items() if k not in LISTING_SEARCH}
     if others and fields is not None:

@@ -22,7 +22,11 @@ import httpx
 from realtyframes.errors import OAuthError, QueryError
 from realtyframes.reso._profiles import VendorProfile, vendor_profile
 
-__all__ = ["ResoSettings", "client_credentials_token", "reso_settings"]
+__all__ = ["HISTORY_MODES", "ResoSettings", "client_credentials_token", "reso_settings"]
+
+#: Where a sync's history comes from: ``auto`` (the server's HistoryTransactional when its
+#: ``$metadata`` has it, else synthesised from successive versions) or ``synthesised``.
+HISTORY_MODES: tuple[str, ...] = ("auto", "synthesised")
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class ResoSettings:
     client_id: str | None
     client_secret: str | None
     token_url: str | None
+    history: str = "auto"
 
     @property
     def label(self) -> str:
@@ -72,6 +77,7 @@ def reso_settings(
     token_url: Any = None,
     originating_system: Any = None,
     page_size: Any = None,
+    history: Any = "auto",
 ) -> ResoSettings:
     """Check a RESO source's arguments (no request)."""
     profile = vendor_profile(vendor)
@@ -106,7 +112,9 @@ def reso_settings(
             "credentials missing: a RESO server needs an access token",
             "token=..., or client_id=, client_secret= and token_url= (client credentials)",
         )
-    return ResoSettings(url.rstrip("/"), profile, system, size, token, cid, secret, turl)
+    if history not in HISTORY_MODES:
+        raise QueryError("history", f"unknown value {history!r}", HISTORY_MODES)
+    return ResoSettings(url.rstrip("/"), profile, system, size, token, cid, secret, turl, history)
 
 
 def client_credentials_token(settings: ResoSettings, *, timeout: float = 30.0) -> str:
