@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,9 @@ from realtyframes.api import RetryPolicy, refuse_none
 from realtyframes.errors import QueryError
 from realtyframes.loaders import SYNC_RESOURCE, LoadInfo, run_load, sync_scope
 from realtyframes.reso import (
+    Budgets,
     ResoSource,
+    budgets_of,
     client_credentials_token,
     reso_history,
     reso_settings,
@@ -76,6 +79,8 @@ class ResoMixin:
         originating_system: str | None = None,
         page_size: int | None = None,
         history: str = "auto",
+        budgets: dict[str, int] | None = None,
+        budget_clock: Callable[[], float] | None = None,
         **options: Any,
     ) -> Any:
         """A Client on a RESO Web API server (OData v4, Data Dictionary 2.x): ``listings``,
@@ -85,6 +90,11 @@ class ResoMixin:
         (its published rules: page sizes, required filters, budgets; :mod:`realtyframes.reso`).
         ``originating_system``: the MLS's system name (required by MLS Grid). ``token`` (an
         access token) or ``client_id`` + ``client_secret`` + ``token_url`` (client credentials).
+        ``budgets``: the vendor's budgets overridden (``{"hour": 5000}``: a
+        share of the account's, when other tools use it too); they are kept across runs in the
+        cache's state, and a run that would pass one stops with
+        :class:`~realtyframes.reso.BudgetExhaustedError` saying when it may go on
+        (``budget_clock``: the clock they are counted by, epoch seconds; tests).
         ``page_size``: records per page (the vendor's cap at most). ``history``: ``"auto"``
         (the server's HistoryTransactional when it has one, else synthesised from successive
         versions) or ``"synthesised"``. ``options``: the Client's
@@ -108,7 +118,8 @@ class ResoMixin:
             page_size=page_size,
             history=history,
         )
-        if settings.profile.budgets and "retry" not in options and "max_retries" not in options:
+        limits = budgets_of(settings.profile, budgets)
+        if limits and "retry" not in options and "max_retries" not in options:
             # a vendor that suspends tokens: stop after few refusals, with a resume point
             options["retry"] = RetryPolicy(max_retries=settings.profile.retries_429)
         access = settings.token or client_credentials_token(settings)
@@ -118,7 +129,12 @@ class ResoMixin:
             event_hooks={"request": [settings.request_hook()]},
             **options,
         )
-        client._reso = ResoSource(client._api, settings)
+        kept = None
+        if limits:
+            root = client._cache.root if client._cache is not None else None
+            account = f"{settings.profile.name}:{client._api.fingerprint}"
+            kept = Budgets(limits, account, root, clock=budget_clock or time.time)
+        client._reso = ResoSource(client._api, settings, kept)
         return client
 
     @property

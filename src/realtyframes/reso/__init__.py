@@ -11,6 +11,7 @@ own machinery (cache, checkpoints, validation). Users meet it as ``rf.Client.res
 >>> client.listings(City="Tampa", MinListPrice=400_000)  # doctest: +SKIP
 """
 
+from realtyframes.reso._budgets import BudgetExhaustedError, Budgets
 from realtyframes.reso._fields import DD_VERSION, FILTERS, PROPERTY_FIELDS
 from realtyframes.reso._metadata import parse_metadata
 from realtyframes.reso._profiles import (
@@ -19,6 +20,7 @@ from realtyframes.reso._profiles import (
     VENDORS,
     Budget,
     VendorProfile,
+    budgets_of,
     vendor_profile,
 )
 from realtyframes.reso._query import property_filter
@@ -35,10 +37,13 @@ __all__ = [
     "PROPERTY_FIELDS",
     "VENDORS",
     "Budget",
+    "BudgetExhaustedError",
+    "Budgets",
     "ResoSettings",
     "ResoSource",
     "ResoSync",
     "VendorProfile",
+    "budgets_of",
     "client_credentials_token",
     "listing_objects",
     "parse_metadata",

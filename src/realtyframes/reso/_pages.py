@@ -20,9 +20,15 @@ from urllib.parse import parse_qsl, urlsplit
 
 from realtyframes.api import ApiClient
 from realtyframes.cache import Checkpoint
-from realtyframes.errors import BadResponseError, ResponseMismatchError
+from realtyframes.errors import (
+    BadResponseError,
+    InsufficientScopeError,
+    RateLimitError,
+    ResponseMismatchError,
+)
+from realtyframes.reso._budgets import Budgets
 
-__all__ = ["Page", "iter_pages", "split_link"]
+__all__ = ["Page", "fetch", "iter_pages", "split_link"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,23 @@ def split_link(base_url: str, link: str) -> tuple[str, dict[str, str]]:
     return rest, dict(parse_qsl(target.query, keep_blank_values=True))
 
 
+def fetch(api: ApiClient, path: str, query: Mapping[str, str], budgets: Budgets | None) -> bytes:
+    """One GET within ``budgets``: counted before it is sent, its bytes after; a 429 or 403 of
+    a budgeted vendor is its suspension, recorded, and a
+    :class:`~realtyframes.reso.BudgetExhaustedError` (the run stops; a sync resumes from its
+    checkpoint)."""
+    if budgets is None:
+        return api.get_bytes(path, query)
+    budgets.admit()
+    try:
+        body = api.get_bytes(path, query)
+    except (RateLimitError, InsufficientScopeError) as exc:
+        wait = exc.retry_after if exc.retry_after is not None else 3600.0
+        raise budgets.suspend(wait, f"HTTP {exc.status}: {exc.message}") from exc
+    budgets.add_bytes(len(body))
+    return body
+
+
 def _decode(body: bytes) -> Page:
     try:
         data = json.loads(body)
@@ -72,21 +95,19 @@ def iter_pages(
     page_size: int,
     full_pages: bool,
     checkpoint: Checkpoint | None = None,
-    on_request: Any = None,
+    budgets: Budgets | None = None,
 ) -> Iterator[Page]:
     """Every page of a query, following next links; pages already in ``checkpoint`` (a resumed
     load) are read from it. ``full_pages``: every page but the last holds ``page_size`` records
-    (the profile's rule; a short one with a next link is a mismatch). ``on_request(bytes)`` is
-    called after each request (budgets)."""
+    (the profile's rule; a short one with a next link is a mismatch). ``budgets``: counted
+    before each request (see :func:`fetch`)."""
     where: tuple[str, Mapping[str, str]] | None = (path, dict(query))
     index = 0
     while where is not None:
         name = f"page-{index}"
         body = checkpoint.get(name) if checkpoint is not None else None
         if body is None:
-            body = api.get_bytes(where[0], where[1])
-            if on_request is not None:
-                on_request(len(body))
+            body = fetch(api, where[0], where[1], budgets)
             if checkpoint is not None:
                 checkpoint.put(name, body)
         page = _decode(body)

@@ -19,7 +19,16 @@ from typing import Literal
 
 from realtyframes.errors import QueryError
 
-__all__ = ["PROFILES", "PROFILES_VERSION", "VENDORS", "Budget", "VendorProfile", "vendor_profile"]
+__all__ = [
+    "BUDGET_WINDOWS",
+    "PROFILES",
+    "PROFILES_VERSION",
+    "VENDORS",
+    "Budget",
+    "VendorProfile",
+    "budgets_of",
+    "vendor_profile",
+]
 
 #: Bumped whenever a rule below changes.
 PROFILES_VERSION = "2026-11-28"
@@ -47,8 +56,9 @@ class VendorProfile:
     filters ``OriginatingSystemName`` (``originating_system=`` is then required);
     ``initial_filter``: and-ed to a full load; ``delete_flag``: a Boolean field whose ``false``
     means "delete this record from your copy". ``max_or_terms``: the most ``or`` terms in a
-    ``$filter``. ``budgets``: name -> :class:`Budget`. ``retries_429``: how many 429 answers in
-    a row the client retries before it stops (a vendor that suspends tokens gets few).
+    ``$filter``. ``budgets``: name -> :class:`Budget`. ``retries_429``: how many failed answers
+    (429, 5xx) a request retries (a vendor that suspends tokens gets none: its 429 stops the
+    run, recorded, instead of a retry that would be counted against the account).
     """
 
     name: str
@@ -88,7 +98,7 @@ PROFILES: dict[str, VendorProfile] = {
             "day": Budget(86_400, 40_000),
             "bytes_hour": Budget(3600, 4 * 1024**3, "bytes"),
         },
-        retries_429=1,
+        retries_429=0,
         source="MLS Grid Web API documentation v2: Rate limits, Replication, Query options",
     ),
     "trestle": VendorProfile(
@@ -115,6 +125,33 @@ PROFILES: dict[str, VendorProfile] = {
 }
 #: The vendors' names, in the table's order.
 VENDORS: tuple[str, ...] = tuple(PROFILES)
+
+
+#: Budget names and their windows (seconds); ``bytes_hour`` counts bytes.
+BUDGET_WINDOWS: dict[str, int] = {"second": 1, "hour": 3600, "day": 86_400, "bytes_hour": 3600}
+
+
+def budgets_of(profile: VendorProfile, overrides: object = None) -> dict[str, Budget]:
+    """The profile's budgets with ``overrides`` ({name: limit}) applied; bad ones refused.
+
+    >>> budgets_of(PROFILES["mlsgrid"], {"hour": 50})["hour"]
+    Budget(seconds=3600, limit=50, unit='requests')
+    """
+    merged = dict(profile.budgets)
+    if overrides is None:
+        return merged
+    if not isinstance(overrides, dict):
+        raise QueryError("budgets", f"expected a dict of limits, got {overrides!r}", "{'hour': 50}")
+    for name, limit in overrides.items():
+        if name not in BUDGET_WINDOWS:
+            raise QueryError("budgets", f"unknown budget {name!r}", tuple(BUDGET_WINDOWS))
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise QueryError("budgets", f"{name}: expected an integer >= 1, got {limit!r}", "1+")
+        window = BUDGET_WINDOWS[name]
+        merged[name] = (
+            Budget(window, limit, "bytes") if name == "bytes_hour" else Budget(window, limit)
+        )
+    return merged
 
 
 def vendor_profile(name: object) -> VendorProfile:

@@ -22,6 +22,7 @@ import pandas as pd
 from realtyframes.api import LISTING_SEARCH, ApiClient, Operation, error_from_response
 from realtyframes.errors import QueryError, ResponseMismatchError
 from realtyframes.loaders import Call, Endpoint, LoadContext, Loaded
+from realtyframes.reso._budgets import Budgets
 from realtyframes.reso._fields import PROPERTY_FIELDS
 from realtyframes.reso._metadata import parse_metadata
 from realtyframes.reso._pages import iter_pages
@@ -59,9 +60,12 @@ class ResoSource:
     """One RESO server read by one client: its settings, its ``$metadata`` (read once, when a
     filter needs it) and its loader endpoints."""
 
-    def __init__(self, api: ApiClient, settings: ResoSettings) -> None:
+    def __init__(
+        self, api: ApiClient, settings: ResoSettings, budgets: Budgets | None = None
+    ) -> None:
         self.api = api
         self.settings = settings
+        self.budgets = budgets
         self._metadata: dict[str, dict[str, str]] | None = None
         self._lock = threading.Lock()
 
@@ -74,6 +78,8 @@ class ResoSource:
         """Entity type -> {field: EDM type}, from the server's ``$metadata`` (one request, kept)."""
         with self._lock:
             if self._metadata is None:
+                if self.budgets is not None:
+                    self.budgets.admit()
                 engine = self.api.engine
                 url = self.api.base_url + "/$metadata"
                 answer = engine.http.get(
@@ -157,6 +163,7 @@ class ResoSource:
             page_size=self.settings.page_size,
             full_pages=True,
             checkpoint=ctx.checkpoint,
+            budgets=self.budgets,
         ):
             requests += 1
             total = page.count if total is None else total

@@ -31,7 +31,7 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes.cache import ParquetCache
+from realtyframes.cache import Checkpoint, ParquetCache
 from realtyframes.loaders import data_time_of, grow_days_on_market, sync_scope
 from realtyframes.reso._pages import iter_pages
 from realtyframes.reso._query import property_filter
@@ -85,19 +85,44 @@ def _stamp(text: str) -> str:
     )
 
 
-def _read(
-    source: ResoSource, path: str, expression: str, order: str
-) -> tuple[list[dict[str, Any]], int]:
-    """Every record of a query, following next links: (records, requests)."""
-    query = {"$filter": expression, "$orderby": order, **source.paging()}
-    records: list[dict[str, Any]] = []
-    requests = 0
-    for page in iter_pages(
-        source.api, path, query, page_size=source.settings.page_size, full_pages=True
-    ):
-        requests += 1
-        records.extend(page.records)
-    return records, requests
+@dataclass
+class _Reader:
+    """Reads queries of one sync, each under its own checkpoint (the resume point of a run
+    stopped by a budget, a suspension or a kill), removed once the sync is stored."""
+
+    source: ResoSource
+    cache: ParquetCache | None
+    key: str | None
+    opened: list[Checkpoint]
+
+    def read(self, path: str, expression: str, order: str) -> tuple[list[dict[str, Any]], int]:
+        """Every record of a query, following next links: (records, requests sent)."""
+        query = {"$filter": expression, "$orderby": order, **self.source.paging()}
+        checkpoint = None
+        if self.cache is not None and self.key is not None:
+            scope = {"operation": OPERATION, "path": path, **query}
+            name = f"{self.key}{path.replace('/', '.')}"
+            checkpoint = Checkpoint.open(self.cache.root, RESOURCE, name, scope)
+            self.opened.append(checkpoint)
+        records: list[dict[str, Any]] = []
+        pages = 0
+        for page in iter_pages(
+            self.source.api,
+            path,
+            query,
+            page_size=self.source.settings.page_size,
+            full_pages=True,
+            checkpoint=checkpoint,
+            budgets=self.source.budgets,
+        ):
+            pages += 1
+            records.extend(page.records)
+        reused = checkpoint.reused if checkpoint is not None else 0
+        return records, pages - reused
+
+    def done(self) -> None:
+        for checkpoint in self.opened:
+            checkpoint.done()
 
 
 def _market(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -123,15 +148,15 @@ def _number(text: Any) -> float | None:
 
 
 def _transactional(
-    source: ResoSource, since: str, op: str, keys: set[str]
+    reader: _Reader, since: str, op: str, keys: set[str]
 ) -> tuple[pd.DataFrame, int, str | None]:
     """The server's HistoryTransactional price and status changes of ``keys`` after ``since``:
     (history rows, requests, the newest ModificationTimestamp seen)."""
-    expression = source.scoped(
+    expression = reader.source.scoped(
         f"ResourceName eq 'Property' and ModificationTimestamp {op} {_stamp(since)}",
         initial=False,
     )
-    records, requests = _read(source, "/" + HISTORY, expression, _HISTORY_ORDER)
+    records, requests = reader.read("/" + HISTORY, expression, _HISTORY_ORDER)
     changes = []
     for r in records:
         lid = r.get("ResourceRecordID") or r.get("ResourceRecordKey")
@@ -258,9 +283,10 @@ def reso_sync(
         entry = None
     has_history = source.settings.history == "auto" and HISTORY in source.metadata()
     flag = source.profile.delete_flag
+    reader = _Reader(source, cache, key, [])
     if entry is None:
-        records, requests = _read(
-            source, "/Property", source.scoped(expression, initial=True), _ORDER
+        records, requests = reader.read(
+            "/Property", source.scoped(expression, initial=True), _ORDER
         )
         keep, _ = _split(records, flag)
         market, bad = _market(keep)
@@ -269,7 +295,7 @@ def reso_sync(
         if has_history and history_since is not False and len(market):
             since = history_since or market["OriginalEntryTimestamp"].min()
             added, more, newest = _transactional(
-                source, str(pd.Timestamp(since)), "gt", set(market["ListingId"])
+                reader, str(pd.Timestamp(since)), "gt", set(market["ListingId"])
             )
             history, requests = _appended(history, added), requests + more
             state["history_watermark"] = newest
@@ -278,12 +304,12 @@ def reso_sync(
         market, history = entry.frame, entry.extra.get("history", _history_frame([], []))
         state = dict(entry.meta["sync"])
         ranged = f"({expression}) and ModificationTimestamp ge {state['watermark']}"
-        records, requests = _read(source, "/Property", source.scoped(ranged, initial=False), _ORDER)
+        records, requests = reader.read("/Property", source.scoped(ranged, initial=False), _ORDER)
         keep, hidden = _split(records, flag)
         fresh, bad = _market(keep)
         if has_history and state.get("history_watermark"):
             keys = set(market["ListingId"]) | set(fresh["ListingId"])
-            added, more, newest = _transactional(source, state["history_watermark"], "ge", keys)
+            added, more, newest = _transactional(reader, state["history_watermark"], "ge", keys)
             requests += more
             state["history_watermark"] = newest or state["history_watermark"]
         else:
@@ -299,6 +325,7 @@ def reso_sync(
                 "account": source.api.fingerprint, "fetched_at": datetime.now(UTC),
                 "sync": state}  # fmt: skip
         cache.write(RESOURCE, key, market, meta, extra_frames={"history": history})
+    reader.done()
     return ResoSync(market, history, requests, removed, bad, incremental)
 
 
