@@ -190,3 +190,62 @@ class ResoMixin:
     def _reso_history(self, scope: Mapping[str, Any]) -> pd.DataFrame:
         assert self._reso is not None
         return with_source(reso_history(self._reso, self._cache, scope), self._reso.settings.label)
+
+    def _reso_read(
+        self, resource: str, filters: Mapping[str, Any], refresh: bool, on_invalid: Any
+    ) -> pd.DataFrame:
+        if self._reso is None:
+            raise QueryError(
+                resource,
+                "the platform's API has no such resource",
+                "a RESO source: rf.Client.reso(base_url, ...)",
+            )
+        refuse_none(filters)
+        endpoint = self._reso.resource_endpoint(resource)
+        with recorded(self, "load", endpoint.resource or resource, dict(filters)):
+            result = run_load(
+                self._context(),
+                endpoint,
+                filters,
+                refresh=refresh,
+                on_invalid=self._mode(on_invalid),
+            )
+        return with_source(result.frame, self._reso.settings.label)
+
+    def members(
+        self, *, refresh: bool = False, on_invalid: OnInvalid | None = None, **filters: Any
+    ) -> pd.DataFrame:
+        """The MLS's members (agents) from a RESO source: one row per MemberKey, Data Dictionary
+        columns, validated and cached. ``filters``: DD fields (``MemberStatus="Active"``) or raw
+        ``filter=`` OData text.
+
+        >>> client.members(OfficeKey="O51618")  # doctest: +SKIP
+        """
+        return self._reso_read("Member", filters, refresh, on_invalid)
+
+    def offices(
+        self, *, refresh: bool = False, on_invalid: OnInvalid | None = None, **filters: Any
+    ) -> pd.DataFrame:
+        """The MLS's offices from a RESO source: one row per OfficeKey (see :meth:`members`).
+
+        >>> client.offices()  # doctest: +SKIP
+        """
+        return self._reso_read("Office", filters, refresh, on_invalid)
+
+    def open_houses(
+        self, *, refresh: bool = False, on_invalid: OnInvalid | None = None, **filters: Any
+    ) -> pd.DataFrame:
+        """Open houses from a RESO source: one row per OpenHouseKey (see :meth:`members`).
+
+        >>> client.open_houses(filter="OpenHouseDate ge 2026-07-01")  # doctest: +SKIP
+        """
+        return self._reso_read("OpenHouse", filters, refresh, on_invalid)
+
+    def media(
+        self, *, refresh: bool = False, on_invalid: OnInvalid | None = None, **filters: Any
+    ) -> pd.DataFrame:
+        """Media (photos) from a RESO source: one row per MediaKey (see :meth:`members`).
+
+        >>> client.media(ResourceRecordKey="A10607949")  # doctest: +SKIP
+        """
+        return self._reso_read("Media", filters, refresh, on_invalid)

@@ -25,8 +25,9 @@ from realtyframes.loaders import Call, Endpoint, LoadContext, Loaded
 from realtyframes.reso._budgets import Budgets
 from realtyframes.reso._fields import PROPERTY_FIELDS
 from realtyframes.reso._metadata import parse_metadata
+from realtyframes.reso._models import RESOURCES, shape_records
 from realtyframes.reso._pages import iter_pages
-from realtyframes.reso._query import property_filter
+from realtyframes.reso._query import check_names, literal, names_in, property_filter
 from realtyframes.reso._settings import ResoSettings
 from realtyframes.schemas import Listing, listings_from_pages
 
@@ -149,6 +150,58 @@ class ResoSource:
             paged=True,
             options={"max_results": (None, _max_results)},
         )
+
+    def resource_query(self, resource: str, params: Mapping[str, Any] | None) -> dict[str, str]:
+        """The validated query of a Member / Office / OpenHouse / Media read: DD fields compared
+        with ``eq`` and raw ``filter=`` text, checked against ``$metadata``."""
+        filters = dict(params or {})
+        raw = filters.pop("filter", None)
+        terms = []
+        if filters or raw is not None:
+            fields = self.fields(resource)
+            check_names(list(filters), fields)
+            terms = [f"{name} eq {literal(value)}" for name, value in filters.items()]
+            if raw is not None:
+                check_names(names_in(raw), fields, param="filter")
+                terms.append(f"({raw})")
+        key = RESOURCES[resource][2]
+        query = {"$orderby": f"{key} asc", **self.paging()}
+        expression = self.scoped(" and ".join(terms), initial=False)
+        if expression:
+            query["$filter"] = expression
+        return query
+
+    def resource_endpoint(self, resource: str) -> Endpoint:
+        """The read of ``resource`` (Member, Office, OpenHouse, Media) as a loader endpoint."""
+        model, _, _, folder = RESOURCES[resource]
+        operation = Operation(
+            f"reso_{folder}",
+            "base",
+            f"/{resource}",
+            validate=lambda params: self.resource_query(resource, params),
+            summary=f"RESO {resource} records",
+        )
+
+        def fetch(ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
+            records: list[dict[str, Any]] = []
+            requests = 0
+            total = None
+            for page in iter_pages(
+                self.api,
+                call.path,
+                call.query,
+                page_size=self.settings.page_size,
+                full_pages=True,
+                checkpoint=ctx.checkpoint,
+                budgets=self.budgets,
+            ):
+                requests += 1
+                total = page.count if total is None else total
+                records.extend(page.records)
+            frame = shape_records(resource, records)
+            return Loaded(frame, requests, total=len(frame))
+
+        return Endpoint(operation, model=model, fetch=fetch, resource=f"reso_{folder}", paged=True)
 
     # -- fetch -----------------------------------------------------------------------------------
     def _fetch_listings(self, ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
