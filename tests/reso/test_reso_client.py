@@ -43,7 +43,7 @@ def _closed() -> Iterator[None]:
 def _pair(url: str, tmp_path: Path, **reso: Any) -> tuple[rf.Client, rf.Client]:
     platform = rf.Client(url, api_key="k", cache_dir=tmp_path, progress=False)
     source = rf.Client.reso(
-        url + "/reso/odata", token="t", cache_dir=tmp_path, progress=False, **reso
+        url + "/reso/odata", token="reso-token", cache_dir=tmp_path, progress=False, **reso
     )
     _OPEN.extend((platform, source))
     return platform, source
@@ -96,7 +96,7 @@ def test_an_unknown_field_names_the_close_matches(
 
 
 def test_a_platform_filter_without_a_dd_field_is_refused(tmp_path: Path) -> None:
-    source = rf.Client.reso(NOWHERE, token="t", cache_dir=tmp_path)
+    source = rf.Client.reso(NOWHERE, token="reso-token", cache_dir=tmp_path)
     _OPEN.append(source)
     with pytest.raises(rf.QueryError, match="Penthouse: has no RESO Data Dictionary"):
         source.listings(Penthouse=True)

@@ -22,7 +22,9 @@ def _closed() -> Iterator[None]:
 
 
 def _source(url: str, tmp_path: Path) -> rf.Client:
-    client = rf.Client.reso(url + "/reso/odata", token="t", cache_dir=tmp_path, progress=False)
+    client = rf.Client.reso(
+        url + "/reso/odata", token="reso-token", cache_dir=tmp_path, progress=False
+    )
     _OPEN.append(client)
     return client
 

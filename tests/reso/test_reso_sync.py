@@ -30,7 +30,7 @@ def _closed() -> Iterator[None]:
 def _pair(url: str, tmp_path: Path, **reso: Any) -> tuple[rf.Client, rf.Client]:
     platform = rf.Client(url, api_key="k", cache_dir=tmp_path, progress=False)
     source = rf.Client.reso(
-        url + "/reso/odata", token="t", cache_dir=tmp_path, progress=False, **reso
+        url + "/reso/odata", token="reso-token", cache_dir=tmp_path, progress=False, **reso
     )
     _OPEN.extend((platform, source))
     return platform, source
