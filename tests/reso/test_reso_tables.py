@@ -57,3 +57,16 @@ def test_the_vendor_rules_agree() -> None:
         assert ours.delete_flag in (None, *theirs.local_fields), name
         budgets = {k: (b.seconds, b.limit) for k, b in ours.budgets.items()}
         assert budgets == theirs.budgets, name
+
+
+def test_docs_state_the_clients_field_map() -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "reso.md").read_text()
+    section = text.split("| Platform column | DD 2.0 Property field |", 1)[1].split("\n\n")[0]
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \|$", section, re.M)
+    assert rows == list(client_fields.PROPERTY_FIELDS.items())
+    section = text.split("| Platform filter | DD field | OData |", 1)[1].split("\n\n")[0]
+    rows = re.findall(r"^\| `(\w+)` \| `(\w+)` \| `(\w+)` \|$", section, re.M)
+    assert [(n, (f, o)) for n, f, o in rows] == list(client_fields.FILTERS.items())
