@@ -12,6 +12,7 @@ own machinery (cache, checkpoints, validation). Users meet it as ``rf.Client.res
 """
 
 from realtyframes.reso._budgets import BudgetExhaustedError, Budgets
+from realtyframes.reso._config import RESO_KEYS, RESO_TABLE, read_reso_table, reso_arguments
 from realtyframes.reso._fields import DD_VERSION, FILTERS, PROPERTY_FIELDS
 from realtyframes.reso._metadata import parse_metadata
 from realtyframes.reso._profiles import (
@@ -35,6 +36,8 @@ __all__ = [
     "PROFILES",
     "PROFILES_VERSION",
     "PROPERTY_FIELDS",
+    "RESO_KEYS",
+    "RESO_TABLE",
     "VENDORS",
     "Budget",
     "BudgetExhaustedError",
@@ -48,6 +51,8 @@ __all__ = [
     "listing_objects",
     "parse_metadata",
     "property_filter",
+    "read_reso_table",
+    "reso_arguments",
     "reso_history",
     "reso_settings",
     "reso_sync",
