@@ -172,3 +172,19 @@ def test_mlsgrid_leaves_out_records_it_may_not_show(start_sandbox: Any, tmp_path
     assert hidden & set(expected["ListingId"]) and not hidden & set(got["ListingId"])
     kept = expected[~expected["ListingId"].isin(hidden)].reset_index(drop=True)
     pd.testing.assert_frame_equal(got, kept)
+
+
+def test_client_credentials_refused_by_the_token_endpoint_is_an_oauth_error(
+    sandbox_url: str, tmp_path: Path
+) -> None:
+    """The sandbox's token endpoint grants authorization codes only: the client credentials
+    grant is refused there, and the refusal is one OAuthError (no secret in it)."""
+    with pytest.raises(rf.OAuthError, match="refused: HTTP 400") as caught:
+        rf.Client.reso(
+            sandbox_url + "/reso/odata",
+            client_id="mls-client",
+            client_secret="mls-client-secret",
+            token_url=sandbox_url + "/api/oauth/token",
+            cache_dir=tmp_path,
+        )
+    assert "mls-client-secret" not in str(caught.value)
