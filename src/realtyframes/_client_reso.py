@@ -45,7 +45,6 @@ _OWN = (
     "api_key",
     "legacy_url",
     "auth_url",
-    "event_hooks",
     "_explicit_sandbox",
 )
 
@@ -123,11 +122,10 @@ class ResoMixin:
             # a vendor that suspends tokens: stop after few refusals, with a resume point
             options["retry"] = RetryPolicy(max_retries=settings.profile.retries_429)
         access = settings.token or client_credentials_token(settings)
+        hooks = {k: list(v) for k, v in (options.pop("event_hooks", None) or {}).items()}
+        hooks["request"] = [settings.request_hook(), *hooks.get("request", [])]
         client = cls(  # type: ignore[call-arg]
-            settings.base_url,
-            token=access,
-            event_hooks={"request": [settings.request_hook()]},
-            **options,
+            settings.base_url, token=access, event_hooks=hooks, **options
         )
         kept = None
         if limits:
