@@ -150,9 +150,13 @@ class ResoMixin:
         on_invalid: OnInvalid | None,
     ) -> pd.DataFrame:
         assert self._reso is not None
+        filters = dict(filters)
+        reso_fields = filters.pop("reso_fields", False)
         refuse_none(filters)
         if details:
-            raise QueryError("details", "not available on a RESO source", "details=False")
+            raise QueryError(
+                "details", "not available on a RESO source", "details=False, or reso_fields=True"
+            )
         mode = self._mode(on_invalid)
         endpoint = self._reso.endpoint()
         with recorded(self, "load", "listings", dict(filters)):
@@ -163,6 +167,7 @@ class ResoMixin:
                 refresh=refresh,
                 on_invalid=mode,
                 max_results=max_results,
+                reso_fields=reso_fields,
             )
         return with_source(result.frame, self._reso.settings.label)
 

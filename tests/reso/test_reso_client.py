@@ -188,3 +188,18 @@ def test_client_credentials_refused_by_the_token_endpoint_is_an_oauth_error(
             cache_dir=tmp_path,
         )
     assert "mls-client-secret" not in str(caught.value)
+
+
+def test_reso_fields_adds_the_buyer_side_after_the_platform_columns(
+    sandbox_url: str, tmp_path: Path
+) -> None:
+    platform, source = _pair(sandbox_url, tmp_path)
+    expected = platform.listings(Status="Closed")
+    got = source.listings(Status="Closed", reso_fields=True)
+    pd.testing.assert_frame_equal(got[list(expected.columns)], expected)
+    added = [c for c in got.columns if c not in expected.columns]
+    assert {"BuyerAgentMlsId", "BuyerOfficeName", "OriginalListPrice", "ListingKey"} <= set(added)
+    assert got["BuyerAgentMlsId"].notna().all() and got["BuyerOfficeName"].notna().all()
+    assert (got["ListingKey"] == got["ListingId"]).all()
+    assert str(got["OnMarketDate"].dtype) == "datetime64[us, UTC]"
+    assert (got["OriginalListPrice"] > 0).all()

@@ -23,7 +23,7 @@ from realtyframes.api import LISTING_SEARCH, ApiClient, Operation, error_from_re
 from realtyframes.errors import QueryError, ResponseMismatchError
 from realtyframes.loaders import Call, Endpoint, LoadContext, Loaded
 from realtyframes.reso._budgets import Budgets
-from realtyframes.reso._fields import PROPERTY_FIELDS
+from realtyframes.reso._fields import EXTRA_PROPERTY_FIELDS, PROPERTY_FIELDS
 from realtyframes.reso._metadata import parse_metadata
 from realtyframes.reso._models import RESOURCES, shape_records
 from realtyframes.reso._pages import iter_pages
@@ -31,7 +31,7 @@ from realtyframes.reso._query import check_names, literal, names_in, property_fi
 from realtyframes.reso._settings import ResoSettings
 from realtyframes.schemas import Listing, listings_from_pages
 
-__all__ = ["ResoSource", "listing_objects", "with_source"]
+__all__ = ["ResoSource", "listing_objects", "with_reso_fields", "with_source"]
 
 
 def listing_objects(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -148,7 +148,7 @@ class ResoSource:
             fetch=self._fetch_listings,
             resource="listings",
             paged=True,
-            options={"max_results": (None, _max_results)},
+            options={"max_results": (None, _max_results), "reso_fields": (False, _flag)},
         )
 
     def resource_query(self, resource: str, params: Mapping[str, Any] | None) -> dict[str, str]:
@@ -206,6 +206,7 @@ class ResoSource:
     # -- fetch -----------------------------------------------------------------------------------
     def _fetch_listings(self, ctx: LoadContext, endpoint: Endpoint, call: Call) -> Loaded:
         max_results = call.options.get("max_results")
+        kept: list[dict[str, Any]] = []
         bodies: list[bytes] = []
         total: int | None = None
         rows = requests = 0
@@ -221,6 +222,8 @@ class ResoSource:
             requests += 1
             total = page.count if total is None else total
             bodies.append(json.dumps({"listings": listing_objects(page.records)}).encode())
+            if call.options.get("reso_fields"):
+                kept.extend(page.records)
             rows += len(page.records)
             if max_results is not None and rows >= max_results:
                 break
@@ -231,10 +234,52 @@ class ResoSource:
                 "rows", total, rows, detail=f"vendor {self.profile.name!r}'s paging rule"
             )
         frame, media = listings_from_pages(bodies) if bodies else listings_from_pages([b"[]"])
+        if call.options.get("reso_fields"):
+            frame = with_reso_fields(frame, kept)
         if max_results is not None and len(frame) > max_results:
             frame = frame.iloc[:max_results].reset_index(drop=True)
         expected = total if max_results is None or total is None else min(total, max_results)
         return Loaded(frame, requests, total=total, expected=expected, media=media)
+
+
+def _flag(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise QueryError(name, f"expected True or False, got {value!r}", (True, False))
+    return value
+
+
+def with_reso_fields(frame: pd.DataFrame, records: list[dict[str, Any]]) -> pd.DataFrame:
+    """``frame`` with the Property fields the platform has no column for, after its columns:
+    the Data Dictionary's (:data:`EXTRA_PROPERTY_FIELDS`: the buyer agent and office of closed
+    listings, OriginalListPrice ...) and the server's local ones (``MlgCanView``, ``MRD_*``),
+    under their names; timestamps as UTC, numbers as numbers, the rest as text."""
+    if not records:
+        return frame
+    local = sorted(
+        {k for r in records for k in r}
+        - set(PROPERTY_FIELDS.values())
+        - set(EXTRA_PROPERTY_FIELDS)
+        - {"@odata.etag", "Media"}
+    )
+    names = [*EXTRA_PROPERTY_FIELDS, *local]
+    extra = pd.DataFrame.from_records(records, columns=["ListingId", *names])
+    extra = extra.drop_duplicates("ListingId", keep="last")
+    typed: dict[str, pd.Series] = {"ListingId": extra["ListingId"].astype("str")}
+    for name in names:
+        column = extra[name]
+        values = column.dropna()
+        if name.endswith("Timestamp") or name.endswith("Date"):
+            typed[name] = pd.to_datetime(column, utc=True, format="ISO8601").astype(
+                "datetime64[us, UTC]"
+            )
+        elif len(values) and values.map(lambda v: isinstance(v, bool)).all():
+            typed[name] = column.astype("boolean")
+        elif len(values) and values.map(lambda v: isinstance(v, int | float)).all():
+            typed[name] = pd.to_numeric(column).astype("float64")
+        else:
+            typed[name] = column.astype("str").where(column.notna())
+    added = pd.DataFrame(typed)
+    return frame.merge(added, on="ListingId", how="left", validate="one_to_one")
 
 
 def _is_platform(name: str) -> bool:
