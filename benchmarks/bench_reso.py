@@ -82,10 +82,10 @@ def run() -> str:
             "",
             table(["budget", "busiest window", "limit"], kept),
             "",
-            "The platform sync's requests run at the sandbox's open rate; the RESO sync keeps "
-            "MLS Grid's 2 requests a second, so its time is mostly the budget's. The RESO "
-            "market is smaller by the listings MLS Grid marks `MlgCanView = false` (1 % of keys "
-            "in the sandbox), and its history by theirs.",
+            "The RESO sync's requests are MLS Grid's 2 a second at most (the client's own "
+            "budget); the sandbox counted no refusal. The RESO market is smaller by the "
+            "listings MLS Grid marks `MlgCanView = false` (1 % of keys in the sandbox), and "
+            "its history by theirs.",
         ]
     )
 
