@@ -72,7 +72,9 @@ def test_a_08_cache_opens_reads_equal_frames_and_keeps_its_state(old_cache: Path
     old_state = pq.read_schema(next(old_cache.glob(f"market/*/scope=key-{MARKET_KEY}/*.parquet")))
     cache = ParquetCache(old_cache)
     with sqlite3.connect(state_file(old_cache)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert (
+            db.execute("PRAGMA user_version").fetchone()[0] == 3
+        )  # v2: generations; v3: RESO budgets
 
     for resource, key in (("market", MARKET_KEY), ("listings", LISTINGS_KEY)):
         entry = cache.read(resource, key)

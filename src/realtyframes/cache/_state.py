@@ -2,7 +2,8 @@
 
 Everything the cache knows besides the data (which stays Parquet) lives here: the answers of
 interrupted loads (``checkpoints``, ``checkpoint_answers``), the run history (``runs``), who holds
-a scope's sync (``locks``) and the watches (``watches``). Every table is documented in
+a scope's sync (``locks``), the watches (``watches``) and a RESO source's budgets
+(``reso_budgets``). Every table is documented in
 ``docs/cache.md``. The file is ``0600`` in the ``0700`` folder ``.rf`` (answers may hold contacts,
 watches notification URLs); the database runs in WAL mode, so readers never wait for a writer
 and a process killed at any point (even by SIGKILL) leaves every committed transaction whole.
@@ -132,8 +133,18 @@ def _to_v2(db: sqlite3.Connection, root: Path) -> None:
     moved_files(root).extend(to_v2(db, root))
 
 
+def _to_v3(db: sqlite3.Connection, root: Path) -> None:
+    """A RESO source's budgets across runs (``reso_budgets``): per account (vendor and account
+    fingerprint, never a secret) and budget, the window counted and what it used; the row
+    ``suspended`` holds until when (epoch seconds) the vendor suspended the account."""
+    db.execute(
+        "CREATE TABLE reso_budgets (account TEXT NOT NULL, budget TEXT NOT NULL,"
+        " window INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (account, budget))"
+    )
+
+
 #: ``MIGRATIONS[n]`` takes a database at ``user_version`` n to n + 1, inside one transaction.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection, Path], None], ...] = (_to_v1, _to_v2)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection, Path], None], ...] = (_to_v1, _to_v2, _to_v3)
 #: The schema's version this code writes (``PRAGMA user_version``).
 SCHEMA_VERSION = len(MIGRATIONS)
 
