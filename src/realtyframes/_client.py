@@ -383,8 +383,6 @@ class Client(ResoMixin):
         >>> market = client.sync_listings(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         >>> market[market.StandardStatus == "Active"].ListPrice.median()  # doctest: +SKIP
         """
-        if self._reso is not None:  # Client.reso: RESO replication
-            return self._reso_sync(scope, refresh, history_since)
         synced = loaders.sync_listings(
             self._session, scope, refresh=refresh, history_since=history_since, wait=wait
         )

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -130,6 +131,8 @@ class ResoMixin:
             account = f"{settings.profile.name}:{session.api.fingerprint}"
             kept = Budgets(limits, account, root, clock=budget_clock or time.time)
         client._reso = ResoSource(client._session.api, settings, kept)
+        # the loaders' sync_listings (the report, watches, the MCP server) replicate over RESO
+        client._session = dataclasses.replace(client._session, sync=client._reso_synced)
         return client
 
     @property
@@ -166,7 +169,17 @@ class ResoMixin:
         )
         return with_source(self._kept(result).frame, self._reso.settings.label)
 
-    def _reso_sync(self, scope: Mapping[str, Any], refresh: bool, history_since: Any) -> Any:
+    def _reso_synced(
+        self,
+        scope: Mapping[str, Any],
+        *,
+        refresh: bool = False,
+        history_since: Any = None,
+        **ignored: Any,
+    ) -> LoadResult:
+        """The RESO replication of ``scope`` as the session's sync (``loaders.sync_listings``):
+        recorded as one run, its market labelled with the source. ``ignored``: the platform
+        sync's ``chunk_size``, ``progress`` and ``wait``, which a RESO feed has no use for."""
         assert self._reso is not None
         started = datetime.now(UTC)
         with recorded(self._session, "sync", SYNC_RESOURCE, sync_scope(scope)) as record:
@@ -182,9 +195,9 @@ class ResoMixin:
                 from_cache=False,
                 fetched_at=started,
                 quarantine=done.quarantine,
-                frame=done.market,
+                frame=with_source(done.market, self._reso.settings.label),
             )
-        return with_source(self._kept(result).frame, self._reso.settings.label)
+        return result
 
     def _reso_history(self, scope: Mapping[str, Any]) -> pd.DataFrame:
         assert self._reso is not None
