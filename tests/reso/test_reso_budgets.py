@@ -4,7 +4,6 @@ run at once and the next run resumes from its checkpoint: 0 keys lost, 0 twice."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,17 +13,10 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.reso import BudgetExhaustedError
+from reso_clients import OPEN
 
 SYSTEM = "rfsandbox"
 T0 = 1_800_000_000.0  # on an hour's boundary
-_OPEN: list[rf.Client] = []
-
-
-@pytest.fixture(autouse=True)
-def _closed() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
 
 
 class Clock:
@@ -49,7 +41,7 @@ def _reso(url: str, tmp_path: Path, clock: Clock, **options: Any) -> rf.Client:
         budget_clock=clock,
         **options,
     )
-    _OPEN.append(client)
+    OPEN.append(client)
     return client
 
 
@@ -61,7 +53,7 @@ def _usage(url: str) -> dict[str, Any]:
 
 def _platform(url: str, tmp_path: Path) -> pd.DataFrame:
     client = rf.Client(url, api_key="k", cache_dir=tmp_path / "platform", progress=False)
-    _OPEN.append(client)
+    OPEN.append(client)
     return client.sync_listings()
 
 

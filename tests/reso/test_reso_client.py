@@ -4,7 +4,6 @@ client's own Data Dictionary map; bad input refused before any request; vendor p
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.errors import ResponseMismatchError
+from reso_clients import OPEN, pair
 
 #: A closed port: a request there would be a ConnectError, so a QueryError proves none was sent.
 NOWHERE = "http://127.0.0.1:9/reso/odata"
@@ -29,31 +29,11 @@ SEARCHES: list[dict[str, Any]] = [
 ]
 
 
-_OPEN: list[rf.Client] = []
-
-
-@pytest.fixture(autouse=True)
-def _closed() -> Iterator[None]:
-    """Every client a test makes is closed after it."""
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
-def _pair(url: str, tmp_path: Path, **reso: Any) -> tuple[rf.Client, rf.Client]:
-    platform = rf.Client(url, api_key="k", cache_dir=tmp_path, progress=False)
-    source = rf.Client.reso(
-        url + "/reso/odata", token="reso-token", cache_dir=tmp_path, progress=False, **reso
-    )
-    _OPEN.extend((platform, source))
-    return platform, source
-
-
 @pytest.mark.parametrize("filters", SEARCHES)
 def test_the_same_frame_as_the_platform_source(
     sandbox_url: str, tmp_path: Path, filters: dict[str, Any]
 ) -> None:
-    platform, source = _pair(sandbox_url, tmp_path)
+    platform, source = pair(sandbox_url, tmp_path)
     expected = platform.listings(**filters)
     got = source.listings(**filters)
     assert len(expected) > 0
@@ -63,7 +43,7 @@ def test_the_same_frame_as_the_platform_source(
 
 
 def test_cached_like_the_platform_source(sandbox_url: str, tmp_path: Path) -> None:
-    _, source = _pair(sandbox_url, tmp_path)
+    _, source = pair(sandbox_url, tmp_path)
     first = source.listings(Status="Closed", City="Miami")
     assert source.last_load is not None and source.last_load.requests >= 1
     again = source.listings(Status="Closed", City="Miami")
@@ -72,7 +52,7 @@ def test_cached_like_the_platform_source(sandbox_url: str, tmp_path: Path) -> No
 
 
 def test_raw_filter_text_and_a_data_dictionary_field(sandbox_url: str, tmp_path: Path) -> None:
-    platform, source = _pair(sandbox_url, tmp_path)
+    platform, source = pair(sandbox_url, tmp_path)
     closed = platform.listings(Status="Closed")
     agent = str(closed["ListAgentMlsId"].iloc[0])
     by_field = source.listings(Status="Closed", ListAgentKey=agent)
@@ -90,14 +70,14 @@ def test_raw_filter_text_and_a_data_dictionary_field(sandbox_url: str, tmp_path:
 def test_an_unknown_field_names_the_close_matches(
     sandbox_url: str, tmp_path: Path, filters: dict[str, Any], near: str
 ) -> None:
-    _, source = _pair(sandbox_url, tmp_path)
+    _, source = pair(sandbox_url, tmp_path)
     with pytest.raises(rf.QueryError, match=f"did you mean {near}"):
         source.listings(**filters)
 
 
 def test_a_platform_filter_without_a_dd_field_is_refused(tmp_path: Path) -> None:
     source = rf.Client.reso(NOWHERE, token="reso-token", cache_dir=tmp_path)
-    _OPEN.append(source)
+    OPEN.append(source)
     with pytest.raises(rf.QueryError, match="Penthouse: has no RESO Data Dictionary"):
         source.listings(Penthouse=True)
     with pytest.raises(rf.QueryError, match="MinListPrice"):
@@ -126,7 +106,7 @@ def test_bad_input_is_one_error_before_any_request(
 
 def test_trestle_pages_by_top_and_follows_next_links(start_sandbox: Any, tmp_path: Path) -> None:
     sb = start_sandbox(reso_vendor="trestle")
-    platform, source = _pair(sb.url, tmp_path, vendor="trestle", page_size=7)
+    platform, source = pair(sb.url, tmp_path, vendor="trestle", page_size=7)
     expected = platform.listings(Status="Closed")
     got = source.listings(Status="Closed")
     pd.testing.assert_frame_equal(got, expected)
@@ -136,7 +116,7 @@ def test_trestle_pages_by_top_and_follows_next_links(start_sandbox: Any, tmp_pat
 
 def test_bridge_pages_by_prefer_header(start_sandbox: Any, tmp_path: Path) -> None:
     sb = start_sandbox(reso_vendor="bridge")
-    platform, source = _pair(sb.url, tmp_path, vendor="bridge", page_size=20)
+    platform, source = pair(sb.url, tmp_path, vendor="bridge", page_size=20)
     expected = platform.listings(Status="Closed")
     pd.testing.assert_frame_equal(source.listings(Status="Closed"), expected)
     assert source.last_load is not None
@@ -149,7 +129,7 @@ def test_bridge_top_meaning_the_collection_is_a_mismatch_not_a_short_load(
     """A client that pages Bridge by ``$top`` (its rule before 2025-07-29) gets one page of
     ``$top`` and no next link: a typed error, not a frame short of the server's count."""
     sb = start_sandbox(reso_vendor="bridge")
-    _, source = _pair(sb.url, tmp_path, vendor="spark", page_size=25)
+    _, source = pair(sb.url, tmp_path, vendor="spark", page_size=25)
     with pytest.raises(ResponseMismatchError, match="rows") as caught:
         source.listings(Status="Closed")
     assert caught.value.got == 25 and caught.value.asked > 25
@@ -157,7 +137,7 @@ def test_bridge_top_meaning_the_collection_is_a_mismatch_not_a_short_load(
 
 def test_mlsgrid_leaves_out_records_it_may_not_show(start_sandbox: Any, tmp_path: Path) -> None:
     sb = start_sandbox(reso_vendor="mlsgrid", reso_hidden_share=0.1)
-    platform, source = _pair(sb.url, tmp_path, vendor="mlsgrid", originating_system="rfsandbox")
+    platform, source = pair(sb.url, tmp_path, vendor="mlsgrid", originating_system="rfsandbox")
     hidden_query = {
         "$filter": "OriginatingSystemName eq 'rfsandbox' and MlgCanView eq false",
         "$top": "5000",
@@ -193,7 +173,7 @@ def test_client_credentials_refused_by_the_token_endpoint_is_an_oauth_error(
 def test_reso_fields_adds_the_buyer_side_after_the_platform_columns(
     sandbox_url: str, tmp_path: Path
 ) -> None:
-    platform, source = _pair(sandbox_url, tmp_path)
+    platform, source = pair(sandbox_url, tmp_path)
     expected = platform.listings(Status="Closed")
     got = source.listings(Status="Closed", reso_fields=True)
     pd.testing.assert_frame_equal(got[list(expected.columns)], expected)

@@ -3,29 +3,20 @@ filtered by Data Dictionary fields; refused on the platform's client."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
 import realtyframes as rf
-
-_OPEN: list[rf.Client] = []
-
-
-@pytest.fixture(autouse=True)
-def _closed() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
+from reso_clients import OPEN
 
 
 def _source(url: str, tmp_path: Path) -> rf.Client:
     client = rf.Client.reso(
         url + "/reso/odata", token="reso-token", cache_dir=tmp_path, progress=False
     )
-    _OPEN.append(client)
+    OPEN.append(client)
     return client
 
 
@@ -69,6 +60,6 @@ def test_filters_are_data_dictionary_fields(sandbox_url: str, tmp_path: Path) ->
 
 def test_the_platform_client_refuses_them(sandbox_url: str, tmp_path: Path) -> None:
     client = rf.Client(sandbox_url, api_key="k", cache_dir=tmp_path)
-    _OPEN.append(client)
+    OPEN.append(client)
     with pytest.raises(rf.QueryError, match="a RESO source"):
         client.members()

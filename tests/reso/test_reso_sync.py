@@ -4,7 +4,6 @@ platform's DaysOnMarket estimate; the watermark loses nothing; deletes become re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,25 +14,9 @@ import pytest
 import realtyframes as rf
 from realtyframes.reso import HISTORY_SOURCE
 from realtyframes.reso._sync import merge_versions
+from reso_clients import pair
 
 STATUSES = ("Active", "Active Under Contract", "Pending", "Closed")
-_OPEN: list[rf.Client] = []
-
-
-@pytest.fixture(autouse=True)
-def _closed() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-
-
-def _pair(url: str, tmp_path: Path, **reso: Any) -> tuple[rf.Client, rf.Client]:
-    platform = rf.Client(url, api_key="k", cache_dir=tmp_path, progress=False)
-    source = rf.Client.reso(
-        url + "/reso/odata", token="reso-token", cache_dir=tmp_path, progress=False, **reso
-    )
-    _OPEN.extend((platform, source))
-    return platform, source
 
 
 def _differing_cells(a: pd.DataFrame, b: pd.DataFrame) -> int:
@@ -54,7 +37,7 @@ def _truth(client: rf.Client, **scope: Any) -> pd.DataFrame:
 
 
 def _check_equal_first_sync(url: str, tmp_path: Path, **scope: Any) -> None:
-    platform, source = _pair(url, tmp_path)
+    platform, source = pair(url, tmp_path)
     expected, got = platform.sync_listings(**scope), source.sync_listings(**scope)
     assert len(expected) > 0
     assert _differing_cells(got, expected) == 0
@@ -87,7 +70,7 @@ def test_later_syncs_equal_the_platform_source(start_sandbox: Any, tmp_path: Pat
     histories are equal; DaysOnMarket differs only where the platform's sync estimates it from
     its data time, and there the RESO market has the server's value."""
     sb = start_sandbox()
-    platform, source = _pair(sb.url, tmp_path)
+    platform, source = pair(sb.url, tmp_path)
     platform.sync_listings(), source.sync_listings()
     for days in (3, 30):
         _advance(sb.url, days)
@@ -110,7 +93,7 @@ def test_synthesised_history_says_so_and_follows_the_versions(
     start_sandbox: Any, tmp_path: Path
 ) -> None:
     sb = start_sandbox()
-    platform, source = _pair(sb.url, tmp_path, history="synthesised")
+    platform, source = pair(sb.url, tmp_path, history="synthesised")
     before = source.sync_listings()
     assert len(source.listing_history()) == 0  # nothing to compare a first version with
     platform.sync_listings()
@@ -144,7 +127,7 @@ def test_records_sharing_one_timestamp_across_pages_are_all_kept(
     """5,000 records with one ModificationTimestamp over pages of 1,000: none lost, none twice,
     in the first sync and after a later one (``ge`` re-reads the block, the key dedupes)."""
     sb = start_sandbox(listings=6_000, reso_shared_timestamps=5_000, reso_vendor="trestle")
-    platform, source = _pair(sb.url, tmp_path, vendor="trestle", page_size=1000)
+    platform, source = pair(sb.url, tmp_path, vendor="trestle", page_size=1000)
     scope = {"PropertyType": "Residential"}
     keys = httpx.get(
         f"{sb.url}/reso/odata/Property",
@@ -162,7 +145,7 @@ def test_records_sharing_one_timestamp_across_pages_are_all_kept(
 
 def test_deleted_records_leave_the_market_as_removals(start_sandbox: Any, tmp_path: Path) -> None:
     sb = start_sandbox()
-    _, source = _pair(sb.url, tmp_path)
+    _, source = pair(sb.url, tmp_path)
     market = source.sync_listings()
     history = source.listing_history()
     gone = market["ListingId"].iloc[:3].tolist()
@@ -184,7 +167,7 @@ def test_mlsgrid_sync_never_holds_a_record_it_may_not_show(
     start_sandbox: Any, tmp_path: Path
 ) -> None:
     sb = start_sandbox(reso_vendor="mlsgrid", reso_hidden_share=0.05)
-    platform, source = _pair(sb.url, tmp_path, vendor="mlsgrid", originating_system="rfsandbox")
+    platform, source = pair(sb.url, tmp_path, vendor="mlsgrid", originating_system="rfsandbox")
     query = {
         "$filter": "OriginatingSystemName eq 'rfsandbox' and MlgCanView eq false",
         "$top": "5000",

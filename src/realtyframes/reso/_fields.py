@@ -13,6 +13,8 @@ two, so a misreading on either side shows.
 
 from __future__ import annotations
 
+from realtyframes._spec import FEATURE_FLAGS
+
 __all__ = [
     "DD_VERSION",
     "EXTRA_PROPERTY_FIELDS",
@@ -122,17 +124,7 @@ FILTERS: dict[str, tuple[str, str]] = {
     "Since": ("OriginalEntryTimestamp", "gt"),
 }
 #: Platform filters with no Data Dictionary 2.0 counterpart in Property (use ``filter=``).
-UNMAPPED_FILTERS: tuple[str, ...] = (
-    "Penthouse",
-    "Furnished",
-    "PetsAllowed",
-    "Gated",
-    "TennisCourt",
-    "GolfCourse",
-    "BoatDock",
-    "ShortSale",
-    "SeasonalRentals",
-)
+UNMAPPED_FILTERS: tuple[str, ...] = tuple(f for f in FEATURE_FLAGS if f not in FILTERS)
 #: The platform's ``Sort`` values -> ``$orderby`` (ties broken by the key).
 SORTS: dict[str, str] = {
     "-listprice": "ListPrice desc",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pandas as pd
@@ -188,18 +188,8 @@ class ResoSource:
         ) -> Loaded:
             records: list[dict[str, Any]] = []
             requests = 0
-            total = None
-            for page in iter_pages(
-                self.api,
-                call.path,
-                call.query,
-                page_size=self.settings.page_size,
-                full_pages=True,
-                checkpoint=checkpoint,
-                budgets=self.budgets,
-            ):
+            for page in self._pages(call, checkpoint):
                 requests += 1
-                total = page.count if total is None else total
                 records.extend(page.records)
             frame = shape_records(resource, records)
             return Loaded(frame, requests, total=len(frame))
@@ -207,6 +197,18 @@ class ResoSource:
         return Endpoint(operation, model=model, fetch=fetch, resource=f"reso_{folder}", paged=True)
 
     # -- fetch -----------------------------------------------------------------------------------
+    def _pages(self, call: Call, checkpoint: Checkpoint | None) -> Iterator[Any]:
+        """The pages of ``call`` by the profile's page rule, through the checkpoint and budgets."""
+        return iter_pages(
+            self.api,
+            call.path,
+            call.query,
+            page_size=self.settings.page_size,
+            full_pages=True,
+            checkpoint=checkpoint,
+            budgets=self.budgets,
+        )
+
     def _fetch_listings(
         self, session: Session, endpoint: Endpoint, call: Call, checkpoint: Checkpoint | None
     ) -> Loaded:
@@ -215,15 +217,7 @@ class ResoSource:
         bodies: list[bytes] = []
         total: int | None = None
         rows = requests = 0
-        for page in iter_pages(
-            self.api,
-            call.path,
-            call.query,
-            page_size=self.settings.page_size,
-            full_pages=True,
-            checkpoint=checkpoint,
-            budgets=self.budgets,
-        ):
+        for page in self._pages(call, checkpoint):
             requests += 1
             total = page.count if total is None else total
             bodies.append(json.dumps({"listings": listing_objects(page.records)}).encode())
