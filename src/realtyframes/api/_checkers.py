@@ -1,6 +1,8 @@
 """Value checkers of query parameters (text, enumerations, booleans, numbers, ranges, timestamps,
-lists): each returns the value as sent or raises QueryError naming the parameter and what it
-allows. The parameter tables in :mod:`._params` are built from them."""
+lists) and the generic validation of a parameter table: each checker returns the value as sent or
+raises QueryError naming the parameter and what it allows; :func:`_validate` applies a table
+(unknown names get a "did you mean"); :func:`validate_path_id` checks a path identifier. The
+operations and their parameter tables are in :mod:`._operations`."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ import difflib
 import math
 import numbers
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
+from urllib.parse import quote
 
 from realtyframes._spec import (
     PROPERTY_TYPES,
@@ -227,3 +230,104 @@ def _list_of_text(name: str, value: Any, what: str) -> list[str]:
     if not result:
         raise QueryError(name, "empty list", what)
     return result
+
+
+# -- tables of checkers -----------------------------------------------------------------------------
+#: A parameter's checker: (name, value) -> the value as sent.
+Checker = Callable[[str, Any], str]
+#: An operation's validator: its parameters -> the query as sent.
+Validator = Callable[[Mapping[str, Any] | None], dict[str, str]]
+
+
+def _suggest(name: str, allowed: Iterable[str]) -> str | None:
+    allowed = list(allowed)
+    squash = name.replace("_", "").replace("-", "").replace(" ", "").lower()
+    for candidate in allowed:
+        if candidate.lower() == squash or candidate.lower() == name.lower():
+            return candidate
+    near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    if not near:
+        lowered = {a.lower(): a for a in allowed}
+        near = [lowered[m] for m in difflib.get_close_matches(squash, lowered, n=1, cutoff=0.6)]
+    return near[0] if near else None
+
+
+def _validate(
+    operation: str,
+    table: Mapping[str, Checker],
+    params: Mapping[str, Any] | None,
+    required: Iterable[str] = (),
+) -> dict[str, str]:
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise QueryError("params", f"expected a mapping of parameters, got {_type_name(params)}")
+    result: dict[str, str] = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise QueryError(str(name), "parameter names must be strings", sorted(table))
+        checker = table.get(name)
+        if checker is None:
+            near = _suggest(name, table)
+            hint = f"did you mean {near!r}?" if near else "its names are in .allowed"
+            raise QueryError(
+                name, f"unknown parameter for {operation}; {hint}", list(table), brief=True
+            )
+        if value is None:
+            continue
+        result[name] = checker(name, value)
+    for name in required:
+        if name not in result:
+            raise QueryError(name, f"required by {operation}", _describe_required(name))
+    return result
+
+
+def _describe_required(name: str) -> str:
+    return {
+        "Since": "an ISO 8601 timestamp with a time zone, a date, or a tz-aware datetime",
+        "ListingIds": "a non-empty list of MLS listing numbers",
+    }.get(name, "a value")
+
+
+def refuse_none(params: Mapping[str, Any]) -> None:
+    """A user's filter given as ``None`` is an error, not "not given": dropping it silently would
+    run another query than the one asked (``PropertyType=None`` would search Residential).
+
+    >>> refuse_none({"PropertyType": None})
+    Traceback (most recent call last):
+    ...
+    realtyframes.errors.QueryError: PropertyType: None is not a value; allowed: a value, or leave the parameter out
+    """
+    for name, value in params.items():
+        if value is None:
+            raise QueryError(
+                str(name), "None is not a value", "a value, or leave the parameter out"
+            )
+
+
+def validate_path_id(name: str, value: Any) -> str:
+    """A path identifier (ListingId, contactId), percent-encoded for the URL.
+
+    >>> validate_path_id("ListingId", "A1234")
+    'A1234'
+    """
+    text = _text(name, value, "a non-empty identifier string")
+    if "/" in text or "\\" in text:
+        raise QueryError(name, f"{value!r} contains a slash", "an identifier without '/'")
+    if text in (".", ".."):
+        raise QueryError(name, f"{value!r} is not an identifier", "an identifier")
+    if name == "ListingId" and text == "changes":
+        raise QueryError(
+            name, "'changes' is the change-feed path, not a ListingId", "an MLS number"
+        )
+    return quote(text, safe="")
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """A validated request: path, query parameters (strings) and host."""
+
+    operation: str
+    path: str
+    params: dict[str, str]
+    host: str = "base"
