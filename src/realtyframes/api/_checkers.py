@@ -1,8 +1,6 @@
-"""Value checkers of query parameters (text, enumerations, booleans, numbers, ranges, timestamps,
-lists) and the generic validation of a parameter table: each checker returns the value as sent or
-raises QueryError naming the parameter and what it allows; :func:`_validate` applies a table
-(unknown names get a "did you mean"); :func:`validate_path_id` checks a path identifier. The
-operations and their parameter tables are in :mod:`._operations`."""
+"""Value checkers of query parameters (enumerations, booleans, numbers, ranges, timestamps, lists):
+each returns the value as sent or raises QueryError naming the parameter and what it allows; the
+parameter tables of :mod:`._operations` are built from them. And the validated request's type."""
 
 from __future__ import annotations
 
@@ -10,12 +8,11 @@ import difflib
 import math
 import numbers
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
-from urllib.parse import quote
 
 from realtyframes._spec import (
     PROPERTY_TYPES,
@@ -23,7 +20,6 @@ from realtyframes._spec import (
 )
 from realtyframes.errors import QueryError
 
-_MAX_TEXT = 500
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Number text, as Python's float() reads it less the names (``nan``, ``inf``) and ``_``: a value
 #: from the command line is judged like the same value given in Python (``"1e30"`` too large).
@@ -34,23 +30,6 @@ _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # -- value checkers ---------------------------------------------------------------------------------
 def _type_name(value: object) -> str:
     return type(value).__name__
-
-
-def _text(name: str, value: Any, what: str = "a non-empty string") -> str:
-    if not isinstance(value, str):
-        hint = ""
-        if isinstance(value, numbers.Number) and not isinstance(value, bool):
-            hint = f" (write it as a string, e.g. {str(value)!r})"
-        raise QueryError(name, f"expected a string, got {_type_name(value)} {value!r}{hint}", what)
-    if not value.strip():
-        raise QueryError(name, "empty string", what)
-    if value != value.strip():
-        raise QueryError(name, f"{value!r} has spaces at its ends", what)
-    if _CONTROL.search(value):
-        raise QueryError(name, f"{value!r} contains control characters", what)
-    if len(value) > _MAX_TEXT:
-        raise QueryError(name, f"too long ({len(value)} characters)", f"at most {_MAX_TEXT}")
-    return str(value)
 
 
 def _enum(name: str, value: Any, allowed: Iterable[str]) -> str:
@@ -232,63 +211,6 @@ def _list_of_text(name: str, value: Any, what: str) -> list[str]:
     return result
 
 
-# -- tables of checkers -----------------------------------------------------------------------------
-#: A parameter's checker: (name, value) -> the value as sent.
-Checker = Callable[[str, Any], str]
-#: An operation's validator: its parameters -> the query as sent.
-Validator = Callable[[Mapping[str, Any] | None], dict[str, str]]
-
-
-def _suggest(name: str, allowed: Iterable[str]) -> str | None:
-    allowed = list(allowed)
-    squash = name.replace("_", "").replace("-", "").replace(" ", "").lower()
-    for candidate in allowed:
-        if candidate.lower() == squash or candidate.lower() == name.lower():
-            return candidate
-    near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-    if not near:
-        lowered = {a.lower(): a for a in allowed}
-        near = [lowered[m] for m in difflib.get_close_matches(squash, lowered, n=1, cutoff=0.6)]
-    return near[0] if near else None
-
-
-def _validate(
-    operation: str,
-    table: Mapping[str, Checker],
-    params: Mapping[str, Any] | None,
-    required: Iterable[str] = (),
-) -> dict[str, str]:
-    if params is None:
-        params = {}
-    if not isinstance(params, Mapping):
-        raise QueryError("params", f"expected a mapping of parameters, got {_type_name(params)}")
-    result: dict[str, str] = {}
-    for name, value in params.items():
-        if not isinstance(name, str):
-            raise QueryError(str(name), "parameter names must be strings", sorted(table))
-        checker = table.get(name)
-        if checker is None:
-            near = _suggest(name, table)
-            hint = f"did you mean {near!r}?" if near else "its names are in .allowed"
-            raise QueryError(
-                name, f"unknown parameter for {operation}; {hint}", list(table), brief=True
-            )
-        if value is None:
-            continue
-        result[name] = checker(name, value)
-    for name in required:
-        if name not in result:
-            raise QueryError(name, f"required by {operation}", _describe_required(name))
-    return result
-
-
-def _describe_required(name: str) -> str:
-    return {
-        "Since": "an ISO 8601 timestamp with a time zone, a date, or a tz-aware datetime",
-        "ListingIds": "a non-empty list of MLS listing numbers",
-    }.get(name, "a value")
-
-
 def refuse_none(params: Mapping[str, Any]) -> None:
     """A user's filter given as ``None`` is an error, not "not given": dropping it silently would
     run another query than the one asked (``PropertyType=None`` would search Residential).
@@ -303,24 +225,6 @@ def refuse_none(params: Mapping[str, Any]) -> None:
             raise QueryError(
                 str(name), "None is not a value", "a value, or leave the parameter out"
             )
-
-
-def validate_path_id(name: str, value: Any) -> str:
-    """A path identifier (ListingId, contactId), percent-encoded for the URL.
-
-    >>> validate_path_id("ListingId", "A1234")
-    'A1234'
-    """
-    text = _text(name, value, "a non-empty identifier string")
-    if "/" in text or "\\" in text:
-        raise QueryError(name, f"{value!r} contains a slash", "an identifier without '/'")
-    if text in (".", ".."):
-        raise QueryError(name, f"{value!r} is not an identifier", "an identifier")
-    if name == "ListingId" and text == "changes":
-        raise QueryError(
-            name, "'changes' is the change-feed path, not a ListingId", "an MLS number"
-        )
-    return quote(text, safe="")
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,13 @@ realtyframes.errors.QueryError: city: unknown parameter for listings; did you me
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+import numbers
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import quote
 
 from realtyframes._spec import (
     ANALYTICS_DEFAULTS,
@@ -40,9 +43,8 @@ from realtyframes._spec import (
 )
 from realtyframes._spec import PROPERTY_TYPES as PROPERTY_TYPES  # re-exported (CLI help)
 from realtyframes.api._checkers import (
-    Checker,
+    _CONTROL,
     PreparedRequest,
-    Validator,
     _bool,
     _enum,
     _format_number,
@@ -50,16 +52,109 @@ from realtyframes.api._checkers import (
     _property_type,
     _Range,
     _since,
-    _suggest,
-    _text,
-    _validate,
-    validate_path_id,
+    _type_name,
 )
 from realtyframes.api._constants import MAX_PAGE_SIZE
 from realtyframes.api._engine import Host
 from realtyframes.errors import QueryError
 
 __all__ = ["OPERATIONS", "Operation", "prepare"]
+
+
+# -- checking a table of parameters ----------------------------------------------------------------
+#: The longest text a parameter takes.
+_MAX_TEXT = 500
+
+
+def _text(name: str, value: Any, what: str = "a non-empty string") -> str:
+    if not isinstance(value, str):
+        hint = ""
+        if isinstance(value, numbers.Number) and not isinstance(value, bool):
+            hint = f" (write it as a string, e.g. {str(value)!r})"
+        raise QueryError(name, f"expected a string, got {_type_name(value)} {value!r}{hint}", what)
+    if not value.strip():
+        raise QueryError(name, "empty string", what)
+    if value != value.strip():
+        raise QueryError(name, f"{value!r} has spaces at its ends", what)
+    if _CONTROL.search(value):
+        raise QueryError(name, f"{value!r} contains control characters", what)
+    if len(value) > _MAX_TEXT:
+        raise QueryError(name, f"too long ({len(value)} characters)", f"at most {_MAX_TEXT}")
+    return str(value)
+
+
+#: A parameter's checker: (name, value) -> the value as sent.
+Checker = Callable[[str, Any], str]
+#: An operation's validator: its parameters -> the query as sent.
+Validator = Callable[[Mapping[str, Any] | None], dict[str, str]]
+
+
+def _suggest(name: str, allowed: Iterable[str]) -> str | None:
+    allowed = list(allowed)
+    squash = name.replace("_", "").replace("-", "").replace(" ", "").lower()
+    for candidate in allowed:
+        if candidate.lower() == squash or candidate.lower() == name.lower():
+            return candidate
+    near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    if not near:
+        lowered = {a.lower(): a for a in allowed}
+        near = [lowered[m] for m in difflib.get_close_matches(squash, lowered, n=1, cutoff=0.6)]
+    return near[0] if near else None
+
+
+def _validate(
+    operation: str,
+    table: Mapping[str, Checker],
+    params: Mapping[str, Any] | None,
+    required: Iterable[str] = (),
+) -> dict[str, str]:
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise QueryError("params", f"expected a mapping of parameters, got {_type_name(params)}")
+    result: dict[str, str] = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise QueryError(str(name), "parameter names must be strings", sorted(table))
+        checker = table.get(name)
+        if checker is None:
+            near = _suggest(name, table)
+            hint = f"did you mean {near!r}?" if near else "its names are in .allowed"
+            raise QueryError(
+                name, f"unknown parameter for {operation}; {hint}", list(table), brief=True
+            )
+        if value is None:
+            continue
+        result[name] = checker(name, value)
+    for name in required:
+        if name not in result:
+            raise QueryError(name, f"required by {operation}", _describe_required(name))
+    return result
+
+
+def _describe_required(name: str) -> str:
+    return {
+        "Since": "an ISO 8601 timestamp with a time zone, a date, or a tz-aware datetime",
+        "ListingIds": "a non-empty list of MLS listing numbers",
+    }.get(name, "a value")
+
+
+def validate_path_id(name: str, value: Any) -> str:
+    """A path identifier (ListingId, contactId), percent-encoded for the URL.
+
+    >>> validate_path_id("ListingId", "A1234")
+    'A1234'
+    """
+    text = _text(name, value, "a non-empty identifier string")
+    if "/" in text or "\\" in text:
+        raise QueryError(name, f"{value!r} contains a slash", "an identifier without '/'")
+    if text in (".", ".."):
+        raise QueryError(name, f"{value!r} is not an identifier", "an identifier")
+    if name == "ListingId" and text == "changes":
+        raise QueryError(
+            name, "'changes' is the change-feed path, not a ListingId", "an MLS number"
+        )
+    return quote(text, safe="")
 
 
 # -- parameter tables -------------------------------------------------------------------------------
