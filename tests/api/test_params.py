@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from realtyframes._spec import FEATURE_FLAGS, PROPERTY_TYPES
 from realtyframes.api import (
     LISTING_SEARCH,
     SUBTYPES,
@@ -20,7 +21,6 @@ from realtyframes.api import (
     validate_listing_search,
     validate_paging,
 )
-from realtyframes.api._params import FEATURE_FLAGS, PROPERTY_TYPES
 from realtyframes.errors import QueryError
 
 

@@ -22,14 +22,14 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
-from realtyframes import ConfigError
+from realtyframes import ConfigError, _spec
 from realtyframes._config import (
     Settings,
     default_config_path,
     load_settings,
     read_config,
 )
-from realtyframes.api import _params, prepare
+from realtyframes.api import ANALYTICS, LISTING_CHANGES, LISTING_SEARCH, prepare
 from realtyframes.cli import main
 from realtyframes.cli.config import SYNTHETIC_NOTICE
 from realtyframes.cli.report import open_report_client
@@ -188,11 +188,11 @@ def _help(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     [
         (
             "listings",
-            _params.LISTING_SEARCH,
-            [_params.PROPERTY_TYPES, _params.STATUSES, _params.SORTS, *_params.SUBTYPES.values()],
+            LISTING_SEARCH,
+            [_spec.PROPERTY_TYPES, _spec.STATUSES, _spec.SORTS, *_spec.SUBTYPES.values()],
         ),
-        ("changes", _params.LISTING_CHANGES, [_params.CHANGE_TYPES]),
-        ("analytics", _params.ANALYTICS, [_params.PERIODS, _params.DEVICES]),
+        ("changes", LISTING_CHANGES, [_spec.CHANGE_TYPES]),
+        ("analytics", ANALYTICS, [_spec.PERIODS, _spec.DEVICES]),
     ],
 )
 def test_fetch_help_lists_the_spec_parameters_and_allowed_values(

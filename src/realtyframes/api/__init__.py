@@ -17,6 +17,7 @@ from realtyframes.api._auth import (
     SecretMaskingFilter,
     mask_text,
 )
+from realtyframes.api._checkers import PreparedRequest, refuse_none
 from realtyframes.api._constants import (
     DEFAULT_API_KEY_HEADER,
     DEFAULT_MAX_CONCURRENCY,
@@ -30,18 +31,18 @@ from realtyframes.api._constants import (
 from realtyframes.api._engine import Host, caller_level
 from realtyframes.api._errors import error_from_response
 from realtyframes.api._http import USER_AGENT, ApiClient, Engine, ErrorFormat
-from realtyframes.api._operations import OPERATIONS, Operation, prepare
-from realtyframes.api._params import (
+from realtyframes.api._operations import (
     ANALYTICS,
     CONTACTS,
     LISTING_CHANGES,
     LISTING_DEFAULTS,
     LISTING_SEARCH,
+    OPERATIONS,
     PAGING_PARAMETERS,
     RANGE_PAIRS,
     SUBTYPES,
-    PreparedRequest,
-    refuse_none,
+    Operation,
+    prepare,
     validate_analytics,
     validate_listing_changes,
     validate_listing_search,

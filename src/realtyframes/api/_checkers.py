@@ -1,6 +1,6 @@
-"""Value checkers of query parameters (text, enumerations, booleans, numbers, ranges, timestamps,
-lists): each returns the value as sent or raises QueryError naming the parameter and what it
-allows. The parameter tables in :mod:`._params` are built from them."""
+"""Value checkers of query parameters (enumerations, booleans, numbers, ranges, timestamps, lists):
+each returns the value as sent or raises QueryError naming the parameter and what it allows; the
+parameter tables of :mod:`._operations` are built from them. And the validated request's type."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ from realtyframes._spec import (
 )
 from realtyframes.errors import QueryError
 
-_MAX_TEXT = 500
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Number text, as Python's float() reads it less the names (``nan``, ``inf``) and ``_``: a value
 #: from the command line is judged like the same value given in Python (``"1e30"`` too large).
@@ -31,23 +30,6 @@ _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # -- value checkers ---------------------------------------------------------------------------------
 def _type_name(value: object) -> str:
     return type(value).__name__
-
-
-def _text(name: str, value: Any, what: str = "a non-empty string") -> str:
-    if not isinstance(value, str):
-        hint = ""
-        if isinstance(value, numbers.Number) and not isinstance(value, bool):
-            hint = f" (write it as a string, e.g. {str(value)!r})"
-        raise QueryError(name, f"expected a string, got {_type_name(value)} {value!r}{hint}", what)
-    if not value.strip():
-        raise QueryError(name, "empty string", what)
-    if value != value.strip():
-        raise QueryError(name, f"{value!r} has spaces at its ends", what)
-    if _CONTROL.search(value):
-        raise QueryError(name, f"{value!r} contains control characters", what)
-    if len(value) > _MAX_TEXT:
-        raise QueryError(name, f"too long ({len(value)} characters)", f"at most {_MAX_TEXT}")
-    return str(value)
 
 
 def _enum(name: str, value: Any, allowed: Iterable[str]) -> str:
@@ -227,3 +209,29 @@ def _list_of_text(name: str, value: Any, what: str) -> list[str]:
     if not result:
         raise QueryError(name, "empty list", what)
     return result
+
+
+def refuse_none(params: Mapping[str, Any]) -> None:
+    """A user's filter given as ``None`` is an error, not "not given": dropping it silently would
+    run another query than the one asked (``PropertyType=None`` would search Residential).
+
+    >>> refuse_none({"PropertyType": None})
+    Traceback (most recent call last):
+    ...
+    realtyframes.errors.QueryError: PropertyType: None is not a value; allowed: a value, or leave the parameter out
+    """
+    for name, value in params.items():
+        if value is None:
+            raise QueryError(
+                str(name), "None is not a value", "a value, or leave the parameter out"
+            )
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """A validated request: path, query parameters (strings) and host."""
+
+    operation: str
+    path: str
+    params: dict[str, str]
+    host: str = "base"

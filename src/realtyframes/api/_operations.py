@@ -1,44 +1,339 @@
-"""The spec's operations, declared once as a plain table: name, host, path, path parameter,
-parameter validator and a one-line summary.
+"""The spec's operations and their parameters, declared once: the table :data:`OPERATIONS` (name,
+host, path, path parameter, validator, one-line summary) and the parameter tables each validator
+checks with (written from the spec, ``service-api.md``, independently of the sandbox).
 
-Nothing registers into it: :func:`prepare` and ``ApiClient.call`` read :data:`OPERATIONS`
-directly, and the loaders' endpoint table (:mod:`realtyframes.loaders.endpoints`) adds to each
-row how it is loaded (schema, shaper, fetch strategy, cache folder). Each path is written here and
-nowhere else.
+A validator returns the query normalised to strings (booleans ``true``/``false``, timestamps as
+UTC ``Z`` strings, Subtypes in the spec's order) or raises :class:`~realtyframes.errors.QueryError`
+naming the parameter and what is allowed; ``None`` means "not given"; unknown names are refused
+with a "did you mean". :func:`prepare` and ``ApiClient.call`` read :data:`OPERATIONS` directly;
+the loaders' endpoint table (:mod:`realtyframes.loaders.endpoints`) adds how each row is loaded.
+Each path is written here and nowhere else.
 
->>> OPERATIONS["listing"].at("A1")
+>>> prepare("listings", {"City": "Miami", "MinListPrice": 300000, "Pool": True}).params
+{'City': 'Miami', 'MinListPrice': '300000', 'Pool': 'true'}
+>>> prepare("listing", {"ListingId": "A1"}).path
 '/v1/listings/A1'
->>> prepare("listings", {"City": "Miami"}).params
-{'City': 'Miami'}
+>>> validate_listing_search({"city": "Miami"})
+Traceback (most recent call last):
+...
+realtyframes.errors.QueryError: city: unknown parameter for listings; did you mean 'City'?
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+import numbers
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import quote
 
-from realtyframes._spec import ANALYTICS_DEFAULTS, LISTING_DEFAULTS
-from realtyframes.api._engine import Host
-from realtyframes.api._params import (
-    ANALYTICS,
-    CONTACTS,
-    LISTING_CHANGES,
-    LISTING_SEARCH,
-    Checker,
-    PreparedRequest,
-    Validator,
-    _suggest,
-    build_request,
-    validate_analytics,
-    validate_listing_changes,
-    validate_listing_search,
-    validate_paging,
+from realtyframes._spec import (
+    ANALYTICS_DEFAULTS,
+    CHANGE_TYPES,
+    DEVICES,
+    FEATURE_FLAGS,
+    LISTING_DEFAULTS,
+    PERIODS,
+    SENIOR_COMMUNITY,
+    SORTS,
+    STATUSES,
+    SUBTYPES,
 )
+from realtyframes._spec import PROPERTY_TYPES as PROPERTY_TYPES  # re-exported (CLI help)
+from realtyframes.api._checkers import (
+    _CONTROL,
+    PreparedRequest,
+    _bool,
+    _enum,
+    _format_number,
+    _list_of_text,
+    _property_type,
+    _Range,
+    _since,
+    _type_name,
+)
+from realtyframes.api._constants import MAX_PAGE_SIZE
+from realtyframes.api._engine import Host
 from realtyframes.errors import QueryError
 
+__all__ = ["OPERATIONS", "Operation", "prepare"]
 
+
+# -- checking a table of parameters ----------------------------------------------------------------
+#: The longest text a parameter takes.
+_MAX_TEXT = 500
+
+
+def _text(name: str, value: Any, what: str = "a non-empty string") -> str:
+    if not isinstance(value, str):
+        hint = ""
+        if isinstance(value, numbers.Number) and not isinstance(value, bool):
+            hint = f" (write it as a string, e.g. {str(value)!r})"
+        raise QueryError(name, f"expected a string, got {_type_name(value)} {value!r}{hint}", what)
+    if not value.strip():
+        raise QueryError(name, "empty string", what)
+    if value != value.strip():
+        raise QueryError(name, f"{value!r} has spaces at its ends", what)
+    if _CONTROL.search(value):
+        raise QueryError(name, f"{value!r} contains control characters", what)
+    if len(value) > _MAX_TEXT:
+        raise QueryError(name, f"too long ({len(value)} characters)", f"at most {_MAX_TEXT}")
+    return str(value)
+
+
+#: A parameter's checker: (name, value) -> the value as sent.
+Checker = Callable[[str, Any], str]
+#: An operation's validator: its parameters -> the query as sent.
+Validator = Callable[[Mapping[str, Any] | None], dict[str, str]]
+
+
+def _suggest(name: str, allowed: Iterable[str]) -> str | None:
+    allowed = list(allowed)
+    squash = name.replace("_", "").replace("-", "").replace(" ", "").lower()
+    for candidate in allowed:
+        if candidate.lower() == squash or candidate.lower() == name.lower():
+            return candidate
+    near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+    if not near:
+        lowered = {a.lower(): a for a in allowed}
+        near = [lowered[m] for m in difflib.get_close_matches(squash, lowered, n=1, cutoff=0.6)]
+    return near[0] if near else None
+
+
+def _validate(
+    operation: str,
+    table: Mapping[str, Checker],
+    params: Mapping[str, Any] | None,
+    required: Iterable[str] = (),
+) -> dict[str, str]:
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise QueryError("params", f"expected a mapping of parameters, got {_type_name(params)}")
+    result: dict[str, str] = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise QueryError(str(name), "parameter names must be strings", sorted(table))
+        checker = table.get(name)
+        if checker is None:
+            near = _suggest(name, table)
+            hint = f"did you mean {near!r}?" if near else "its names are in .allowed"
+            raise QueryError(
+                name, f"unknown parameter for {operation}; {hint}", list(table), brief=True
+            )
+        if value is None:
+            continue
+        result[name] = checker(name, value)
+    for name in required:
+        if name not in result:
+            raise QueryError(name, f"required by {operation}", _describe_required(name))
+    return result
+
+
+def _describe_required(name: str) -> str:
+    return {
+        "Since": "an ISO 8601 timestamp with a time zone, a date, or a tz-aware datetime",
+        "ListingIds": "a non-empty list of MLS listing numbers",
+    }.get(name, "a value")
+
+
+def validate_path_id(name: str, value: Any) -> str:
+    """A path identifier (ListingId, contactId), percent-encoded for the URL.
+
+    >>> validate_path_id("ListingId", "A1234")
+    'A1234'
+    """
+    text = _text(name, value, "a non-empty identifier string")
+    if "/" in text or "\\" in text:
+        raise QueryError(name, f"{value!r} contains a slash", "an identifier without '/'")
+    if text in (".", ".."):
+        raise QueryError(name, f"{value!r} is not an identifier", "an identifier")
+    if name == "ListingId" and text == "changes":
+        raise QueryError(
+            name, "'changes' is the change-feed path, not a ListingId", "an MLS number"
+        )
+    return quote(text, safe="")
+
+
+# -- parameter tables -------------------------------------------------------------------------------
+def _text_checker(what: str) -> Checker:
+    return lambda name, value: _text(name, value, what)
+
+
+def _enum_checker(allowed: tuple[str, ...]) -> Checker:
+    return lambda name, value: _enum(name, value, allowed)
+
+
+def _range_checker(rng: _Range) -> Checker:
+    return lambda name, value: _format_number(rng.check(name, value))
+
+
+def _senior(name: str, value: Any) -> str:
+    if value is True:
+        return "true"
+    if isinstance(value, str) and value in SENIOR_COMMUNITY:
+        return value
+    hint = (
+        " (to leave 55+ communities out use 'exclude'; omit it for no filter)"
+        if value is False
+        else ""
+    )
+    raise QueryError(name, f"unknown value {value!r}{hint}", (True, *SENIOR_COMMUNITY))
+
+
+#: Upper bound of prices, fees and areas: far above any real listing (10 billion), so a slip such as
+#: ``MinListPrice=1e30`` is refused instead of being sent as a 31-digit number.
+SANE_MAXIMUM = 1e10
+_PRICE = _Range(0, SANE_MAXIMUM)
+_COUNT = _Range(0, 10_000, integer=True)
+_YEAR = _Range(1000, 9999, integer=True)
+_OFFSET = _Range(0, None, integer=True)
+_LIMIT = _Range(1, MAX_PAGE_SIZE, integer=True)
+
+#: Min/Max pairs of the listing search and their range rule.
+RANGE_PAIRS: dict[str, tuple[str, str, _Range]] = {
+    "ListPrice": ("MinListPrice", "MaxListPrice", _PRICE),
+    "BedroomsTotal": ("MinBedroomsTotal", "MaxBedroomsTotal", _COUNT),
+    "Bathrooms": ("MinBathrooms", "MaxBathrooms", _Range(0, 10_000)),
+    "LivingArea": ("MinLivingArea", "MaxLivingArea", _PRICE),
+    "LotSize": ("MinLotSize", "MaxLotSize", _PRICE),
+    "YearBuilt": ("MinYearBuilt", "MaxYearBuilt", _YEAR),
+    "AssociationFee": ("MinAssociationFee", "MaxAssociationFee", _PRICE),
+}
+
+_PAGING: dict[str, Checker] = {
+    "Offset": _range_checker(_OFFSET),
+    "Limit": _range_checker(_LIMIT),
+}
+
+#: The paging parameters of the list operations (the loaders page by themselves).
+PAGING_PARAMETERS: tuple[str, ...] = tuple(_PAGING)
+
+LISTING_SEARCH: dict[str, Checker] = {
+    "PropertyType": lambda name, value: _property_type(name, value),
+    "Status": _enum_checker(STATUSES),
+    "Subtypes": lambda name, value: ",".join(_list_of_text(name, value, "a list of subtypes")),
+    "City": _text_checker("a city name"),
+    "PostalCode": _text_checker("a postal code as a string, e.g. '33139'"),
+    "StreetNumber": _text_checker("a street number as a string"),
+    "StreetName": _text_checker("a street name"),
+    "UnitNumber": _text_checker("a unit number as a string"),
+    "BuildingName": _text_checker("a building name"),
+    "SubdivisionName": _text_checker("a subdivision name"),
+    **{
+        bound: _range_checker(rng)
+        for low, high, rng in RANGE_PAIRS.values()
+        for bound in (low, high)
+    },
+    **{flag: _bool for flag in FEATURE_FLAGS},
+    "SeniorCommunity": _senior,
+    "Agent": _text_checker("an agent MLS ID"),
+    "Broker": _text_checker("a broker/office MLS ID"),
+    "MaxDaysOnMarket": _range_checker(_COUNT),
+    "Since": _since,
+    "Sort": _enum_checker(SORTS),
+    **_PAGING,
+}
+
+LISTING_CHANGES: dict[str, Checker] = {
+    "Since": _since,
+    "ListingIds": lambda name, value: ",".join(
+        dict.fromkeys(_list_of_text(name, value, "a non-empty list of MLS listing numbers"))
+    ),
+    "ChangeType": _enum_checker(CHANGE_TYPES),
+    **_PAGING,
+}
+
+ANALYTICS: dict[str, Checker] = {
+    "Period": _enum_checker(PERIODS),
+    "Page": _text_checker("a page path, e.g. '/listings'"),
+    "Referrer": _text_checker("a referrer name or 'Direct'"),
+    "Browser": _text_checker("a browser name"),
+    "Country": _text_checker("a country name"),
+    "OS": _text_checker("an operating system name"),
+    "Device": _enum_checker(DEVICES),
+    "VisitorId": _text_checker("a visitor ID"),
+    "UtmSource": _text_checker("a UTM source"),
+    "UtmMedium": _text_checker("a UTM medium"),
+    "UtmCampaign": _text_checker("a UTM campaign name"),
+}
+
+CONTACTS: dict[str, Checker] = dict(_PAGING)
+
+
+def validate_listing_search(params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Validate the filters of ``GET /v1/listings``; returns them as query strings.
+
+    Checks types, enumerations, ranges, Min <= Max, Limit <= 50, ISO 8601 ``Since``, and that
+    ``Subtypes`` are valid for the PropertyType (Residential by default; the spec lists subtypes
+    for Residential and Residential Lease only).
+
+    >>> validate_listing_search({"PropertyType": "Residential Lease", "Subtypes": ["Apartment"]})
+    {'PropertyType': 'Residential Lease', 'Subtypes': 'Apartment'}
+    """
+    result = _validate("listings", LISTING_SEARCH, params)
+    for low, high, rng in RANGE_PAIRS.values():
+        if low in result and high in result and float(result[low]) > float(result[high]):
+            raise QueryError(
+                low,
+                f"{low}={result[low]} is greater than {high}={result[high]}",
+                f"{low} <= {high} ({rng.describe()})",
+            )
+    if "Subtypes" in result:
+        property_type = result.get("PropertyType", LISTING_DEFAULTS["PropertyType"])
+        allowed = SUBTYPES.get(property_type)
+        if allowed is None:
+            raise QueryError(
+                "Subtypes",
+                f"not available for PropertyType {property_type!r}",
+                "Subtypes only with PropertyType " + " or ".join(map(repr, SUBTYPES)),
+            )
+        given = result["Subtypes"].split(",")
+        for subtype in given:
+            if subtype not in allowed:
+                near = _suggest(subtype, allowed)
+                hint = f"; did you mean {near!r}?" if near else ""
+                raise QueryError(
+                    "Subtypes",
+                    f"unknown subtype {subtype!r} for PropertyType {property_type!r}{hint}",
+                    allowed,
+                )
+        result["Subtypes"] = ",".join(s for s in allowed if s in set(given))
+    return result
+
+
+def validate_listing_changes(params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Validate ``GET /v1/listings/changes``: ``Since`` and non-empty ``ListingIds`` required.
+
+    >>> validate_listing_changes({"Since": "2024-05-01", "ListingIds": ["A1", "A2"]})
+    {'Since': '2024-05-01T00:00:00Z', 'ListingIds': 'A1,A2'}
+    """
+    return _validate("listing_changes", LISTING_CHANGES, params, required=("Since", "ListingIds"))
+
+
+def validate_analytics(params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """Validate ``GET /v1/analytics`` (Period, Device enumerations; text filters).
+
+    >>> validate_analytics({"Period": "7d", "Device": "mobile"})
+    {'Period': '7d', 'Device': 'mobile'}
+    """
+    return _validate("analytics", ANALYTICS, params)
+
+
+def validate_paging(
+    params: Mapping[str, Any] | None = None, operation: str = "contacts"
+) -> dict[str, str]:
+    """Validate ``Offset``/``Limit`` paging (contacts).
+
+    >>> validate_paging({"Offset": 100, "Limit": 50})
+    {'Offset': '100', 'Limit': '50'}
+    """
+    return _validate(operation, CONTACTS, params)
+
+
+# -- operations -------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Operation:
     """One operation of the spec: where it lives and how its parameters are checked.
@@ -59,15 +354,22 @@ class Operation:
     defaults: Mapping[str, str] = field(default_factory=dict)
 
     def prepare(self, params: Mapping[str, Any] | None = None) -> PreparedRequest:
-        """The validated request (path filled in); QueryError before any I/O."""
-        return build_request(
-            self.name,
-            self.path,
-            params,
-            host=self.host,
-            path_param=self.path_param,
-            validate=self.validate,
-        )
+        """The validated request: the path template's ``{}`` filled with ``params[path_param]``
+        (percent-encoded), the query checked by ``validate``; QueryError before any I/O.
+
+        >>> OPERATIONS["contact"].prepare({"contactId": "c 1"}).path
+        '/v1/contacts/c%201'
+        """
+        params, path = dict(params or {}), self.path
+        if self.path_param is not None:
+            if params.get(self.path_param) is None:
+                raise QueryError(
+                    self.path_param, f"required by {self.name}", "a non-empty identifier"
+                )
+            path = path.format(validate_path_id(self.path_param, params.pop(self.path_param)))
+        validate = self.validate
+        query = validate(params) if validate is not None else _validate(self.name, {}, params)
+        return PreparedRequest(self.name, path, query, self.host)
 
     def at(self, identifier: str) -> str:
         """The path of the resource ``identifier`` names (``path_param`` operations).
@@ -171,6 +473,3 @@ def prepare(operation: str, params: Mapping[str, Any] | None = None) -> Prepared
         hint = f"; did you mean {near!r}?" if near else ""
         raise QueryError("operation", f"unknown operation {operation!r}{hint}", list(OPERATIONS))
     return op.prepare(params)
-
-
-__all__ = ["OPERATIONS", "Operation", "prepare"]

@@ -20,7 +20,7 @@ from realtyframes.loaders._base import Loaded, LoadInfo, LoadResult, Session, de
 from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._endpoint import Call
 from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
-from realtyframes.loaders._load import changes_params, dataset_path, load_analytics, run_load
+from realtyframes.loaders._load import Run, recorded, run_load
 from realtyframes.loaders._paging import (
     PAGE_SIZE,
     DriftWarning,
@@ -29,7 +29,7 @@ from realtyframes.loaders._paging import (
     fetch_pages_many,
 )
 from realtyframes.loaders._plan import Plan, duration, plan_listings, plan_sync
-from realtyframes.loaders._runs import Run, recorded, run_history
+from realtyframes.loaders._runs import changes_params, dataset_path, load_analytics, run_history
 from realtyframes.loaders._sync import RESOURCE as SYNC_RESOURCE
 from realtyframes.loaders._sync import (
     SYNC_REFUSED,

@@ -1,10 +1,14 @@
-"""One load, top to bottom: :func:`run_load` validates the call, :func:`load` answers it from the
-cache or fetches, validates and stores it.
+"""One load, top to bottom: :func:`run_load` validates the call and records the run
+(:func:`recorded`), :func:`load` answers it from the cache or fetches, validates and stores it.
 
 1. ``run_load(session, endpoint, params, **options)``: the endpoint's :meth:`~Endpoint.call`
    refuses paging parameters, validates the filters (``api``), checks the loader's options once
    (:mod:`._checks`) and builds the cache key's parameters: QueryError before any request; the
-   load is one run of the run history (:mod:`._runs`);
+   load is one run of the run history (:func:`recorded`: every load and sync, each watch run and
+   the report command append one record to the session's cache; requests, retries and 429s counted
+   on the session's pool between start and end; rows, quarantine and changes from the result the
+   body returns, ``run.result``; a failure recorded with its exception's class name; a record
+   that cannot be written is a CacheWarning, a flagged one a RunAnomalyWarning);
 2. ``load(session, endpoint, call)``: the cache key (:func:`cache_key`); a fresh entry answers
    with zero requests (:func:`_from_cache`);
 3. on a miss, the endpoint's fetch strategy (:mod:`._fetch`) runs with a checkpoint
@@ -12,10 +16,6 @@ cache or fetches, validates and stores it.
 4. every frame is validated against its model, invalid rows to the quarantine (:func:`_check`);
 5. the result is stored with its companions (:func:`_store`) and returned: a
    :class:`~realtyframes.loaders._base.LoadResult`.
-
-Beside ``run_load``, what ``rf.Client``'s data methods need: the change feed's parameters from an
-id list or Series (:func:`changes_params`), the analytics load, whose result is several frames
-(:func:`load_analytics`), and where a resource's dataset is (:func:`dataset_path`).
 
 >>> result = run_load(session, ENDPOINTS["listings"], {"City": "Miami"}, max_results=100)  # doctest: +SKIP
 >>> result.frame, result.requests  # doctest: +SKIP
@@ -25,21 +25,27 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
 from realtyframes.api import caller_level as _caller_level
-from realtyframes.api import refuse_none
-from realtyframes.cache import Checkpoint
-from realtyframes.errors import CacheLockTimeout, CacheWarning, DataQualityWarning, QueryError
+from realtyframes.cache import Checkpoint, append_run
+from realtyframes.errors import (
+    CacheLockTimeout,
+    CacheWarning,
+    DataQualityWarning,
+    QueryError,
+    RunAnomalyWarning,
+)
 from realtyframes.loaders._base import (
     Loaded,
+    LoadInfo,
     LoadResult,
     Session,
     ids_in,
@@ -49,13 +55,11 @@ from realtyframes.loaders._base import (
 from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._endpoint import Call, Endpoint
 from realtyframes.loaders._resume import run_resumable
-from realtyframes.loaders._runs import recorded
-from realtyframes.loaders.endpoints import ENDPOINTS, TTLS
-from realtyframes.schemas import Analytics, OnInvalid
+from realtyframes.schemas import OnInvalid
 
 logger = logging.getLogger("realtyframes.loaders")
 
-__all__ = ["cache_key", "changes_params", "dataset_path", "load", "load_analytics", "run_load"]
+__all__ = ["Run", "cache_key", "load", "recorded", "run_load"]
 
 #: Companions of an entry that are the load's own (the others are members of the result).
 _OWN_EXTRAS = ("quarantine", "media")
@@ -90,51 +94,118 @@ def run_load(
     return result
 
 
-def changes_params(
-    listing_ids: str | Iterable[str], since: Any, change_type: Any
-) -> dict[str, Any]:
-    """The change feed's parameters (a Series or Index of ids: its non-null values as text).
-
-    >>> changes_params(pd.Series(["A1", None]), "2026-01-01", None)["ListingIds"]
-    ['A1']
-    """
-    if isinstance(listing_ids, pd.Series | pd.Index):
-        listing_ids = listing_ids.dropna().astype(str).tolist()
-    return {"Since": since, "ListingIds": listing_ids, "ChangeType": change_type}
+#: Change kinds of a sync that are not "changed" (they have their own columns).
+_OWN_KINDS = ("new", "removed")
 
 
-def load_analytics(
-    session: Session,
-    period: str,
-    filters: Mapping[str, Any],
-    *,
-    refresh: bool = False,
-    on_invalid: OnInvalid | None = None,
-) -> tuple[Analytics, LoadResult]:
-    """Analytics of ``period`` with ``filters`` (spec names: Page, Referrer, Device ...); every
-    member frame validated against its model; cached as the overview plus one companion file
-    per member; one run of the run history."""
-    if "Period" in filters:
-        raise QueryError("Period", "give the period as period=...", "period='7d', '30d' ...")
-    refuse_none({"period": period, **filters})
-    params = {"Period": period, **filters}
-    loaded = run_load(
-        session, ENDPOINTS["analytics"], params, refresh=refresh, on_invalid=on_invalid
-    )
-    period_text = str(loaded.meta.get("period") or period)
-    return Analytics(period=period_text, overview=loaded.frame, **loaded.members), loaded
+@dataclass
+class Run:
+    """What the body of :func:`recorded` fills in: the ``result`` of a load or a sync, or
+    ``rows`` / ``quarantined`` / ``counts`` (these win over the result's)."""
+
+    result: LoadInfo | None = None
+
+    rows: int | None = None
+    quarantined: int | None = None
+    counts: dict[str, Any] = field(default_factory=dict)
+    #: Set by a body that ends without an exception yet failed (a watch whose message was not
+    #: delivered, or whose scope stayed busy): the class name recorded as ``error_code``.
+    failure: str | None = None
+    record: dict[str, Any] | None = None  # the record written, once the run is over
 
 
-def dataset_path(session: Session, resource: str) -> Path:
-    """The root of ``resource``'s dataset in the session's cache (``rf.Client.dataset_path``):
-    a known resource or companion (``"listings.media"``), else a QueryError.
+def _from_load(info: LoadInfo | None, kind: str) -> dict[str, Any]:
+    """Rows, quarantine and (syncs) new / changed / removed from a load's report."""
+    if info is None:
+        return {}
+    found: dict[str, Any] = {
+        "rows": info.rows,
+        "quarantined": info.quarantined,
+        "from_cache": info.from_cache,
+    }
+    changes = info.changes
+    if kind == "sync" and changes is not None and "change" in changes:
+        kinds = changes["change"].astype("str")
+        found["new"] = int((kinds == "new").sum())
+        found["removed"] = int((kinds == "removed").sum())
+        found["changed"] = int(changes.loc[~kinds.isin(_OWN_KINDS), "ListingId"].nunique())
+    return found
 
-    >>> dataset_path(client.session, "listings").name  # doctest: +SKIP
-    'listings'
-    """
-    if not isinstance(resource, str) or resource.partition(".")[0] not in TTLS:
-        raise QueryError("resource", f"unknown resource {resource!r}", sorted(TTLS))
-    return session.own_cache("dataset_path").dataset_path(resource)
+
+@contextmanager
+def recorded(
+    session: Session, kind: str, resource: str, scope: Mapping[str, Any] | None
+) -> Iterator[Run]:
+    """Record the block as one run of ``kind`` on ``resource`` with ``scope`` for ``session``
+    (nothing when it keeps no cache; a QueryError, refused before any request, is no run)."""
+    run = Run()
+    cache = session.cache
+    if cache is None:
+        yield run
+        return
+    api = session.api
+    before = api.request_counts()
+    started = datetime.now(UTC)
+    outcome, error_code, refused = "ok", None, False
+    try:
+        yield run
+    except QueryError:
+        refused = True
+        raise
+    except BaseException as exc:
+        outcome, error_code = "failed", type(exc).__name__
+        raise
+    finally:
+        if not refused:
+            info = run.result
+            fields = _from_load(info, kind)
+            resumed = info.resumed_from if info is not None else None
+            if run.rows is not None:
+                fields["rows"] = run.rows
+            if run.quarantined is not None:
+                fields["quarantined"] = run.quarantined
+            fields.update(run.counts)
+            spent = api.request_counts() - before
+            if outcome == "ok" and run.failure is not None:
+                outcome, error_code = "failed", run.failure
+            run.record = _append(
+                cache.root,
+                kind=kind,
+                resource=resource,
+                scope=scope,
+                started=started,
+                finished=datetime.now(UTC),
+                host=api.cache_host(),
+                account=api.fingerprint,
+                outcome=outcome,
+                error_code=error_code,
+                resumed_from=None if resumed is None else resumed.isoformat(),
+                requests=spent.requests,
+                retries=spent.retries,
+                throttled=spent.throttled,
+                **(fields if outcome == "ok" else {}),
+            )
+
+
+def _append(root: Any, **fields: Any) -> dict[str, Any] | None:
+    """:func:`append_run`; a failure to write is a warning (the load itself succeeded)."""
+    try:
+        record = append_run(root, **fields)
+    except (OSError, pa.ArrowException) as exc:
+        warnings.warn(
+            f"could not append to the run history in {root}/runs ({type(exc).__name__}: {exc})",
+            CacheWarning,
+            stacklevel=4,
+        )
+        return None
+    if record["anomaly"]:
+        warnings.warn(
+            f"{record['kind']} of {record['resource']} {record['scope']}: {record['anomaly']} "
+            "(see client.runs())",
+            RunAnomalyWarning,
+            stacklevel=4,
+        )
+    return record
 
 
 def load(

@@ -51,7 +51,6 @@ from realtyframes.loaders._resume import (
     CheckpointDrift,
     drift_tolerance,
     note_identity,
-    page_name,
 )
 
 __all__ = [
@@ -65,6 +64,17 @@ __all__ = [
 
 
 # -- paging -------------------------------------------------------------------------------------------
+
+
+def page_name(path: str, query: Mapping[str, Any] | None) -> str:
+    """The name of an answer in a checkpoint: its path and sorted query (hashed by the
+    checkpoint, never written as it is).
+
+    >>> page_name("/v1/listings", {"Offset": "50", "City": "Miami"})
+    '/v1/listings?City=Miami&Offset=50'
+    """
+    items = sorted((query or {}).items())
+    return path + ("?" + "&".join(f"{k}={v}" for k, v in items) if items else "")
 
 
 def _query(params: Mapping[str, Any], offset: int) -> dict[str, Any]:
@@ -84,8 +94,9 @@ class _Reader:
         bar: _Bar,
         checkpoint: Checkpoint | None = None,
     ) -> None:
-        self.api, self.path, self.item_key, self.bar = api, path, item_key, bar
-        self.checkpoint = checkpoint
+        self.api, self.bar, self.checkpoint = api, bar, checkpoint
+        self.item_key = item_key
+        self.path = path
 
     def parse(self, body: bytes) -> tuple[bytes, _Info]:
         return body, page_info(body, self.item_key)

@@ -48,7 +48,6 @@ __all__ = [
     "data_moved",
     "drift_tolerance",
     "note_identity",
-    "page_name",
     "run_resumable",
     "saved_data_time",
 ]
@@ -86,17 +85,6 @@ def drift_tolerance(total: int) -> int:
     (50, 1000, 2000)
     """
     return max(PAGE_SIZE, min(MAX_RESCAN_PAGES * PAGE_SIZE, total // 20))
-
-
-def page_name(path: str, query: Mapping[str, Any] | None) -> str:
-    """The name of an answer in a checkpoint: its path and sorted query (hashed by the
-    checkpoint, never written as it is).
-
-    >>> page_name("/v1/listings", {"Offset": "50", "City": "Miami"})
-    '/v1/listings?City=Miami&Offset=50'
-    """
-    items = sorted((query or {}).items())
-    return path + ("?" + "&".join(f"{k}={v}" for k, v in items) if items else "")
 
 
 @dataclass(frozen=True)

@@ -1,151 +1,76 @@
-"""Recording runs: every load (:func:`~realtyframes.loaders.run_load`) and sync
-(:func:`~realtyframes.loaders.sync_listings`), each watch run and the report command append one
-record to the run history of the session's cache (:func:`realtyframes.cache.append_run`).
+"""What ``rf.Client``'s data methods need beside a load (:func:`~realtyframes.loaders.run_load`):
+the change feed's parameters from an id list or Series (:func:`changes_params`), the analytics
+load, whose result is several frames (:func:`load_analytics`), where a resource's dataset is
+(:func:`dataset_path`), and the run history of the session's cache (:func:`run_history`; runs are
+recorded by :func:`~realtyframes.loaders.recorded`).
 
-A run counts the HTTP requests, retries and 429 answers of the session's connection pool between
-its start and its end (runs of one client in several threads at once count each other's), takes
-rows, quarantine and changes from the result the body returns (``run.result``) or what it sets
-on the yielded :class:`Run`, and records a failure with the exception's class name as
-``error_code``. A record that cannot be written is a :class:`~realtyframes.errors.CacheWarning`,
-never a failed load; a flagged record is a :class:`~realtyframes.errors.RunAnomalyWarning`.
-
->>> with recorded(client.session, "report", "report", {"City": "Miami"}) as run:  # doctest: +SKIP
-...     run.rows = 412
+>>> run_history(client.session, last=3)  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import logging
-import warnings
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 
-from realtyframes.cache import append_run, read_runs
-from realtyframes.errors import CacheWarning, QueryError, RunAnomalyWarning
-from realtyframes.loaders._base import LoadInfo, Session
+from realtyframes.api import refuse_none
+from realtyframes.cache import read_runs
+from realtyframes.errors import QueryError
+from realtyframes.loaders._base import LoadResult, Session
+from realtyframes.loaders._load import run_load
+from realtyframes.loaders.endpoints import ENDPOINTS, TTLS
+from realtyframes.schemas import Analytics, OnInvalid
 
-__all__ = ["Run", "recorded", "run_history"]
-
-logger = logging.getLogger("realtyframes")
-
-#: Change kinds of a sync that are not "changed" (they have their own columns).
-_OWN_KINDS = ("new", "removed")
+__all__ = ["changes_params", "dataset_path", "load_analytics", "run_history"]
 
 
-@dataclass
-class Run:
-    """What the body of :func:`recorded` fills in: the ``result`` of a load or a sync, or
-    ``rows`` / ``quarantined`` / ``counts`` (these win over the result's)."""
+def changes_params(
+    listing_ids: str | Iterable[str], since: Any, change_type: Any
+) -> dict[str, Any]:
+    """The change feed's parameters (a Series or Index of ids: its non-null values as text).
 
-    result: LoadInfo | None = None
-
-    rows: int | None = None
-    quarantined: int | None = None
-    counts: dict[str, Any] = field(default_factory=dict)
-    #: Set by a body that ends without an exception yet failed (a watch whose message was not
-    #: delivered, or whose scope stayed busy): the class name recorded as ``error_code``.
-    failure: str | None = None
-    record: dict[str, Any] | None = None  # the record written, once the run is over
+    >>> changes_params(pd.Series(["A1", None]), "2026-01-01", None)["ListingIds"]
+    ['A1']
+    """
+    if isinstance(listing_ids, pd.Series | pd.Index):
+        listing_ids = listing_ids.dropna().astype(str).tolist()
+    return {"Since": since, "ListingIds": listing_ids, "ChangeType": change_type}
 
 
-def _from_load(info: LoadInfo | None, kind: str) -> dict[str, Any]:
-    """Rows, quarantine and (syncs) new / changed / removed from a load's report."""
-    if info is None:
-        return {}
-    found: dict[str, Any] = {
-        "rows": info.rows,
-        "quarantined": info.quarantined,
-        "from_cache": info.from_cache,
-    }
-    changes = info.changes
-    if kind == "sync" and changes is not None and "change" in changes:
-        kinds = changes["change"].astype("str")
-        found["new"] = int((kinds == "new").sum())
-        found["removed"] = int((kinds == "removed").sum())
-        found["changed"] = int(changes.loc[~kinds.isin(_OWN_KINDS), "ListingId"].nunique())
-    return found
+def load_analytics(
+    session: Session,
+    period: str,
+    filters: Mapping[str, Any],
+    *,
+    refresh: bool = False,
+    on_invalid: OnInvalid | None = None,
+) -> tuple[Analytics, LoadResult]:
+    """Analytics of ``period`` with ``filters`` (spec names: Page, Referrer, Device ...); every
+    member frame validated against its model; cached as the overview plus one companion file
+    per member; one run of the run history."""
+    if "Period" in filters:
+        raise QueryError("Period", "give the period as period=...", "period='7d', '30d' ...")
+    refuse_none({"period": period, **filters})
+    params = {"Period": period, **filters}
+    loaded = run_load(
+        session, ENDPOINTS["analytics"], params, refresh=refresh, on_invalid=on_invalid
+    )
+    period_text = str(loaded.meta.get("period") or period)
+    return Analytics(period=period_text, overview=loaded.frame, **loaded.members), loaded
 
 
-@contextmanager
-def recorded(
-    session: Session, kind: str, resource: str, scope: Mapping[str, Any] | None
-) -> Iterator[Run]:
-    """Record the block as one run of ``kind`` on ``resource`` with ``scope`` for ``session``
-    (nothing when it keeps no cache; a QueryError, refused before any request, is no run)."""
-    run = Run()
-    cache = session.cache
-    if cache is None:
-        yield run
-        return
-    api = session.api
-    before = api.request_counts()
-    started = datetime.now(UTC)
-    outcome, error_code, refused = "ok", None, False
-    try:
-        yield run
-    except QueryError:
-        refused = True
-        raise
-    except BaseException as exc:
-        outcome, error_code = "failed", type(exc).__name__
-        raise
-    finally:
-        if not refused:
-            info = run.result
-            fields = _from_load(info, kind)
-            resumed = info.resumed_from if info is not None else None
-            if run.rows is not None:
-                fields["rows"] = run.rows
-            if run.quarantined is not None:
-                fields["quarantined"] = run.quarantined
-            fields.update(run.counts)
-            spent = api.request_counts() - before
-            if outcome == "ok" and run.failure is not None:
-                outcome, error_code = "failed", run.failure
-            run.record = _append(
-                cache.root,
-                kind=kind,
-                resource=resource,
-                scope=scope,
-                started=started,
-                finished=datetime.now(UTC),
-                host=api.cache_host(),
-                account=api.fingerprint,
-                outcome=outcome,
-                error_code=error_code,
-                resumed_from=None if resumed is None else resumed.isoformat(),
-                requests=spent.requests,
-                retries=spent.retries,
-                throttled=spent.throttled,
-                **(fields if outcome == "ok" else {}),
-            )
+def dataset_path(session: Session, resource: str) -> Path:
+    """The root of ``resource``'s dataset in the session's cache (``rf.Client.dataset_path``):
+    a known resource or companion (``"listings.media"``), else a QueryError.
 
-
-def _append(root: Any, **fields: Any) -> dict[str, Any] | None:
-    """:func:`append_run`; a failure to write is a warning (the load itself succeeded)."""
-    try:
-        record = append_run(root, **fields)
-    except (OSError, pa.ArrowException) as exc:
-        warnings.warn(
-            f"could not append to the run history in {root}/runs ({type(exc).__name__}: {exc})",
-            CacheWarning,
-            stacklevel=4,
-        )
-        return None
-    if record["anomaly"]:
-        warnings.warn(
-            f"{record['kind']} of {record['resource']} {record['scope']}: {record['anomaly']} "
-            "(see client.runs())",
-            RunAnomalyWarning,
-            stacklevel=4,
-        )
-    return record
+    >>> dataset_path(client.session, "listings").name  # doctest: +SKIP
+    'listings'
+    """
+    if not isinstance(resource, str) or resource.partition(".")[0] not in TTLS:
+        raise QueryError("resource", f"unknown resource {resource!r}", sorted(TTLS))
+    return session.own_cache("dataset_path").dataset_path(resource)
 
 
 def run_history(session: Session, *, last: int | None = None, failed: bool = False) -> pd.DataFrame:

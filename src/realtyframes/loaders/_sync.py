@@ -38,6 +38,7 @@ from realtyframes.cache import Checkpoint, Entry, ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadResult, Session, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
+from realtyframes.loaders._load import recorded
 from realtyframes.loaders._page_info import PAGE_SIZE
 from realtyframes.loaders._resume import (
     RESUME_WITHIN,
@@ -46,7 +47,6 @@ from realtyframes.loaders._resume import (
     run_resumable,
     saved_data_time,
 )
-from realtyframes.loaders._runs import recorded
 from realtyframes.loaders._sync_apply import HISTORY_COLUMNS, iso, stamp
 from realtyframes.loaders._sync_entry import (
     _REFUSED,
