@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from hypothesis import settings
 
 from faultproxy import FaultProxy, start_proxy
 from realtyframes.sandbox import RunningSandbox, start
+from sandbox_options import AS_OF, SESSION_OPTIONS, SMALL
 
 # Hypothesis profiles: `dev` (the default on a workstation: random examples, remembered in the local
 # example database) and `ci` (under CI: derandomized, so a run is reproducible, and a failure prints
@@ -50,15 +51,6 @@ settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True
 settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
-
-#: The fixed sandbox clock of the shared servers.
-AS_OF = datetime(2026, 6, 30, tzinfo=UTC)
-#: Options of the shared servers.
-SESSION_OPTIONS: dict[str, Any] = {"seed": 7, "listings": 3000, "as_of": AS_OF}
-#: Default size of the servers started by ``start_sandbox`` (fast to generate): one year of
-#: history, so that even a small market has many listings open at the clock (the tests of
-#: loading, paging and syncing need them; the shared servers have the default 3 years).
-SMALL: dict[str, Any] = {"listings": 400, "contacts": 60, "history_years": 1}
 
 
 @pytest.fixture(scope="session")

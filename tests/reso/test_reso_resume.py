@@ -88,8 +88,8 @@ def _kill_after(url: str, cache: Path, sent: int) -> int:
 
 @pytest.fixture(scope="module")
 def market() -> Iterator[tuple[str, Path]]:
-    from conftest import AS_OF, SMALL
     from realtyframes.sandbox import start
+    from sandbox_options import AS_OF, SMALL
 
     with start(seed=7, as_of=AS_OF, **SMALL) as sb:
         yield sb.url + "/reso/odata", Path()
