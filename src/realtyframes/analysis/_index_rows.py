@@ -18,11 +18,10 @@ import numpy as np
 import pandas as pd
 
 from realtyframes.analysis._common import as_key, to_float
+from realtyframes.analysis._index_cells import Cells, cells_of_rows, fit_cells
 from realtyframes.analysis._index_fit import (
     Z95,
     Fit,
-    HedonicInputs,
-    fit_hedonic,
     fit_repeat_sales,
     flag_columns,
     years,
@@ -36,6 +35,7 @@ __all__ = [
     "PairRows",
     "Rows",
     "default_base",
+    "hedonic_group",
     "rolling_sum",
 ]
 
@@ -238,9 +238,9 @@ class HedonicRows(Rows):
             log_area, age, *flag_columns(_flags(sales.get("WaterfrontYN"), len(sales))).T,
         ])  # fmt: skip
         self.log_price = np.log(to_float(sales["ClosePrice"], "ClosePrice", func).to_numpy())
-        self.subtype = pd.factorize(as_key(sales["PropertySubType"]))[0]
+        self.subtype = pd.factorize(as_key(sales["PropertySubType"]), sort=True)[0]
         none = np.zeros(len(sales), dtype=np.int64)
-        self.location = pd.factorize(as_key(sales[location]))[0] if location else none
+        self.location = pd.factorize(as_key(sales[location]), sort=True)[0] if location else none
         self.period = code
         self.complete = ~np.isnan(self.numeric).any(axis=1) & (self.subtype >= 0)
         self.complete &= self.location >= 0
@@ -250,21 +250,31 @@ class HedonicRows(Rows):
         key: tuple[Hashable, ...], weights: str | None,
     ) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
         ok = rows[self.complete[rows]]
-        info.left_out["missing_characteristics"] += len(rows) - len(ok)
-        n = np.bincount(self.period[ok], minlength=len(periods))
-        at = info.choose_base(n, base)
-        ref = info.reference(n, at)
-        fit = None
-        if ref is None:
-            info.left_out["no_base"] += len(ok)
-        else:
-            inputs = HedonicInputs(self.log_price[ok], self.numeric[ok], self.subtype[ok],
-                                   self.location[ok], self.period[ok])  # fmt: skip
-            fit = info.attempt(key, lambda: fit_hedonic(inputs, ref, len(periods)))
-            if fit is None:
-                info.left_out["not_fitted"] += len(ok)
-        info.record(key, _begin(periods, at), fit, len(ok))
-        return fit, n, n, at
+        cells = cells_of_rows(self.log_price[ok], self.numeric[ok], self.subtype[ok],
+                              self.location[ok], self.period[ok])  # fmt: skip
+        return hedonic_group(cells, len(rows) - len(ok), base, periods, info, key)
+
+
+def hedonic_group(
+    cells: Cells, incomplete: int, base: int | None, periods: pd.PeriodIndex, info: Info,
+    key: tuple[Hashable, ...],
+) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
+    """One group's hedonic fit from its complete sales' cells (``incomplete``: its sales left
+    out for a missing characteristic): the fit, ``n`` per period, the same as support, the base."""
+    info.left_out["missing_characteristics"] += incomplete
+    n = np.rint(np.bincount(cells.period, cells.n, minlength=len(periods))).astype(np.int64)
+    used = int(n.sum())
+    at = info.choose_base(n, base)
+    ref = info.reference(n, at)
+    fit = None
+    if ref is None:
+        info.left_out["no_base"] += used
+    else:
+        fit = info.attempt(key, lambda: fit_cells(cells, ref, len(periods)))
+        if fit is None:
+            info.left_out["not_fitted"] += used
+    info.record(key, _begin(periods, at), fit, used)
+    return fit, n, n, at
 
 
 def _property_keys(sales: pd.DataFrame, func: str) -> np.ndarray:
