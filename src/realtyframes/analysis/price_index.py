@@ -30,6 +30,7 @@ from realtyframes.analysis._common import (
     to_timestamp,
     to_utc,
 )
+from realtyframes.analysis._index_engine import engine_cells
 from realtyframes.analysis._index_fit import Z95, Fit, HedonicInputs
 from realtyframes.analysis._index_rows import (
     HedonicRows,
@@ -37,9 +38,10 @@ from realtyframes.analysis._index_rows import (
     PairRows,
     Rows,
     default_base,
+    hedonic_group,
     rolling_sum,
 )
-from realtyframes.analysis._kernel import collect, frame_of, segment_filter
+from realtyframes.analysis._kernel import collect, frame_of, is_pandas, segment_filter
 
 __all__ = [
     "INDEX_COLUMNS",
@@ -185,6 +187,10 @@ def price_index(
     if history is not None:
         needed.append("ListingId")
     optional = ["WaterfrontYN"] if hedonic else ["LivingArea"]
+    if hedonic and history is None and not is_pandas(market):
+        out = _engine_hedonic(market, needed, keys, location, freq, base_at, min_sample, rolling)
+        out.attrs["location"] = location
+        return out
     sales = _read_sales(market, needed, optional, func)
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
     when, dated = _sale_dates(sales, changes, func)
@@ -207,6 +213,33 @@ def price_index(
     out.attrs.update({"location": location} if hedonic else {"weights": weights})
     if history is not None:
         out.attrs["dated_from_history"] = dated
+    return out
+
+
+def _engine_hedonic(
+    market: Any, needed: list[str], keys: list[str], location: str | None, freq: str,
+    base_at: pd.Timestamp | None, min_sample: int, rolling: int | None,
+) -> pd.DataFrame:  # fmt: skip
+    """The hedonic index of another engine's frame: the engine makes the cells
+    (:mod:`._index_engine`), the regression runs on them (:mod:`._index_cells`)."""
+    func = "price_index"
+    frame = frame_of(market, needed, "market", func, ["WaterfrontYN"])
+    sold = segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False)
+    cells = engine_cells(frame.filter(sold), keys, location, INDEX_FREQS[freq])
+    periods = cells.periods
+    left = {"no_close_date": round(float(cells.n[~cells.dated].sum()))}
+    info = Info(min_sample, left, bool(keys), PERIODS_PER_YEAR[freq], rolling or 1)
+    base_code = _base_code(base_at, periods, func)
+    dated = np.flatnonzero(cells.dated)
+    pieces = []
+    for key, rows in _groups(cells.frame.iloc[dated], keys, info, cells.n[dated]):
+        at = dated[rows]
+        incomplete = round(float(cells.n[at][~cells.complete[at]].sum()))
+        group = cells.cells(at)
+        fit, n, support, at_base = hedonic_group(group, incomplete, base_code, periods, info, key)
+        pieces.append(_assemble(fit, n, support, at_base, periods, keys, key, info, True))
+    out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, True)
+    out.attrs = info.attrs("hedonic", freq, keys, round(float(cells.n[dated].sum())))
     return out
 
 
@@ -264,15 +297,16 @@ def _base_code(base_at: pd.Timestamp | None, periods: pd.PeriodIndex, func: str)
 
 
 def _groups(
-    sales: pd.DataFrame, keys: list[str], info: Info
+    sales: pd.DataFrame, keys: list[str], info: Info, count: np.ndarray | None = None
 ) -> list[tuple[tuple[Hashable, ...], np.ndarray]]:
     """(group key, row positions) per ``by`` group, in sorted order; rows with a missing key are
-    left out (counted)."""
+    left out (counted; ``count``: the sales each row stands for, one each by default)."""
     if not keys:
         return [((), np.arange(len(sales)))]
-    frame = pd.DataFrame({k: as_key(sales[k]) for k in keys})
+    frame = pd.DataFrame({k: as_key(sales[k]) for k in keys}).reset_index(drop=True)
     missing = frame.isna().any(axis=1).to_numpy()
-    info.left_out["no_group"] += int(missing.sum())
+    weight = np.ones(len(frame)) if count is None else count
+    info.left_out["no_group"] += round(float(weight[missing].sum()))
     kept = np.flatnonzero(~missing)
     found = frame[~missing].groupby(keys, sort=True).indices
     return [(key if isinstance(key, tuple) else (key,), kept[rows]) for key, rows in found.items()]
