@@ -8,10 +8,13 @@ the two standard methods (docs/metrics.md, "Price index"):
 - ``"repeat_sales"``: consecutive sales of the same property (same normalised address and living
   area), by Bailey-Muth-Nourse, optionally with Case-Shiller's interval weights.
 
-The regressions are in :mod:`._index_fit` (numpy); this module reads the frame, finds the sales,
-their periods and the pairs, picks the base period and assembles the result. The index runs on
-pandas: another engine's frame (Polars, DuckDB, PySpark) is reduced by the engine to the sale
-segment's sales and the columns read, then collected.
+The regressions are in :mod:`._index_fit` and :mod:`._index_cells` (numpy); this module reads
+the frame, finds the sales, their periods and the pairs, picks the base period and assembles the
+result. The hedonic regression runs on cells (per group, period, subtype and location: counts,
+sums and cross products): on another engine's frame (Polars, DuckDB, PySpark) the engine makes
+them (:mod:`._index_engine`) and only they come back; with ``history`` (sales dated from it) and
+for repeat sales, the engine reduces the frame to the sale segment's sales and the columns read,
+which are collected.
 """
 
 from __future__ import annotations
@@ -168,8 +171,9 @@ def price_index(
     ``by``: a separate index per group. Columns: ``period_begin``, ``period_end``, the ``by``
     columns, ``index``, ``index_low``, ``index_high``, ``n`` (and ``n_in_pairs``); ``attrs``:
     method, freq, rolling, base, base_n (its sales), base_band, rows used, left out (by reason),
-    R², pairs. Runs on pandas (other
-    engines' frames are reduced to the sales and collected).
+    R², pairs. On Polars, DuckDB and PySpark the hedonic
+    index's grouped sums are made by the engine (only they come back; with ``history``, and for
+    repeat sales, the sales are collected).
 
     >>> idx = rf.price_index(market, freq="Q", method="repeat_sales")  # doctest: +SKIP
     >>> idx[["period_begin", "index", "index_low", "index_high", "n"]]  # doctest: +SKIP
