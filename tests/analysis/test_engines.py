@@ -129,6 +129,12 @@ HISTORY_CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
         rf.price_index, m, freq="M", by="City", location="PostalCode", min_sample=1
     ),
     "price_index-hedonic-weeks": lambda m, h: _warned(rf.price_index, m, freq="W", location=None),
+    "price_index-pairs-by": lambda m, h: _warned(
+        rf.price_index, m, freq="Q", method="repeat_sales", by="City", min_sample=1, rolling=2
+    ),
+    "price_index-case-shiller": lambda m, h: _warned(
+        rf.price_index, m, freq="Q", method="repeat_sales", weights="case_shiller"
+    ),
 }
 
 

@@ -83,8 +83,10 @@ def cells_of_rows(
         return Cells(z.astype(np.int64), z.astype(np.int64), z.astype(np.int64), z,
                      np.zeros((0, k)), np.zeros((0, k, k)), np.zeros((0, k)), z, z,
                      np.zeros((0, k)), np.zeros((0, k)))  # fmt: skip
-    keys, cell = np.unique(code, axis=0, return_inverse=True)
-    cell = cell.ravel()
+    size = code.max(axis=0) + 1
+    flat = (code[:, 0] * size[1] + code[:, 1]) * size[2] + code[:, 2]
+    ids, cell = np.unique(flat, return_inverse=True)
+    keys = np.column_stack([ids // (size[1] * size[2]), ids // size[2] % size[1], ids % size[2]])
     m, k = len(keys), numeric.shape[1]
     x = numeric - SHIFT[:k]
     y = log_price - Y_SHIFT
@@ -96,10 +98,10 @@ def cells_of_rows(
     for i in range(k):
         for j in range(i, k):
             ss[:, i, j] = ss[:, j, i] = total(x[:, i] * x[:, j])
-    lo, hi = np.full((m, k), np.inf), np.full((m, k), -np.inf)
-    for i in range(k):
-        np.minimum.at(lo[:, i], cell, numeric[:, i])
-        np.maximum.at(hi[:, i], cell, numeric[:, i])
+    order = np.argsort(cell, kind="stable")
+    starts = np.flatnonzero(np.diff(cell[order], prepend=-1))
+    lo = np.minimum.reduceat(numeric[order], starts, axis=0)
+    hi = np.maximum.reduceat(numeric[order], starts, axis=0)
     return Cells(
         keys[:, 0], keys[:, 1], keys[:, 2], total(np.ones(len(y))),
         np.column_stack([total(x[:, i]) for i in range(k)]).reshape(m, k), ss,

@@ -20,7 +20,7 @@ from realtyframes.analysis._common import as_key
 from realtyframes.analysis._index_cells import SHIFT, Y_SHIFT, Cells
 from realtyframes.analysis._kernel import after, collect
 
-__all__ = ["EngineCells", "engine_cells"]
+__all__ = ["EngineCells", "engine_cells", "period_of"]
 
 _TICK = pd.Timedelta(1, "us")
 _YES = ["true", "yes", "y", "1", "1.0"]
@@ -90,6 +90,23 @@ def _position(starts: Sequence[pd.Timestamp], dtype: Any) -> nw.Expr:
     return nw.when(~stamp.is_null()).then(nw.sum_horizontal(*hits))
 
 
+def period_of(sales: Any, code: str) -> tuple[pd.PeriodIndex, nw.Expr, nw.Expr]:
+    """Every period from the first CloseDate's to the last's (pandas ``code``), and expressions
+    of each sale's period position and calendar year (UTC; null without a CloseDate)."""
+    span = _stamp_range(sales)
+    if span is None:
+        periods = pd.PeriodIndex([], freq=code)
+        first_year, years = 0, []
+    else:
+        naive = [t.tz_convert(None) for t in span]
+        periods = pd.period_range(naive[0].to_period(code), naive[1].to_period(code), freq=code)
+        first_year = naive[0].year
+        years = [pd.Timestamp(y, 1, 1, tz="UTC") for y in range(first_year + 1, naive[1].year + 1)]
+    starts = [p.start_time.tz_localize("UTC") for p in periods[1:]]
+    dtype = sales.collect_schema()["CloseDate"]
+    return periods, _position(starts, dtype), nw.lit(first_year) + _position(years, dtype)
+
+
 def _inputs(schema: Any, location: str | None, year: nw.Expr) -> list[nw.Expr]:
     """Per sale: the six characteristics (shifted), the shifted log price, subtype, location."""
     area = nw.col("LivingArea").cast(nw.Float64)
@@ -130,21 +147,10 @@ def engine_cells(sales: Any, keys: list[str], location: str | None, code: str) -
     one per ``by`` key, period (pandas ``code``), subtype and location for complete sales, one
     per key and period for the others; collected."""
     schema = sales.collect_schema()
-    span = _stamp_range(sales)
-    if span is None:
-        periods = pd.PeriodIndex([], freq=code)
-        first_year, years = 0, []
-    else:
-        naive = [t.tz_convert(None) for t in span]
-        periods = pd.period_range(naive[0].to_period(code), naive[1].to_period(code), freq=code)
-        first_year = naive[0].year
-        years = [pd.Timestamp(y, 1, 1, tz="UTC") for y in range(first_year + 1, naive[1].year + 1)]
-    starts = [p.start_time.tz_localize("UTC") for p in periods[1:]]
-    dtype = schema["CloseDate"]
-    year = nw.lit(first_year) + _position(years, dtype)
+    periods, period, year = period_of(sales, code)
     rows = sales.select(
         *(nw.col(k) for k in keys),
-        _position(starts, dtype).alias("_period"),
+        period.alias("_period"),
         *_inputs(schema, location, year),
     )
     bad = [_missing(x) for x in _X]

@@ -35,6 +35,7 @@ from realtyframes.analysis._common import (
 )
 from realtyframes.analysis._index_engine import engine_cells
 from realtyframes.analysis._index_fit import Z95, Fit, HedonicInputs
+from realtyframes.analysis._index_pairs import engine_pairs
 from realtyframes.analysis._index_rows import (
     HedonicRows,
     Info,
@@ -42,6 +43,7 @@ from realtyframes.analysis._index_rows import (
     Rows,
     default_base,
     hedonic_group,
+    pair_group,
     rolling_sum,
 )
 from realtyframes.analysis._kernel import collect, frame_of, is_pandas, segment_filter
@@ -191,9 +193,14 @@ def price_index(
     if history is not None:
         needed.append("ListingId")
     optional = ["WaterfrontYN"] if hedonic else ["LivingArea"]
-    if hedonic and history is None and not is_pandas(market):
-        out = _engine_hedonic(market, needed, keys, location, freq, base_at, min_sample, rolling)
-        out.attrs["location"] = location
+    if history is None and not is_pandas(market) and (hedonic or weights is None):
+        info = Info(min_sample, {}, bool(keys), PERIODS_PER_YEAR[freq], rolling or 1)
+        if hedonic:
+            out = _engine_hedonic(market, needed, keys, location, freq, base_at, info)
+            out.attrs["location"] = location
+        else:
+            out = _engine_pairs(market, needed, optional, keys, freq, base_at, info)
+            out.attrs["weights"] = None
         return out
     sales = _read_sales(market, needed, optional, func)
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
@@ -222,7 +229,7 @@ def price_index(
 
 def _engine_hedonic(
     market: Any, needed: list[str], keys: list[str], location: str | None, freq: str,
-    base_at: pd.Timestamp | None, min_sample: int, rolling: int | None,
+    base_at: pd.Timestamp | None, info: Info,
 ) -> pd.DataFrame:  # fmt: skip
     """The hedonic index of another engine's frame: the engine makes the cells
     (:mod:`._index_engine`), the regression runs on them (:mod:`._index_cells`)."""
@@ -231,8 +238,7 @@ def _engine_hedonic(
     sold = segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False)
     cells = engine_cells(frame.filter(sold), keys, location, INDEX_FREQS[freq])
     periods = cells.periods
-    left = {"no_close_date": round(float(cells.n[~cells.dated].sum()))}
-    info = Info(min_sample, left, bool(keys), PERIODS_PER_YEAR[freq], rolling or 1)
+    info.left_out["no_close_date"] += round(float(cells.n[~cells.dated].sum()))
     base_code = _base_code(base_at, periods, func)
     dated = np.flatnonzero(cells.dated)
     pieces = []
@@ -244,6 +250,40 @@ def _engine_hedonic(
         pieces.append(_assemble(fit, n, support, at_base, periods, keys, key, info, True))
     out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, True)
     out.attrs = info.attrs("hedonic", freq, keys, round(float(cells.n[dated].sum())))
+    return out
+
+
+def _engine_pairs(
+    market: Any, needed: list[str], optional: list[str], keys: list[str], freq: str,
+    base_at: pd.Timestamp | None, info: Info,
+) -> pd.DataFrame:  # fmt: skip
+    """The equal-weights repeat-sales index of another engine's frame: the engine makes the
+    pairs (:mod:`._index_pairs`), the regression runs on them (:mod:`._index_fit`)."""
+    func = "price_index"
+    frame = frame_of(market, needed, "market", func, optional)
+    sold = segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False)
+    made = engine_pairs(frame.filter(sold), keys, INDEX_FREQS[freq])
+    periods, dated = made.periods, made.dated
+    info.left_out["no_close_date"] += int(made.n[~dated].sum())
+    base_code = _base_code(base_at, periods, func)
+    at_dated = np.flatnonzero(dated)
+    counts = made.counts.iloc[at_dated]
+    pieces = []
+    for key, rows in _groups(counts, keys, info, made.n[at_dated].astype(np.float64)):
+        at = at_dated[rows]
+        blank = int(made.n[at][made.blank[at]].sum())
+        info.left_out["no_address"] += blank
+        p1, p2, ratio, chain, same = made.group(key)
+        info.left_out["same_period_pairs"] += same
+        in_pairs = 2 * len(p1) - int((chain >= 0).sum())
+        info.left_out["not_paired"] += int(made.n[at].sum()) - blank - in_pairs
+        gap = np.zeros(len(p1))  # only Case-Shiller weights read it
+        fit, n, support, at_base = pair_group(
+            p1, p2, ratio, gap, chain, base_code, periods, info, key, None
+        )
+        pieces.append(_assemble(fit, n, support, at_base, periods, keys, key, info, False))
+    out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, False)
+    out.attrs = info.attrs("repeat_sales", freq, keys, int(made.n[dated].sum()))
     return out
 
 
