@@ -185,23 +185,12 @@ def price_index(
     keys = [] if by is None else normalize_by(by, func)
     base_at = to_timestamp(base, "base", func)
     hedonic = method == "hedonic"
-    needed = [*keys, "PropertyType", "ClosePrice", "CloseDate"]
-    if hedonic:
-        needed += [*CHARACTERISTICS, *([location] if location else [])]
-    else:
-        needed += ["UnparsedAddress"]
-    if history is not None:
-        needed.append("ListingId")
-    optional = ["WaterfrontYN"] if hedonic else ["LivingArea"]
+    needed, optional = _columns(keys, hedonic, location, history is not None)
     if history is None and not is_pandas(market) and (hedonic or weights is None):
         info = Info(min_sample, {}, bool(keys), PERIODS_PER_YEAR[freq], rolling or 1)
         if hedonic:
-            out = _engine_hedonic(market, needed, keys, location, freq, base_at, info)
-            out.attrs["location"] = location
-        else:
-            out = _engine_pairs(market, needed, optional, keys, freq, base_at, info)
-            out.attrs["weights"] = None
-        return out
+            return _engine_hedonic(market, needed, keys, location, freq, base_at, info)
+        return _engine_pairs(market, needed, optional, keys, freq, base_at, info)
     sales = _read_sales(market, needed, optional, func)
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
     when, dated = _sale_dates(sales, changes, func)
@@ -227,6 +216,20 @@ def price_index(
     return out
 
 
+def _columns(
+    keys: list[str], hedonic: bool, location: str | None, dated_by_history: bool
+) -> tuple[list[str], list[str]]:
+    """The columns the method reads: needed, and optional (read when the frame has them)."""
+    needed = [*keys, "PropertyType", "ClosePrice", "CloseDate"]
+    if hedonic:
+        needed += [*CHARACTERISTICS, *([location] if location else [])]
+    else:
+        needed += ["UnparsedAddress"]
+    if dated_by_history:
+        needed.append("ListingId")
+    return needed, ["WaterfrontYN"] if hedonic else ["LivingArea"]
+
+
 def _engine_hedonic(
     market: Any, needed: list[str], keys: list[str], location: str | None, freq: str,
     base_at: pd.Timestamp | None, info: Info,
@@ -250,6 +253,7 @@ def _engine_hedonic(
         pieces.append(_assemble(fit, n, support, at_base, periods, keys, key, info, True))
     out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, True)
     out.attrs = info.attrs("hedonic", freq, keys, round(float(cells.n[dated].sum())))
+    out.attrs["location"] = location
     return out
 
 
@@ -284,6 +288,7 @@ def _engine_pairs(
         pieces.append(_assemble(fit, n, support, at_base, periods, keys, key, info, False))
     out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, False)
     out.attrs = info.attrs("repeat_sales", freq, keys, int(made.n[dated].sum()))
+    out.attrs["weights"] = None
     return out
 
 
