@@ -8,12 +8,15 @@ import math
 import warnings
 from typing import Any
 
+import narwhals as nw
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 
 import realtyframes as rf
 from realtyframes.analysis._index_cells import cells_of_rows, fit_cells
+from realtyframes.analysis._index_engine import engine_cells
 from realtyframes.analysis._index_fit import (
     HedonicInputs,
     design_block,
@@ -22,6 +25,7 @@ from realtyframes.analysis._index_fit import (
     hedonic_gram,
     hedonic_layout,
 )
+from realtyframes.analysis._index_pairs import engine_pairs
 from realtyframes.errors import (
     AnalysisInputError,
     ColumnTypeError,
@@ -600,3 +604,21 @@ def test_the_cells_give_the_row_regression_and_its_residuals() -> None:
     beta, *_ = np.linalg.lstsq(x, log_price, rcond=None)
     rss = float(np.sum((log_price - x @ beta) ** 2))
     assert cells.s2 * (n - x.shape[1]) == pytest.approx(rss, rel=1e-9)
+
+
+def test_an_engine_sends_back_cells_and_pairs_not_sales(market: pd.DataFrame) -> None:
+    """On a Polars LazyFrame the hedonic index's engine step returns one row per period ×
+    subtype × City holding every sale's count, and the repeat-sales step one row per pair:
+    what reaches the driver is the regression's inputs, not the sales."""
+    lazy = nw.from_native(pl.from_pandas(market).lazy())
+    cells = engine_cells(lazy, [], "City", "Q-DEC")
+    combos = market.groupby(
+        [market["CloseDate"].dt.tz_convert(None).dt.to_period("Q"), "PropertySubType", "City"]
+    ).ngroups
+    assert len(cells.frame) == combos < len(market) / 50
+    assert cells.n.sum() == len(market)
+    made = engine_pairs(lazy, [], "Q-DEC")
+    index = rf.price_index(market, freq="Q", method="repeat_sales")
+    cross = int(made.pairs["_cross"].sum())
+    assert cross == index.attrs["pairs"] < len(market)
+    assert made.n.sum() == len(market)
