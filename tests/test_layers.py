@@ -58,6 +58,8 @@ RANKS: dict[str, float] = {
     "cache": 5,
     "oauth": 5,
     "loaders": 6,
+    "reso": 6.3,  # the RESO Web API source: loader endpoints of its own, below the Client
+    "_client_reso": 6.9,  # Client.reso and the RESO side of the data methods (a mixin)
     "_client": 7,
     "analysis": 8,
     "plots": 9,

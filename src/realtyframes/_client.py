@@ -26,6 +26,7 @@ import httpx
 import pandas as pd
 
 from realtyframes import loaders
+from realtyframes._client_reso import ResoMixin
 from realtyframes._client_settings import (
     TTL,
     ClientSettings,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger("realtyframes")
 
 
-class Client:
+class Client(ResoMixin):
     """The realtyframes client: one account on one service (or the embedded sandbox).
 
     With no ``base_url`` and no credentials it uses the embedded sandbox (one per process, started
@@ -266,6 +267,8 @@ class Client:
         >>> top = client.listings(Status="Closed", max_results=100, details=True)  # doctest: +SKIP
         >>> photos = client.last_load.media  # doctest: +SKIP
         """
+        if self._reso is not None:  # Client.reso: the RESO source's search
+            return self._reso_listings(filters, max_results, details, refresh, on_invalid)
         refuse_none(filters)
         options = {"max_results": max_results, "details": details}
         return self._load("listings", filters, refresh, on_invalid, **options)
@@ -392,6 +395,8 @@ class Client:
 
         >>> history = client.listing_history(PropertyType="Residential", City="Miami")  # doctest: +SKIP
         """
+        if self._reso is not None:
+            return self._reso_history(scope)
         return loaders.listing_history(self._session, scope)
 
     def sync_state(self, **scope: Any) -> dict[str, Any] | None:

@@ -64,6 +64,8 @@ SECRET_NAMES: tuple[str, ...] = ("token", "api_key")
 CONFIG_ENV = CONFIG_VARIABLE
 #: The config file's table of report settings (brand, agent, disclaimer), read by the report.
 REPORT_TABLE = "report"
+#: The config file's table of a RESO source (read by :mod:`realtyframes.reso`).
+RESO_TABLE = "reso"
 #: The config file's path below the user config directory.
 CONFIG_RELATIVE = Path("realtyframes") / "config.toml"
 
@@ -151,8 +153,8 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, str]:
         raise ConfigError(label, f"is not valid TOML ({exc})") from None
     values: dict[str, str] = {}
     for key, value in data.items():
-        if key == REPORT_TABLE and isinstance(value, dict):
-            continue  # the report's brand: read by realtyframes.report.brand
+        if key in (REPORT_TABLE, RESO_TABLE) and isinstance(value, dict):
+            continue  # the report's brand (realtyframes.report.brand), a RESO source (.reso)
         if key not in SETTING_NAMES:
             near = difflib.get_close_matches(key, SETTING_NAMES, n=1)
             hint = f"; did you mean {near[0]!r}?" if near else ""

@@ -25,7 +25,7 @@ Class tree::
     ├── SchemaValidationError(ValueError)  rows failed validation with on_invalid="raise"
     │                                    (.model, .failure_cases)
     ├── CacheLockTimeout(TimeoutError)   another process held a cache entry's lock too long
-    │   ├── CacheReadTimeout             a reader waited its bound for a writer to complete an entry
+    │   ├── CacheReadTimeout             (no longer raised: readers never wait)
     │   └── ScopeBusyError               another run of the same scope kept syncing past the wait,
     │                                    or a cache clear found a scope being synced
     ├── CacheLockError(OSError)          a cache lock's path cannot be a lock file (a directory ...)
@@ -426,8 +426,8 @@ class CacheLockError(RealtyFramesError, OSError):
 
 
 class CacheReadTimeout(CacheLockTimeout):
-    """A reader found an entry's files from two writes (a writer of an older version at work)
-    and the writer did not complete the entry within the reader's bound (``read_wait``)."""
+    """Kept for ``except`` clauses written for it: no longer raised (since #33 a reader reads the
+    generation the cache's state database names and never waits for a writer)."""
 
 
 class ScopeBusyError(CacheLockTimeout):

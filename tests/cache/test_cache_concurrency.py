@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import duckdb
@@ -63,13 +64,17 @@ def test_two_processes_writing_one_key_leave_one_valid_file(tmp_path: Path):
     for p in procs:
         p.join(timeout=120)
         assert p.exitcode == 0
-    cache = ParquetCache(tmp_path)
+    cache = ParquetCache(tmp_path, grace=timedelta(0))  # replaced generations go at once
     entry = cache.read("listings", "shared")
     assert entry is not None
     tag = entry.meta["writer"]
     pd.testing.assert_frame_equal(entry.frame, frame(20_003, tag))
+    cache.write("listings", "other", frame(3, 3), {"host": "h"})  # a write collects them
+    cache.clear(keys={"other"})
+    current = cache.generation("listings", "shared")
     assert files(tmp_path) == [
-        ".rf/locks/listings/shared.lock",
+        f".rf/generations/listings/shared/{current}/main.parquet",
+        ".rf/state.sqlite3",
         "listings/" + ENTRY.format("shared"),
     ]
 
@@ -131,14 +136,15 @@ def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path: Path
     cache = ParquetCache(tmp_path)
     previous = frame(1000, 7)
     cache.write("listings", "k", previous, {"host": "h"})
-    folder = tmp_path / ".rf" / "staging"  # where a write is made; the dataset never sees it
+    first = cache.generation("listings", "k")
+    folder = tmp_path / ".rf" / "generations" / "listings" / "k"  # the dataset never sees it
     child = subprocess.Popen(
         [sys.executable, "-c", KILLED_WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         deadline = time.monotonic() + 60
-        while not folder.is_dir() or not any(".tmp-" in p.name for p in folder.iterdir()):
+        while not [p for p in folder.iterdir() if p.name != first and any(p.iterdir())]:
             assert child.poll() is None, "the writer finished before it could be killed"
             assert time.monotonic() < deadline
             time.sleep(0.001)
@@ -146,13 +152,19 @@ def test_sigkill_in_the_middle_of_a_write_keeps_the_previous_file(tmp_path: Path
     finally:
         child.communicate()  # reaps it and closes its pipe
     assert child.returncode == -signal.SIGKILL
-    assert any(".tmp-" in p.name for p in folder.iterdir())  # the half-written temporary file
+    assert len(list(folder.iterdir())) == 2  # the half-written generation, never made current
     entry = cache.read("listings", "k")
-    assert entry is not None
+    assert entry is not None and cache.generation("listings", "k") == first
     pd.testing.assert_frame_equal(entry.frame, previous)
     assert files(tmp_path / "listings") == [ENTRY.format("k")]  # only the whole, previous file
-    ParquetCache(tmp_path)  # the next open of the cache removes a dead writer's leftovers
-    assert files(tmp_path) == [".rf/locks/listings/k.lock", "listings/" + ENTRY.format("k")]
+    # the next write of the key, once the grace period has passed, removes the dead writer's files
+    ParquetCache(tmp_path, grace=timedelta(0)).write("listings", "k", frame(5, 8), {"host": "h"})
+    current = cache.generation("listings", "k")
+    assert files(tmp_path) == [
+        f".rf/generations/listings/k/{current}/main.parquet",
+        ".rf/state.sqlite3",
+        "listings/" + ENTRY.format("k"),
+    ]
 
 
 def test_other_tools_read_the_cache_folder(tmp_path: Path):
@@ -160,9 +172,8 @@ def test_other_tools_read_the_cache_folder(tmp_path: Path):
     cache.write("listings", "k1", frame(30, 1), {"host": "h"}, extra_frames={"media": frame(5, 1)})
     cache.write("listings", "k2", frame(12, 2), {"host": "h"})
     # things that must not confuse readers: a lock, a moved-aside file, a killed writer's temp file
-    broken = tmp_path / "listings" / ENTRY.format("k3")
-    broken.parent.mkdir(parents=True)
-    broken.write_bytes(b"broken")
+    cache.write("listings", "k3", frame(3, 3), {"host": "h"})
+    cache.path("listings", "k3").write_bytes(b"broken")  # damaged: a read moves it aside
     with pytest.warns(CacheWarning):
         assert cache.read("listings", "k3") is None
     (tmp_path / ".rf" / "staging" / ".listings.k4.parquet.tmp-1-abcd").write_bytes(b"half")

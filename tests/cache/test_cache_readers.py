@@ -16,14 +16,13 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import warnings
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +33,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import realtyframes as rf
-from realtyframes.cache import (
-    META_KEY,
-    CacheReadTimeout,
-    CacheWarning,
-    Entry,
-    ParquetCache,
-    file_lock,
-    is_locked,
-)
+from realtyframes.cache import GRACE, META_KEY, CacheWarning, Entry, ParquetCache
 
 # -- one entry, a reader at each step of a write ------------------------------------------------------
 
@@ -85,9 +76,10 @@ READ_IN_ANOTHER_PROCESS = textwrap.dedent(
 
 
 def test_a_reader_at_each_step_of_a_write_gets_one_whole_generation(tmp_path, monkeypatch):
-    """The writer is stopped at each rename (every file of the entry, companions first); a
-    reader of this process, and at the main file's rename one of another process, must get
-    the previous generation or the new one, whole."""
+    """The writer is stopped at each rename into the dataset (every file of the entry, companions
+    first; inside the transaction that makes the new generation current); a reader of this
+    process, and at the main file's rename one of another process, must get the previous
+    generation, whole; the dataset folders hold whole files only."""
     root = tmp_path / "cache"
     cache = ParquetCache(root)
     write(cache, 10)
@@ -98,11 +90,9 @@ def test_a_reader_at_each_step_of_a_write_gets_one_whole_generation(tmp_path, mo
 
     def replace(src: Any, dst: Any) -> None:
         if Path(dst).name == "part-0.parquet":  # a file of the entry is about to be renamed
-            got = counts(ParquetCache(root).read("market", "k"))
-            seen.append((Path(dst).parent.parent.parent.name, got))
+            seen.append((Path(dst).parent.parent.parent.name, counts(cache.read("market", "k"))))
             if Path(dst) == main:  # the companions are the new generation's, the main is not
                 assert generation_of(history) != generation_of(main)
-                assert is_locked(root / ".rf" / "locks" / "market" / "k.lock")
                 other = subprocess.run(
                     [sys.executable, "-c", READ_IN_ANOTHER_PROCESS, str(root)],
                     capture_output=True, text=True, check=True, timeout=120,
@@ -119,80 +109,57 @@ def test_a_reader_at_each_step_of_a_write_gets_one_whole_generation(tmp_path, mo
     ]  # fmt: skip
     assert all(got == (10, 20, 5) for _folder, got in seen), seen  # the previous one, whole
     assert counts(cache.read("market", "k")) == (20, 40, 10)
-    assert not list((root / ".rf" / "previous").glob("*"))  # kept only while being replaced
+    assert not (root / ".rf" / "previous").exists()  # no copies kept aside: generations
 
 
-def test_a_write_that_completes_while_a_reader_reads_is_read_again(tmp_path, monkeypatch):
-    """The reader has read the main file of one generation; two writes complete before it reads
-    the companions (neither in place nor kept has them now): it reads the entry again, at once
-    (no wait: ``read_wait=0`` is enough)."""
+@pytest.mark.parametrize("grace", [timedelta(minutes=10), timedelta(0)])
+def test_a_reader_that_named_a_generation_reads_it_during_the_grace_period(
+    tmp_path, monkeypatch, grace
+):
+    """The reader has read which generation is current; two writes complete before it opens the
+    files. Within the grace period the replaced generation is still there: it reads it, whole.
+    With no grace it is gone: the reader looks again and reads the newest, whole (no wait)."""
     root = tmp_path / "cache"
-    cache = ParquetCache(root, read_wait=0)
+    cache = ParquetCache(root, grace=grace)
     write(cache, 10)
     import realtyframes.cache._store as store
 
-    real_read_frame, reads = store.read_frame, []
+    real_read, reads = store.read_generation, []
 
-    def read_frame(path: Path, **kw: Any) -> Any:
-        got = real_read_frame(path, **kw)
-        reads.append(path.parent.parent.parent.name)
-        if len(reads) == 1:  # after the first main file: two writers complete their writes
-            write(ParquetCache(root), 20)
-            write(ParquetCache(root), 30)
-        return got
+    def read_generation(folder: Path, parts: Any) -> Any:
+        reads.append(folder.name)
+        if len(reads) == 1:  # named, not opened yet: two writers complete their writes
+            write(ParquetCache(root, grace=grace), 20)
+            write(ParquetCache(root, grace=grace), 30)
+        return real_read(folder, parts)
 
-    monkeypatch.setattr(store, "read_frame", read_frame)
-    assert counts(cache.read("market", "k")) == (30, 60, 15)
-    assert reads[:2] == ["market", "market.history"]  # the companion of another generation
-    assert reads.count("market") == 2  # then the entry read again, whole
-
-
-def torn(root: Path, n: int) -> None:
-    """Put a companion of another write in place, as a writer of an older version does before
-    it renames the main file (or leaves it so when it dies)."""
-    other = tmp = root.parent / f"other-{n}"
-    write(ParquetCache(tmp), n)
-    for name in ("history", "media"):
-        part = f"market.{name}/account=unset/scope=key-k/part-0.parquet"
-        shutil.copyfile(other / part, root / part)
+    monkeypatch.setattr(store, "read_generation", read_generation)
+    got = counts(cache.read("market", "k"))
+    if grace:
+        assert got == (10, 20, 5) and len(reads) == 1
+        assert len(list((root / ".rf" / "generations" / "market" / "k").iterdir())) == 3
+    else:
+        assert got == (30, 60, 15) and len(reads) == 2  # looked again at once
+        assert len(list((root / ".rf" / "generations" / "market" / "k").iterdir())) == 1
 
 
-def test_a_writer_of_an_older_version_is_waited_for_within_read_wait(tmp_path):
+def test_replaced_generations_are_removed_after_the_grace_period(tmp_path, monkeypatch):
     root = tmp_path / "cache"
-    cache = ParquetCache(root, read_wait=10)
+    cache = ParquetCache(root)
     write(cache, 10)
-    torn(root, 20)
-    lock = root / ".rf" / "locks" / "market" / "k.lock"
-    main = "market/account=unset/scope=key-k/part-0.parquet"
-    holding = threading.Event()
+    first = cache.generation("market", "k")
+    write(cache, 20)
+    kept = root / ".rf" / "generations" / "market" / "k"
+    assert sorted(p.name for p in kept.iterdir()) == sorted(
+        [first, cache.generation("market", "k")]
+    )
+    import realtyframes.cache._store as store
 
-    def complete_the_write() -> None:  # the old writer: holds the lock, renames its main file
-        with file_lock(lock):
-            holding.set()
-            time.sleep(0.5)
-            shutil.copyfile(root.parent / "other-20" / main, tmp_path / "main.tmp")
-            os.replace(tmp_path / "main.tmp", root / main)  # atomic, as every version renames
-
-    writer = threading.Thread(target=complete_the_write)
-    writer.start()
-    assert holding.wait(10)
-    started = time.monotonic()
-    assert counts(cache.read("market", "k")) == (20, 40, 10)  # waited for it: the new one
-    assert 0.2 < time.monotonic() - started < 10
-    writer.join()
-
-
-def test_an_entry_not_completed_within_read_wait_raises(tmp_path):
-    root = tmp_path / "cache"
-    cache = ParquetCache(root, read_wait=0.3)
-    write(cache, 10)
-    torn(root, 20)
-    with file_lock(root / ".rf" / "locks" / "market" / "k.lock"):  # a writer that never ends
-        started = time.monotonic()
-        with pytest.raises(CacheReadTimeout, match=r"market/k .*not complete after 0.3 s"):
-            cache.read("market", "k")
-        assert time.monotonic() - started < 5
-    assert issubclass(CacheReadTimeout, rf.CacheLockTimeout)
+    later = time.time() + GRACE.total_seconds() + 1
+    monkeypatch.setattr(store.time, "time", lambda: later)
+    write(cache, 30)
+    assert first not in {p.name for p in kept.iterdir()}  # past its grace: removed
+    assert len(list(kept.iterdir())) == 2  # the one replaced now stays for its grace period
 
 
 @pytest.mark.parametrize("wait", [-1, "10", True, float("nan")])
@@ -201,24 +168,18 @@ def test_read_wait_is_a_number_of_seconds(tmp_path, wait):
         ParquetCache(tmp_path, read_wait=wait)
 
 
-def test_an_entry_left_torn_by_a_writer_that_died_is_a_miss(tmp_path):
-    """No writer at work, companions of another generation and none kept: a miss, as always
-    (there is no whole generation to give); the next write replaces it."""
+def test_a_writer_that_dies_before_its_commit_leaves_the_previous_generation(tmp_path, monkeypatch):
+    """Killed after its files are written (before the transaction), or between its renames
+    into the dataset (inside it): the previous generation stays current and whole, the new
+    one's files are removed, and the next write of the key completes."""
     root = tmp_path / "cache"
     cache = ParquetCache(root)
     write(cache, 10)
-    torn(root, 20)
-    assert cache.read("market", "k") is None
-    write(cache, 30)
-    assert counts(cache.read("market", "k")) == (30, 60, 15)
+    import realtyframes.cache._store as store
 
+    def killed(*_args: Any, **_kw: Any) -> None:
+        raise KeyboardInterrupt
 
-def test_a_writer_that_dies_between_its_renames_leaves_the_previous_generation(
-    tmp_path, monkeypatch
-):
-    root = tmp_path / "cache"
-    cache = ParquetCache(root)
-    write(cache, 10)
     real_replace = os.replace
 
     def replace(src: Any, dst: Any) -> None:
@@ -226,21 +187,17 @@ def test_a_writer_that_dies_between_its_renames_leaves_the_previous_generation(
             raise KeyboardInterrupt  # killed before the main file
         real_replace(src, dst)
 
-    monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(KeyboardInterrupt):
-        write(cache, 20)
-    monkeypatch.undo()
-    kept = sorted(p.name.split(".")[1] for p in (root / ".rf" / "previous").iterdir())
-    assert kept == ["history", "media"]  # the companions of the main file in place
-    assert counts(cache.read("market", "k")) == (10, 20, 5)  # still the previous one, whole
+    for target, name, fake in ((store, "commit", killed), (os, "replace", replace)):
+        with pytest.raises(KeyboardInterrupt), monkeypatch.context() as m:
+            m.setattr(target, name, fake)
+            write(cache, 20)
+        assert counts(cache.read("market", "k")) == (10, 20, 5)  # the previous one, whole
+        assert len(list((root / ".rf" / "generations" / "market" / "k").iterdir())) == 1
     write(cache, 30)
     assert counts(cache.read("market", "k")) == (30, 60, 15)
-    assert not list((root / ".rf" / "previous").iterdir())
-    with pytest.raises(KeyboardInterrupt), monkeypatch.context() as m:
-        m.setattr(os, "replace", replace)
-        write(cache, 40)
-    assert cache.clear("market") == 1  # clear removes what such a write kept
-    assert not list((root / ".rf" / "previous").iterdir())
+    dataset = pd.read_parquet(root / "market.history")
+    assert len(dataset) == 60  # the dataset: the newest generation's files in place
+    assert cache.clear("market") == 1
     assert not list(root.rglob("*.parquet"))
 
 
@@ -269,24 +226,26 @@ LOADS: dict[str, Callable[[rf.Client, bool], pd.DataFrame]] = {
 def test_every_cached_load_is_answered_while_its_entry_is_rewritten(
     sandbox_url, tmp_path, monkeypatch, resource
 ):
-    """A client rewrites the entry (``refresh=True``); when its main file is about to be
-    renamed (its companions already are), another client's load is a cache hit, equal to the
-    generation before."""
+    """A client rewrites the entry (``refresh=True``); when its new generation is written but
+    not yet current, another client's load is a cache hit, equal to the generation before."""
     load = LOADS[resource]
     writer = rf.Client(sandbox_url, cache_dir=tmp_path, progress=False)
     reader = rf.Client(sandbox_url, cache_dir=tmp_path, progress=False)
     before = load(writer, False)
-    real_replace = os.replace
     answers: list[tuple[bool, pd.DataFrame]] = []
 
-    def replace(src: Any, dst: Any) -> None:
-        if Path(dst).name == "part-0.parquet" and Path(dst).parents[2].name == resource:
+    import realtyframes.cache._store as store
+
+    real_write = store.write_parts
+
+    def write_parts(folder: Path, parts: Any) -> None:
+        real_write(folder, parts)
+        if folder.parent.parent.name == resource:  # the new generation whole, not current yet
             got = load(reader, False)
             assert reader.last_load is not None
             answers.append((reader.last_load.from_cache, got))
-        real_replace(src, dst)
 
-    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(store, "write_parts", write_parts)
     load(writer, True)
     monkeypatch.undo()
     assert len(answers) == 1 and answers[0][0], "the reader fetched: the cache had a hole"

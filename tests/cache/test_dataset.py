@@ -4,8 +4,6 @@ Spark under the ``spark`` marker), and the move from the flat layout of realtyfr
 
 from __future__ import annotations
 
-import logging
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +15,6 @@ import pyarrow.dataset as ds
 import pytest
 
 import realtyframes as rf
-from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
 
 #: Two synced markets that do not overlap: together, one market of two cities.
@@ -137,57 +134,6 @@ def test_market_metrics_over_the_dataset(cached: Cached, engine: str) -> None:
     want = _summary(pd.concat(cached.frames["market"].values(), ignore_index=True))
     assert set(want.index) == {"Coral Gables", "Doral"}
     pd.testing.assert_frame_equal(_summary(table), want, rtol=1e-9)
-
-
-# --- the flat layout of 0.1 ---------------------------------------------------------------------------
-
-
-def _flatten(root: Path) -> int:
-    """Put every entry back where realtyframes 0.1 kept it (``<folder>/<key>.parquet``, a lock
-    file next to it), as an upgraded user's cache is found."""
-    moved = 0
-    for part in sorted(root.glob("*/account=*/scope=key-*/part-0.parquet")):
-        folder, key = part.parents[2], part.parent.name.removeprefix("scope=key-")
-        part.rename(folder / f"{key}.parquet")
-        (folder / f".{key}.lock").touch()
-        moved += 1
-    for folder in root.glob("*/account=*"):
-        shutil.rmtree(folder)
-    shutil.rmtree(root / ".rf")
-    return moved
-
-
-def test_a_flat_cache_is_moved_with_a_log_line_and_still_hits(
-    sandbox_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    root = tmp_path / "cache"
-    with rf.Client(sandbox_url, cache_dir=root, progress=False) as client:
-        miami = client.listings(City="Miami")
-        market = client.sync_listings(**SCOPE)
-        state = client.sync_state(**SCOPE)
-    (root / "listings" / "0123abcd.parquet").parent.mkdir(exist_ok=True)
-    (root / "listings" / "0123abcd.parquet").write_bytes(b"not parquet")  # unreadable: kept aside
-    files = _flatten(root)
-    assert files >= 5  # listings (+ quarantine), market (+ media, quarantine, history)
-
-    with caplog.at_level(logging.WARNING, logger="realtyframes.cache"):
-        client = rf.Client(sandbox_url, cache_dir=root, progress=False)
-    lines = [r.getMessage() for r in caplog.records]
-    assert len(lines) == 1
-    assert f"{files} files moved to the dataset layout" in lines[0]
-    assert "1 unreadable moved aside" in lines[0]
-    with client:
-        pd.testing.assert_frame_equal(client.listings(City="Miami"), miami)
-        assert client.last_load is not None and client.last_load.from_cache
-        assert client.sync_state(**SCOPE) == state  # the sync goes on from where it was
-        assert len(client.sync_listings(**SCOPE)) == len(market)
-    flat = [p for p in root.glob("*/*.parquet") if p.parent.name != "runs"]  # runs: one per run
-    assert not flat and not list(root.glob("*/.*.lock"))
-    aside = [p.name for p in (root / ".rf" / "corrupt").iterdir()]
-    assert len(aside) == 1 and aside[0].startswith("listings.0123abcd.")
-    caplog.clear()
-    ParquetCache(root)  # nothing left to move: no second line
-    assert not caplog.records
 
 
 # --- Spark -------------------------------------------------------------------------------------------

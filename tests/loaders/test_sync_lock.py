@@ -354,9 +354,3 @@ def test_a_lock_path_that_is_a_directory_is_a_typed_error(
             client.sync_listings(City="Doral")
         assert isinstance(error.value, OSError) and str(lock) in str(error.value)
         assert requests == []
-    cache = ParquetCache(tmp_path / "d")
-    key = "0" * 32
-    (tmp_path / "d" / ".rf" / "locks" / "listings" / f"{key}.lock").mkdir(parents=True)
-    with pytest.raises(rf.CacheLockError, match="it is a directory"):
-        cache.write("listings", key, pd.DataFrame({"ListingId": ["L1"]}))
-    assert cache.read("listings", key) is None

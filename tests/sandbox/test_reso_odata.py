@@ -256,7 +256,7 @@ def test_metadata_and_service_document(reso: RunningSandbox, http_client: httpx.
     schema = root.find(f".//{edm}Schema")
     assert schema is not None and schema.get("Namespace") == "org.reso.metadata"
     sets = [e.get("Name") for e in root.iter(f"{edm}EntitySet")]
-    assert sets == ["Property", "Member", "Office", "OpenHouse", "Media"]
+    assert sets == ["Property", "Member", "Office", "OpenHouse", "Media", "HistoryTransactional"]
     prop = next(e for e in root.iter(f"{edm}EntityType") if e.get("Name") == "Property")
     names = {p.get("Name"): p.get("Type") for p in prop.iter(f"{edm}Property")}
     assert names["StandardStatus"] == "Edm.String" and names["CloseDate"] == "Edm.Date"

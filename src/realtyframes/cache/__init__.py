@@ -1,5 +1,6 @@
-"""The Parquet cache: atomic, locked, self-describing files other tools read directly, and the
-cache's state (checkpoints, run history, locks, watches) in one SQLite database.
+"""The Parquet cache: immutable, self-describing generations other tools read directly as
+datasets, and the cache's state (which generation is current, sync state, checkpoints, run
+history, locks, watches) in one SQLite database.
 
 >>> from realtyframes.cache import ParquetCache, account_fingerprint
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
@@ -30,11 +31,12 @@ from realtyframes.cache._state import connect as state_connection
 from realtyframes.cache._state import exists as state_exists
 from realtyframes.cache._state import state_file
 from realtyframes.cache._state import transaction as state_transaction
-from realtyframes.cache._store import META_KEY, READ_WAIT, CacheWarning, ParquetCache
+from realtyframes.cache._store import GRACE, META_KEY, READ_WAIT, CacheWarning, ParquetCache
 from realtyframes.errors import CacheReadTimeout
 
 __all__ = [
     "CHECKPOINT_MAX_AGE",
+    "GRACE",
     "META_KEY",
     "QUARANTINE_JUMP",
     "READ_WAIT",

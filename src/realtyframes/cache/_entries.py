@@ -30,6 +30,8 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 _SECRET_PARAM = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
 _REDACTED = "<redacted>"
+#: The ``user:password@`` of a URL (never stored: the host is kept without it).
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", re.I)
 
 
 class _ResourceTtl(enum.Enum):
@@ -229,7 +231,7 @@ def entry_doc(
     doc: dict[str, Any] = {
         "resource": resource,
         "key": key,
-        "host": given.pop("host", None),
+        "host": _USERINFO.sub(r"\1", str(host)) if (host := given.pop("host", None)) else host,
         "operation": given.pop("operation", resource),
         "params": params,
         "account": given.pop("account", None),

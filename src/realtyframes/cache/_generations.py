@@ -1,16 +1,16 @@
-"""Generations of an entry: how a reader gets a complete one while a writer replaces it.
+"""Generations of an entry: immutable files, written whole before the state database makes them
+current, and published into the dataset.
 
-A write makes a new *generation*: an id in the metadata of the main file and of each of its
-companions (``market`` and ``market.history``, ``listings`` and ``listings.media`` ...). The
-writer stages every file complete in ``.rf/staging``, then renames the companions into their
-partitions and the main file last. A reader that opened the previous main file may so find
-companions of the new generation in place; therefore, before renaming anything, the writer links
-each companion of the generation in place to ``.rf/previous/<folder>.<key>.<generation>.parquet``
-and removes those links only once the new main file is in place. A reader reads the main file,
-then each companion of the main file's generation, in place or else in ``.rf/previous``; if
-neither has it, a newer write completed meanwhile and the reader reads the entry again
-(:class:`Torn`). Each file is read through one open file (its metadata and its rows from the
-same file; an open file stays readable when it is renamed over or removed).
+A write makes a new *generation* (16 hex digits): its main file and each companion
+(``market`` and ``market.history``, ``listings`` and ``listings.media`` ...) are written, flushed
+and never changed again in ``.rf/generations/<resource>/<key>/<generation>/<part>.parquet``
+(:func:`write_parts`). One transaction of the state database then makes it the entry's current
+generation (:mod:`._catalog`); a reader reads the current generation's name and the files of
+that generation, so it never mixes two writes and never waits. Inside that transaction the
+writer publishes the files into the dataset (:func:`publish`): each partition's ``part-0.parquet``
+becomes a hard link to the generation's file by one rename, which outside engines see whole.
+A replaced generation stays on disk for a grace period (``ParquetCache(grace=...)``), so a reader
+that read its name just before it was replaced still opens its files; then it is removed.
 
 >>> GENERATION.match("9f2c4e1a0b3d5e7f") is not None
 True
@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -30,55 +31,40 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from realtyframes._files import atomic_path, fsync_dir, temp_path
+from realtyframes._files import fsync_dir, temp_path
 from realtyframes.cache._entries import FILE_MODE, _private_dirs, _restore_categories
 from realtyframes.cache._layout import Layout
-from realtyframes.cache._lock import is_locked
 
 __all__ = [
-    "ANY",
     "GENERATION",
+    "MAIN",
     "META_KEY",
-    "Part",
-    "Torn",
     "Unreadable",
-    "commit",
     "entry_meta",
-    "identity",
-    "keep_previous",
-    "read_frame",
-    "release_previous",
-    "remove_kept_leftovers",
-    "replace_files",
-    "stage",
+    "part_path",
+    "publish",
+    "read_generation",
+    "remove_generation",
+    "write_parts",
 ]
 
 #: Parquet key-value metadata key holding the entry's JSON metadata.
 META_KEY = b"realtyframes"
 #: What a generation id looks like (the writer makes 16 hex digits).
 GENERATION = re.compile(r"^[0-9a-f]{1,64}$")
-#: ``read_frame(generation=ANY)``: whatever the file's generation.
-ANY = object()
+#: The part name of an entry's main file (its companions' parts are their names).
+MAIN = "main"
 #: Errors of a file that is there but cannot be read as an entry (truncated, not Parquet ...).
 _BROKEN = (OSError, ValueError, TypeError, KeyError, pa.ArrowException)
 
 
-class Torn(Exception):
-    """The entry's files changed while they were read (a write completed meanwhile, or a writer
-    of another version is at work): read it again. ``token`` tells one torn state from another."""
-
-    def __init__(self, token: object) -> None:
-        super().__init__(repr(token))
-        self.token = token
-
-
 class Unreadable(Exception):
-    """A file that cannot be read as an entry; ``identity`` names the file (device, inode)."""
+    """A file that cannot be read as an entry; ``part`` names it (``main`` or a companion)."""
 
-    def __init__(self, cause: BaseException, ident: tuple[int, int] | None) -> None:
+    def __init__(self, cause: BaseException, part: str) -> None:
         super().__init__(f"{type(cause).__name__}: {cause}")
         self.cause = cause
-        self.identity = ident
+        self.part = part
 
 
 def entry_meta(schema: pa.Schema) -> dict[str, Any]:
@@ -92,176 +78,98 @@ def entry_meta(schema: pa.Schema) -> dict[str, Any]:
     return meta
 
 
-def identity(path: Path) -> tuple[int, int] | None:
-    """``(device, inode)`` of the file at ``path`` now, or None when there is none."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return st.st_dev, st.st_ino
+def part_path(folder: Path, part: str) -> Path:
+    return folder / f"{part}.parquet"
 
 
-def read_frame(
-    path: Path, *, generation: object = ANY
-) -> tuple[dict[str, Any], pd.DataFrame | None]:
-    """The metadata and the frame of the file at ``path``, both from one open file.
+def read_generation(folder: Path, parts: Sequence[str]) -> dict[str, pd.DataFrame]:
+    """The frames of a generation's files (``main`` and its companions), opened all at once
+    before any is read (an open file stays readable when the generation is removed). Raises
+    ``FileNotFoundError`` when one is gone (the generation was removed), :class:`Unreadable`
+    when one is not a readable entry file (page checksums verified)."""
+    opened: dict[str, pa.OSFile] = {}
+    try:
+        for part in parts:
+            try:
+                opened[part] = pa.OSFile(str(part_path(folder, part)))
+            except FileNotFoundError:
+                raise
+            except OSError as exc:
+                raise Unreadable(exc, part) from exc
+        return {part: _read(source, part, folder.name) for part, source in opened.items()}
+    finally:
+        for source in opened.values():
+            source.close()
 
-    With ``generation`` given, a file of another generation gives ``(meta, None)`` (its rows are
-    not read). Raises ``FileNotFoundError`` when there is no file, :class:`Unreadable` when it
-    is not a readable entry.
-    """
+
+def _read(source: pa.OSFile, part: str, generation: str) -> pd.DataFrame:
     try:
-        source = pa.OSFile(str(path))
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise Unreadable(exc, identity(path)) from exc
-    with source:
-        st = os.fstat(source.fileno())
-        try:
-            parquet = pq.ParquetFile(source, page_checksum_verification=True)
-            meta = entry_meta(parquet.schema_arrow)
-            if generation is not ANY and meta.get("generation") != generation:
-                return meta, None
-            table = parquet.read()
-        except _BROKEN as exc:
-            raise Unreadable(exc, (st.st_dev, st.st_ino)) from exc
-    try:
-        return meta, _restore_categories(table.to_pandas(), meta)
+        parquet = pq.ParquetFile(source, page_checksum_verification=True)
+        meta = entry_meta(parquet.schema_arrow)
+        if meta.get("generation", generation) != generation:  # written over from outside
+            raise ValueError(f"a file of generation {meta['generation']}, not {generation}")
+        return _restore_categories(parquet.read().to_pandas(), meta)
     except _BROKEN as exc:
-        raise Unreadable(exc, (st.st_dev, st.st_ino)) from exc
+        raise Unreadable(exc, part) from exc
 
 
-def footer(path: Path | None) -> dict[str, Any] | None:
-    """The metadata of the file at ``path`` (its footer only), or None."""
-    if path is None:
-        return None
+def write_parts(folder: Path, parts: Sequence[tuple[str, pd.DataFrame, Mapping[str, Any]]]) -> None:
+    """Write each part (name, frame, its metadata) of a new generation into ``folder``, private
+    (``0600``) and flushed to disk, then flush the folder. Nothing reads them before the state
+    database names the generation; on a failure the folder is removed."""
+    _private_dirs(folder)
     try:
-        return entry_meta(pq.read_schema(path))
-    except _BROKEN:
-        return None
+        for part, frame, doc in parts:
+            _write_file(part_path(folder, part), frame, doc)
+        fsync_dir(folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
-# -- writing -----------------------------------------------------------------------------------------
-
-
-def keep_previous(layout: Layout, resource: str, key: str, meta: Mapping[str, Any]) -> None:
-    """Link the companions of the generation in place (``meta``: its main file's metadata) into
-    ``.rf/previous``, so readers of that main file find them while a writer replaces them.
-    The caller holds the entry's lock."""
-    generation = meta.get("generation")
-    if not isinstance(generation, str) or not GENERATION.match(generation):
-        return
-    kept_any = False
-    for name in meta.get("extras") or {}:
-        folder = f"{resource}.{name}"
-        kept = layout.previous(folder, key, generation)
-        current = layout.find(folder, key)
-        if kept.exists() or current is None:
-            continue  # kept by a write that did not complete; or nothing to keep
-        found = footer(current)
-        if found is None or found.get("generation") != generation:
-            continue
-        _private_dirs(kept.parent)
-        try:
-            os.link(current, kept)
-        except FileExistsError:
-            pass
-        except OSError:  # a file system without hard links: a copy
-            staging = layout.staging(folder, key)
-            with atomic_path(kept, mode=FILE_MODE, fsync=False, staging=staging) as tmp:
-                shutil.copyfile(current, tmp)
-        kept_any = True
-    if kept_any:
-        fsync_dir(layout.internal / "previous")
-
-
-def release_previous(layout: Layout, resource: str, key: str) -> None:
-    """Remove the kept companions of ``key`` (once the new main file is in place)."""
-    for path in layout.previous_files(key, resource):
-        try:
-            path.unlink(missing_ok=True)
-        except OSError:  # open by a reader where that forbids removing (Windows): the next write
-            continue
-
-
-def remove_kept_leftovers(layout: Layout, resource: str) -> None:
-    """Remove the companions of ``resource`` kept by writes that died (those of keys whose lock
-    a writer holds are in use)."""
-    for kept in layout.internal.glob(f"previous/{resource}.*.parquet"):
-        key = kept.name.removesuffix(".parquet").rsplit(".", 2)[-2]
-        if not is_locked(layout.lock(resource, key)):
-            kept.unlink(missing_ok=True)
-
-
-def stage(
-    layout: Layout, folder: str, key: str, frame: pd.DataFrame, doc: Mapping[str, Any]
-) -> Path:
-    """Write ``frame`` with its metadata ``doc`` to a new private file in ``.rf/staging``,
-    flushed to disk; return its path (the caller renames it into place with :func:`commit`)."""
+def _write_file(path: Path, frame: pd.DataFrame, doc: Mapping[str, Any]) -> None:
     named = isinstance(frame.index, pd.MultiIndex) or frame.index.name is not None
-    table = pa.Table.from_pandas(frame, preserve_index=named)
-    metadata = dict(table.schema.metadata or {})
-    metadata[META_KEY] = json.dumps(doc, separators=(",", ":")).encode()
-    table = table.replace_schema_metadata(metadata)
-    tmp = temp_path(layout.staging(folder, key))
-    _private_dirs(tmp.parent)
+    table = pa.Table.from_pandas(frame, preserve_index=named)  # str columns: no copy (Arrow)
+    metadata = {**(table.schema.metadata or {}), META_KEY: json.dumps(doc).encode()}
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, FILE_MODE)
+    fd = os.open(path, flags, FILE_MODE)
     try:
         if hasattr(os, "fchmod"):
             os.fchmod(fd, FILE_MODE)  # exactly 0600, whatever the umask
         with open(fd, "wb", closefd=False) as fh:
-            pq.write_table(table, fh, write_page_checksum=True)
+            pq.write_table(table.replace_schema_metadata(metadata), fh, write_page_checksum=True)
         os.fsync(fd)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     finally:
         os.close(fd)
-    return tmp
 
 
-#: One file of a write: its target, its dataset folder, the frame and its metadata.
-Part = tuple[Path, str, pd.DataFrame, Mapping[str, Any]]
-
-
-def replace_files(
-    layout: Layout, resource: str, key: str, parts: Sequence[Part]
-) -> dict[str, Any] | None:
-    """Replace the entry's files by ``parts`` (the main file last): keep the companions of the
-    generation in place for its readers (:func:`keep_previous`), stage every part complete,
-    then rename them into place. The caller holds the entry's lock and, once it has removed
-    what the new generation no longer has, calls :func:`release_previous`. Returns the metadata
-    of the main file replaced (None if there was none)."""
-    old = footer(layout.find(resource, key))
-    if old is not None:
-        keep_previous(layout, resource, key, old)
-    staged: list[tuple[Path, Path]] = []
-    try:
-        for target, folder, frame, doc in parts:
-            _private_dirs(target.parent)
-            staged.append((stage(layout, folder, key, frame, doc), target))
-    except BaseException:
-        for tmp, _target in staged:
-            tmp.unlink(missing_ok=True)
-        release_previous(layout, resource, key)  # nothing was replaced
-        raise
-    commit(staged)
-    return old
-
-
-def commit(staged: list[tuple[Path, Path]]) -> None:
-    """Rename each staged file onto its target, in order (the main file last), then flush the
-    folders. On a failure the files not yet renamed are removed."""
-    done = 0
-    try:
-        for tmp, target in staged:
+def publish(
+    layout: Layout, key: str, folder: Path, targets: Mapping[str, tuple[str, Path]]
+) -> None:
+    """Put each part of the generation in ``folder`` at its dataset target (``part -> (dataset
+    folder, target)``): a hard link (a copy without hard links) made in ``.rf/staging`` and renamed
+    onto the target, the main file last; then flush the partitions' folders."""
+    for part, (dataset, target) in sorted(targets.items(), key=lambda kv: kv[0] == MAIN):
+        _private_dirs(target.parent)
+        tmp = temp_path(layout.staging(dataset, key))
+        _private_dirs(tmp.parent)
+        try:
+            os.link(part_path(folder, part), tmp)
+        except OSError:  # a file system without hard links: a copy
+            shutil.copyfile(part_path(folder, part), tmp)
+            os.chmod(tmp, FILE_MODE)
+        try:
             os.replace(tmp, target)
-            done += 1
-    except BaseException:
-        for tmp, _target in staged[done:]:
+        except BaseException:
             tmp.unlink(missing_ok=True)
-        raise
-    for folder in dict.fromkeys(target.parent for _tmp, target in staged):
-        fsync_dir(folder)
+            raise
+    for partition in dict.fromkeys(target.parent for _dataset, target in targets.values()):
+        fsync_dir(partition)
+
+
+def remove_generation(layout: Layout, resource: str, key: str, generation: str) -> None:
+    """Remove a generation's files (and its key's folder once empty)."""
+    folder = layout.generation(resource, key, generation)
+    shutil.rmtree(folder, ignore_errors=True)
+    with suppress(OSError):  # other generations of the key, or already gone
+        folder.parent.rmdir()

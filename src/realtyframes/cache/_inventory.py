@@ -1,7 +1,7 @@
 """The cache's inventory: listing its entries, clearing them (never under a running sync).
 
 :class:`~realtyframes.cache.ParquetCache`'s ``list``, ``clear`` and ``check_idle`` are these
-functions; ``clear`` holds the job locks of what it removes (a market's sync:
+functions, over the ``entries`` of the state database; ``clear`` holds the job locks of what it removes (a market's sync:
 ``.rf/locks/<resource>.sync/<key>.lock``) so no sync starts meanwhile, and refuses, removing
 nothing, a scope whose sync is running (:class:`~realtyframes.errors.ScopeBusyError` naming the
 scope and its holder from the ``locks`` table).
@@ -18,26 +18,26 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
+from realtyframes.cache._catalog import Current, all_entries, current, forget, retired
 from realtyframes.cache._checkpoints import remove_checkpoints
 from realtyframes.cache._entries import _NAME, _check_name, _private_dirs
-from realtyframes.cache._generations import entry_meta, release_previous, remove_kept_leftovers
+from realtyframes.cache._generations import remove_generation
 from realtyframes.cache._layout import Layout, remove_dead_writers_files
 from realtyframes.cache._lock import CacheLockTimeout, file_lock, lock_error
 from realtyframes.cache._scopes import holder
+from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import ScopeBusyError
 
 __all__ = [
     "LIST_COLUMNS",
     "clear",
-    "drop",
     "jobs",
     "list_entries",
     "lock_path",
     "no_job_running",
     "resources_of",
+    "unpublish",
 ]
 
 #: Columns of :meth:`ParquetCache.list`.
@@ -62,12 +62,15 @@ def lock_path(layout: Layout, resource: str, key: str) -> Path:
     return lock
 
 
-def drop(layout: Layout, folder: str, key: str, keep: Path | None = None) -> None:
-    """Remove ``key``'s files in ``folder`` (but ``keep``) and their emptied partitions."""
-    for path in layout.files(folder, key):
-        if path != keep:
-            path.unlink(missing_ok=True)
-            layout.remove_empty_partition(path)
+def unpublish(layout: Layout, resource: str, key: str, keep: Collection[Path] = ()) -> None:
+    """Remove ``key``'s dataset files of ``resource`` and its companions but ``keep``, and
+    their emptied partitions."""
+    for folder in layout.folders():
+        if folder == resource or folder.startswith(f"{resource}."):
+            for path in layout.files(folder, key):
+                if path not in keep:
+                    path.unlink(missing_ok=True)
+                    layout.remove_empty_partition(path)
 
 
 def jobs(layout: Layout, resource: str | None) -> list[str]:
@@ -80,68 +83,49 @@ def jobs(layout: Layout, resource: str | None) -> list[str]:
 
 def list_entries(layout: Layout) -> pd.DataFrame:
     """Every entry: resource, key, rows, quarantined, fetched_at, size (bytes, with
-    companions), host, operation, params (JSON), path. Reads file footers only.
+    companions), host, operation, params (JSON), path. Reads the state database only.
 
     >>> cache.list()[["resource", "rows", "fetched_at"]]  # doctest: +SKIP
     """
     rows = []
-    for resource in resources_of(layout):
-        for key, path in layout.entries(resource):
-            try:
-                meta = entry_meta(pq.read_schema(path))
-                size = path.stat().st_size
-            except (OSError, ValueError, KeyError, pa.ArrowException):
-                continue  # unreadable: a read moves it aside
-            for name in meta.get("extras") or {}:
-                try:
-                    companion = layout.find(f"{resource}.{name}", key)
-                    size += companion.stat().st_size if companion is not None else 0
-                except OSError:
-                    continue  # not there (or replaced while listed)
-            rows.append(
-                {
-                    "resource": resource,
-                    "key": key,
-                    "rows": meta.get("rows"),
-                    "quarantined": meta.get("quarantined"),
-                    "fetched_at": meta.get("fetched_at"),
-                    "size": size,
-                    "host": meta.get("host"),
-                    "operation": meta.get("operation"),
-                    "params": json.dumps(meta.get("params") or {}, sort_keys=True),
-                    "path": str(path),
-                }
-            )
-    frame = pd.DataFrame(
-        rows,
-        columns=list(LIST_COLUMNS),
-    )
-    return frame.astype(
-        {
-            "resource": "str",
-            "key": "str",
-            "rows": "Int64",
-            "quarantined": "Int64",
-            "size": "Int64",
-            "host": "str",
-            "operation": "str",
-            "params": "str",
-            "path": "str",
-        }
-    ).assign(
-        fetched_at=pd.to_datetime(frame["fetched_at"], utc=True, format="ISO8601").dt.as_unit("us")
-    )
+    for resource, key, found in _entries(layout):
+        folder = layout.generation(resource, key, found.generation)
+        meta = found.meta
+        size = sum(p.stat().st_size for p in folder.glob("*.parquet")) if folder.is_dir() else 0
+        rows.append(
+            {
+                "resource": resource,
+                "key": key,
+                "rows": meta.get("rows"),
+                "quarantined": meta.get("quarantined"),
+                "fetched_at": meta.get("fetched_at"),
+                "size": size,
+                "host": meta.get("host"),
+                "operation": meta.get("operation"),
+                "params": json.dumps(meta.get("params") or {}, sort_keys=True),
+                "path": str(layout.entry(resource, found.account, key)),
+            }
+        )
+    frame = pd.DataFrame(rows, columns=list(LIST_COLUMNS))
+    types = dict.fromkeys(("resource", "key", "host", "operation", "params", "path"), "str")
+    frame = frame.astype({**types, "rows": "Int64", "quarantined": "Int64", "size": "Int64"})
+    stamps = pd.to_datetime(frame["fetched_at"], utc=True, format="ISO8601")
+    return frame.assign(fetched_at=stamps.dt.as_unit("us"))
+
+
+def _entries(layout: Layout) -> list[tuple[str, str, Current]]:
+    if not exists(layout.root):
+        return []
+    with connect(layout.root) as db:
+        found = [(res, key, current(db, res, key)) for res, key in all_entries(db)]
+    return [(res, key, c) for res, key, c in found if c is not None]
 
 
 def clear(
-    layout: Layout,
-    resource: str | None = None,
-    *,
-    keys: Collection[str] | None = None,
-    lock_timeout: float | None = 300.0,
+    layout: Layout, resource: str | None = None, *, keys: Collection[str] | None = None
 ) -> int:
     """Remove every entry (of ``resource``; only those whose key is in ``keys`` when given):
-    its companions, lock and moved-aside files too, and the checkpoints of its loads.
+    its companions, generations and moved-aside files too, and the checkpoints of its loads.
 
     Returns the number of entries removed. A scope being synced (its job lock held, e.g. by
     a ``sync_listings`` in another process) is not cleared under the sync:
@@ -150,12 +134,22 @@ def clear(
     >>> cache.clear("analytics")  # doctest: +SKIP
     1
     """
-    resources = [_check_name(resource, "resource", _NAME)] if resource else resources_of(layout)
+    if resource is not None:
+        _check_name(resource, "resource", _NAME)
     with no_job_running(layout, jobs(layout, resource), keys) as held:
-        removed = 0
-        for res in resources:
-            removed += _clear_entries(layout, res, keys, lock_timeout)
-            if keys is None:  # the whole resource: its leftovers too
+        removed, gone = 0, []
+        if exists(layout.root):
+            with connect(layout.root) as db, transaction(db):
+                for res, key in all_entries(db, resource):
+                    if keys is None or key in keys:
+                        forget(db, res, key)
+                        unpublish(layout, res, key)
+                        removed += 1
+                gone = retired(db, 1.0)  # those forgotten now (retired at 0)
+        for res, key, generation in gone:
+            remove_generation(layout, res, key, generation)
+        if keys is None:  # the whole resource: its leftovers too
+            for res in [resource] if resource else resources_of(layout):
                 _clear_leftovers(layout, res)
         remove_checkpoints(layout.root, resource, keys)  # of every resource when none is given
         for lock in held:
@@ -188,36 +182,15 @@ def no_job_running(
         yield held
 
 
-def _clear_entries(
-    layout: Layout, res: str, keys: Collection[str] | None, lock_timeout: float | None
-) -> int:
-    companions = [f for f in layout.folders() if f.startswith(f"{res}.")]
-    removed = 0
-    for key, _path in list(layout.entries(res)):
-        if keys is not None and key not in keys:
-            continue
-        lock = lock_path(layout, res, key)
-        with file_lock(lock, timeout=lock_timeout):
-            for folder in [*companions, res]:
-                drop(layout, folder, key)
-            release_previous(layout, res, key)
-            lock.unlink(missing_ok=True)
-        removed += 1
-    return removed
-
-
 def _clear_leftovers(layout: Layout, resource: str) -> None:
-    """Moved-aside files, dead writers' temporary files, idle locks and companions kept by
-    writes that died (``.rf/previous``) of ``resource``."""
-    internal = layout.internal
+    """Moved-aside files, dead writers' temporary files and dataset files no entry names (a
+    write that died between its publishing and its commit) of ``resource``."""
     for name in (resource, f"{resource}.*"):
-        for leftover in internal.glob(f"corrupt/{name}.*"):
+        for leftover in layout.internal.glob(f"corrupt/{name}.*"):
             leftover.unlink(missing_ok=True)
     remove_dead_writers_files(layout)
-    remove_kept_leftovers(layout, resource)
-    for lock in internal.glob(f"locks/{resource}/*.lock"):  # keys with no data (interrupted)
-        try:
-            with file_lock(lock, timeout=0):
-                lock.unlink(missing_ok=True)
-        except CacheLockTimeout:
-            continue  # a writer is at work on it
+    for folder in layout.folders():
+        if folder == resource or folder.startswith(f"{resource}."):
+            for _key, path in list(layout.entries(folder)):
+                path.unlink(missing_ok=True)
+                layout.remove_empty_partition(path)

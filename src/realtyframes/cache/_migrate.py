@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 from realtyframes.cache._runs_table import SCHEMA, insert_record
 
-__all__ = ["import_legacy", "remove_moved"]
+__all__ = ["forget_moved", "import_legacy", "moved_files", "remove_moved"]
 
 logger = logging.getLogger("realtyframes.cache")
 
@@ -46,9 +46,14 @@ _REQUIRED = ("run_id", "started", "finished", "kind", "resource", "scope", "scop
 _MOVED: dict[Path, list[Path]] = {}
 
 
+def moved_files(root: Path) -> list[Path]:
+    """The files a migration of ``root`` not committed yet moved into the database."""
+    return _MOVED.setdefault(root, [])
+
+
 def import_legacy(db: sqlite3.Connection, root: Path) -> None:
     """Move the run records, checkpoints and watches of an older cache at ``root`` into ``db``."""
-    moved = _MOVED.setdefault(root, [])
+    moved = moved_files(root)
     moved += _import_runs(db, root)
     moved += _import_journals(db, root)
     moved += _import_watches(db, root)

@@ -2,7 +2,8 @@
 
 Everything the cache knows besides the data (which stays Parquet) lives here: the answers of
 interrupted loads (``checkpoints``, ``checkpoint_answers``), the run history (``runs``), who holds
-a scope's sync (``locks``) and the watches (``watches``). Every table is documented in
+a scope's sync (``locks``), the watches (``watches``) and a RESO source's budgets
+(``reso_budgets``). Every table is documented in
 ``docs/cache.md``. The file is ``0600`` in the ``0700`` folder ``.rf`` (answers may hold contacts,
 watches notification URLs); the database runs in WAL mode, so readers never wait for a writer
 and a process killed at any point (even by SIGKILL) leaves every committed transaction whole.
@@ -11,7 +12,9 @@ This module owns the connection and the schema. The schema's version is SQLite's
 ``user_version``; :data:`MIGRATIONS` take a database from one version to the next, each in one
 transaction taken with ``BEGIN IMMEDIATE`` (two processes opening an old cache at once migrate it
 once). Version 0 -> 1 creates the tables and imports a cache written by realtyframes 0.7 and
-earlier (:mod:`._migrate`: run records as Parquet, checkpoint journals, the watches file).
+earlier (:mod:`._migrate`: run records as Parquet, checkpoint journals, the watches file);
+1 -> 2 registers the entries' generations and sync state (:mod:`._catalog`), which 0.8 kept in
+the Parquet files' footers.
 
 >>> with connect(Path("data/cache")) as db:  # doctest: +SKIP
 ...     db.execute("SELECT count(*) FROM runs").fetchone()
@@ -31,7 +34,7 @@ from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import _private_dirs
-from realtyframes.cache._layout import INTERNAL
+from realtyframes.cache._layout import INTERNAL, PART_FILE
 from realtyframes.errors import CacheWarning
 
 __all__ = [
@@ -123,8 +126,25 @@ def _to_v1(db: sqlite3.Connection, root: Path) -> None:
     import_legacy(db, root)
 
 
+def _to_v2(db: sqlite3.Connection, root: Path) -> None:
+    from realtyframes.cache._catalog import to_v2
+    from realtyframes.cache._migrate import moved_files
+
+    moved_files(root).extend(to_v2(db, root))
+
+
+def _to_v3(db: sqlite3.Connection, root: Path) -> None:
+    """A RESO source's budgets across runs (``reso_budgets``): per account (vendor and account
+    fingerprint, never a secret) and budget, the window counted and what it used; the row
+    ``suspended`` holds until when (epoch seconds) the vendor suspended the account."""
+    db.execute(
+        "CREATE TABLE reso_budgets (account TEXT NOT NULL, budget TEXT NOT NULL,"
+        " window INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (account, budget))"
+    )
+
+
 #: ``MIGRATIONS[n]`` takes a database at ``user_version`` n to n + 1, inside one transaction.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection, Path], None], ...] = (_to_v1,)
+MIGRATIONS: tuple[Callable[[sqlite3.Connection, Path], None], ...] = (_to_v1, _to_v2, _to_v3)
 #: The schema's version this code writes (``PRAGMA user_version``).
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -139,14 +159,15 @@ def state_file(root: Path) -> Path:
 
 
 def exists(root: Path) -> bool:
-    """Whether the cache at ``root`` has state to read: its database, or the files of a 0.7 cache
-    that opening it moves in (asking creates nothing)."""
+    """Whether the cache at ``root`` has state to read: its database, or the files of an older
+    cache that opening it moves in (asking creates nothing)."""
     root = Path(root)
     if state_file(root).is_file():
         return True
     journals = root / INTERNAL / "staging" / "checkpoints"
     return (
         (root / "runs").is_dir()
+        or any(root.glob(f"*/account=*/scope=key-*/{PART_FILE}"))
         or (root / ".watches" / "watches.json").is_file()
         or (journals.is_dir() and any(journals.glob("*.journal")))
     )
@@ -193,8 +214,9 @@ def _open(root: Path) -> sqlite3.Connection:
         os.close(fd)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None, check_same_thread=False)
     try:
-        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # a new database: freed pages can go
-        db.execute("PRAGMA journal_mode=WAL")
+        if db.execute("PRAGMA page_count").fetchone()[0] == 0:  # new: set once, never waits
+            db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # freed pages can go
+            db.execute("PRAGMA journal_mode=WAL")  # (kept in the file: readers never wait)
         db.execute("PRAGMA synchronous=NORMAL")  # WAL: a commit survives a killed process
         db.execute("PRAGMA secure_delete=ON")  # removed answers and URLs are overwritten
         db.execute("PRAGMA journal_size_limit=0")  # and the log is emptied once applied

@@ -1,16 +1,17 @@
-"""The Parquet cache: one hive-partitioned dataset per resource, one file per key, metadata in
-the file itself.
+"""The Parquet cache: one hive-partitioned dataset per resource, one file per key, each entry's
+current generation named by the state database.
 
 Layout (see ``docs/cache.md`` and :mod:`._layout`)::
 
     <root>/<resource>/account=<account>/scope=key-<key>/part-0.parquet          the frame
     <root>/<resource>.<extra>/account=<account>/scope=key-<key>/part-0.parquet  its companions
-    <root>/.rf/                                       locks, files being written, moved aside
+    <root>/.rf/generations/<resource>/<key>/<generation>/*.parquet              the generations
+    <root>/.rf/state.sqlite3                       the current generation, sync state, ...
 
 Every file carries Parquet key-value metadata ``realtyframes`` (JSON: host, operation, params with
-secrets redacted, account fingerprint, fetched_at, schema_version, rows, extras' rows). Writes are
-atomic (temporary file in ``.rf/staging``, fsync, ``os.replace`` into the partition, fsync of the
-folder) under an exclusive lock; a file that cannot be read is a miss, moved to ``.rf/corrupt``.
+secrets redacted, account fingerprint, fetched_at, schema_version, rows, extras' rows). A write
+makes a new generation whole, then one transaction makes it current and publishes it into the
+dataset (:mod:`._generations`); a file that cannot be read is a miss, moved to ``.rf/corrupt``.
 No pickles.
 
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
@@ -22,6 +23,7 @@ No pickles.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 import warnings
 from collections.abc import Collection, Mapping
@@ -31,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes._files import TEMP_MARKER
+from realtyframes.cache._catalog import Current, commit, current, forget, retired
 from realtyframes.cache._checkpoints import (
     CHECKPOINT_MAX_AGE,
     Checkpoint,
@@ -57,36 +59,30 @@ from realtyframes.cache._entries import (
     normalise_params,
 )
 from realtyframes.cache._generations import (
-    GENERATION,
+    MAIN,
     META_KEY,
-    Torn,
     Unreadable,
-    entry_meta,
-    footer,
-    identity,
-    read_frame,
-    release_previous,
-    replace_files,
+    part_path,
+    publish,
+    read_generation,
+    remove_generation,
+    write_parts,
 )
 from realtyframes.cache._inventory import (
     clear,
-    drop,
     jobs,
     list_entries,
     lock_path,
     no_job_running,
+    unpublish,
 )
-from realtyframes.cache._layout import (
-    Layout,
-    account_label,
-    migrate_flat_layout,
-    remove_dead_writers_files,
-)
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
+from realtyframes.cache._layout import Layout, account_label, remove_dead_writers_files
 from realtyframes.cache._scopes import Holder, holder
-from realtyframes.errors import CacheReadTimeout, CacheWarning
+from realtyframes.cache._state import connect, exists, transaction
+from realtyframes.errors import CacheWarning
 
 __all__ = [
+    "GRACE",
     "META_KEY",
     "CacheWarning",
     "Entry",
@@ -97,11 +93,12 @@ __all__ = [
     "normalise_params",
 ]
 
-#: Seconds a reader waits at most for a writer to complete an entry (``ParquetCache.read_wait``).
+#: Kept for compatibility: readers no longer wait for writers (``ParquetCache(read_wait=...)``
+#: is accepted and unused).
 READ_WAIT = 30.0
-#: Seconds between two looks at an entry a writer of an older version is completing.
-_READ_POLL = 0.02
-_NOTHING = object()
+#: How long a replaced generation's files stay on disk for the readers that named it just
+#: before it was replaced (``ParquetCache(grace=...)``).
+GRACE = timedelta(minutes=10)
 
 
 class ParquetCache:
@@ -109,12 +106,11 @@ class ParquetCache:
     ``account`` and ``scope``) that DuckDB, Polars, pyarrow and Spark read as one table.
 
     ``ttl``: per-resource freshness (the loaders pass their endpoints' lifetimes; a resource
-    not in it: one hour; ``None``: never expires). ``lock_timeout``: seconds a writer waits
-    for another writer of the same entry. ``read_wait``: seconds a reader waits at most for a
-    writer of an older version to complete an entry it is in the middle of (readers never wait
-    for writers of this version: they read the previous generation). Reading never creates files
-    or folders; writing creates the partition. A cache of realtyframes 0.1 (flat files) is moved
-    into this layout when opened, with one log line. See ``docs/cache.md`` for the layout.
+    not in it: one hour; ``None``: never expires). ``lock_timeout``: seconds ``clear`` waits
+    for a scope's job lock. ``grace``: how long a replaced generation stays readable (see
+    ``docs/cache.md``). ``read_wait`` is accepted and unused (readers never wait: they read the
+    generation the state database names). Reading never creates files or folders. A cache of
+    realtyframes 0.8 and earlier is migrated when opened, with one log line.
 
     >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
     >>> cache.read("listings", "0" * 32) is None  # doctest: +SKIP
@@ -129,6 +125,7 @@ class ParquetCache:
         lock_timeout: float | None = 300.0,
         read_wait: float = READ_WAIT,
         checkpoint_max_age: timedelta = CHECKPOINT_MAX_AGE,
+        grace: timedelta = GRACE,
     ) -> None:
         self.root = Path(root).expanduser()
         self._ttl: dict[str, timedelta | float | None] = dict(ttl or {})
@@ -140,13 +137,16 @@ class ParquetCache:
         ):
             raise ValueError(f"read_wait: {read_wait!r} is not a number of seconds >= 0")
         self.read_wait = float(read_wait)
-        if not isinstance(checkpoint_max_age, timedelta):
-            raise ValueError(f"checkpoint_max_age: {checkpoint_max_age!r} is not a timedelta")
-        self.checkpoint_max_age = checkpoint_max_age
+        for name, value in (("checkpoint_max_age", checkpoint_max_age), ("grace", grace)):
+            if not isinstance(value, timedelta):
+                raise ValueError(f"{name}: {value!r} is not a timedelta")
+        self.checkpoint_max_age, self.grace = checkpoint_max_age, grace
         self._layout = Layout(self.root)
         remove_dead_writers_files(self._layout)  # a crashed write's leftovers, whatever its key
+        if exists(self.root):  # an older cache is migrated here, by its first open
+            with connect(self.root):
+                pass
         remove_old_checkpoints(self.root, checkpoint_max_age)  # of loads never called again
-        migrate_flat_layout(self.root)
 
     def __repr__(self) -> str:
         return f"ParquetCache({str(self.root)!r})"
@@ -156,8 +156,8 @@ class ParquetCache:
     key = staticmethod(cache_key)
 
     def path(self, resource: str, key: str, extra: str | None = None) -> Path:
-        """Where an entry's file (or its ``extra`` companion's) lives: the existing file, else
-        the partition of the entry's account (``account=unset`` when there is no entry)."""
+        """Where an entry's dataset file (or its ``extra`` companion's) lives: the existing
+        file, else the partition of the entry's account (``account=unset`` when none)."""
         found = self._layout.find(self._folder(resource, key, extra), key)
         if found is not None:
             return found
@@ -182,15 +182,11 @@ class ParquetCache:
         self._folder(main, "k", extra if dot else None)  # validates both names
         return self.root / resource
 
-    def _lock_path(self, resource: str, key: str) -> Path:
-        return lock_path(self._layout, resource, key)
-
     def job_lock(self, resource: str, key: str) -> Path:
         """The lock file a long job on ``key`` holds from its first read to its write (a market's
-        sync: ``.rf/locks/<resource>.sync/<key>.lock``), apart from the write lock, which
-        :meth:`write` takes inside it for the files' replacement only (docs/sync.md)."""
+        sync: ``.rf/locks/<resource>.sync/<key>.lock``; docs/sync.md)."""
         self._folder(resource, key)  # checks both names
-        return self._lock_path(f"{resource}.sync", key)
+        return lock_path(self._layout, f"{resource}.sync", key)
 
     def job_holder(self, resource: str, key: str) -> Holder | None:
         """Who holds the job lock of ``key`` now (scope, PID, host, since), from the ``locks``
@@ -202,12 +198,30 @@ class ParquetCache:
         self._folder(resource, key)  # checks both names
         return holder(self.root, resource, key)
 
+    def _current(self, resource: str, key: str) -> Current | None:
+        self._folder(resource, key)  # checks both names
+        if not exists(self.root):
+            return None
+        with connect(self.root) as db:
+            return current(db, resource, key)
+
     def generation(self, resource: str, key: str) -> str | None:
         """The generation (``Entry.meta["generation"]``, new at each write) of the entry stored
-        now, from its file's footer only; None when there is none."""
-        meta = footer(self._layout.find(self._folder(resource, key), key))
-        found = (meta or {}).get("generation")
-        return found if isinstance(found, str) else None
+        now, from the state database; None when there is none."""
+        found = self._current(resource, key)
+        return None if found is None else found.generation
+
+    def sync_state(self, resource: str, key: str) -> dict[str, Any] | None:
+        """The sync state stored with the current generation of ``key`` (watermarks, syncs,
+        last requests ...; the ``sync`` of :meth:`write`'s ``meta``), from the state database's
+        ``sync_state`` table without reading any Parquet file; None when there is none.
+
+        >>> cache.sync_state("market", key)["change_watermark"]  # doctest: +SKIP
+        '2026-06-29T17:02:11Z'
+        """
+        found = self._current(resource, key)
+        state = None if found is None else found.meta.get("sync")
+        return dict(state) if isinstance(state, dict) else None
 
     def ttl_for(self, resource: str) -> timedelta | float | None:
         """The freshness window of ``resource`` (``None``: never expires)."""
@@ -225,102 +239,47 @@ class ParquetCache:
     def read(self, resource: str, key: str) -> Entry | None:
         """The entry, or ``None`` on a miss (absent, or unreadable -- moved aside with a warning).
 
-        Never a part of an entry: while a writer replaces it, the previous complete generation
-        (main file and companions); if a writer of an older version left the companions of its
-        write in place before its main file, the read waits for that write to complete, at most
-        ``read_wait`` seconds, then raises :class:`~realtyframes.errors.CacheReadTimeout`.
-        Companions left from a write that died are a miss.
+        Always one whole generation: the one the state database names when the read starts,
+        whatever writers do meanwhile (its files stay for the grace period). Never waits.
 
         >>> entry = cache.read("listings", key)  # doctest: +SKIP
         """
-        self._folder(resource, key)  # checks both names
-        deadline = time.monotonic() + self.read_wait
-        seen: object = _NOTHING  # the torn state seen last with no writer at work
-        while True:
-            try:
-                return self._read_once(resource, key)
-            except Torn as torn:
-                if not is_locked(self._layout.lock(resource, key)):
-                    if torn.token == seen:
-                        return None  # left so by a writer that died: a miss, as it always was
-                    first, seen = seen is _NOTHING, torn.token
-                    if first or time.monotonic() < deadline:
-                        continue  # a write completed meanwhile: read the new generation
-                elif time.monotonic() < deadline:
-                    seen = _NOTHING
-                    time.sleep(_READ_POLL)  # a writer of an older version: let it complete
-                    continue
-                raise CacheReadTimeout(
-                    f"cache entry {resource}/{key} is being written by another process and "
-                    f"was not complete after {self.read_wait:g} s (ParquetCache.read_wait)"
-                ) from None
-
-    def _read_once(self, resource: str, key: str) -> Entry | None:
-        """One attempt of :meth:`read`; raises :class:`Torn` when files changed meanwhile."""
-        path = self._layout.find(resource, key)
-        if path is None:
-            return None
-        try:
-            meta, frame = read_frame(path)
-        except FileNotFoundError:
-            raise Torn(("gone", str(path))) from None  # removed since listed: look again
-        except Unreadable as bad:
-            self._unreadable(path, bad, resource, resource, key)
-            return None
-        assert frame is not None
-        extra: dict[str, pd.DataFrame] = {}
-        for name, info in (meta.get("extras") or {}).items():
-            wanted = info.get("generation") if isinstance(info, dict) else None
-            found = self._read_companion(resource, name, key, wanted)
+        for _attempt in range(3):
+            found = self._current(resource, key)
             if found is None:
                 return None
-            extra[name] = found
-        return Entry(resource, key, path, frame, meta, extra)
-
-    def _read_companion(
-        self, resource: str, name: str, key: str, generation: object
-    ) -> pd.DataFrame | None:
-        """The ``name`` companion of ``generation``: in place, else kept in ``.rf/previous``
-        (being replaced); None when unreadable (moved aside). Raises :class:`Torn` if neither
-        place has it."""
-        folder = self._folder(resource, key, name)
-        places = [self._layout.find(folder, key)]
-        if isinstance(generation, str) and GENERATION.match(generation):
-            places.append(self._layout.previous(folder, key, generation))
-        for place in places:
-            if place is None:
-                continue
+            folder = self._layout.generation(resource, key, found.generation)
             try:
-                _meta, frame = read_frame(place, generation=generation)
+                frames = read_generation(folder, found.parts)
             except FileNotFoundError:
-                continue
+                continue  # cleared, or replaced and collected meanwhile: look again
             except Unreadable as bad:
-                self._unreadable(place, bad, resource, folder, key)
+                self._unreadable(resource, key, found, bad)
                 return None
-            if frame is not None:
-                return frame
-        raise Torn(("torn", folder, key, generation))
+            main = frames.pop(MAIN)
+            path = self._layout.entry(resource, found.account, key)
+            return Entry(resource, key, path, main, found.meta, frames)
+        return None
 
-    _meta = staticmethod(entry_meta)
-
-    def _unreadable(
-        self, path: Path, bad: Unreadable, resource: str, folder: str, key: str
-    ) -> None:
-        """Move an unreadable file aside (under the entry's lock, if it is still the file that
-        was read) and warn; a file a writer is replacing is read again instead."""
+    def _unreadable(self, resource: str, key: str, found: Current, bad: Unreadable) -> None:
+        """Forget the entry, move its unreadable file aside and warn (unless a writer replaced
+        the generation meanwhile: then this read is a miss, the next reads the new one)."""
+        folder = resource if bad.part == MAIN else f"{resource}.{bad.part}"
+        path = self._layout.entry(folder, found.account, key)
         target = self._layout.corrupt(folder, key)
-        try:
-            with file_lock(self._lock_path(resource, key), timeout=0):
-                if bad.identity is not None and identity(path) != bad.identity:
-                    raise Torn(("replaced", str(path)))  # a writer replaced it meanwhile
+        with connect(self.root) as db, transaction(db):
+            now = current(db, resource, key)
+            if now is None or now.generation != found.generation:
+                return
+            forget(db, resource, key)
+            unpublish(self._layout, resource, key)
+            source = part_path(self._layout.generation(resource, key, found.generation), bad.part)
+            try:
                 _private_dirs(target.parent)
-                os.replace(path, target)
-            where = f"moved aside to {target}"
-            self._layout.remove_empty_partition(path)
-        except CacheLockTimeout:
-            raise Torn(("writing", str(path))) from None  # a writer is replacing it: wait
-        except OSError as move_exc:
-            where = f"could not be moved aside ({move_exc.strerror})"
+                os.replace(source, target)
+                where = f"moved aside to {target}"
+            except OSError as move_exc:
+                where = f"could not be moved aside ({move_exc.strerror})"
         warnings.warn(
             f"cache file {path} is unreadable ({bad}); treated as a miss, {where}",
             CacheWarning,
@@ -338,51 +297,71 @@ class ParquetCache:
         *,
         extra_frames: Mapping[str, pd.DataFrame] | None = None,
     ) -> Entry:
-        """Store ``frame`` (and companions such as ``{"media": ..., "quarantine": ...}``) atomically.
+        """Store ``frame`` (and companions such as ``{"media": ..., "quarantine": ...}``) as a
+        new generation, made current by one transaction.
 
         The columns are stored; the index only when it is named (an unnamed index, such as the
         labels ``validate`` keeps, reads back as a RangeIndex).
 
         ``meta``: JSON-serialisable facts about the fetch: ``host``, ``operation``, ``params``
         (normalised; secret-looking names redacted), ``account``, ``schema_version``,
-        ``fetched_at`` (default now) and anything else the caller needs later (e.g. sync state).
-        ``rows`` and each companion's rows are added (``quarantined`` = the quarantine's rows).
+        ``fetched_at`` (default now) and anything else the caller needs later. ``sync``: a
+        synced scope's state, stored in the ``sync_state`` table with the generation
+        (:meth:`sync_state`). ``rows`` and each companion's rows are added (``quarantined`` =
+        the quarantine's rows).
 
         >>> cache.write("listings", key, listings, {"host": host, "params": params},
         ...             extra_frames={"media": media, "quarantine": quarantined})  # doctest: +SKIP
         """
         extras = dict(extra_frames or {})
         folders = {name: self._folder(resource, key, name) for name in extras}  # checks names
-        doc = entry_doc(resource, key, frame, meta, extras)
+        given = dict(meta or {})
+        sync = given.pop("sync", None)
+        doc = entry_doc(resource, key, frame, given, extras)
         account = account_label(doc["account"])
-        path = self._layout.entry(self._folder(resource, key), account, key)
-        files = [
-            (
-                self._layout.entry(folders[name], account, key),
-                folders[name],
-                extra,
-                {**doc, "role": name, "rows": len(extra), **_categories(extra)},
-            )
+        folder = self._layout.generation(self._folder(resource, key), key, doc["generation"])
+        parts = [(MAIN, frame, doc)]
+        parts += [
+            (name, extra, {**doc, "role": name, "rows": len(extra), **_categories(extra)})
             for name, extra in extras.items()
         ]
-        files.append((path, resource, frame, doc))  # the main file last: it completes the entry
-        with file_lock(self._lock_path(resource, key), timeout=self.lock_timeout):
-            self._remove_temp_files(key)
-            old = replace_files(self._layout, resource, key, files)
-            for target, folder, _part, _doc in files:
-                self._drop(folder, key, keep=target)  # the key once stored for another account
-            for name in set((old or {}).get("extras") or {}) - set(extras):
-                self._drop(f"{resource}.{name}", key)
-            release_previous(self._layout, resource, key)  # no reader needs them now
-        return Entry(resource, key, path, frame, doc, extras)
+        targets = {
+            name: (folders[name], self._layout.entry(folders[name], account, key))
+            for name in extras
+        }
+        targets[MAIN] = (resource, self._layout.entry(resource, account, key))
+        write_parts(folder, parts)
+        new = Current(doc["generation"], account, doc if sync is None else {**doc, "sync": sync})
+        try:
+            with connect(self.root) as db, transaction(db):
+                commit(db, resource, key, new, time.time())
+                publish(self._layout, key, folder, targets)
+                unpublish(self._layout, resource, key, [t for _f, t in targets.values()])
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        self._collect(resource, key)
+        return Entry(resource, key, targets[MAIN][1], frame, new.meta, extras)
 
-    def _drop(self, folder: str, key: str, keep: Path | None = None) -> None:
-        drop(self._layout, folder, key, keep)
-
-    def _remove_temp_files(self, key: str) -> None:
-        """Temporary files of this key left by a killed writer (we hold the key's lock)."""
-        for stale in self._layout.internal.glob(f"staging/.*.{key}.parquet{TEMP_MARKER}*"):
-            stale.unlink(missing_ok=True)
+    def _collect(self, resource: str, key: str) -> None:
+        """Remove the generations replaced longer than the grace period ago, and those of
+        ``key`` that writes which died before their commit left (older than the grace period)."""
+        before = time.time() - self.grace.total_seconds()
+        with connect(self.root) as db:
+            with transaction(db):
+                gone = retired(db, before)
+            known = {
+                g
+                for (g,) in db.execute(
+                    "SELECT generation FROM generations WHERE resource = ? AND key = ?",
+                    (resource, key),
+                )
+            }
+        for res, k, generation in gone:
+            remove_generation(self._layout, res, k, generation)
+        for path in self._layout.generation(resource, key, "x").parent.glob("*"):
+            if path.name not in known and path.stat().st_mtime < before:
+                remove_generation(self._layout, resource, key, path.name)
 
     # -- checkpoints of unfinished loads --------------------------------------------------------
 
@@ -450,4 +429,4 @@ class ParquetCache:
         >>> cache.clear("analytics")  # doctest: +SKIP
         1
         """
-        return clear(self._layout, resource, keys=keys, lock_timeout=self.lock_timeout)
+        return clear(self._layout, resource, keys=keys)

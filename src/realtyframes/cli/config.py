@@ -174,13 +174,32 @@ def settings_from_args(args: argparse.Namespace, env: Mapping[str, str] | None =
     return load_settings(flags, env=env, config_path=config if config else True)
 
 
-def make_client(settings: Settings, **options: Any) -> Client:
-    """A :class:`realtyframes.Client` for ``settings`` (the embedded sandbox when empty).
+def add_source_argument(parser: argparse.ArgumentParser) -> None:
+    """``--source platform|reso``: the platform's API, or the config file's ``[reso]`` source."""
+    parser.add_argument(
+        "--source",
+        choices=("platform", "reso"),
+        default="platform",
+        help="where the data comes from: the platform's API (default) or the RESO Web API "
+        "source of the config file's [reso] table (credentials from the variables it names)",
+    )
+
+
+def make_client(settings: Settings, source: str = "platform", **options: Any) -> Client:
+    """A :class:`realtyframes.Client` for ``settings`` (the embedded sandbox when empty);
+    ``source="reso"``: the config file's ``[reso]`` source (``Client.reso``).
 
     >>> client = make_client(load_settings(config_path=None))  # doctest: +SKIP
     """
     from realtyframes._client import Client
 
+    if source == "reso":
+        from realtyframes.reso import read_reso_table, reso_arguments
+
+        table = reso_arguments(read_reso_table(settings.config_path))
+        if settings.cache_dir is not None:
+            options.setdefault("cache_dir", settings.cache_dir)
+        return Client.reso(table.pop("base_url"), **table, **options)  # type: ignore[no-any-return]
     announce_source(settings)
     if settings.embedded:
         return Client.sandbox(**settings.client_kwargs(), **options)

@@ -26,7 +26,14 @@ from realtyframes._config import Settings
 from realtyframes._spec import BREAKDOWNS
 from realtyframes.api import MAX_LISTING_IDS, OPERATIONS, PAGING_PARAMETERS, SUBTYPES, Operation
 from realtyframes.cli._preflight import preflight
-from realtyframes.cli.config import PROG, add_arguments, client_options, make_client, run_guarded
+from realtyframes.cli.config import (
+    PROG,
+    add_arguments,
+    add_source_argument,
+    client_options,
+    make_client,
+    run_guarded,
+)
 from realtyframes.errors import QueryError
 
 if TYPE_CHECKING:
@@ -166,6 +173,8 @@ def add_fetch(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -
         _add_spec_options(parser, resource)
         _add_resource_options(parser, resource.name)
         add_arguments(parser)
+        if resource.name == "listings":
+            add_source_argument(parser)
         parser.set_defaults(func=_run_fetch)
 
 
@@ -357,7 +366,9 @@ def run_fetch(args: argparse.Namespace, settings: Settings) -> int:
     _prepare(resource, dict(params), scope, loader_options)
     quiet = bool(getattr(args, "quiet", False))
     options = client_options(args)
-    with make_client(settings, progress=False if quiet else None, **options) as client:
+    with make_client(
+        settings, getattr(args, "source", "platform"), progress=False if quiet else None, **options
+    ) as client:
         if dry_run:
             plan = client.plan_listings(
                 max_results=max_results, details=bool(args.details), **params

@@ -25,6 +25,7 @@ from realtyframes.cli._report_pdf import add_pdf_arguments, pdf_usage_error
 from realtyframes.cli.config import (
     PROG,
     add_arguments,
+    add_source_argument,
     announce_source,
     checked,
     client_options,
@@ -223,6 +224,7 @@ def add_report(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     add_pdf_arguments(parser)
     add_arguments(parser)
+    add_source_argument(parser)
     parser.set_defaults(func=_run_report)
     _add_brokerage(kinds)
 
@@ -342,17 +344,20 @@ def open_report_client(
     *,
     explicit_date: bool,
     progress: bool | None = None,
+    source: str = "platform",
     **options: Any,
 ) -> Iterator[tuple[Client, str]]:
     """A client for the report and the source's name in it.
 
     With no host and no credentials: the embedded sandbox; when a date other than today is asked
     for, a sandbox whose clock is that date (so a report of any day is reproducible).
+    ``source="reso"``: the config file's RESO source.
     """
     from realtyframes._client import Client
     from realtyframes.report.options import EMBEDDED_SOURCE, data_source
 
-    if settings.embedded and explicit_date and day != dt.datetime.now(dt.UTC).date():
+    embedded = settings.embedded and source == "platform"
+    if embedded and explicit_date and day != dt.datetime.now(dt.UTC).date():
         from realtyframes.sandbox import serve
 
         announce_source(settings)
@@ -366,7 +371,7 @@ def open_report_client(
             logger.info("embedded sandbox with its clock at %s 00:00 UTC", day.isoformat())
             yield client, EMBEDDED_SOURCE
         return
-    with make_client(settings, progress=progress, **options) as client:
+    with make_client(settings, source, progress=progress, **options) as client:
         yield client, data_source(client)
 
 
@@ -379,6 +384,7 @@ def _dry_run(args: argparse.Namespace, settings: Settings, options: Any) -> int:
         options.day,
         explicit_date=args.as_of is not None,
         progress=False,
+        source=args.source,
         **client_options(args),
     ) as (client, _):
         plans = [client.plan_sync(refresh=bool(args.refresh), **s) for s in options.scopes]
@@ -469,6 +475,7 @@ def run_report(args: argparse.Namespace, settings: Settings) -> int:
             options.day,
             explicit_date=args.as_of is not None,
             progress=False if quiet else None,
+            source=args.source,
             **client_options(args),
         ) as (client, source),
         recorded(client.session, "report", "report", _scope(options)) as run,

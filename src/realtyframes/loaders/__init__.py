@@ -16,8 +16,9 @@ Users call them through :class:`realtyframes.Client`.
 >>> result.frame, result.requests  # doctest: +SKIP
 """
 
-from realtyframes.loaders._base import LoadInfo, LoadResult, Session, default_cache_dir
+from realtyframes.loaders._base import Loaded, LoadInfo, LoadResult, Session, default_cache_dir
 from realtyframes.loaders._checks import check_flag, check_on_invalid
+from realtyframes.loaders._endpoint import Call
 from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
 from realtyframes.loaders._load import changes_params, dataset_path, load_analytics, run_load
 from realtyframes.loaders._paging import (
@@ -40,6 +41,7 @@ from realtyframes.loaders._sync import (
     sync_state,
     synced_market,
 )
+from realtyframes.loaders._sync_apply import data_time_of, grow_days_on_market
 from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
@@ -51,10 +53,12 @@ __all__ = [
     "SYNC_REFUSED",
     "SYNC_RESOURCE",
     "SYNC_WAIT",
+    "Call",
     "DriftWarning",
     "Endpoint",
     "LoadInfo",
     "LoadResult",
+    "Loaded",
     "Paged",
     "Plan",
     "Run",
@@ -62,12 +66,14 @@ __all__ = [
     "changes_params",
     "check_flag",
     "check_on_invalid",
+    "data_time_of",
     "dataset_path",
     "default_cache_dir",
     "duration",
     "fetch_details",
     "fetch_pages",
     "fetch_pages_many",
+    "grow_days_on_market",
     "listing_history",
     "load_analytics",
     "make_cache",

@@ -141,8 +141,10 @@ def _never() -> bool:
 class Session:
     """What every load, sync, plan and run record takes, explicitly: the HTTP layer, the cache
     (None: ``cache=False``), progress bars (None: on in notebooks and terminals), what loads do
-    with invalid rows, and whether the source can have changed since it was last synced
-    (``unchanged()``: True while a client's embedded sandbox has not started in this process).
+    with invalid rows, whether the source can have changed since it was last synced
+    (``unchanged()``: True while a client's embedded sandbox has not started in this process),
+    and a source's own sync (``sync``: a RESO source's replication, called by
+    :func:`sync_listings` with its arguments; None: the listings row's declared sync).
     ``rf.Client`` holds one (``client.session``); its calls return results, never side channels.
 
     >>> result = run_load(client.session, ENDPOINTS["listings"], {"City": "Miami"})  # doctest: +SKIP
@@ -154,6 +156,7 @@ class Session:
     progress: bool | None = None
     on_invalid: OnInvalid = "quarantine"
     unchanged: Callable[[], bool] = field(default=_never, repr=False)
+    sync: Callable[..., LoadResult] | None = field(default=None, repr=False)
 
     @property
     def source_unchanged(self) -> bool:

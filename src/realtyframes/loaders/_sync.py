@@ -155,6 +155,11 @@ def sync_listings(
     >>> market = sync_listings(client.session, {"City": "Miami"}).frame  # doctest: +SKIP
     >>> market.StandardStatus.value_counts()  # doctest: +SKIP
     """
+    if session.sync is not None:  # the source's own sync (a RESO source's replication)
+        return session.sync(
+            scope, chunk_size=chunk_size, refresh=refresh, history_since=history_since,
+            progress=progress, wait=wait,
+        )  # fmt: skip
     with recorded(session, "sync", RESOURCE, sync_scope(scope)) as record:
         record.result = result = _sync(
             session, scope, chunk_size=chunk_size, refresh=refresh, history_since=history_since,

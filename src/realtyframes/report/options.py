@@ -241,7 +241,11 @@ def data_source(client: Any) -> str:
     >>> data_source(rf.Client.sandbox())  # doctest: +SKIP
     'embedded sandbox (synthetic data)'
     """
-    return EMBEDDED_SOURCE if client.embedded else describe_host(client.base_url)
+    if client.embedded:
+        return EMBEDDED_SOURCE
+    kind = getattr(client, "source", "platform")
+    where = describe_host(client.base_url)
+    return where if kind == "platform" else f"{where} (RESO Web API, {kind.partition(':')[2]})"
 
 
 def describe_host(url: str) -> str:

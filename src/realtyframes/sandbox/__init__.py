@@ -48,7 +48,7 @@ Module map (each module one concern; imports point down the list):
 - RESO Web API face (OData v4 under ``/reso/odata``, a thin translation of the listings store):
   ``_reso_fields`` (Data Dictionary 2.0 names, EDM types, sources) -> ``_reso_filter``
   (``$filter``, ``$orderby``, ``$select``) and ``_reso_vendors`` (the vendor profiles, as data)
-  -> ``_reso_usage`` (budgets per token, suspension) and ``_reso_data`` (the five resources'
+  -> ``_reso_usage`` (budgets per token, suspension) and ``_reso_data`` (the six resources'
   records from ``_store``) and ``_reso_metadata`` (``$metadata``) -> ``_reso_odata``
   (``ResoService``: options, vendor rules, paging); its routes are ``routes/reso``.
 - ``_app``: ``create_app`` composes the app: the declared routes, the MCP mounts, the OpenAPI

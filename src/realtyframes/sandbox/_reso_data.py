@@ -27,6 +27,7 @@ import numpy as np
 
 from realtyframes.sandbox._market_data import STATE
 from realtyframes.sandbox._reso_fields import MLG_CAN_VIEW
+from realtyframes.sandbox._spec import STATUSES
 from realtyframes.sandbox._store import ListingStore
 
 __all__ = ["ORIGINATING_SYSTEM", "ResoData"]
@@ -147,6 +148,7 @@ class ResoData:
                 "Member": self._members(_iso(first)),
                 "Office": self._offices(_iso(first)),
                 "OpenHouse": self._open_houses(props),
+                "HistoryTransactional": self._history(snap, props),
             }
             self._built_for = snap
 
@@ -198,6 +200,42 @@ class ResoData:
         stamp = max(p["ModificationTimestamp"] for p in block)
         for p in block:
             p["ModificationTimestamp"] = stamp
+
+    def _history(self, snap: Any, props: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each listing's price and status changes up to the clock: the change feed's records
+        (``GET /v1/listings/changes``) as HistoryTransactional, in key order."""
+        c, now, out = snap.cols, snap.state.now, []
+        for p in props:
+            key, row = p["ListingKey"], self._rows[p["ListingKey"]]
+            for field, ts_col, values_col in (
+                ("ListPrice", "pc_ts", "prices"),
+                ("StandardStatus", "st_ts", "st_code"),
+            ):
+                values = c[values_col][row].tolist()
+                for i, ts in enumerate(c[ts_col][row].tolist()):
+                    if ts > now:
+                        continue
+                    before, after = values[i], values[i + 1]
+                    if field == "StandardStatus":
+                        before, after = STATUSES[before], STATUSES[after]
+                        kind = "Back On Market" if after == "Active" else after
+                    else:
+                        before, after, kind = str(int(before)), str(int(after)), "Price Change"
+                    out.append(
+                        {
+                            "HistoryTransactionalKey": f"{key}-{field}-{i:03d}",
+                            "ResourceName": "Property",
+                            "ResourceRecordKey": key,
+                            "ResourceRecordID": p["ListingId"],
+                            "FieldName": field,
+                            "PreviousValue": before,
+                            "NewValue": after,
+                            "ChangeType": kind,
+                            "ModificationTimestamp": _iso(int(ts)),
+                            "OriginatingSystemName": ORIGINATING_SYSTEM,
+                        }
+                    )
+        return sorted(out, key=lambda h: h["HistoryTransactionalKey"])
 
     def _members(self, stamp: str) -> list[dict[str, Any]]:
         t, seed = self.store.tables, self.store.seed

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "DD_VERSION",
+    "HISTORY",
     "MLG_CAN_VIEW",
     "NAMESPACE",
     "PROPERTY",
@@ -191,5 +192,26 @@ MEDIA = Resource(
         _SYSTEM,
     ),
 )
+_CHANGE = "the change feed's record (GET /v1/listings/changes)"
+HISTORY = Resource(
+    "HistoryTransactional",
+    "HistoryTransactionalKey",
+    (
+        ResoField("HistoryTransactionalKey", S, "ListingKey, the field and the change's number"),
+        ResoField("ResourceName", S, "'Property'"),
+        ResoField("ResourceRecordKey", S, "the listing's key"),
+        ResoField("ResourceRecordID", S, "the listing's number"),
+        ResoField("FieldName", S, "'ListPrice' (price_change) or 'StandardStatus' (status_change)"),
+        ResoField("PreviousValue", S, "PreviousListPrice or PreviousStatus of " + _CHANGE),
+        ResoField("NewValue", S, "ListPrice or StandardStatus of " + _CHANGE),
+        ResoField(
+            "ChangeType", S, "'Price Change'; for a status, the new status ('Back On Market')"
+        ),
+        ResoField("ModificationTimestamp", T, "ChangeTimestamp of " + _CHANGE),
+        _SYSTEM,
+    ),
+)
 #: Every entity set of the face, by name.
-RESOURCES: dict[str, Resource] = {r.name: r for r in (PROPERTY, MEMBER, OFFICE, OPEN_HOUSE, MEDIA)}
+RESOURCES: dict[str, Resource] = {
+    r.name: r for r in (PROPERTY, MEMBER, OFFICE, OPEN_HOUSE, MEDIA, HISTORY)
+}

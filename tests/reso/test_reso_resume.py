@@ -1,0 +1,122 @@
+"""A RESO backfill SIGKILLed at many points ends equal to an uninterrupted one: each query of the
+sync keeps its pages in the cache's checkpoint, and the next run goes on from there."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pandas as pd
+import pytest
+
+import realtyframes as rf
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+PAGE = 25
+
+CHILD = """
+import os, sys, threading
+import realtyframes as rf
+url, cache, counted, stop, page = sys.argv[1:6]
+fd = os.open(counted, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+lock, sent = threading.Lock(), [0]
+
+def hook(request):
+    # the first `stop` requests go out (each counted in the file); the next one waits forever
+    with lock:
+        go = sent[0] < int(stop)
+        if go:
+            sent[0] += 1
+            os.write(fd, b"r")
+    if not go:
+        threading.Event().wait()
+
+with rf.Client.reso(url, token="reso-token", page_size=int(page), cache_dir=cache,
+                    progress=False, event_hooks={"request": [hook]}) as client:
+    client.sync_listings()
+"""
+
+
+class Counter:
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, request: httpx.Request) -> None:
+        self.count += 1
+
+
+def _sync(url: str, cache: Path) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    counter = Counter()
+    with rf.Client.reso(
+        url,
+        token="reso-token",
+        page_size=PAGE,
+        cache_dir=cache,
+        progress=False,
+        event_hooks={"request": [counter]},
+    ) as client:
+        return client.sync_listings(), client.listing_history(), counter.count
+
+
+def _kill_after(url: str, cache: Path, sent: int) -> int:
+    counted = cache.parent / f"{cache.name}-requests"
+    paths = [str(SRC), os.environ.get("PYTHONPATH", "")]
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, url, str(cache), str(counted), str(sent), str(PAGE)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not counted.exists() or counted.stat().st_size < sent:
+            assert child.poll() is None, child.stderr.read() if child.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.002)
+        time.sleep(0.05)  # the last answer reaches the checkpoint or stays in flight
+        os.kill(child.pid, signal.SIGKILL)
+    finally:
+        child.communicate()
+    assert child.returncode == -signal.SIGKILL
+    return counted.stat().st_size
+
+
+@pytest.fixture(scope="module")
+def market() -> Iterator[tuple[str, Path]]:
+    from conftest import AS_OF, SMALL
+    from realtyframes.sandbox import start
+
+    with start(seed=7, as_of=AS_OF, **SMALL) as sb:
+        yield sb.url + "/reso/odata", Path()
+
+
+def _check(url: str, tmp_path: Path, points: list[int]) -> None:
+    reference, history, requests = _sync(url, tmp_path / "reference")
+    assert requests > max(points)
+    for sent in points:
+        cache = tmp_path / f"killed-{sent}"
+        interrupted = _kill_after(url, cache, sent)
+        assert not (cache / "market").exists()
+        got, got_history, resumed = _sync(url, cache)
+        pd.testing.assert_frame_equal(got, reference)
+        pd.testing.assert_frame_equal(got_history, history)
+        # no page asked twice but the one in flight, and the new run's $metadata
+        assert interrupted + resumed <= requests + 2, (sent, interrupted, resumed, requests)
+
+
+def test_a_backfill_killed_at_three_points_ends_equal(
+    market: tuple[str, Path], tmp_path: Path
+) -> None:
+    _check(market[0], tmp_path, [2, 9, 20])
+
+
+@pytest.mark.slow
+def test_a_backfill_killed_at_20_points_ends_equal(
+    market: tuple[str, Path], tmp_path: Path
+) -> None:
+    _check(market[0], tmp_path, list(range(1, 21)))
