@@ -8,17 +8,24 @@ import math
 import warnings
 from typing import Any
 
+import narwhals as nw
 import numpy as np
 import pandas as pd
+import polars as pl
 import pytest
 
 import realtyframes as rf
+from realtyframes.analysis._index_cells import cells_of_rows, fit_cells
+from realtyframes.analysis._index_engine import engine_cells
 from realtyframes.analysis._index_fit import (
     HedonicInputs,
     design_block,
+    fit_hedonic,
+    flag_columns,
     hedonic_gram,
     hedonic_layout,
 )
+from realtyframes.analysis._index_pairs import engine_pairs
 from realtyframes.errors import (
     AnalysisInputError,
     ColumnTypeError,
@@ -569,3 +576,49 @@ def test_on_the_multiyear_sandbox_both_indexes_follow_its_true_price_level(
         entered = pd.to_datetime(index["period_begin"]) - pd.Timedelta(days=45)
         truth = price_level([d.to_pydatetime().replace(tzinfo=dt.UTC) for d in entered], as_of)
         assert trend(index, index["index"]) == pytest.approx(trend(index, truth), abs=0.015), method
+
+
+def test_the_cells_give_the_row_regression_and_its_residuals() -> None:
+    """The regression from grouped sums (cells of period × subtype × location) equals the one
+    on the rows, and its residual sum of squares (``y'y - b'X'y`` from the sums) equals the
+    residuals' own to 1e-9; a constant column (living area here) is left out by min / max."""
+    rng = np.random.default_rng(3)
+    n = 4000
+    water = np.where(rng.random(n) < 0.1, np.nan, (rng.random(n) < 0.2).astype(float))
+    numeric = np.column_stack([
+        rng.integers(1, 6, n), rng.integers(1, 4, n), np.full(n, math.log(1500.0)),
+        rng.integers(0, 80, n), *flag_columns(water).T,
+    ]).astype("float64")  # fmt: skip
+    period, subtype, location = rng.integers(0, 12, n), rng.integers(0, 3, n), rng.integers(0, 5, n)
+    log_price = 12 + 0.05 * numeric[:, 0] + 0.02 * period + 0.1 * numeric[:, 4]
+    log_price = log_price + rng.normal(0, 0.1, n)
+    inputs = HedonicInputs(log_price, numeric, subtype, location, period)
+    rows = fit_hedonic(inputs, 4, 12)
+    cells = fit_cells(cells_of_rows(log_price, numeric, subtype, location, period), 4, 12)
+    assert cells.delta == pytest.approx(rows.delta, rel=1e-9, abs=1e-12)
+    assert cells.se == pytest.approx(rows.se, rel=1e-9)
+    assert cells.r2 == pytest.approx(rows.r2, rel=1e-9)
+    layout = hedonic_layout(inputs, 4)
+    assert 2 not in layout.numeric  # the constant log area
+    x = design_block(inputs, layout, slice(None))
+    beta, *_ = np.linalg.lstsq(x, log_price, rcond=None)
+    rss = float(np.sum((log_price - x @ beta) ** 2))
+    assert cells.s2 * (n - x.shape[1]) == pytest.approx(rss, rel=1e-9)
+
+
+def test_an_engine_sends_back_cells_and_pairs_not_sales(market: pd.DataFrame) -> None:
+    """On a Polars LazyFrame the hedonic index's engine step returns one row per period ×
+    subtype × City holding every sale's count, and the repeat-sales step one row per pair:
+    what reaches the driver is the regression's inputs, not the sales."""
+    lazy = nw.from_native(pl.from_pandas(market).lazy())
+    cells = engine_cells(lazy, [], "City", "Q-DEC")
+    combos = market.groupby(
+        [market["CloseDate"].dt.tz_convert(None).dt.to_period("Q"), "PropertySubType", "City"]
+    ).ngroups
+    assert len(cells.frame) == combos < len(market) / 50
+    assert cells.n.sum() == len(market)
+    made = engine_pairs(lazy, [], "Q-DEC")
+    index = rf.price_index(market, freq="Q", method="repeat_sales")
+    cross = int(made.pairs["_cross"].sum())
+    assert cross == index.attrs["pairs"] < len(market)
+    assert made.n.sum() == len(market)

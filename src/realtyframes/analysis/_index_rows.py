@@ -18,11 +18,10 @@ import numpy as np
 import pandas as pd
 
 from realtyframes.analysis._common import as_key, to_float
+from realtyframes.analysis._index_cells import Cells, cells_of_rows, fit_cells
 from realtyframes.analysis._index_fit import (
     Z95,
     Fit,
-    HedonicInputs,
-    fit_hedonic,
     fit_repeat_sales,
     flag_columns,
     years,
@@ -36,6 +35,8 @@ __all__ = [
     "PairRows",
     "Rows",
     "default_base",
+    "hedonic_group",
+    "pair_group",
     "rolling_sum",
 ]
 
@@ -238,9 +239,9 @@ class HedonicRows(Rows):
             log_area, age, *flag_columns(_flags(sales.get("WaterfrontYN"), len(sales))).T,
         ])  # fmt: skip
         self.log_price = np.log(to_float(sales["ClosePrice"], "ClosePrice", func).to_numpy())
-        self.subtype = pd.factorize(as_key(sales["PropertySubType"]))[0]
+        self.subtype = pd.factorize(as_key(sales["PropertySubType"]), sort=True)[0]
         none = np.zeros(len(sales), dtype=np.int64)
-        self.location = pd.factorize(as_key(sales[location]))[0] if location else none
+        self.location = pd.factorize(as_key(sales[location]), sort=True)[0] if location else none
         self.period = code
         self.complete = ~np.isnan(self.numeric).any(axis=1) & (self.subtype >= 0)
         self.complete &= self.location >= 0
@@ -250,21 +251,31 @@ class HedonicRows(Rows):
         key: tuple[Hashable, ...], weights: str | None,
     ) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
         ok = rows[self.complete[rows]]
-        info.left_out["missing_characteristics"] += len(rows) - len(ok)
-        n = np.bincount(self.period[ok], minlength=len(periods))
-        at = info.choose_base(n, base)
-        ref = info.reference(n, at)
-        fit = None
-        if ref is None:
-            info.left_out["no_base"] += len(ok)
-        else:
-            inputs = HedonicInputs(self.log_price[ok], self.numeric[ok], self.subtype[ok],
-                                   self.location[ok], self.period[ok])  # fmt: skip
-            fit = info.attempt(key, lambda: fit_hedonic(inputs, ref, len(periods)))
-            if fit is None:
-                info.left_out["not_fitted"] += len(ok)
-        info.record(key, _begin(periods, at), fit, len(ok))
-        return fit, n, n, at
+        cells = cells_of_rows(self.log_price[ok], self.numeric[ok], self.subtype[ok],
+                              self.location[ok], self.period[ok])  # fmt: skip
+        return hedonic_group(cells, len(rows) - len(ok), base, periods, info, key)
+
+
+def hedonic_group(
+    cells: Cells, incomplete: int, base: int | None, periods: pd.PeriodIndex, info: Info,
+    key: tuple[Hashable, ...],
+) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
+    """One group's hedonic fit from its complete sales' cells (``incomplete``: its sales left
+    out for a missing characteristic): the fit, ``n`` per period, the same as support, the base."""
+    info.left_out["missing_characteristics"] += incomplete
+    n = np.rint(np.bincount(cells.period, cells.n, minlength=len(periods))).astype(np.int64)
+    used = int(n.sum())
+    at = info.choose_base(n, base)
+    ref = info.reference(n, at)
+    fit = None
+    if ref is None:
+        info.left_out["no_base"] += used
+    else:
+        fit = info.attempt(key, lambda: fit_cells(cells, ref, len(periods)))
+        if fit is None:
+            info.left_out["not_fitted"] += used
+    info.record(key, _begin(periods, at), fit, used)
+    return fit, n, n, at
 
 
 def _property_keys(sales: pd.DataFrame, func: str) -> np.ndarray:
@@ -309,28 +320,44 @@ class PairRows(Rows):
         key: tuple[Hashable, ...], weights: str | None,
     ) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
         first, second = self.pairs(rows, info)
-        size = len(periods)
+        shared = np.zeros(len(first), dtype=bool)
+        shared[1:] = first[1:] == second[:-1]
         p1, p2 = self.period[first], self.period[second]
-        support = np.bincount(p1, minlength=size) + np.bincount(p2, minlength=size)
-        at = info.choose_base(support, base)
-        ref = info.reference(support, at)
-        if ref is None:
-            info.left_out["no_base"] += len(np.union1d(first, second))
-            info.record(key, None, None, 0)
-            return None, np.bincount(p2, minlength=size), support, None
+        chain = np.where(shared, np.concatenate([[-1], p1[:-1]]), -1)
         log_ratio = self.log_price[second] - self.log_price[first]
         gap = years(self.day[second] - self.day[first])
-        fit = info.attempt(
-            key, lambda: fit_repeat_sales(p1, p2, log_ratio, gap, ref, size, weights)
-        )
-        if fit is None:
-            info.left_out["not_fitted"] += len(first)
-            info.record(key, _begin(periods, at), None, 0)
-            return None, np.bincount(p2, minlength=size), support, at
-        used = np.asarray(fit.extra["used"], dtype=bool)
-        info.left_out["pairs_not_linked"] += int((~used).sum())
-        p1, p2 = p1[used], p2[used]
-        info.pairs += int(used.sum())
-        info.record(key, _begin(periods, at), fit, len(np.union1d(first[used], second[used])))
-        support = np.bincount(p1, minlength=size) + np.bincount(p2, minlength=size)
-        return fit, np.bincount(p2, minlength=size), support, at
+        return pair_group(p1, p2, log_ratio, gap, chain, base, periods, info, key, weights)
+
+
+def pair_group(
+    p1: np.ndarray, p2: np.ndarray, log_ratio: np.ndarray, gap: np.ndarray, chain: np.ndarray,
+    base: int | None, periods: pd.PeriodIndex, info: Info, key: tuple[Hashable, ...],
+    weights: str | None,
+) -> tuple[Fit | None, np.ndarray, np.ndarray, int | None]:  # fmt: skip
+    """One group's repeat-sales fit from its cross-period pairs (periods, log ratio, years
+    between; ``chain`` ≥ 0 where the pair's first sale is the previous pair's second, so the
+    sales in pairs are counted as ``2·pairs - chained``): the fit, ``n`` (pairs by their second
+    sale's period), the support (sales in pairs per period), the base."""
+    size = len(periods)
+    support = np.bincount(p1, minlength=size) + np.bincount(p2, minlength=size)
+    at = info.choose_base(support, base)
+    ref = info.reference(support, at)
+    shared = chain >= 0
+    if ref is None:
+        info.left_out["no_base"] += 2 * len(p1) - int(shared.sum())
+        info.record(key, None, None, 0)
+        return None, np.bincount(p2, minlength=size), support, None
+    fit = info.attempt(key, lambda: fit_repeat_sales(p1, p2, log_ratio, gap, ref, size, weights))
+    if fit is None:
+        info.left_out["not_fitted"] += len(p1)
+        info.record(key, _begin(periods, at), None, 0)
+        return None, np.bincount(p2, minlength=size), support, at
+    used = np.asarray(fit.extra["used"], dtype=bool)
+    info.left_out["pairs_not_linked"] += int((~used).sum())
+    # a used pair's chained first sale is linked, so the pair before it is used too
+    sales = 2 * int(used.sum()) - int((shared & used).sum())
+    p1, p2 = p1[used], p2[used]
+    info.pairs += int(used.sum())
+    info.record(key, _begin(periods, at), fit, sales)
+    support = np.bincount(p1, minlength=size) + np.bincount(p2, minlength=size)
+    return fit, np.bincount(p2, minlength=size), support, at

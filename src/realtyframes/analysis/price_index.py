@@ -8,10 +8,13 @@ the two standard methods (docs/metrics.md, "Price index"):
 - ``"repeat_sales"``: consecutive sales of the same property (same normalised address and living
   area), by Bailey-Muth-Nourse, optionally with Case-Shiller's interval weights.
 
-The regressions are in :mod:`._index_fit` (numpy); this module reads the frame, finds the sales,
-their periods and the pairs, picks the base period and assembles the result. The index runs on
-pandas: another engine's frame (Polars, DuckDB, PySpark) is reduced by the engine to the sale
-segment's sales and the columns read, then collected.
+The regressions are in :mod:`._index_fit` and :mod:`._index_cells` (numpy); this module reads
+the frame, finds the sales, their periods and the pairs, picks the base period and assembles the
+result. The hedonic regression runs on cells (per group, period, subtype and location: counts,
+sums and cross products): on another engine's frame (Polars, DuckDB, PySpark) the engine makes
+them (:mod:`._index_engine`) and only they come back; with ``history`` (sales dated from it) and
+for repeat sales, the engine reduces the frame to the sale segment's sales and the columns read,
+which are collected.
 """
 
 from __future__ import annotations
@@ -30,16 +33,20 @@ from realtyframes.analysis._common import (
     to_timestamp,
     to_utc,
 )
+from realtyframes.analysis._index_engine import engine_cells
 from realtyframes.analysis._index_fit import Z95, Fit, HedonicInputs
+from realtyframes.analysis._index_pairs import engine_pairs
 from realtyframes.analysis._index_rows import (
     HedonicRows,
     Info,
     PairRows,
     Rows,
     default_base,
+    hedonic_group,
+    pair_group,
     rolling_sum,
 )
-from realtyframes.analysis._kernel import collect, frame_of, segment_filter
+from realtyframes.analysis._kernel import collect, frame_of, is_pandas, segment_filter
 
 __all__ = [
     "INDEX_COLUMNS",
@@ -166,8 +173,9 @@ def price_index(
     ``by``: a separate index per group. Columns: ``period_begin``, ``period_end``, the ``by``
     columns, ``index``, ``index_low``, ``index_high``, ``n`` (and ``n_in_pairs``); ``attrs``:
     method, freq, rolling, base, base_n (its sales), base_band, rows used, left out (by reason),
-    R², pairs. Runs on pandas (other
-    engines' frames are reduced to the sales and collected).
+    R², pairs. On Polars, DuckDB and PySpark the hedonic
+    index's grouped sums are made by the engine (only they come back; with ``history``, and for
+    repeat sales, the sales are collected).
 
     >>> idx = rf.price_index(market, freq="Q", method="repeat_sales")  # doctest: +SKIP
     >>> idx[["period_begin", "index", "index_low", "index_high", "n"]]  # doctest: +SKIP
@@ -177,14 +185,12 @@ def price_index(
     keys = [] if by is None else normalize_by(by, func)
     base_at = to_timestamp(base, "base", func)
     hedonic = method == "hedonic"
-    needed = [*keys, "PropertyType", "ClosePrice", "CloseDate"]
-    if hedonic:
-        needed += [*CHARACTERISTICS, *([location] if location else [])]
-    else:
-        needed += ["UnparsedAddress"]
-    if history is not None:
-        needed.append("ListingId")
-    optional = ["WaterfrontYN"] if hedonic else ["LivingArea"]
+    needed, optional = _columns(keys, hedonic, location, history is not None)
+    if history is None and not is_pandas(market) and (hedonic or weights is None):
+        info = Info(min_sample, {}, bool(keys), PERIODS_PER_YEAR[freq], rolling or 1)
+        if hedonic:
+            return _engine_hedonic(market, needed, keys, location, freq, base_at, info)
+        return _engine_pairs(market, needed, optional, keys, freq, base_at, info)
     sales = _read_sales(market, needed, optional, func)
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
     when, dated = _sale_dates(sales, changes, func)
@@ -207,6 +213,82 @@ def price_index(
     out.attrs.update({"location": location} if hedonic else {"weights": weights})
     if history is not None:
         out.attrs["dated_from_history"] = dated
+    return out
+
+
+def _columns(
+    keys: list[str], hedonic: bool, location: str | None, dated_by_history: bool
+) -> tuple[list[str], list[str]]:
+    """The columns the method reads: needed, and optional (read when the frame has them)."""
+    needed = [*keys, "PropertyType", "ClosePrice", "CloseDate"]
+    if hedonic:
+        needed += [*CHARACTERISTICS, *([location] if location else [])]
+    else:
+        needed += ["UnparsedAddress"]
+    if dated_by_history:
+        needed.append("ListingId")
+    return needed, ["WaterfrontYN"] if hedonic else ["LivingArea"]
+
+
+def _engine_hedonic(
+    market: Any, needed: list[str], keys: list[str], location: str | None, freq: str,
+    base_at: pd.Timestamp | None, info: Info,
+) -> pd.DataFrame:  # fmt: skip
+    """The hedonic index of another engine's frame: the engine makes the cells
+    (:mod:`._index_engine`), the regression runs on them (:mod:`._index_cells`)."""
+    func = "price_index"
+    frame = frame_of(market, needed, "market", func, ["WaterfrontYN"])
+    sold = segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False)
+    cells = engine_cells(frame.filter(sold), keys, location, INDEX_FREQS[freq])
+    periods = cells.periods
+    info.left_out["no_close_date"] += round(float(cells.n[~cells.dated].sum()))
+    base_code = _base_code(base_at, periods, func)
+    dated = np.flatnonzero(cells.dated)
+    pieces = []
+    for key, rows in _groups(cells.frame.iloc[dated], keys, info, cells.n[dated]):
+        at = dated[rows]
+        incomplete = round(float(cells.n[at][~cells.complete[at]].sum()))
+        group = cells.cells(at)
+        fit, n, support, at_base = hedonic_group(group, incomplete, base_code, periods, info, key)
+        pieces.append(_assemble(fit, n, support, at_base, periods, keys, key, info, True))
+    out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, True)
+    out.attrs = info.attrs("hedonic", freq, keys, round(float(cells.n[dated].sum())))
+    out.attrs["location"] = location
+    return out
+
+
+def _engine_pairs(
+    market: Any, needed: list[str], optional: list[str], keys: list[str], freq: str,
+    base_at: pd.Timestamp | None, info: Info,
+) -> pd.DataFrame:  # fmt: skip
+    """The equal-weights repeat-sales index of another engine's frame: the engine makes the
+    pairs (:mod:`._index_pairs`), the regression runs on them (:mod:`._index_fit`)."""
+    func = "price_index"
+    frame = frame_of(market, needed, "market", func, optional)
+    sold = segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False)
+    made = engine_pairs(frame.filter(sold), keys, INDEX_FREQS[freq])
+    periods, dated = made.periods, made.dated
+    info.left_out["no_close_date"] += int(made.n[~dated].sum())
+    base_code = _base_code(base_at, periods, func)
+    at_dated = np.flatnonzero(dated)
+    counts = made.counts.iloc[at_dated]
+    pieces = []
+    for key, rows in _groups(counts, keys, info, made.n[at_dated].astype(np.float64)):
+        at = at_dated[rows]
+        blank = int(made.n[at][made.blank[at]].sum())
+        info.left_out["no_address"] += blank
+        p1, p2, ratio, chain, same = made.group(key)
+        info.left_out["same_period_pairs"] += same
+        in_pairs = 2 * len(p1) - int((chain >= 0).sum())
+        info.left_out["not_paired"] += int(made.n[at].sum()) - blank - in_pairs
+        gap = np.zeros(len(p1))  # only Case-Shiller weights read it
+        fit, n, support, at_base = pair_group(
+            p1, p2, ratio, gap, chain, base_code, periods, info, key, None
+        )
+        pieces.append(_assemble(fit, n, support, at_base, periods, keys, key, info, False))
+    out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, False)
+    out.attrs = info.attrs("repeat_sales", freq, keys, int(made.n[dated].sum()))
+    out.attrs["weights"] = None
     return out
 
 
@@ -264,15 +346,16 @@ def _base_code(base_at: pd.Timestamp | None, periods: pd.PeriodIndex, func: str)
 
 
 def _groups(
-    sales: pd.DataFrame, keys: list[str], info: Info
+    sales: pd.DataFrame, keys: list[str], info: Info, count: np.ndarray | None = None
 ) -> list[tuple[tuple[Hashable, ...], np.ndarray]]:
     """(group key, row positions) per ``by`` group, in sorted order; rows with a missing key are
-    left out (counted)."""
+    left out (counted; ``count``: the sales each row stands for, one each by default)."""
     if not keys:
         return [((), np.arange(len(sales)))]
-    frame = pd.DataFrame({k: as_key(sales[k]) for k in keys})
+    frame = pd.DataFrame({k: as_key(sales[k]) for k in keys}).reset_index(drop=True)
     missing = frame.isna().any(axis=1).to_numpy()
-    info.left_out["no_group"] += int(missing.sum())
+    weight = np.ones(len(frame)) if count is None else count
+    info.left_out["no_group"] += round(float(weight[missing].sum()))
     kept = np.flatnonzero(~missing)
     found = frame[~missing].groupby(keys, sort=True).indices
     return [(key if isinstance(key, tuple) else (key,), kept[rows]) for key, rows in found.items()]
