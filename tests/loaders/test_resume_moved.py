@@ -91,7 +91,10 @@ def test_a_checkpoint_of_another_dataset_behind_the_same_url_is_discarded(
     with sandbox() as first:
         port = int(first.url.rsplit(":", 1)[1])
         run_and_kill(first.url, cache, "closed", 6)
-        assert saved_pages(cache) >= 2
+        # the first page at least: it is read alone and saved before the others are asked for
+        # (how many of the next five reached the checkpoint before the kill depends on the
+        # machine's load); without the identity check a resume would reuse what was saved
+        assert saved_pages(cache) >= 1
     with sandbox(port=port, seed=8) as second:
         assert second.url == first.url  # the same URL, another dataset
         hook = Hook()
