@@ -13,12 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
 
 import realtyframes as rf
-from realtyframes.analysis import ppsf_values
+from realtyframes.analysis import _trends_local, ppsf_values
+from realtyframes.analysis.trends import keyed_trends
 from realtyframes.errors import AnalysisInputError, ColumnTypeError, MissingColumnsError
 
 STATUSES = ("Active", "Active Under Contract", "Pending", "Closed")
@@ -116,6 +118,10 @@ HISTORY_CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
     "market_trends-tiers": lambda m, h: rf.market_trends(
         m, h, freq="Q", by="City", tiers=True, min_sample=1
     ),
+    "market_trends-quarters": lambda m, h: rf.market_trends(m, h, freq="Q", min_sample=1),
+    "market_trends-weeks-by-city": lambda m, h: rf.market_trends(
+        m, h, freq="W", by="City", start="2026-03-01", end=AS_OF, min_sample=1
+    ),
     "price_index-quarterly": lambda m, h: rf.price_index(m, freq="Q", method="repeat_sales"),
     "price_index-rolling": lambda m, h: rf.price_index(m, freq="Q", rolling=2),
 }
@@ -176,6 +182,59 @@ def test_an_engine_frame_is_checked_before_it_is_computed(listings_file):
     )
     with pytest.raises(ColumnTypeError, match="'ChangeTimestamp' must be a timestamp"):
         rf.market_trends(lazy, history)
+
+
+#: One DuckDB connection for a market and its history (relations of two connections do not
+#: join, so ``market_trends`` computes those locally).
+_ONE_CONNECTION = duckdb.connect()
+#: The trends calls, computed on the engine.
+ENGINE_TRENDS = [c for c in HISTORY_CALLS if c.startswith("market_trends")]
+ON_ENGINE: dict[str, Callable[[Path], Any]] = {
+    "polars": pl.read_parquet,
+    "polars-lazy": pl.scan_parquet,
+    "duckdb-one-connection": lambda path: _ONE_CONNECTION.read_parquet(str(path)),
+}
+
+
+@pytest.mark.parametrize("call", ENGINE_TRENDS)
+@pytest.mark.parametrize("engine", ON_ENGINE)
+def test_market_trends_is_computed_on_the_engine(synced_files, engine, call, monkeypatch):
+    """The same numbers as pandas with no listing brought to pandas: the local path's reading
+    of the rows is not reached (W, 4W, M and Q; with and without a history)."""
+    market, history = synced_files
+    want = HISTORY_CALLS[call](pd.read_parquet(market), pd.read_parquet(history))
+
+    def brought_back(*args: object) -> None:
+        raise AssertionError("the listings came back to pandas")
+
+    monkeypatch.setattr(_trends_local, "listing_rows", brought_back)
+    monkeypatch.setattr(_trends_local, "history_rows", brought_back)
+    got = HISTORY_CALLS[call](ON_ENGINE[engine](market), ON_ENGINE[engine](history))
+    assert len(want) > 0
+    _same(got, want)
+
+
+def test_keyed_trends_takes_a_key_assigned_on_the_engine(synced_files):
+    """A tier computed on the engine is one more market key (what ``tiers=True`` builds on)."""
+    market, history = synced_files
+    frame = pd.read_parquet(market)
+    cut = float(frame["ListPrice"].median())
+    frame["tier"] = np.where(frame["ListPrice"] > cut, "top", "rest")
+    want = keyed_trends(frame, pd.read_parquet(history), ["City", "tier"], min_sample=1)
+    tier = pl.when(pl.col("ListPrice") > cut).then(pl.lit("top")).otherwise(pl.lit("rest"))
+    lazy = pl.scan_parquet(market).with_columns(tier.alias("tier"))
+    got = keyed_trends(lazy, pl.scan_parquet(history), ["City", "tier"], min_sample=1)
+    assert set(want["tier"]) == {"top", "rest"}
+    _same(got, want)
+
+
+def test_a_history_on_another_duckdb_connection_is_read_locally(synced_files):
+    """Relations of two DuckDB connections cannot meet in one query: the rows are read
+    locally, with the same numbers."""
+    market, history = synced_files
+    want = HISTORY_CALLS["market_trends"](pd.read_parquet(market), pd.read_parquet(history))
+    got = HISTORY_CALLS["market_trends"](_duckdb(market), _duckdb(history))
+    _same(got, want)
 
 
 # -- PySpark, local mode ------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from realtyframes.analysis import _trends_local as trends_module
 from realtyframes.analysis import compare_markets, market_summary, market_trends, price_drops
-from realtyframes.analysis import trends as trends_module
 from realtyframes.analysis._kernel import THREADS_VARIABLE, concurrently, in_background
 from realtyframes.errors import AnalysisInputError
 

@@ -26,7 +26,7 @@ import pandas as pd
 from realtyframes.analysis._common import safe_div
 from realtyframes.analysis._cuts import active_windows
 from realtyframes.analysis._periods import Grid, expand
-from realtyframes.analysis._stocks import Intervals
+from realtyframes.analysis._stocks import Intervals, runs
 from realtyframes.analysis._trends_kernel import (
     ACTIVE,
     CLOSED,
@@ -184,12 +184,11 @@ def _last_pending(intervals: Intervals, pos: np.ndarray, until: np.ndarray) -> n
     ``until`` (NAT: none), looked up among its few Pending intervals."""
     pending = intervals.status == PENDING
     p_pos, p_start = intervals.pos[pending], intervals.start[pending]
-    first = np.searchsorted(p_pos, pos, side="left")
-    last = np.searchsorted(p_pos, pos, side="right")
+    first, count = runs(p_pos, pos)
     found = np.full(len(pos), NAT, dtype="int64")
-    for k in range(int((last - first).max(initial=0))):
+    for k in range(int(count.max(initial=0))):
         j = np.minimum(first + k, len(p_start) - 1)
-        ok = (first + k < last) & (p_start[j] <= until)
+        ok = (k < count) & (p_start[j] <= until)
         found = np.where(ok, p_start[j], found)
     return found
 
@@ -216,8 +215,9 @@ def contract_stats(
     rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
     pos, start = intervals.pos[went][rows], intervals.start[went][rows]
     key = pos * grid.size + cells
-    order = np.argsort(key, kind="stable")  # by listing and cell, then time: the first pending
-    key, pos, start, cells = key[order], pos[order], start[order], cells[order]
+    if not bool(np.all(key[1:] >= key[:-1])):  # calendar periods: in order already
+        order = np.argsort(key, kind="stable")  # by listing and cell, then time: the first
+        key, pos, start, cells = key[order], pos[order], start[order], cells[order]
     once = np.ones(len(key), dtype=bool)
     once[1:] = key[1:] != key[:-1]
     to_pending = start[once] // _DAY - day[pos[once]]

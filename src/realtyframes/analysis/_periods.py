@@ -129,15 +129,27 @@ class Grid:
         counts = np.bincount(cells, minlength=self.size)
         return counts.reshape(self.n_markets, self.n_periods)
 
+    def window_of(self, at: np.ndarray) -> np.ndarray:
+        """The first window whose end is at or after each time (``np.searchsorted(ends, at)``),
+        from the base period holding it (:func:`~._stocks.period_of`'s day table)."""
+        base = period_of(at, self.base_starts, self.base_ends)
+        return np.maximum(base - (self.width - 1), 0) if self.width > 1 else base
+
+    def starts_before(self, at: np.ndarray) -> np.ndarray:
+        """How many windows start before each time (``np.searchsorted(starts, at)``): the
+        base periods are contiguous, so those up to the one holding ``at - 1``."""
+        base = period_of(at - 1, self.base_starts, self.base_ends)
+        return np.where(at - 1 >= self.base_starts[0], np.minimum(base + 1, self.n_periods), 0)
+
     def ends_within(self, start: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For intervals ``[start, stop)``: the first and one past the last window whose end
         lies inside (the windows the interval is in at their end)."""
-        return np.searchsorted(self.ends, start, "left"), np.searchsorted(self.ends, stop, "left")
+        return self.window_of(start), self.window_of(stop)
 
     def overlapped(self, start: np.ndarray, stop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """For intervals ``[start, stop)``: the first and one past the last window they overlap
         (window end at or after ``start``, window start before ``stop``)."""
-        return np.searchsorted(self.ends, start, "left"), np.searchsorted(self.starts, stop, "left")
+        return self.window_of(start), self.starts_before(stop)
 
 
 def expand(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

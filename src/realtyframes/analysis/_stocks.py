@@ -41,6 +41,7 @@ __all__ = [
     "distinct",
     "event_order",
     "period_of",
+    "runs",
     "status_intervals",
     "stocks_at",
 ]
@@ -186,16 +187,23 @@ def stocks_at(
     }
 
 
+def runs(ordered: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each listing ``pos``'s run starts in ``ordered`` (listing rows, sorted) and its
+    length (``np.searchsorted`` both sides, by counts: one pass, no binary search)."""
+    size = max(int(ordered[-1]) if len(ordered) else -1, int(pos.max(initial=-1))) + 1
+    per_listing = np.bincount(ordered, minlength=size)
+    return (np.cumsum(per_listing) - per_listing)[pos], per_listing[pos]
+
+
 def active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:
     """Whether each listing ``pos`` is Active at the instant ``when`` (its few Active intervals
     looked up by listing)."""
     active = intervals.status == ACTIVE
     a_pos, a_start, a_stop = intervals.pos[active], intervals.start[active], intervals.stop[active]
-    first = np.searchsorted(a_pos, pos, side="left")
-    last = np.searchsorted(a_pos, pos, side="right")
+    first, count = runs(a_pos, pos)
     still = np.zeros(len(pos), dtype=bool)
-    for k in range(int((last - first).max(initial=0))):
+    for k in range(int(count.max(initial=0))):
         j = np.minimum(first + k, len(a_start) - 1)
-        has = first + k < last
+        has = k < count
         still |= has & (a_start[j] <= when) & (when < a_stop[j])
     return still

@@ -8,7 +8,7 @@ On the engine (narwhals expressions, the same for pandas, Polars, DuckDB and PyS
 - the history: the ``status_change`` and ``price_change`` records, their listing, time, new
   status (as flags) and prices (:func:`history_rows`).
 
-Locally: :class:`Listings` (one row per listing as numpy arrays: market code, status code,
+Locally (a pandas frame; an engine's frame is reduced on the engine: :mod:`._trends_engine`): :class:`Listings` (one row per listing as numpy arrays: market code, status code,
 prices, naive UTC times in microseconds), :class:`Changes` (the history's records as arrays)
 and :class:`History` (the records of those listings, each with its listing's row, matched by
 ListingId: :func:`~._order.match_last`).

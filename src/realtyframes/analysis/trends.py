@@ -7,18 +7,21 @@ property type), built from a market frame (``client.sync_listings``) and its his
 medians of a period are ``rf.market_summary``'s over the same dates. Everything is vectorised:
 group-bys and cumulative sums over periods, no loop over listings or markets.
 
-Modules: this one (flows, medians, changes, small samples); :mod:`._periods` (calendar periods
-and rolling windows); :mod:`._trends_kernel` (what the engine reduces, the listings and history as
-arrays); :mod:`._stocks` (the point-in-time stocks rebuilt from each listing's status timeline);
-:mod:`._cuts` (price cuts per period) and :mod:`._competition` (the competition columns).
+Modules: this one (the periods' grid, ratios, changes, small samples, :func:`keyed_trends`);
+:mod:`._periods` (calendar periods and rolling windows). The cells are computed where the data
+live (:func:`trend_source`): on Polars, DuckDB or PySpark by :mod:`._trends_engine` (narwhals
+group-bys and window functions over :mod:`._engine_frames`; only periods × markets come back);
+on pandas by :mod:`._trends_local` (flows and medians) over the arrays of :mod:`._trends_kernel`,
+with :mod:`._stocks` (the status timelines), :mod:`._cuts` (price cuts per period) and
+:mod:`._competition` (the competition columns).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from collections.abc import Sequence
 from typing import Any
 
+import narwhals as nw
 import numpy as np
 import pandas as pd
 
@@ -33,16 +36,11 @@ from realtyframes.analysis._competition import (
     COMPETITION_COUNTS,
     COMPETITION_SAMPLED,
     NEEDS_HISTORY,
-    active_any,
-    contract_stats,
     derive,
-    inventory_age,
-    no_contract_stats,
 )
-from realtyframes.analysis._cuts import cuts_in_periods, price_cut_share
-from realtyframes.analysis._definitions import DEFINITIONS, Prices, check_definitions
-from realtyframes.analysis._drops_kernel import is_empty
-from realtyframes.analysis._kernel import concurrently, frame_of, in_background
+from realtyframes.analysis._definitions import DEFINITIONS, check_definitions
+from realtyframes.analysis._engine_frames import one_engine
+from realtyframes.analysis._kernel import frame_of
 from realtyframes.analysis._periods import (
     FREQS,
     PREVIOUS,
@@ -53,28 +51,13 @@ from realtyframes.analysis._periods import (
     read_from,
     spans,
 )
-from realtyframes.analysis._stocks import (
-    Intervals,
-    distinct,
-    event_order,
-    status_intervals,
-    stocks_at,
-)
-from realtyframes.analysis._trends_kernel import (
-    CLOSED,
-    NAT,
-    PENDING,
-    Changes,
-    History,
-    Listings,
-    history_rows,
-    listing_rows,
-)
-from realtyframes.analysis.market import NEEDED_COLUMNS, SALE_TO_LIST_RANGE
+from realtyframes.analysis._trends_engine import EngineTrends
+from realtyframes.analysis._trends_local import LocalTrends
+from realtyframes.analysis.market import NEEDED_COLUMNS
 from realtyframes.analysis.seasonal import seasonally_adjust
 from realtyframes.analysis.tiers import tiered_trends
 
-__all__ = ["DEFINITIONS", "FREQS", "TREND_METRICS", "market_trends"]
+__all__ = ["DEFINITIONS", "FREQS", "TREND_METRICS", "keyed_trends", "market_trends"]
 
 #: Counts of a trend row (no sample size of their own).
 _COUNTS: tuple[str, ...] = (
@@ -245,6 +228,31 @@ def _tiered(market: Any, history: Any, freq: str, keys: list[str], segment: str,
     )  # fmt: skip
 
 
+def keyed_trends(
+    market: Any,
+    history: Any,
+    keys: list[str],
+    *,
+    freq: str = "M",
+    segment: str = "sale",
+    start: Any = None,
+    end: Any = None,
+    min_sample: int = 5,
+    definitions: str = "default",
+) -> pd.DataFrame:
+    """The trends with ``keys`` as the markets, computed where ``market`` lives: on the engine
+    for a Polars, DuckDB or PySpark frame (only periods × markets come back), locally for pandas.
+    A key may be a column assigned on the engine (a price tier from group-by quantiles), so a
+    tiered run is one call per side. Arguments as :func:`market_trends`' (checked by the caller);
+    the changes read the year before ``start``; ``attrs["rows_from"]`` is the first requested
+    period (:func:`_requested` keeps the rows from it).
+
+    >>> keyed_trends(lazy_with_tier, history, ["City", "tier"])  # doctest: +SKIP
+    """
+    options = (min_sample, definitions)
+    return _trends(market, history, freq, keys, segment, start, end, options)
+
+
 def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
             end: Any, options: tuple[int, str], lead: str = "year") -> pd.DataFrame:  # fmt: skip
     """The untiered trends (the arguments checked), from ``attrs["read_from"]``: the year before
@@ -256,21 +264,18 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
     changes = None
     if history is not None:
         changes = frame_of(history, _HISTORY, "history", func, _HISTORY_OPTIONAL)
-    listings_job = in_background(frame, _listings, frame, keys, segment, changes is not None)
-    try:
-        records = _records(changes)  # while the listings are read
-    finally:
-        listings = listings_job.result()  # the market's error first, as on one thread
-    markets = listings.markets
-    first, last = _span(listings, start, end, func)
+    source = trend_source(frame, changes, keys, segment)
+    markets, past = source.markets, source.history
+    earliest, newest = source.bounds()
+    first, last = _span(newest, start, end, func)
     rows_from = pd.Timestamp(spans(base_periods(first.tz_localize(None), first.tz_localize(None),
                                                 freq))[0][0], unit="us")  # fmt: skip
-    begin = _read_from(listings, first, freq, lead)
+    earliest_ts = None if earliest is None else pd.Timestamp(earliest, unit="us")
+    begin = read_from(earliest_ts, first, freq, lead)
     base = base_periods(begin.tz_localize(None), last.tz_localize(None), freq)
-    past = None if records is None else History(records, listings)
     grid = Grid(len(markets), *spans(base), width=WIDTHS[freq])
     as_of = int(last.tz_localize(None).as_unit("us").asm8.view("int64"))
-    counts, stats = _cells(listings, past, grid, as_of, definitions)
+    counts, stats = source.cells(grid, freq, as_of, definitions)
     out = _assemble(counts, stats, grid, markets, keys)
     blanked = _finish(out, grid, as_of, min_sample)
     out = _changes(out, grid.n_periods, freq)
@@ -297,76 +302,12 @@ def _trends(market: Any, history: Any, freq: str, keys: list[str], segment: str,
     return out
 
 
-def _listings(frame: Any, keys: list[str], segment: str, matched: bool) -> Listings:
-    """The market's listings as arrays; their ids ordered for the history's match if
-    ``matched``."""
-    listings = Listings(listing_rows(frame, keys, segment), keys)
-    if matched:
-        listings.ids.ordered()
-    return listings
-
-
-def _records(changes: Any) -> Changes | None:
-    """The history's status and price changes as arrays, or None when there is none to use
-    (absent or empty)."""
-    if changes is None:
-        return None
-    rows = history_rows(changes)
-    if len(rows) == 0 and is_empty(changes):
-        return None
-    return Changes(rows)
-
-
-def _cells(
-    listings: Listings, past: History | None, grid: Grid, as_of: int, definitions: str
-) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
-    """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
-    big market: the status intervals, then the stocks, flows, active listings at any point and
-    age of inventory on one; the medians, then the cuts and the contract-date metrics (which
-    wait for the intervals) on the other."""
-    shared: Future[Intervals] = Future()
-    prices = Prices(definitions, _entry_prices(listings, past), listings.list)
-
-    def timelines() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
-        try:
-            intervals = status_intervals(listings, past)
-        except BaseException as exc:  # the other step waits for them: it raises it too
-            shared.set_exception(exc)
-            raise
-        shared.set_result(intervals)
-        base = grid.width - 1  # the stocks at the windows' ends: the base periods ending there
-        counts = {
-            **stocks_at(intervals, grid.base_starts[base:], grid.ends, grid.n_markets),
-            **_flows(listings, intervals, grid, prices.pending_days),
-            **active_any(intervals, grid),
-        }
-        return counts, [inventory_age(listings, intervals, grid, as_of)]
-
-    def sales() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
-        stats = _medians(listings, prices, grid)
-        intervals = shared.result()
-        cut_any, cut_pct = price_cut_share(listings, past, intervals, grid)
-        counts = {**cuts_in_periods(listings, past, intervals, grid), "_cut_any": cut_any}
-        contracts = (
-            no_contract_stats()
-            if past is None
-            else contract_stats(listings, intervals, grid, as_of)
-        )
-        return counts, [stats, cut_pct, contracts]
-
-    steps: list[Callable[[], Any]] = [timelines, sales]  # in this order when on one thread
-    (counts, stats), (more, medians) = concurrently(steps, len(listings))
-    return {**counts, **more}, pd.concat([*medians, *stats], axis=1)
-
-
-def _span(listings: Listings, start: Any, end: Any, func: str) -> tuple[pd.Timestamp, pd.Timestamp]:
+def _span(newest: int | None, start: Any, end: Any, func: str) -> tuple[pd.Timestamp, pd.Timestamp]:
     last = to_timestamp(end, "end", func, end_of_day=True)
     if last is None:
-        times = (listings.entered, listings.major, listings.closed_at)
-        known = [int(t.max()) for t in times if len(t) and t.max() != NAT]
-        if not known:
+        if newest is None:
             raise AnalysisInputError(f"{func}(): `market` has no timestamps to place in periods")
-        last = pd.Timestamp(max(known), unit="us").tz_localize("UTC")
+        last = pd.Timestamp(newest, unit="us").tz_localize("UTC")
     first = to_timestamp(start, "start", func)
     if first is None:
         first = last - pd.DateOffset(months=24) + pd.Timedelta(days=1)
@@ -375,84 +316,13 @@ def _span(listings: Listings, start: Any, end: Any, func: str) -> tuple[pd.Times
     return pd.Timestamp(first), pd.Timestamp(last)
 
 
-def _read_from(listings: Listings, first: pd.Timestamp, freq: str, lead: str) -> pd.Timestamp:
-    """:func:`~._periods.read_from` of the data's earliest timestamp."""
-    times = (listings.entered, listings.major, listings.closed_at)
-    known = [int(t[t != NAT].min()) for t in times if (t != NAT).any()]
-    earliest = pd.Timestamp(min(known), unit="us") if known else None
-    return read_from(earliest, first, freq, lead)
-
-
-def _flows(
-    listings: Listings, intervals: Any, grid: Grid, pending_days: int | None
-) -> dict[str, np.ndarray]:
-    """new_listings and homes_sold per cell (market_summary's definitions with the period as the
-    window), and pending_sales: listings whose status became Pending in the period (from the
-    history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it),
-    with ``pending_days`` only those that became Pending within that many days of entry."""
-    market = listings.market
-    closed = listings.status == CLOSED
-    went = intervals.status == PENDING
-    if pending_days is not None:
-        entered = listings.entered[intervals.pos]
-        went &= intervals.start // _DAY - entered // _DAY <= pending_days
-    rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
-    once = distinct(intervals.pos[went][rows] * grid.size + cells) % grid.size  # per listing
-    return {
-        "new_listings": grid.tally(grid.pairs(market, listings.entered)[1]),
-        "pending_sales": grid.tally(once),
-        "homes_sold": grid.tally(grid.pairs(market[closed], listings.closed_at[closed])[1]),
-    }
-
-
-def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
-    """Each listing's list price when it entered: the old price of its first price change in the
-    history, else its ListPrice (no change seen, or no history)."""
-    price = listings.list.copy()
-    if history is None or not history.is_price.any():
-        return price
-    pos, at = history.pos[history.is_price], history.at[history.is_price]
-    order = event_order(pos, at)
-    pos, old = pos[order], history.old_price[history.is_price][order]
-    first = np.ones(len(pos), dtype=bool)
-    first[1:] = pos[1:] != pos[:-1]
-    at_entry = np.full(len(price), np.nan)
-    at_entry[pos[first]] = old[first]
-    return np.where(np.isnan(at_entry), price, at_entry)
-
-
-def _medians(listings: Listings, prices: Prices, grid: Grid) -> pd.DataFrame:
-    """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
-    their sample sizes, indexed by flat cell; the list prices as ``prices`` define them."""
-    sold = np.flatnonzero(listings.status == CLOSED)
-    rows, cell = grid.pairs(listings.market[sold], listings.closed_at[sold])
-    sold = sold[rows]
-    close = listings.close[sold]
-    ratio, above = (safe_div(close, p[sold]) for p in (prices.against, listings.list))
-    lo, hi = SALE_TO_LIST_RANGE
-    with np.errstate(invalid="ignore"):
-        in_range = (ratio >= lo) & (ratio <= hi)
-        above_range = (above >= lo) & (above <= hi)
-    sales = pd.DataFrame(
-        {
-            "median_sale_price": close,
-            "median_sale_ppsf": safe_div(close, listings.area[sold]),
-            "median_dom": listings.dom[sold],
-            "avg_sale_to_list": np.where(in_range, ratio, np.nan),
-            "pct_sold_above_list": np.where(above_range, (above > 1.0).astype("float64"), np.nan),
-        },
-        copy=False,
-    )
-    grouped = sales.groupby(cell, sort=False)
-    medians = grouped[["median_sale_price", "median_sale_ppsf", "median_dom"]].median()
-    means = grouped[["avg_sale_to_list", "pct_sold_above_list"]].mean()
-    counts = grouped.count().add_suffix("_n")
-    rows, entered = grid.pairs(listings.market, listings.entered)
-    listed = pd.Series(prices.listed[rows]).groupby(entered, sort=False)
-    stats = pd.DataFrame(
-        {"median_list_price": listed.median(), "median_list_price_n": listed.count()}
-    )
-    return pd.concat([medians, means, counts, stats], axis=1)
+def trend_source(frame: Any, changes: Any, keys: Sequence[str], segment: str) -> Any:
+    """Where the cells are computed: on the engine for a lazy frame (Polars, DuckDB, PySpark:
+    :class:`~._trends_engine.EngineTrends`), else as arrays (:class:`~._trends_local.LocalTrends`:
+    a pandas frame, or a history on another engine or DuckDB connection than the market's)."""
+    if isinstance(frame, nw.LazyFrame) and one_engine(frame, changes):
+        return EngineTrends(frame, changes, keys, segment)
+    return LocalTrends(frame, changes, keys, segment)
 
 
 def _assemble(

@@ -1,0 +1,223 @@
+"""``market_trends`` computed locally (a pandas frame): the listings and the history as numpy
+arrays (:mod:`._trends_kernel`), the status timelines (:mod:`._stocks`), the flows and medians
+here, the cuts (:mod:`._cuts`) and the competition columns (:mod:`._competition`).
+:class:`LocalTrends` has the interface of :class:`~._trends_engine.EngineTrends`: ``markets``,
+``history``, :meth:`~LocalTrends.bounds` and :meth:`~LocalTrends.cells`.
+
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"ListingId": ["a"], "PropertyType": ["Residential"],
+...     "StandardStatus": ["Active"], "ListPrice": [1.0], "PreviousListPrice": [None],
+...     "ClosePrice": [None], "LivingArea": [1.0], "DaysOnMarket": [1],
+...     "OriginalEntryTimestamp": pd.to_datetime(["2024-01-02"], utc=True),
+...     "MajorChangeTimestamp": pd.to_datetime(["2024-01-02"], utc=True),
+...     "CloseDate": pd.to_datetime([None], utc=True)})
+>>> from realtyframes.analysis._kernel import frame_of
+>>> LocalTrends(frame_of(frame, list(frame.columns), "market", "f"), None, [], "sale").markets
+Index(['All'], dtype='object')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from realtyframes.analysis._common import safe_div
+from realtyframes.analysis._competition import (
+    active_any,
+    contract_stats,
+    inventory_age,
+    no_contract_stats,
+)
+from realtyframes.analysis._cuts import cuts_in_periods, price_cut_share
+from realtyframes.analysis._definitions import Prices
+from realtyframes.analysis._drops_kernel import is_empty
+from realtyframes.analysis._kernel import concurrently, in_background
+from realtyframes.analysis._periods import Grid
+from realtyframes.analysis._stocks import (
+    Intervals,
+    distinct,
+    event_order,
+    status_intervals,
+    stocks_at,
+)
+from realtyframes.analysis._trends_kernel import (
+    CLOSED,
+    NAT,
+    PENDING,
+    Changes,
+    History,
+    Listings,
+    history_rows,
+    listing_rows,
+)
+from realtyframes.analysis.market import SALE_TO_LIST_RANGE
+
+__all__ = ["LocalTrends"]
+
+_DAY = 86_400_000_000  # microseconds
+
+
+class LocalTrends:
+    """A pandas market frame (and its history, both narwhals frames from ``frame_of``) as
+    arrays: the listings read on a second thread while the history is."""
+
+    def __init__(self, frame: Any, changes: Any | None, keys: Sequence[str], segment: str):
+        job = in_background(frame, _listings, frame, list(keys), segment, changes is not None)
+        try:
+            records = _records(changes)  # while the listings are read
+        finally:
+            self.listings = job.result()  # the market's error first, as on one thread
+        self.markets = self.listings.markets
+        self.history = None if records is None else History(records, self.listings)
+
+    def bounds(self) -> tuple[int | None, int | None]:
+        """The earliest and the newest time of the listings (microseconds), None if none."""
+        times = (self.listings.entered, self.listings.major, self.listings.closed_at)
+        known = [t[t != NAT] for t in times]
+        lows = [int(t.min()) for t in known if len(t)]
+        highs = [int(t.max()) for t in known if len(t)]
+        return (min(lows) if lows else None, max(highs) if highs else None)
+
+    def cells(
+        self, grid: Grid, freq: str, as_of: int, definitions: str
+    ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+        """The counts (markets × periods) and the medians (by flat cell)."""
+        return _cells(self.listings, self.history, grid, as_of, definitions)
+
+
+def _listings(frame: Any, keys: list[str], segment: str, matched: bool) -> Listings:
+    """The market's listings as arrays; their ids ordered for the history's match if
+    ``matched``."""
+    listings = Listings(listing_rows(frame, keys, segment), keys)
+    if matched:
+        listings.ids.ordered()
+    return listings
+
+
+def _records(changes: Any) -> Changes | None:
+    """The history's status and price changes as arrays, or None when there is none to use
+    (absent or empty)."""
+    if changes is None:
+        return None
+    rows = history_rows(changes)
+    if len(rows) == 0 and is_empty(changes):
+        return None
+    return Changes(rows)
+
+
+def _cells(
+    listings: Listings, past: History | None, grid: Grid, as_of: int, definitions: str
+) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+    """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
+    big market: the status intervals, then the stocks, flows, active listings at any point and
+    age of inventory on one; the medians, then the cuts and the contract-date metrics (which
+    wait for the intervals) on the other."""
+    shared: Future[Intervals] = Future()
+    prices = Prices(definitions, _entry_prices(listings, past), listings.list)
+
+    def timelines() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
+        try:
+            intervals = status_intervals(listings, past)
+        except BaseException as exc:  # the other step waits for them: it raises it too
+            shared.set_exception(exc)
+            raise
+        shared.set_result(intervals)
+        base = grid.width - 1  # the stocks at the windows' ends: the base periods ending there
+        counts = {
+            **stocks_at(intervals, grid.base_starts[base:], grid.ends, grid.n_markets),
+            **_flows(listings, intervals, grid, prices.pending_days),
+            **active_any(intervals, grid),
+        }
+        return counts, [inventory_age(listings, intervals, grid, as_of)]
+
+    def sales() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
+        stats = _medians(listings, prices, grid)
+        intervals = shared.result()
+        cut_any, cut_pct = price_cut_share(listings, past, intervals, grid)
+        counts = {**cuts_in_periods(listings, past, intervals, grid), "_cut_any": cut_any}
+        contracts = (
+            no_contract_stats()
+            if past is None
+            else contract_stats(listings, intervals, grid, as_of)
+        )
+        return counts, [stats, cut_pct, contracts]
+
+    steps: list[Callable[[], Any]] = [timelines, sales]  # in this order when on one thread
+    (counts, stats), (more, medians) = concurrently(steps, len(listings))
+    return {**counts, **more}, pd.concat([*medians, *stats], axis=1)
+
+
+def _flows(
+    listings: Listings, intervals: Any, grid: Grid, pending_days: int | None
+) -> dict[str, np.ndarray]:
+    """new_listings and homes_sold per cell (market_summary's definitions with the period as the
+    window), and pending_sales: listings whose status became Pending in the period (from the
+    history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it),
+    with ``pending_days`` only those that became Pending within that many days of entry."""
+    market = listings.market
+    closed = listings.status == CLOSED
+    went = intervals.status == PENDING
+    if pending_days is not None:
+        entered = listings.entered[intervals.pos]
+        went &= intervals.start // _DAY - entered // _DAY <= pending_days
+    rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
+    once = distinct(intervals.pos[went][rows] * grid.size + cells) % grid.size  # per listing
+    return {
+        "new_listings": grid.tally(grid.pairs(market, listings.entered)[1]),
+        "pending_sales": grid.tally(once),
+        "homes_sold": grid.tally(grid.pairs(market[closed], listings.closed_at[closed])[1]),
+    }
+
+
+def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
+    """Each listing's list price when it entered: the old price of its first price change in the
+    history, else its ListPrice (no change seen, or no history)."""
+    price = listings.list.copy()
+    if history is None or not history.is_price.any():
+        return price
+    pos, at = history.pos[history.is_price], history.at[history.is_price]
+    order = event_order(pos, at)
+    pos, old = pos[order], history.old_price[history.is_price][order]
+    first = np.ones(len(pos), dtype=bool)
+    first[1:] = pos[1:] != pos[:-1]
+    at_entry = np.full(len(price), np.nan)
+    at_entry[pos[first]] = old[first]
+    return np.where(np.isnan(at_entry), price, at_entry)
+
+
+def _medians(listings: Listings, prices: Prices, grid: Grid) -> pd.DataFrame:
+    """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
+    their sample sizes, indexed by flat cell; the list prices as ``prices`` define them."""
+    sold = np.flatnonzero(listings.status == CLOSED)
+    rows, cell = grid.pairs(listings.market[sold], listings.closed_at[sold])
+    sold = sold[rows]
+    close = listings.close[sold]
+    ratio, above = (safe_div(close, p[sold]) for p in (prices.against, listings.list))
+    lo, hi = SALE_TO_LIST_RANGE
+    with np.errstate(invalid="ignore"):
+        in_range = (ratio >= lo) & (ratio <= hi)
+        above_range = (above >= lo) & (above <= hi)
+    sales = pd.DataFrame(
+        {
+            "median_sale_price": close,
+            "median_sale_ppsf": safe_div(close, listings.area[sold]),
+            "median_dom": listings.dom[sold],
+            "avg_sale_to_list": np.where(in_range, ratio, np.nan),
+            "pct_sold_above_list": np.where(above_range, (above > 1.0).astype("float64"), np.nan),
+        },
+        copy=False,
+    )
+    grouped = sales.groupby(cell, sort=False)
+    medians = grouped[["median_sale_price", "median_sale_ppsf", "median_dom"]].median()
+    means = grouped[["avg_sale_to_list", "pct_sold_above_list"]].mean()
+    counts = grouped.count().add_suffix("_n")
+    rows, entered = grid.pairs(listings.market, listings.entered)
+    listed = pd.Series(prices.listed[rows]).groupby(entered, sort=False)
+    stats = pd.DataFrame(
+        {"median_list_price": listed.median(), "median_list_price_n": listed.count()}
+    )
+    return pd.concat([medians, means, counts, stats], axis=1)
