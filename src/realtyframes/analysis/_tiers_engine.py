@@ -61,7 +61,8 @@ class EngineTiers:
     ``changes``: the history's, on the same engine, or None)."""
 
     def __init__(self, frame: Any, changes: Any | None, keys: Sequence[str], segment: str):
-        self.keys, self._kept = list(keys), []
+        self.keys = list(keys)
+        self._kept: list[Any] = []
         listed = segment_filter(segment)
         for key in self.keys:
             listed &= ~nw.col(key).is_null()
@@ -79,9 +80,19 @@ class EngineTiers:
             release(self._kept.pop())
 
     def _keep(self, frame: Any) -> Any:
-        kept = persist(frame)
+        """``frame`` computed once (:func:`~._engine_frames.persist`); on Spark a local
+        checkpoint, which also cuts the plan (the trends' every step would re-analyse the
+        bands, joins and union under it)."""
+        native = nw.to_native(frame)
+        if type(native).__module__.startswith("pyspark"):
+            kept = nw.from_native(native.localCheckpoint(eager=True))
+        else:
+            kept = persist(frame)
         self._kept.append(kept)
         return kept
+
+    def _spark(self) -> bool:
+        return type(nw.to_native(self.frame)).__module__.startswith("pyspark")
 
     def _entry(self) -> nw.Expr:
         """The list price at entry: the old price of the first price change, else ListPrice."""
@@ -94,8 +105,7 @@ class EngineTiers:
     def _with_entry(self, rows: Any) -> Any:
         """``rows`` with ``_id`` (text) and ``_entry`` (the list price at entry)."""
         rows = rows.with_columns(nw.col("ListingId").cast(nw.String).alias("_id"))
-        schema = None if self.changes is None else self.changes.collect_schema()
-        if schema is None or "PreviousListPrice" not in schema:
+        if self.changes is None or "PreviousListPrice" not in self.changes.collect_schema():
             return rows.with_columns(nw.lit(None, nw.Float64).alias("_old")).with_columns(
                 self._entry().alias("_entry")
             )
@@ -200,6 +210,8 @@ class EngineTiers:
             ],
             how="vertical",
         )
+        if self._spark():
+            both = self._keep(both)
         if self.changes is None:
             return both, None
         fields = [c for c in self.changes.collect_schema() if c != "ListingId"]
@@ -215,4 +227,4 @@ class EngineTiers:
             ],
             how="vertical",
         )
-        return both, history
+        return both, self._keep(history) if self._spark() else history

@@ -10,9 +10,10 @@ listing may sit in one tier for its sale and another for its listing (docs/metri
   entry (the kernel's ``median_list_price`` price) against the bands of the entry prices of the
   listings that entered the same market in the same period; a listing keeps that tier for life.
 
-Bands are group-by quantiles over the listings (no loop over listings); the trends kernel then
-runs once per side on the tiered listings with ``tier`` as one more market key, on pandas
-(docs/scale.md). Columns ``sale_band_low`` / ``sale_band_high`` and ``list_band_low`` /
+Bands are group-by quantiles over the listings (no loop over listings; on an engine the
+engine's exact quantiles, :mod:`._tiers_engine`); the trends then run once, with ``tier`` as
+one more market key, over the list-tiered listings and a copy of each sale-tiered sale under its
+own id (docs/scale.md). Columns ``sale_band_low`` / ``sale_band_high`` and ``list_band_low`` /
 ``list_band_high`` give each row's band edges.
 
 >>> edges = [np.full(3, q) for q in (2.0, 4.0, 8.0, 10.0)]  # 5th, 35th, 65th, 95th percentile
@@ -29,6 +30,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from realtyframes.analysis._common import (
     AnalysisInputError,
@@ -243,7 +245,7 @@ def tiered_trends(
         table = table.reset_index(drop=True)
         tiers, bands = _tiers(table, history, keys, segment, code, func)
         last = _as_of(table, keys, segment, func) if end is None else end
-        both, past = _tagged(table, tiers, changes, columns)
+        both, past = _tagged(table, tiers, history, changes, columns)
         out = run(both, [*keys, "tier"], past, last)
         untiered = {
             "sales": int((tiers["listed"] & _closed(table) & tiers["sale_tier"].isna()).sum()),
@@ -294,7 +296,7 @@ def _on_engine(run: Callable[[Any, list[str], Any, Any], pd.DataFrame], frame: A
 
 
 def _tagged(
-    table: pd.DataFrame, tiers: pd.DataFrame, changes: Any, columns: list[str]
+    table: pd.DataFrame, tiers: pd.DataFrame, history: Any, changes: Any, columns: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The pandas rows of both sides with ``tier`` (a code: :data:`~._tiers_engine.LIST_CODES`,
     :data:`~._tiers_engine.SALE_CODES`), each sale-tiered sale copied under its own id, and the
@@ -313,9 +315,13 @@ def _tagged(
     both = pd.concat(parts, ignore_index=True)
     if changes is None:
         return both, None
-    past = collect(changes)
+    if is_pandas(history):  # the history as given (its types: no conversion of every column)
+        past = history[[c for c in changes.collect_schema()]].copy()
+    else:
+        past = collect(changes)
     past["ListingId"] = past["ListingId"].astype("str")
-    copies = past[past["ListingId"].isin(copied)]
+    seen = pc.is_in(pa.array(past["ListingId"].array), value_set=pa.array(copied.array))
+    copies = past[seen.to_numpy(zero_copy_only=False)]
     copies = copies.assign(ListingId=copies["ListingId"] + SALE_COPY)
     return both, pd.concat([past, copies], ignore_index=True)
 
