@@ -302,7 +302,8 @@ def _tagged(
     :data:`~._tiers_engine.SALE_CODES`), each sale-tiered sale copied under its own id, and the
     history to match (:meth:`~._tiers_engine.EngineTiers.tagged_rows` on pandas)."""
     ids = table["ListingId"].astype("str")
-    parts, copied = [], None
+    parts = []
+    copied = ids.iloc[:0]
     for side, codes in (("list", LIST_CODES), ("sale", SALE_CODES)):
         tier = tiers[f"{side}_tier"].to_numpy()
         keep = ~np.isnan(tier)
