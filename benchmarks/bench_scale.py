@@ -213,7 +213,9 @@ def _read(engine: str, root: Path) -> tuple[Any, Any]:
         import duckdb
 
         con = duckdb.connect()
-        con.execute(f"SET threads TO 2; SET memory_limit = '{DUCKDB_MEMORY}'")
+        spill = root.parent / f"duckdb-spill-{os.getpid()}"  # beside the data, removed with it
+        con.execute(f"SET threads TO 2; SET memory_limit = '{DUCKDB_MEMORY}'; "
+                    f"SET temp_directory = '{spill}'; SET preserve_insertion_order = false")  # fmt: skip
         return tuple(con.read_parquet(f"{p}/*/*/*.parquet", hive_partitioning=True) for p in paths)  # type: ignore[return-value]
     from pyspark.sql import SparkSession
 

@@ -199,6 +199,29 @@ def test_polars_and_duckdb_frames_give_the_same_tiers(
     assert out.attrs["tiers"] == tiered.attrs["tiers"]
 
 
+def test_the_age_of_inventory_in_blocks_of_markets_is_the_same(
+    synced: Any, tiered: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's age of inventory a market at a time (the driver's memory bounded with
+    city × tier markets) gives the numbers of the pandas path."""
+    pl = pytest.importorskip("polars")
+    from realtyframes.analysis import _age_cells
+
+    monkeypatch.setattr(_age_cells, "BLOCK_CELLS", 1)
+    market, history = synced
+    out = rf.market_trends(
+        pl.from_pandas(market).lazy(),
+        pl.from_pandas(history).lazy(),
+        by="City",
+        start="2025-07-01",
+        end="2026-06-30",
+        min_sample=1,
+        tiers=True,
+    )
+    assert tiered["age_of_inventory"].notna().sum() > 10
+    pd.testing.assert_frame_equal(out, tiered, check_dtype=False)
+
+
 @pytest.mark.spark
 def test_pyspark_frames_give_the_same_tiers(
     spark: Any, synced: Any, tiered: pd.DataFrame, tmp_path: Path

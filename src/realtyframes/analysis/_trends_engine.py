@@ -25,8 +25,9 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
+from realtyframes.analysis._age_cells import age_cells
 from realtyframes.analysis._common import as_key
-from realtyframes.analysis._competition import TWO_WEEKS, _histogram_median
+from realtyframes.analysis._competition import TWO_WEEKS
 from realtyframes.analysis._definitions import REDFIN_PENDING_DAYS
 from realtyframes.analysis._engine_frames import (
     DAY,
@@ -371,19 +372,8 @@ def _age(engine: EngineTrends, periods: Periods, fetch: _Fetch, as_of: int) -> p
     if diff.empty:
         empty = np.full(grid.size, np.nan)
         return pd.DataFrame({"age_of_inventory": empty, "age_of_inventory_n": np.zeros(grid.size)})
-    low = int(diff["day"].min())
-    span = int(diff["day"].max()) - low + 1
-    table = np.zeros((grid.n_markets, n + 1, span), dtype="int64")
-    np.add.at(
-        table,
-        (diff["_market"].to_numpy(), diff["at"].to_numpy().astype("int64"),
-         diff["day"].to_numpy().astype("int64") - low),
-        diff["d"].to_numpy().astype("int64"),
-    )  # fmt: skip
-    counts = np.cumsum(table, axis=1)[:, :n].reshape(grid.size, span)
-    total = counts.sum(axis=1)
     end_day = np.minimum(grid.ends, as_of) // DAY
-    age = np.tile(end_day, grid.n_markets) - (_histogram_median(counts, total) + low)
+    age, total = age_cells(diff, grid.n_markets, n, end_day)  # a block of markets at a time
     return pd.DataFrame({"age_of_inventory": age, "age_of_inventory_n": total})
 
 

@@ -10,9 +10,10 @@ listing may sit in one tier for its sale and another for its listing (docs/metri
   entry (the kernel's ``median_list_price`` price) against the bands of the entry prices of the
   listings that entered the same market in the same period; a listing keeps that tier for life.
 
-Bands are group-by quantiles over the listings (no loop over listings); the trends kernel then
-runs once per side on the tiered listings with ``tier`` as one more market key, on pandas
-(docs/scale.md). Columns ``sale_band_low`` / ``sale_band_high`` and ``list_band_low`` /
+Bands are group-by quantiles over the listings (no loop over listings; on an engine the
+engine's exact quantiles, :mod:`._tiers_engine`); the trends then run once, with ``tier`` as
+one more market key, over the list-tiered listings and a copy of each sale-tiered sale under its
+own id (docs/scale.md). Columns ``sale_band_low`` / ``sale_band_high`` and ``list_band_low`` /
 ``list_band_high`` give each row's band edges.
 
 >>> edges = [np.full(3, q) for q in (2.0, 4.0, 8.0, 10.0)]  # 5th, 35th, 65th, 95th percentile
@@ -29,6 +30,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from realtyframes.analysis._common import (
     AnalysisInputError,
@@ -37,8 +39,10 @@ from realtyframes.analysis._common import (
     to_float,
     to_utc,
 )
+from realtyframes.analysis._engine_frames import one_engine
 from realtyframes.analysis._kernel import collect, frame_of, is_pandas, segment_filter
 from realtyframes.analysis._order import match_last
+from realtyframes.analysis._tiers_engine import LIST_CODES, SALE_CODES, SALE_COPY, EngineTiers
 
 __all__ = ["SALE_SIDE", "TIERS", "TIER_BANDS", "TIER_FREQS", "band_tier", "tiered_trends"]
 
@@ -66,6 +70,7 @@ SALE_SIDE: tuple[str, ...] = (
 _EDGES = (0.05, 0.35, 0.65, 0.95)
 _TIMES = ("OriginalEntryTimestamp", "MajorChangeTimestamp", "CloseDate")
 _HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp")
+_HISTORY_OPTIONAL = ("PreviousListPrice", "ListPrice", "StandardStatus")
 
 
 def band_tier(
@@ -200,7 +205,7 @@ def _family(column: str, metrics: Sequence[str]) -> str | None:
 
 
 def tiered_trends(
-    run: Callable[[pd.DataFrame, list[str], Any], pd.DataFrame],
+    run: Callable[[Any, list[str], Any, Any], pd.DataFrame],
     market: Any,
     history: Any,
     *,
@@ -215,10 +220,11 @@ def tiered_trends(
     needed: Sequence[str],
     func: str = "market_trends",
 ) -> pd.DataFrame:
-    """The trends per market × tier × period: ``run(frame, by, end)`` is the untiered
-    ``market_trends`` with the caller's other options, run once on the sale-tiered sales and
-    once on the list-tiered listings; the sale metrics come from the first, the rest from the
-    second."""
+    """The trends per market × tier × period: ``run(frame, by, history, end)`` is the untiered
+    ``market_trends`` with the caller's other options, run once on the list-tiered listings and
+    a copy of each sale-tiered sale (under its own id, with a tier code of its own) with
+    ``tier`` as one more key; the sale metrics come from the sales' tiers, the rest from the
+    listings'. On an engine the bands and tiers are computed there (:mod:`._tiers_engine`)."""
     if freq not in TIER_FREQS:
         raise AnalysisInputError(
             f"{func}(): `tiers=True` takes `freq` in {list(TIER_FREQS)} (periods that do not "
@@ -227,23 +233,29 @@ def tiered_trends(
     if "tier" in keys:
         raise AnalysisInputError(f"{func}(): `by` may not name 'tier' with `tiers=True`")
     frame = frame_of(market, [*keys, *needed], "market", func)  # checked before any work
-    table = market if is_pandas(market) else _segment_rows(frame, keys, segment)
-    table = table.drop(columns=[c for c in ("tier",) if c in table.columns]).reset_index(drop=True)
-    tiers, bands = _tiers(table, history, keys, segment, code, func)
-    last = _as_of(table, keys, segment, func) if end is None else end
-    names = np.asarray(TIERS, dtype=object)
-    by = [*keys, "tier"]
-    runs = {}
-    for side in ("sale", "list"):
-        tier = tiers[f"{side}_tier"]
-        rows = table[tier.notna().to_numpy()]
-        rows = rows.assign(tier=names[tier.dropna().to_numpy(dtype="int64")])
-        runs[side] = run(rows, by, last)
-    out = _combine(runs, keys, metrics)
-    no_sale = tiers["sale_tier"].isna()
-    out = _with_bands(out, bands, keys)
+    columns = list(dict.fromkeys([*keys, *needed]))
+    changes = None
+    if history is not None:
+        changes = frame_of(history, _HISTORY, "history", func, _HISTORY_OPTIONAL)
+    if not is_pandas(market) and (changes is None or one_engine(frame, changes)):
+        out, bands, untiered = _on_engine(run, frame, changes, keys, segment, freq, end, columns)
+    else:
+        table = market if is_pandas(market) else _segment_rows(frame, keys, segment)
+        table = table.drop(columns=[c for c in ("tier",) if c in table.columns])
+        table = table.reset_index(drop=True)
+        tiers, bands = _tiers(table, history, keys, segment, code, func)
+        last = _as_of(table, keys, segment, func) if end is None else end
+        both, past = _tagged(table, tiers, history, changes, columns)
+        out = run(both, [*keys, "tier"], past, last)
+        untiered = {
+            "sales": int((tiers["listed"] & _closed(table) & tiers["sale_tier"].isna()).sum()),
+            "listings": int((tiers["listed"] & tiers["list_tier"].isna()).sum()),
+        }
+    attrs = dict(out.attrs)
+    runs = _split(out)
+    out = _with_bands(_combine(runs, keys, metrics), bands, keys)
     out.attrs = {
-        **runs["list"].attrs,
+        **attrs,
         "by": keys,
         "blanked": _blanked(out, sampled, min_sample),
         "tiers": {
@@ -252,16 +264,84 @@ def tiered_trends(
             "sale_price": "ClosePrice, against the sales of the market and period of close",
             "list_price": "list price at entry, against the listings that entered the market "
             "in the same period; a listing keeps that tier for life",
-            "untiered_sales": int((tiers["listed"] & _closed(table) & no_sale).sum()),
-            "untiered_listings": int((tiers["listed"] & tiers["list_tier"].isna()).sum()),
+            "untiered_sales": untiered["sales"],
+            "untiered_listings": untiered["listings"],
         },
     }
     return out
 
 
+def _on_engine(run: Callable[[Any, list[str], Any, Any], pd.DataFrame], frame: Any,
+               changes: Any, keys: list[str], segment: str, freq: str, end: Any,
+               columns: list[str]) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, int]]:  # fmt: skip
+    """The one run of the trends on the engine's tagged rows (:mod:`._tiers_engine`), the
+    bands per side and the untiered counts; what the engine kept for the tiers is dropped."""
+    engine = EngineTiers(frame, changes, keys, segment)
+    try:
+        rows = engine.tag(freq)
+        both, past = engine.tagged_rows(rows, columns)
+        newest = engine.newest()
+        if newest is None:
+            raise AnalysisInputError(
+                "market_trends(): `market` has no timestamps to place in periods"
+            )
+        last = newest if end is None else end
+        native = None if past is None else nw.to_native(past)
+        out = run(nw.to_native(both), [*keys, "tier"], native, last)
+    finally:
+        engine.close()
+    names = [*keys, "period_begin"]
+    bands = {side: _band_rows(table, names, side) for side, table in engine.bands.items()}
+    return out, bands, engine.untiered
+
+
+def _tagged(
+    table: pd.DataFrame, tiers: pd.DataFrame, history: Any, changes: Any, columns: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """The pandas rows of both sides with ``tier`` (a code: :data:`~._tiers_engine.LIST_CODES`,
+    :data:`~._tiers_engine.SALE_CODES`), each sale-tiered sale copied under its own id, and the
+    history to match (:meth:`~._tiers_engine.EngineTiers.tagged_rows` on pandas)."""
+    ids = table["ListingId"].astype("str")
+    parts = []
+    copied = ids.iloc[:0]
+    for side, codes in (("list", LIST_CODES), ("sale", SALE_CODES)):
+        tier = tiers[f"{side}_tier"].to_numpy()
+        keep = ~np.isnan(tier)
+        code = np.asarray(codes, dtype="int64")[tier[keep].astype("int64")]
+        side_ids = ids[keep] if side == "list" else ids[keep] + SALE_COPY
+        if side == "sale":
+            copied = ids[keep]
+        part = table.loc[keep, [c for c in columns if c != "ListingId"]]
+        parts.append(part.assign(ListingId=side_ids.to_numpy(), tier=code))
+    both = pd.concat(parts, ignore_index=True)
+    if changes is None:
+        return both, None
+    if is_pandas(history):  # the history as given (its types: no conversion of every column)
+        past = history[[c for c in changes.collect_schema()]].copy()
+    else:
+        past = collect(changes)
+    past["ListingId"] = past["ListingId"].astype("str")
+    seen = pc.is_in(pa.array(past["ListingId"].array), value_set=pa.array(copied.array))
+    copies = past[seen.to_numpy(zero_copy_only=False)]
+    copies = copies.assign(ListingId=copies["ListingId"] + SALE_COPY)
+    return both, pd.concat([past, copies], ignore_index=True)
+
+
+def _split(out: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The one run's rows per side, the tier codes as names."""
+    code = out["tier"].to_numpy(dtype="int64")
+    runs = {}
+    for side, codes in (("sale", SALE_CODES), ("list", LIST_CODES)):
+        mine = np.isin(code, codes)
+        names = np.asarray(TIERS, dtype=object)[code[mine] - codes[0]]
+        runs[side] = out[mine].assign(tier=names).reset_index(drop=True)
+    return runs
+
+
 def _segment_rows(frame: Any, keys: list[str], segment: str) -> pd.DataFrame:
     """An engine's rows that can be tiered (the segment's, with every key), only the columns
-    the trends read: the engine filters and selects, the rest is left where it is."""
+    the trends read: the engine filters and selects, the rest is left where it is (a history
+    on another engine than the market's)."""
     keep = segment_filter(segment)
     for key in keys:
         keep &= ~nw.col(key).is_null()

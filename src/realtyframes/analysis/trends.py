@@ -216,11 +216,12 @@ def _requested(out: pd.DataFrame, min_sample: int) -> pd.DataFrame:
 
 def _tiered(market: Any, history: Any, freq: str, keys: list[str], segment: str, start: Any,
             end: Any, options: tuple[int, str], lead: str) -> pd.DataFrame:  # fmt: skip
-    """The trends per tier (:func:`~.tiers.tiered_trends`): the untiered trends run per side."""
+    """The trends per tier (:func:`~.tiers.tiered_trends`): the untiered trends run once with
+    the tier as a key."""
     min_sample = options[0]
 
-    def run(frame: pd.DataFrame, by: list[str], last: Any) -> pd.DataFrame:
-        return _trends(frame, history, freq, by, segment, start, last, options, lead)
+    def run(frame: Any, by: list[str], past: Any, last: Any) -> pd.DataFrame:
+        return _trends(frame, past, freq, by, segment, start, last, options, lead)
 
     return tiered_trends(
         run, market, history, keys=keys, freq=freq, code=FREQS[freq], segment=segment, end=end,
