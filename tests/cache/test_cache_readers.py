@@ -277,12 +277,14 @@ def _recording(log: Path) -> Callable[..., Any]:
 
 
 def _write_rounds(url: str, cache: str, tag: int, rounds: int, barrier: Any) -> None:
-    """Rounds of a writer; writer 0 moves the clock before each (then each round's writes store
-    new generations), the writers of a round start together."""
+    """Rounds of a writer; writer 0 moves the clock before each and syncs incrementally (so each
+    round stores a new history generation, whichever writer wins the scope's lock next: a
+    ``refresh=True`` sync keeps the history it has), then the writers of a round start together."""
     with rf.Client(url, cache_dir=cache, progress=False) as client, httpx.Client() as http:
         for r in range(rounds):
             if tag == 0:
                 http.post(f"{url}/_sandbox/clock", json={"advance_days": 7}).raise_for_status()
+                client.sync_listings(**SCOPE)
             if barrier is not None:
                 barrier.wait(timeout=60)
             client.sync_listings(refresh=(r + tag) % 2 == 1, **SCOPE)
