@@ -20,10 +20,12 @@ from realtyframes.api import RetryPolicy, refuse_none
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     SYNC_RESOURCE,
+    SYNC_WAIT,
     LoadResult,
     Session,
     recorded,
     run_load,
+    sync_lock,
     sync_scope,
 )
 from realtyframes.reso import (
@@ -175,26 +177,34 @@ class ResoMixin:
         *,
         refresh: bool = False,
         history_since: Any = None,
+        wait: float | None = SYNC_WAIT,
         **ignored: Any,
     ) -> LoadResult:
         """The RESO replication of ``scope`` as the session's sync (``loaders.sync_listings``):
-        recorded as one run, its market labelled with the source. ``ignored``: the platform
-        sync's ``chunk_size``, ``progress`` and ``wait``, which a RESO feed has no use for."""
+        recorded as one run, under the scope's lock (``loaders.sync_lock``: the one the platform
+        sync of this client would hold), its market labelled with the source, its ``changes``
+        those of an incremental sync. ``scope``'s ``reconcile`` (True / False): force or skip
+        the key reconcile. ``ignored``: the platform sync's ``chunk_size`` and ``progress``,
+        which a RESO feed has no use for."""
         assert self._reso is not None
+        scope = dict(scope)
+        reconcile = scope.pop("reconcile", None)
         started = datetime.now(UTC)
         with recorded(self._session, "sync", SYNC_RESOURCE, sync_scope(scope)) as record:
             done = reso_sync(
                 self._reso, self._session.cache, scope, refresh=refresh,
-                history_since=history_since,
+                history_since=history_since, reconcile=reconcile, wait=wait,
+                lock=sync_lock(self._session, scope),
             )  # fmt: skip
             record.result = result = LoadResult(
                 resource=SYNC_RESOURCE,
                 rows=len(done.market),
                 quarantined=len(done.quarantine),
                 requests=done.requests,
-                from_cache=False,
+                from_cache=done.from_cache,
                 fetched_at=started,
                 quarantine=done.quarantine,
+                changes=done.changes,
                 frame=with_source(done.market, self._reso.settings.label),
             )
         return result

@@ -1,0 +1,218 @@
+"""A RESO sync while the server changes: an incremental sync's ``changes`` equal the platform
+sync's; MLS Grid's live MlgCanView flip and a feed's deletes (found by the key reconcile) leave the
+market as removals; one sync of a scope at a time (the platform sync's scope lock). Real sandboxes
+on loopback; the server's records changed through ``POST /_sandbox/reso/records``."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pandas as pd
+import pytest
+
+import realtyframes as rf
+from realtyframes.cache import file_lock
+from realtyframes.loaders import sync_lock
+from realtyframes.reso import HISTORY_SOURCE
+from realtyframes.reso._sync import RECONCILE_EVERY, RECONCILE_SOURCE
+from reso_clients import OPEN, pair
+
+
+def _advance(url: str, days: float) -> None:
+    httpx.post(f"{url}/_sandbox/clock", json={"advance_days": days}).raise_for_status()
+
+
+def _change(url: str, **keys: list[str]) -> None:
+    httpx.post(f"{url}/_sandbox/reso/records", json=keys).raise_for_status()
+
+
+def _differing_cells(a: pd.DataFrame, b: pd.DataFrame) -> int:
+    assert list(a.columns) == list(b.columns) and (a.dtypes == b.dtypes).all()
+    assert list(a["ListingId"]) == list(b["ListingId"])
+    same = (a == b) | (a.isna() & b.isna())
+    return int((~same).to_numpy().sum())
+
+
+def test_incremental_changes_equal_the_platform_sync_changes(
+    start_sandbox: Any, tmp_path: Path
+) -> None:
+    sb = start_sandbox()
+    platform, source = pair(sb.url, tmp_path)
+    platform.sync_listings(), source.sync_listings()
+    assert source.last_load is not None and source.last_load.changes is None  # a full load
+    for days in (5, 30):
+        _advance(sb.url, days)
+        platform.sync_listings(), source.sync_listings()
+        assert platform.last_load is not None and source.last_load is not None
+        expected, got = platform.last_load.changes, source.last_load.changes
+        assert expected is not None and got is not None
+        assert len(expected) > 0 and {"new", "price_cut"} <= set(expected["change"].astype(str))
+        pd.testing.assert_frame_equal(got, expected)
+    # the run record counts them as the platform's does
+    runs = [c.runs(last=1).iloc[0] for c in (platform, source)]
+    assert runs[0]["new"] == runs[1]["new"] > 0 and runs[0]["changed"] == runs[1]["changed"] > 0
+
+
+def test_mlsgrid_live_flip_of_one_percent_leaves_the_market_as_removals(
+    start_sandbox: Any, tmp_path: Path
+) -> None:
+    sb = start_sandbox(listings=5000, reso_vendor="mlsgrid", reso_hidden_share=0.0)
+    platform, source = pair(sb.url, tmp_path, vendor="mlsgrid", originating_system="rfsandbox")
+    before = source.sync_listings()
+    platform.sync_listings()
+    history_before = source.listing_history()
+    flipped = before["ListingId"].sample(frac=0.01, random_state=7).tolist()
+    assert len(flipped) >= 20
+    _change(sb.url, hide=flipped)
+    after = source.sync_listings()
+    info = source.last_load
+    expected = platform.sync_listings()  # the same clock: the platform's market, unflipped
+    assert not set(flipped) & set(after["ListingId"])
+    kept = expected[~expected["ListingId"].isin(flipped)].reset_index(drop=True)
+    assert _differing_cells(after, kept) == 0
+    history = source.listing_history()
+    removals = history[history[HISTORY_SOURCE] == "removed: MlgCanView false"]
+    assert sorted(removals["ListingId"]) == sorted(flipped)
+    assert removals["StandardStatus"].isna().all()
+    others = history[history[HISTORY_SOURCE] != "removed: MlgCanView false"]
+    pd.testing.assert_frame_equal(others.reset_index(drop=True), history_before)
+    assert info is not None and info.changes is not None
+    assert sorted(info.changes["ListingId"]) == sorted(flipped)
+    assert set(info.changes["change"].astype(str)) == {"removed"}
+
+
+@pytest.mark.parametrize("vendor", ["trestle", "generic"])
+def test_key_reconcile_writes_deleted_keys_as_removals(
+    start_sandbox: Any, tmp_path: Path, vendor: str
+) -> None:
+    """A feed without a delete flag: a deleted record is invisible to ``ge <watermark>``; the
+    key reconcile (every RECONCILE_EVERY th incremental sync, or ``reconcile=True``) finds it."""
+    sb = start_sandbox(listings=1500, reso_vendor=vendor)
+    _, source = pair(sb.url, tmp_path, vendor=vendor)
+    market = source.sync_listings()
+    deleted = market["ListingId"].iloc[::300].tolist()
+    _change(sb.url, delete=deleted)
+    for _ in range(RECONCILE_EVERY - 1):  # not yet due: the deleted rows stay, unnoticed
+        assert set(deleted) <= set(source.sync_listings()["ListingId"])
+    due = source.sync_listings()
+    assert not set(deleted) & set(due["ListingId"]) and len(due) == len(market) - len(deleted)
+    history = source.listing_history()
+    removals = history[history[HISTORY_SOURCE] == RECONCILE_SOURCE]
+    assert sorted(removals["ListingId"]) == sorted(deleted)
+    assert list(removals["PreviousStatus"].astype(str)) == list(
+        market.set_index("ListingId").loc[removals["ListingId"], "StandardStatus"].astype(str)
+    )
+    info = source.last_load
+    assert info is not None and info.changes is not None
+    assert sorted(info.changes.loc[info.changes["change"] == "removed", "ListingId"]) == sorted(
+        deleted
+    )
+    # reconcile=True on demand: a deletion found on the next sync; False skips it
+    more = due["ListingId"].iloc[:2].tolist()
+    _change(sb.url, delete=more)
+    assert set(more) <= set(source.sync_listings(reconcile=False)["ListingId"])
+    assert not set(more) & set(source.sync_listings(reconcile=True)["ListingId"])
+    with pytest.raises(rf.QueryError) as bad:
+        source.sync_listings(reconcile="yes")
+    assert bad.value.param == "reconcile"
+
+
+def test_sandbox_refuses_a_flip_on_a_feed_without_the_flag(start_sandbox: Any) -> None:
+    sb = start_sandbox(listings=200)
+    answer = httpx.post(f"{sb.url}/_sandbox/reso/records", json={"hide": ["A1"]})
+    assert answer.status_code == 400 and "MlgCanView" in answer.text
+    answer = httpx.post(f"{sb.url}/_sandbox/reso/records", json={"delete": ["nope"]})
+    assert answer.status_code == 400 and "nope" in answer.text
+
+
+def test_two_reso_syncs_of_one_scope_sync_once(
+    start_sandbox: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two runs on one cache (two clients, two threads): the first holds the scope's lock,
+    paused at its first request; the second waits, then takes the first's market from the cache
+    with no request: a first sync and an incremental one (its changes rebuilt)."""
+    caplog.set_level(logging.INFO, logger="realtyframes.sync")
+    sb = start_sandbox(listings=1500)
+    for step in ("first", "incremental"):
+        if step == "incremental":
+            _advance(sb.url, 10)
+        go, asked, waiting = threading.Event(), threading.Event(), threading.Event()
+        sent: dict[str, list[str]] = {"a": [], "b": []}
+
+        def hook(name: str) -> Any:
+            def record(request: httpx.Request) -> None:
+                sent[name].append(request.url.path)
+                if name == "a":
+                    asked.set()
+                    go.wait(60)
+
+            return record
+
+        clients = {
+            name: rf.Client.reso(sb.url + "/reso/odata", token="reso-token", progress=False,
+                                 cache_dir=tmp_path, event_hooks={"request": [hook(name)]})
+            for name in ("a", "b")
+        }  # fmt: skip
+        OPEN.extend(clients.values())
+
+        class Waiting(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                if "waiting up to 120 s" in record.getMessage():
+                    waiting.set()
+
+        handler = Waiting()
+        logging.getLogger("realtyframes.sync").addHandler(handler)
+        found: dict[str, Any] = {}
+
+        def run(name: str) -> None:
+            found[name] = clients[name].sync_listings(wait=120)
+            found[name + ".info"] = clients[name].last_load
+
+        first = threading.Thread(target=run, args=("a",))
+        first.start()
+        try:
+            assert asked.wait(60)
+            second = threading.Thread(target=run, args=("b",))
+            second.start()
+            assert waiting.wait(60)
+        finally:
+            logging.getLogger("realtyframes.sync").removeHandler(handler)
+            go.set()
+        first.join(120)
+        second.join(120)
+        assert sent["b"] == [] and len(sent["a"]) == found["a.info"].requests > 0
+        assert found["b.info"].from_cache and found["b.info"].requests == 0
+        pd.testing.assert_frame_equal(found["a"], found["b"])
+        if step == "first":
+            assert found["a.info"].changes is None and found["b.info"].changes is None
+        else:
+            assert len(found["a.info"].changes) > 0
+            pd.testing.assert_frame_equal(found["a.info"].changes, found["b.info"].changes)
+
+
+def test_a_reso_sync_waits_on_the_scope_lock_and_is_busy_past_wait(
+    start_sandbox: Any, tmp_path: Path
+) -> None:
+    sb = start_sandbox(listings=200)
+    requests: list[str] = []
+    client = rf.Client.reso(sb.url + "/reso/odata", token="reso-token", progress=False,
+                            cache_dir=tmp_path, event_hooks={"request": [
+                                lambda r: requests.append(r.url.path)]})  # fmt: skip
+    OPEN.append(client)
+    lock = sync_lock(client.session, {"City": "Doral"})
+    assert lock is not None
+    with file_lock(lock, timeout=5), pytest.raises(rf.ScopeBusyError) as busy:
+        client.sync_listings(City="Doral", wait=0)
+    assert "another run kept syncing City=Doral, PropertyType=Residential" in str(busy.value)
+    assert requests == []
+    record = client.runs().iloc[-1]
+    assert (record["kind"], record["outcome"], record["error_code"]) == (
+        "sync",
+        "failed",
+        "ScopeBusyError",
+    )
+    assert len(client.sync_listings(City="Doral", wait=0)) > 0 and requests
