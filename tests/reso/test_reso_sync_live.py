@@ -129,69 +129,75 @@ def test_sandbox_refuses_a_flip_on_a_feed_without_the_flag(start_sandbox: Any) -
     assert answer.status_code == 400 and "nope" in answer.text
 
 
+def _overlapping_syncs(url: str, cache: Path) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    """Two runs on one cache (two clients, two threads): the first paused at its first request
+    (the scope's lock held), the second started once the first asked and waiting for it (its
+    log line), then the first let go. Their markets and infos, and the paths each sent."""
+    go, asked, waiting = threading.Event(), threading.Event(), threading.Event()
+    sent: dict[str, list[str]] = {"a": [], "b": []}
+
+    def hook(name: str) -> Any:
+        def record(request: httpx.Request) -> None:
+            sent[name].append(request.url.path)
+            if name == "a":
+                asked.set()
+                go.wait(60)
+
+        return record
+
+    clients = {
+        name: rf.Client.reso(url + "/reso/odata", token="reso-token", progress=False,
+                             cache_dir=cache, event_hooks={"request": [hook(name)]})
+        for name in ("a", "b")
+    }  # fmt: skip
+    OPEN.extend(clients.values())
+
+    class Waiting(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "waiting up to 120 s" in record.getMessage():
+                waiting.set()
+
+    found: dict[str, Any] = {}
+
+    def run(name: str) -> None:
+        found[name] = clients[name].sync_listings(wait=120)
+        found[name + ".info"] = clients[name].last_load
+
+    handler = Waiting()
+    logging.getLogger("realtyframes.sync").addHandler(handler)
+    first, second = (threading.Thread(target=run, args=(n,)) for n in ("a", "b"))
+    first.start()
+    try:
+        assert asked.wait(60)
+        second.start()
+        assert waiting.wait(60)
+    finally:
+        logging.getLogger("realtyframes.sync").removeHandler(handler)
+        go.set()
+    first.join(120)
+    second.join(120)
+    return found, sent
+
+
 def test_two_reso_syncs_of_one_scope_sync_once(
     start_sandbox: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Two runs on one cache (two clients, two threads): the first holds the scope's lock,
-    paused at its first request; the second waits, then takes the first's market from the cache
-    with no request: a first sync and an incremental one (its changes rebuilt)."""
+    """The second of two overlapping syncs waits for the first, then takes its market from the
+    cache with no request: a first sync, and an incremental one (its changes rebuilt)."""
     caplog.set_level(logging.INFO, logger="realtyframes.sync")
     sb = start_sandbox(listings=1500)
-    for step in ("first", "incremental"):
-        if step == "incremental":
-            _advance(sb.url, 10)
-        go, asked, waiting = threading.Event(), threading.Event(), threading.Event()
-        sent: dict[str, list[str]] = {"a": [], "b": []}
-
-        def hook(name: str) -> Any:
-            def record(request: httpx.Request) -> None:
-                sent[name].append(request.url.path)
-                if name == "a":
-                    asked.set()
-                    go.wait(60)
-
-            return record
-
-        clients = {
-            name: rf.Client.reso(sb.url + "/reso/odata", token="reso-token", progress=False,
-                                 cache_dir=tmp_path, event_hooks={"request": [hook(name)]})
-            for name in ("a", "b")
-        }  # fmt: skip
-        OPEN.extend(clients.values())
-
-        class Waiting(logging.Handler):
-            def emit(self, record: logging.LogRecord) -> None:
-                if "waiting up to 120 s" in record.getMessage():
-                    waiting.set()
-
-        handler = Waiting()
-        logging.getLogger("realtyframes.sync").addHandler(handler)
-        found: dict[str, Any] = {}
-
-        def run(name: str) -> None:
-            found[name] = clients[name].sync_listings(wait=120)
-            found[name + ".info"] = clients[name].last_load
-
-        first = threading.Thread(target=run, args=("a",))
-        first.start()
-        try:
-            assert asked.wait(60)
-            second = threading.Thread(target=run, args=("b",))
-            second.start()
-            assert waiting.wait(60)
-        finally:
-            logging.getLogger("realtyframes.sync").removeHandler(handler)
-            go.set()
-        first.join(120)
-        second.join(120)
-        assert sent["b"] == [] and len(sent["a"]) == found["a.info"].requests > 0
-        assert found["b.info"].from_cache and found["b.info"].requests == 0
-        pd.testing.assert_frame_equal(found["a"], found["b"])
-        if step == "first":
-            assert found["a.info"].changes is None and found["b.info"].changes is None
-        else:
-            assert len(found["a.info"].changes) > 0
-            pd.testing.assert_frame_equal(found["a.info"].changes, found["b.info"].changes)
+    found, sent = _overlapping_syncs(sb.url, tmp_path)
+    assert sent["b"] == [] and len(sent["a"]) == found["a.info"].requests > 0
+    assert found["b.info"].from_cache and found["b.info"].requests == 0
+    pd.testing.assert_frame_equal(found["a"], found["b"])
+    assert found["a.info"].changes is None and found["b.info"].changes is None
+    _advance(sb.url, 10)
+    found, sent = _overlapping_syncs(sb.url, tmp_path)
+    assert sent["b"] == [] and len(sent["a"]) == found["a.info"].requests > 0
+    assert found["b.info"].from_cache and found["b.info"].requests == 0
+    pd.testing.assert_frame_equal(found["a"], found["b"])
+    assert len(found["a.info"].changes) > 0
+    pd.testing.assert_frame_equal(found["a.info"].changes, found["b.info"].changes)
 
 
 def test_a_reso_sync_waits_on_the_scope_lock_and_is_busy_past_wait(
