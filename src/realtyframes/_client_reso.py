@@ -22,6 +22,7 @@ from realtyframes.loaders import (
     SYNC_RESOURCE,
     SYNC_WAIT,
     LoadResult,
+    Plan,
     Session,
     recorded,
     run_load,
@@ -33,6 +34,8 @@ from realtyframes.reso import (
     ResoSource,
     budgets_of,
     client_credentials_token,
+    plan_reso_listings,
+    plan_reso_sync,
     reso_history,
     reso_settings,
     reso_sync,
@@ -53,6 +56,38 @@ _OWN = (
     "auth_url",
     "_explicit_sandbox",
 )
+
+
+class _ResoRuns:
+    """A RESO client's own sync as the session's (``Session.sync``), with its plans:
+    ``loaders.plan_sync`` / ``plan_listings`` ask for them (``plan_sync`` / ``plan_listings``
+    here) instead of planning the platform's requests."""
+
+    def __init__(self, client: ResoMixin) -> None:
+        self.client = client
+
+    def __call__(self, scope: Mapping[str, Any], **options: Any) -> LoadResult:
+        return self.client._reso_synced(scope, **options)
+
+    def plan_sync(
+        self, scope: Mapping[str, Any], *, refresh: bool = False, history_since: Any = None
+    ) -> Plan:
+        """The RESO requests of ``sync_listings(**scope)`` (``reconcile`` in ``scope`` too)."""
+        assert self.client._reso is not None
+        scope = dict(scope)
+        reconcile = scope.pop("reconcile", None)
+        return plan_reso_sync(self.client._reso, self.client._session.cache, scope,
+                              refresh=refresh, history_since=history_since,
+                              reconcile=reconcile)  # fmt: skip
+
+    def plan_listings(
+        self, filters: Mapping[str, Any], *, max_results: int | None = None, details: bool = False
+    ) -> Plan:
+        """The RESO requests of ``listings(**filters, max_results=)``."""
+        assert self.client._reso is not None
+        return plan_reso_listings(
+            self.client._reso, filters, max_results=max_results, details=details
+        )
 
 
 class ResoMixin:
@@ -133,8 +168,9 @@ class ResoMixin:
             account = f"{settings.profile.name}:{session.api.fingerprint}"
             kept = Budgets(limits, account, root, clock=budget_clock or time.time)
         client._reso = ResoSource(client._session.api, settings, kept)
-        # the loaders' sync_listings (the report, watches, the MCP server) replicate over RESO
-        client._session = dataclasses.replace(client._session, sync=client._reso_synced)
+        # the loaders' sync_listings (the report, watches, the MCP server) replicate over RESO,
+        # and their plans count RESO pages
+        client._session = dataclasses.replace(client._session, sync=_ResoRuns(client))
         return client
 
     @property

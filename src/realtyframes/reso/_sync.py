@@ -41,7 +41,7 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes.cache import Checkpoint, ParquetCache
+from realtyframes.cache import Checkpoint, Entry, ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     SYNC_WAIT,
@@ -71,13 +71,19 @@ from realtyframes.schemas import (
 )
 
 __all__ = [
+    "HISTORY",
     "HISTORY_SOURCE",
     "RECONCILE_EVERY",
     "RECONCILE_SOURCE",
+    "RESOURCE",
     "ResoSync",
+    "check_reconcile",
     "merge_versions",
+    "reconcile_due",
     "reso_history",
     "reso_sync",
+    "scope_entry",
+    "stamp",
     "sync_changes_of",
 ]
 
@@ -112,6 +118,13 @@ class ResoSync:
     from_cache: bool = False
 
 
+def scope_entry(
+    source: ResoSource, cache: ParquetCache | None, params: Mapping[str, str]
+) -> Entry | None:
+    """The cached sync of a checked scope (None: none, or no cache)."""
+    return None if cache is None else cache.read(RESOURCE, _key(source, cache, params))
+
+
 def _key(source: ResoSource, cache: ParquetCache, params: Mapping[str, str]) -> str:
     api = source.api
     return cache.key(
@@ -119,7 +132,7 @@ def _key(source: ResoSource, cache: ParquetCache, params: Mapping[str, str]) -> 
     )
 
 
-def _stamp(text: str) -> str:
+def stamp(text: str) -> str:
     """A DateTimeOffset literal of the watermark (UTC, ``Z``)."""
     when = pd.Timestamp(text)
     when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
@@ -188,7 +201,7 @@ def _transactional(
     """The server's HistoryTransactional price and status changes of ``keys`` after ``since``:
     (history rows, requests, the newest ModificationTimestamp seen)."""
     expression = reader.source.scoped(
-        f"ResourceName eq 'Property' and ModificationTimestamp {op} {_stamp(since)}",
+        f"ResourceName eq 'Property' and ModificationTimestamp {op} {stamp(since)}",
         initial=False,
     )
     records, requests = reader.read("/" + HISTORY, expression, _HISTORY_ORDER)
@@ -229,10 +242,10 @@ def _newest(records: list[dict[str, Any]], previous: str | None) -> str | None:
     stamps = [pd.Timestamp(r["ModificationTimestamp"]) for r in records]
     if previous is not None:
         stamps.append(pd.Timestamp(previous))
-    return _stamp(str(max(stamps))) if stamps else None
+    return stamp(str(max(stamps))) if stamps else None
 
 
-def _due(state: Mapping[str, Any], reconcile: bool | None, flag: str | None) -> bool:
+def reconcile_due(state: Mapping[str, Any], reconcile: bool | None, flag: str | None) -> bool:
     """Whether this incremental sync reconciles the keys: ``reconcile`` when given, else on a
     feed without a delete flag every :data:`RECONCILE_EVERY` th incremental sync."""
     if reconcile is not None:
@@ -298,7 +311,7 @@ def _later(
                                               str(flag))  # fmt: skip
     state["watermark"] = _newest(records, state["watermark"])
     state["mode"] = "incremental"
-    if _due(state, reconcile, flag):
+    if reconcile_due(state, reconcile, flag):
         market, history, lost, more = _reconciled(
             reader, expression, market, history, state["watermark"]
         )
@@ -328,7 +341,8 @@ def _taken(before: Any, after: Any, refresh: bool) -> ResoSync | None:
                     from_cache=True)  # fmt: skip
 
 
-def _check_reconcile(reconcile: Any) -> bool | None:
+def check_reconcile(reconcile: Any) -> bool | None:
+    """``reconcile=`` checked before any request: True, False or None."""
     if reconcile is not None and not isinstance(reconcile, bool):
         raise QueryError("reconcile", f"expected True, False or None, got {reconcile!r}",
                          (True, False, None))  # fmt: skip
@@ -352,7 +366,7 @@ def reso_sync(
     False to force or skip the key reconcile of an incremental sync; None: when due."""
     params = sync_scope(scope)
     check_flag("refresh", refresh)
-    reconcile, wait = _check_reconcile(reconcile), check_wait(wait)
+    reconcile, wait = check_reconcile(reconcile), check_wait(wait)
     if cache is None:
         return _run(source, None, None, params, None, refresh, history_since, reconcile)
     key = _key(source, cache, params)
