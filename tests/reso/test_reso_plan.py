@@ -131,3 +131,27 @@ def test_fetch_dry_run_on_the_reso_source_prints_its_plan(
     assert _sent(sb.url) - before == 1  # the count: no page read
     client = _client(sb.url, tmp_path / "c2", page_size=30)
     assert printed.strip() == repr(client.plan_listings(Status="Closed"))
+
+
+def test_report_dry_run_on_the_reso_source_counts_the_report_s_sync(
+    start_sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    sb = start_sandbox(listings=1500)
+    monkeypatch.setenv("RF_TEST_MLS_TOKEN", "mls-secret-token")
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[reso]\nbase_url = "{sb.url}/reso/odata"\nvendor = "generic"\n'
+        'token_env = "RF_TEST_MLS_TOKEN"\npage_size = 40\n'
+    )
+    common = ["report", "market", "--city", "Miami Beach", "--config", str(config), "--source",
+              "reso", "--cache-dir", str(tmp_path / "c"), "-q"]  # fmt: skip
+    assert main([*common, "--dry-run"]) == 0
+    (line, *_) = capsys.readouterr().out.splitlines()
+    assert line.startswith("Plan(sync_listings first sync: ")
+    planned = int(line.split(" -> ")[1].split(" requests")[0].replace(",", ""))
+    before = _sent(sb.url)
+    assert main([*common, "--out", str(tmp_path / "report")]) == 0
+    made = _sent(sb.url) - before
+    # the report's own client reads $metadata again (the plan's client read it: a probe)
+    assert made == planned + 1 and abs(planned - made) <= 0.05 * made
