@@ -5,7 +5,11 @@ on loopback; the server's records changed through ``POST /_sandbox/reso/records`
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,8 @@ from realtyframes.loaders import sync_lock
 from realtyframes.reso import HISTORY_SOURCE
 from realtyframes.reso._sync import RECONCILE_EVERY, RECONCILE_SOURCE
 from reso_clients import OPEN, pair
+
+SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _advance(url: str, days: float) -> None:
@@ -222,3 +228,66 @@ def test_a_reso_sync_waits_on_the_scope_lock_and_is_busy_past_wait(
         "ScopeBusyError",
     )
     assert len(client.sync_listings(City="Doral", wait=0)) > 0 and requests
+
+
+#: A RESO sync in its own process: its requests counted (``<out>.sent``), its info in ``<out>``.
+CHILD = """
+import json, logging, sys
+import realtyframes as rf
+url, cache, out = sys.argv[1:4]
+logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(name)s: %(message)s")
+sent = []
+with rf.Client.reso(url + "/reso/odata", token="reso-token", cache_dir=cache, progress=False,
+                    event_hooks={"request": [lambda r: sent.append(r.url.path)]}) as client:
+    market = client.sync_listings(wait=120)
+    info = client.last_load
+with open(out, "w") as f:
+    json.dump({"sent": sent, "from_cache": info.from_cache, "requests": info.requests,
+               "rows": len(market)}, f)
+"""
+
+
+def test_a_reso_sync_in_another_process_waits_and_takes_the_market(
+    start_sandbox: Any, tmp_path: Path
+) -> None:
+    """The scope's lock holds across processes: this process syncs, paused at its first
+    request; a sync in a child process waits for it (its log line), then takes the market from
+    the cache with no request."""
+    sb = start_sandbox(listings=1500)
+    go, asked = threading.Event(), threading.Event()
+
+    def hook(request: httpx.Request) -> None:
+        asked.set()
+        go.wait(60)
+
+    client = rf.Client.reso(sb.url + "/reso/odata", token="reso-token", progress=False,
+                            cache_dir=tmp_path, event_hooks={"request": [hook]})  # fmt: skip
+    OPEN.append(client)
+    found: dict[str, Any] = {}
+    first = threading.Thread(target=lambda: found.update(market=client.sync_listings()))
+    first.start()
+    child = None
+    try:
+        assert asked.wait(60)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("REALTYFRAMES_")}
+        env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+        out = tmp_path / "child.json"
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, sb.url, str(tmp_path), str(out)],
+            env=env, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert child.stderr is not None
+        for line in child.stderr:
+            if "waiting up to 120 s" in line:
+                break
+        else:
+            raise AssertionError("the child never waited")
+    finally:
+        go.set()
+    first.join(120)
+    assert child is not None
+    child.communicate(timeout=120)
+    assert child.returncode == 0
+    got = json.loads(out.read_text())
+    assert got["sent"] == [] and got["from_cache"] and got["requests"] == 0
+    assert got["rows"] == len(found["market"]) > 0
