@@ -15,6 +15,7 @@ from realtyframes.reso._budgets import BudgetExhaustedError, Budgets
 from realtyframes.reso._config import RESO_KEYS, RESO_TABLE, read_reso_table, reso_arguments
 from realtyframes.reso._fields import DD_VERSION, FILTERS, PROPERTY_FIELDS
 from realtyframes.reso._metadata import parse_metadata
+from realtyframes.reso._plan import plan_reso_listings, plan_reso_sync
 from realtyframes.reso._profiles import (
     PROFILES,
     PROFILES_VERSION,
@@ -50,6 +51,8 @@ __all__ = [
     "client_credentials_token",
     "listing_objects",
     "parse_metadata",
+    "plan_reso_listings",
+    "plan_reso_sync",
     "property_filter",
     "read_reso_table",
     "reso_arguments",

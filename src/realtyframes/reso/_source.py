@@ -76,6 +76,11 @@ class ResoSource:
         """The vendor profile (:class:`~realtyframes.reso.VendorProfile`)."""
         return self.settings.profile
 
+    @property
+    def has_metadata(self) -> bool:
+        """Whether ``$metadata`` was read already (a call of :meth:`metadata` sends no request)."""
+        return self._metadata is not None
+
     def metadata(self) -> dict[str, dict[str, str]]:
         """Entity type -> {field: EDM type}, from the server's ``$metadata`` (one request, kept)."""
         with self._lock:
