@@ -136,8 +136,8 @@ def sync_listings(
     ``Subtypes=``, feature flags ...), validated before any request; see :func:`sync_scope` for
     the ones refused. ``chunk_size``: ListingIds per change-feed request (default: the spec's
     100; a chunk refused with a 400 or 414 is split in halves once). ``refresh=True`` reloads the
-    market in full (the history is kept). Returns one row per ListingId, sorted by ListingId;
-    the change history is :func:`listing_history`. Without a cache (``Client(cache=False)``)
+    market in full (the history is kept and gets the changes since the last sync). Returns one
+    row per ListingId, sorted by ListingId; the change history is :func:`listing_history`. Without a cache (``Client(cache=False)``)
     every call is a full load and no history is kept.
 
     The first sync of a scope also **backfills the history** from the change feed: every change

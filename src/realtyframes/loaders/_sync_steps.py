@@ -209,9 +209,9 @@ def run_first(
     backfill: bool,
     on_invalid: OnInvalid,
 ) -> SyncResult:
-    """A full load (every partition value) and, with ``backfill`` and no history kept yet
-    (``previous``: a refresh keeps its history), the change feed over every key since ``since``
-    or the oldest entry: the history."""
+    """A full load (every partition value) and, with ``backfill`` and no history kept yet,
+    the change feed over every key since ``since`` or the oldest entry: the history. A refresh
+    (``previous``) keeps its history and adds the feed since its change watermark to it."""
     sync = endpoint.sync
     assert sync is not None
     counts = Counts()
@@ -230,9 +230,14 @@ def run_first(
         history = previous.history
         state["syncs"] = previous.state.get("syncs", 0) + 1
         state["first_sync"] = previous.state.get("first_sync")
+        if "history_since" in previous.state:
+            state["history_since"] = previous.state["history_since"]
     result = SyncResult(
         market, media_of(media, market), bad.reset_index(drop=True), history, state, counts
     )
+    if previous is not None and len(history) and len(market):
+        result.history = _since_kept(sync, reader, result, found, previous, chunk, on_invalid)
+        return result
     oldest = market[sync.cursor[0]].min() if len(market) else None
     start = since if since is not None else None if pd.isna(oldest) else pd.Timestamp(oldest)
     if backfill and not len(history) and len(market) and start is not None:
@@ -245,6 +250,31 @@ def run_first(
         logger.info("sync_listings: backfilled %d changes since %s in %d requests",
                     len(result.history), iso(start), fed.requests)  # fmt: skip
     return result
+
+
+def _since_kept(
+    sync: Sync, reader: Reader, result: SyncResult, found: Sequence[Found],
+    previous: SyncResult, chunk: int, on_invalid: OnInvalid,
+) -> pd.DataFrame:  # fmt: skip
+    """A refresh's history: the one kept plus the change feed since the last sync's change
+    watermark, over the reloaded keys that were not terminal then (a terminal record never
+    changes again), so no change between the last sync and the refresh is missing from it."""
+    since = previous.state.get("change_watermark") or result.state.get("history_since")
+    if since is None:
+        return previous.history
+    old = previous.market
+    terminal = set(old.loc[old[sync.status].astype("str") == sync.terminal, sync.key])
+    ids = [k for k in reader.keys(result.market, found) if k not in terminal]
+    if not ids:
+        return previous.history
+    fed = reader.feed(ids, str(since), chunk)
+    result.counts.feed += fed.requests
+    result.counts.rejected += fed.rejected
+    result.counts.floor += fed.floor
+    changes = _fed(sync, fed, on_invalid)
+    logger.info("sync_listings: refresh; %d changes since the last sync (%s) added to the history",
+                len(changes), since)  # fmt: skip
+    return append_history(previous.history, changes)
 
 
 def run_later(
