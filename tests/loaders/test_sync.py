@@ -499,6 +499,10 @@ def test_a_corrupt_cache_file_falls_back_to_a_full_load(
     files = list((tmp_path / "cache" / RESOURCE).glob("**/*.parquet"))
     assert len(files) == 1
     files[0].write_bytes(files[0].read_bytes()[: files[0].stat().st_size // 2])
+    # the sync state is read from the cache's state database alone: no Parquet file is read
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        assert sync_state(client.session, scope)["syncs"] == 1
     advance(http_client, sandbox.url, 5)
     counter.reset()
     with pytest.warns(CacheWarning, match="unreadable"):
