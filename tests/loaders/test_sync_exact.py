@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_sync import advance, assert_same_market, iso
+from test_sync import advance, assert_same_market, fresh_market, iso, open_count
 
 import realtyframes as rf
 from realtyframes.loaders import listing_history, sync_listings, sync_scope, sync_state
@@ -60,7 +60,7 @@ def test_a_refresh_keeps_the_changes_since_the_last_sync_in_the_history(
 
     fresh = make(sandbox.url, tmp_path / "b")
     market = fresh.sync_listings()
-    assert_same_market(refreshed, market, exact_days=True)
+    assert_same_market(refreshed, market)
     expected = listing_history(fresh.session, {})
     since = pd.Timestamp(sync_state(fresh.session, {})["history_since"])
     gap = expected[expected["ChangeTimestamp"] > watermark]
@@ -87,3 +87,40 @@ def test_a_refresh_of_a_market_kept_without_history_stays_without_one(
     sync_listings(client.session, {}, refresh=True, history_since=False)
     assert set(paths) == {"/v1/listings"}  # searches only: no history asked for
     assert listing_history(client.session, {}).empty
+
+
+@pytest.mark.parametrize("days", [3, 0.4, 30])
+def test_an_incremental_sync_has_the_servers_days_on_market(
+    start_sandbox, make, http_client, tmp_path, days
+):
+    sandbox = start_sandbox()
+    paths: list[str] = []
+    client = make(sandbox.url, tmp_path / "a", paths)
+    client.sync_listings()
+    advance(http_client, sandbox.url, days)
+    paths.clear()
+    synced = client.sync_listings()
+    fresh = fresh_market(http_client, sandbox.url, SCOPE)
+    assert open_count(fresh) > 50
+    assert_same_market(synced, fresh)  # DaysOnMarket of every listing
+    counted = sync_state(client.session, {})["last_requests"]
+    assert counted["total"] == len(paths)
+    details = sum(p.startswith("/v1/listings/") and p != "/v1/listings/changes" for p in paths)
+    assert details == counted["details"]  # the closings' and the clock's
+    # the clock costs a binary search over the open listings at most
+    assert 0 <= counted["clock"] <= open_count(fresh).bit_length() + 1
+    assert counted["details"] >= counted["clock"]
+
+
+def test_days_on_market_stays_exact_when_nothing_changed(
+    start_sandbox, make, http_client, tmp_path
+):
+    sandbox = start_sandbox()
+    client = make(sandbox.url, tmp_path / "a")
+    client.sync_listings()
+    for days in (0.25, 0.5, 1, 2):  # only the clock moves between some of these syncs
+        advance(http_client, sandbox.url, days)
+        synced = client.sync_listings()
+        assert_same_market(synced, fresh_market(http_client, sandbox.url, SCOPE))
+    again = client.sync_listings()  # the clock did not move: the same market
+    pd.testing.assert_frame_equal(again, synced)

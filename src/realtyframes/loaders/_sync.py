@@ -61,6 +61,7 @@ from realtyframes.loaders._sync_entry import (
     usable,
     write_sync,
 )
+from realtyframes.loaders._sync_fetch import Fetching
 from realtyframes.loaders._sync_lock import (
     SYNC_WAIT,
     changes_between,
@@ -71,7 +72,6 @@ from realtyframes.loaders._sync_lock import (
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,
     Counts,
-    Fetching,
     SyncResult,
     run_first,
     run_later,
