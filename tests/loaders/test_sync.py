@@ -31,7 +31,7 @@ from realtyframes.loaders import (
     sync_scope,
     sync_state,
 )
-from realtyframes.loaders._sync import CHANGE_COLUMNS, STATUSES, _key, too_many
+from realtyframes.loaders._sync import CHANGE_COLUMNS, STATUSES, too_many
 from realtyframes.sandbox import Faults
 from realtyframes.schemas import DataQualityWarning, Listing, listings_from_pages, validate
 
@@ -516,9 +516,8 @@ def test_an_unreadable_sync_state_falls_back_to_a_full_load(
 ):
     sandbox = start_sandbox(listings=400)
     client = make_client(sandbox.url)
-    sync_listings(client.session, {})
+    key = sync_listings(client.session, {}).key
     cache = client.session.cache
-    key = _key(client.session, cache, sync_scope({}))
     entry = cache.read(RESOURCE, key)
     meta = {k: entry.meta[k] for k in ("host", "operation", "params", "account", "schema_version")}
     state = {**entry.meta["sync"], "change_watermark": "yesterday"}

@@ -107,7 +107,6 @@ assert _MARKET.sync is not None
 DEFAULT_CHUNK = _MARKET.sync.chunk
 #: Statuses a market holds, each loaded by its own search.
 STATUSES: tuple[str, ...] = STANDARD_STATUSES
-_key = scope_key  # the cache key of a scope (its name before _sync_entry existed)
 
 logger = logging.getLogger("realtyframes.sync")
 
