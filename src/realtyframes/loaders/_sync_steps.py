@@ -1,5 +1,5 @@
 """The sync runner: one loop over the sync an endpoint declares (:class:`~realtyframes.loaders.
-_endpoint.Sync`, the listings row's ``sync``), reading the server through a :class:`Reader`.
+_base.Sync`, the listings row's ``sync``), reading the server through a :class:`Reader`.
 
 - :func:`run_first`: one search per partition value (each status) -> the market; then, unless
   the history is kept already, the change feed over every key since the oldest entry (the
@@ -30,8 +30,7 @@ from realtyframes.api import ApiClient
 from realtyframes.cache import Checkpoint
 from realtyframes.errors import ApiError, NotFoundError
 from realtyframes.loaders._answers import check_echo
-from realtyframes.loaders._base import ids_in
-from realtyframes.loaders._endpoint import Endpoint, Sync
+from realtyframes.loaders._base import Endpoint, Sync, ids_in
 from realtyframes.loaders._page_info import _Bar, progress_enabled
 from realtyframes.loaders._paging import PAGE_SIZE, fetch_pages, fetch_pages_many
 from realtyframes.loaders._sync_apply import (
