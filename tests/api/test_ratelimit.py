@@ -12,10 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakeclock import FakeClock as EngineClock
-from realtyframes.api import ApiClient, RetryPolicy, error_from_response, parse_rate_limit_headers
+from realtyframes.api import (
+    ApiClient,
+    RateLimitState,
+    RetryPolicy,
+    error_from_response,
+    parse_rate_limit_headers,
+)
 from realtyframes.api._deprecation import parse_deprecation
 from realtyframes.api._pacer import Pacer
-from realtyframes.api._ratelimit import RateLimitState
 from realtyframes.api._retry import parse_retry_after
 from realtyframes.errors import ApiError
 from realtyframes.sandbox._limits import RateLimiter
