@@ -1,5 +1,5 @@
 """The sync runner: one loop over the sync an endpoint declares (:class:`~realtyframes.loaders.
-_endpoint.Sync`, the listings row's ``sync``), reading the server through a :class:`Reader`.
+_base.Sync`, the listings row's ``sync``), reading the server through a :class:`Reader`.
 
 - :func:`run_first`: one search per partition value (each status) -> the market; then, unless
   the history is kept already, the change feed over every key since the oldest entry (the
@@ -27,8 +27,7 @@ import pandas as pd
 
 from realtyframes._changes import sync_changes
 from realtyframes.errors import ApiError
-from realtyframes.loaders._base import ids_in
-from realtyframes.loaders._endpoint import Endpoint, Sync
+from realtyframes.loaders._base import Endpoint, Sync, ids_in
 from realtyframes.loaders._paging import PAGE_SIZE
 from realtyframes.loaders._sync_apply import (
     append_history,
