@@ -19,7 +19,7 @@ from realtyframes.api import ApiClient
 from realtyframes.cache import Checkpoint
 from realtyframes.errors import ApiError, NotFoundError
 from realtyframes.loaders._answers import check_echo
-from realtyframes.loaders._endpoint import Endpoint
+from realtyframes.loaders._base import Endpoint
 from realtyframes.loaders._page_info import _Bar, progress_enabled
 from realtyframes.loaders._paging import fetch_pages, fetch_pages_many
 from realtyframes.loaders._sync_steps import Fed, Found, chunks, pages_of, too_many
