@@ -400,6 +400,8 @@ class Client(ResoMixin):
 
         >>> client.sync_state(City="Miami")["last_requests"]  # doctest: +SKIP
         """
+        if self._reso is not None:
+            return self._reso_sync_state(scope)
         return loaders.sync_state(self._session, scope)
 
     def mcp(self, host: McpHost = "main") -> McpSession:
