@@ -436,7 +436,20 @@ class CacheWarning(UserWarning):
 
 
 class AnalysisInputError(RealtyFramesError, ValueError):
-    """Bad input to an analysis function: an argument value or the frame given."""
+    """Bad input to an analysis function: an argument value or the frame given. Its message names
+    the argument at fault first, in backticks; ``param`` is that name (None when none is named).
+
+    >>> AnalysisInputError("market_trends(): `freq` must be one of 'W', 'M'").param
+    'freq'
+    """
+
+    @property
+    def param(self) -> str | None:
+        """The argument at fault, as the message names it."""
+        import re
+
+        named = re.search(r"`(\w+)`", str(self.args[0]) if self.args else "")
+        return None if named is None else named.group(1)
 
 
 class MissingColumnsError(AnalysisInputError, KeyError):
