@@ -246,6 +246,7 @@ def fetch_paged(
     )
     if endpoint.details is None or not call.options.get("details"):
         return loaded
+    del paged, shaped, frame, early  # the pages and the search frame are not held meanwhile
     return with_details(session, endpoint.details, loaded, checkpoint)
 
 
