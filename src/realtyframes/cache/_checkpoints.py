@@ -175,7 +175,7 @@ class Checkpoint:
         self._notes: dict[str, Any] = {}
         self._lock = threading.Lock()  # the reading connection
         self._db: sqlite3.Connection | None = None
-        self._writer = Writer(self)
+        self._writer = Writer(self.root, lambda: self._notes, self._commit, self._fail)
         self._created = False
         self._broken = False  # a write failed: the load goes on without saving
         self.started = datetime.now(UTC)
@@ -313,11 +313,11 @@ class Checkpoint:
         """Wait until every answer and note handed over so far is committed."""
         self._writer.flush()
 
-    def _commit(self, db: sqlite3.Connection, answers: Mapping[str, bytes], notes: str) -> None:
+    def _commit(self, db: sqlite3.Connection, answers: Mapping[str, bytes], notes: str) -> bool:
         """Write the header (``notes``: the notes as JSON) and ``answers`` in one transaction on
-        the writer's connection ``db``; a failure logs and stops saving."""
+        the writer's connection ``db``; a failure logs and stops saving (False)."""
         if self._broken:
-            return
+            return False
         try:
             with transaction(db):
                 db.execute(
@@ -340,13 +340,18 @@ class Checkpoint:
                     [(self.resource, self.key, name, body) for name, body in answers.items()],
                 )
             self._created = True
+            return True
         except (OSError, sqlite3.Error) as exc:
-            self._broken = True
-            logger.warning(
-                "could not write the checkpoint %s (%s); this load will not be resumable",
-                self.name,
-                exc,
-            )
+            self._fail(exc)
+            return False
+
+    def _fail(self, exc: BaseException) -> None:
+        self._broken = True
+        logger.warning(
+            "could not write the checkpoint %s (%s); this load will not be resumable",
+            self.name,
+            exc,
+        )
 
     # -- ending ---------------------------------------------------------------------------------
 

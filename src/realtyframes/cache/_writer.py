@@ -4,7 +4,7 @@ to the state database, so that the load's thread never waits for SQLite; at most
 :data:`WRITE_BATCH` wait uncommitted (what a SIGKILL can lose). After a checkpoint is removed, a
 second thread gives the file's freed pages back (:meth:`Writer.shrink`).
 
->>> writer = Writer(checkpoint)  # doctest: +SKIP
+>>> writer = Writer(root, notes=lambda: {}, commit=commit, fail=fail)  # doctest: +SKIP
 >>> writer.put(digest, body); writer.flush()  # doctest: +SKIP
 """
 
@@ -14,12 +14,11 @@ import json
 import logging
 import sqlite3
 import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from realtyframes.cache._state import connect, open_db
-
-if TYPE_CHECKING:
-    from realtyframes.cache._checkpoints import Checkpoint
 
 __all__ = ["WRITE_BATCH", "Writer"]
 
@@ -34,12 +33,25 @@ WRITE_BATCH = 16
 _SHRINK_STEP = 512
 
 
-class Writer:
-    """The writer thread of one :class:`Checkpoint`: commits the answers handed to it, all those
-    waiting in one transaction, on its own connection; :data:`WRITE_BATCH` at most wait."""
+#: ``commit(db, answers, notes)``: write the checkpoint's header with ``notes`` (JSON) and
+#: ``answers`` (digest -> body) in one transaction on ``db``; False: it failed, stop saving.
+Commit = Callable[[sqlite3.Connection, dict[str, bytes], str], bool]
 
-    def __init__(self, checkpoint: Checkpoint) -> None:
-        self.checkpoint = checkpoint
+
+class Writer:
+    """The writer thread of one checkpoint under the cache ``root``: commits the answers handed
+    to it, all those waiting in one transaction, on its own connection (``commit``), with the
+    checkpoint's ``notes()``; :data:`WRITE_BATCH` at most wait. ``fail(exc)``: the database
+    cannot be opened (nothing is saved)."""
+
+    def __init__(
+        self,
+        root: Path,
+        notes: Callable[[], dict[str, Any]],
+        commit: Commit,
+        fail: Callable[[BaseException], None],
+    ) -> None:
+        self.root, self.notes, self.commit, self.fail = root, notes, commit, fail
         self.ready = threading.Condition()
         self.pending: dict[str, bytes] = {}  # digest -> body, handed over, not committed
         self.writing: dict[str, bytes] = {}  # the batch being committed
@@ -61,7 +73,7 @@ class Writer:
 
     def note(self, name: str, value: Any) -> None:
         with self.ready:
-            self.checkpoint._notes[name] = value
+            self.notes()[name] = value
             self.dirty = True
             self._start()
 
@@ -98,12 +110,10 @@ class Writer:
             self.thread.start()
 
     def _run(self) -> None:
-        checkpoint = self.checkpoint
         try:
-            db = open_db(checkpoint.root)
+            db = open_db(self.root)
         except (OSError, sqlite3.Error) as exc:
-            checkpoint._broken = True
-            logger.warning("could not write the checkpoint %s (%s)", checkpoint.name, exc)
+            self.fail(exc)
             with self.ready:
                 self.pending.clear()
                 self.dirty = False
@@ -118,11 +128,11 @@ class Writer:
                         return
                     self.writing, self.pending = self.pending, {}
                     self.dirty = False
-                    notes = json.dumps(checkpoint._notes, sort_keys=True)
-                checkpoint._commit(db, self.writing, notes)
+                    notes = json.dumps(self.notes(), sort_keys=True)
+                ok = self.commit(db, self.writing, notes)
                 with self.ready:
                     self.writing = {}
-                    if checkpoint._broken:
+                    if not ok:
                         self.pending.clear()
                     self.ready.notify_all()
         finally:
@@ -133,7 +143,7 @@ class Writer:
         (in steps of :data:`_SHRINK_STEP` pages; the process waits for it at exit)."""
         if self.shrinking is not None and self.shrinking.is_alive():
             return
-        root = self.checkpoint.root
+        root = self.root
 
         def run() -> None:
             try:
