@@ -28,6 +28,11 @@ logger = logging.getLogger("realtyframes.cache")
 #: lose besides the requests in flight (``put`` waits while this many are uncommitted).
 WRITE_BATCH = 16
 
+#: Seconds the writer thread waits for more answers before it ends (the next ``put`` starts
+#: another): a checkpoint nobody closes never keeps the process from exiting, and the process
+#: waits for what it holds at exit.
+_IDLE = 0.5
+
 #: Pages given back to the file system per step of the vacuum after a checkpoint is removed
 #: (each step is one short write transaction: other writers wait at most one step).
 _SHRINK_STEP = 512
@@ -104,9 +109,7 @@ class Writer:
     def _start(self) -> None:
         self.ready.notify_all()
         if not self._alive():
-            self.thread = threading.Thread(
-                target=self._run, name="realtyframes-checkpoint", daemon=True
-            )
+            self.thread = threading.Thread(target=self._run, name="realtyframes-checkpoint")
             self.thread.start()
 
     def _run(self) -> None:
@@ -123,8 +126,11 @@ class Writer:
             while True:
                 with self.ready:
                     while not (self.pending or self.dirty or self.stopping):
-                        self.ready.wait()
+                        if not self.ready.wait(_IDLE) and not (self.pending or self.dirty):
+                            break  # idle: the next put starts another thread
                     if not (self.pending or self.dirty):
+                        if self.thread is threading.current_thread():
+                            self.thread = None
                         return
                     self.writing, self.pending = self.pending, {}
                     self.dirty = False
