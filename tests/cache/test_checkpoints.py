@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from realtyframes.cache import CHECKPOINT_MAX_AGE, ParquetCache, state_file
+from realtyframes.cache import CHECKPOINT_MAX_AGE, Checkpoint, ParquetCache, state_file
 
 SCOPE = {"resource": "listings", "operation": "listings", "key": "k1", "params": {"api_key": "s3"}}
 
@@ -26,6 +26,9 @@ cp = ParquetCache(sys.argv[1]).checkpoint("listings", "k1", SCOPE)
 cp.put("/v1/listings?Offset=0", b'{"total": 120}')
 cp.note("chunk", {"chunk": 100, "chunk_refused": 200})
 cp.put("/v1/listings?Offset=50", b'{"total": 120, "more": 1}')
+cp.flush()  # both committed: what the writer thread holds is what a kill loses
+for n in range(2, 2 + int(sys.argv[2])):
+    cp.put(f"/v1/listings?Offset={n * 50}", b'{"total": 120, "n": %d}' % n)
 os.kill(os.getpid(), signal.SIGKILL)  # no close, no exit handler
 """
 
@@ -34,7 +37,7 @@ def test_saved_answers_survive_a_writer_killed_with_sigkill(tmp_path: Path):
     cache = ParquetCache(tmp_path)
     first = cache.checkpoint("listings", "k1", SCOPE)
     assert first.resumed_from is None and cache.checkpoints() == []  # nothing before a put
-    child = subprocess.run([sys.executable, "-c", textwrap.dedent(_KILLED), str(tmp_path)])
+    child = subprocess.run([sys.executable, "-c", textwrap.dedent(_KILLED), str(tmp_path), "0"])
     assert child.returncode == -9
     (saved,) = cache.checkpoints()
     assert (saved.name, saved.answers) == ("listings.k1", 2)
@@ -55,13 +58,29 @@ def test_saved_answers_survive_a_writer_killed_with_sigkill(tmp_path: Path):
     assert cache.checkpoints() == []
 
 
+def test_a_kill_loses_at_most_the_answers_the_writer_holds(tmp_path: Path):
+    """Answers are committed in batches by the checkpoint's writer thread (#33): a SIGKILL
+    loses at most ``Checkpoint.WRITE_BATCH`` of those handed to ``put``."""
+    more = 200
+    child = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_KILLED), str(tmp_path), str(more)]
+    )
+    assert child.returncode == -9
+    (saved,) = ParquetCache(tmp_path).checkpoints()
+    assert 2 + more - Checkpoint.WRITE_BATCH <= saved.answers <= 2 + more
+    with ParquetCache(tmp_path).checkpoint("listings", "k1", SCOPE) as again:
+        kept = [n for n in range(2 + more) if again.has(f"/v1/listings?Offset={n * 50}")]
+    assert kept == list(range(saved.answers))  # committed in the order handed over
+
+
 def test_a_stored_load_gives_its_checkpoints_space_back(tmp_path: Path):
     cache = ParquetCache(tmp_path)
     with cache.checkpoint("listings", "k1", SCOPE) as cp:
         for n in range(40):
             cp.put(f"/v1/listings?Offset={n * 50}", os.urandom(50_000))
     assert cache.checkpoints()[0].size == 40 * 50_000
-    cp.done()
+    cp.done()  # the rows are gone at once; the file's pages are given back by a thread
+    cp.close()  # which closing waits for
     size = sum(p.stat().st_size for p in state_file(tmp_path).parent.glob("state.sqlite3*"))
     assert size < 200_000  # not the 2 MB the answers took
 

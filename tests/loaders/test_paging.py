@@ -9,10 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+import pandas as pd
 import pytest
 
 from realtyframes.api import ApiClient
-from realtyframes.loaders import DriftWarning, fetch_pages, fetch_pages_many
+from realtyframes.loaders import DriftWarning, _fetch, fetch_pages, fetch_pages_many
+from realtyframes.loaders._fetch import _EarlyShape, shape_listings
 from realtyframes.loaders._paging import page_info, progress_enabled
 from realtyframes.sandbox import Faults, RunningSandbox
 
@@ -156,3 +158,28 @@ def test_a_short_page_ends_paging(sandbox_url: str, http_client: httpx.Client) -
         )
     counts = [len(json.loads(b)["listings"]) for b in paged.pages]
     assert sum(counts) == total - 100 and counts[-1] < 50 and all(c == 50 for c in counts[:-1])
+
+
+@pytest.mark.parametrize("drift", [0, 3])
+def test_pages_shaped_as_they_arrive_equal_shaping_them_at_the_end(
+    start_sandbox: Callable[..., RunningSandbox], drift: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search's pages are shaped in batches while the others are fetched (#33,
+    ``fetch_pages``'s ``on_page``): the frames equal shaping all the bodies at once, drift's
+    re-read pages (records read twice) included."""
+    monkeypatch.setattr(_fetch, "SHAPE_BATCH", 2)  # several batches from a small sandbox
+    sb = start_sandbox(listings=3000, faults=Faults(drift=drift))
+    early = _EarlyShape(0)
+    with ApiClient(sb.url) as api, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DriftWarning)
+        paged = fetch_pages(
+            api, "/v1/listings", {}, item_key="listings", progress=False, on_page=early
+        )
+    assert len(early.parts) >= 2 and len(early.bodies) == 2 * len(early.parts)
+    got, whole = early.finish(paged.pages), shape_listings(paged.pages)
+    pd.testing.assert_frame_equal(got.frame, whole.frame)
+    assert got.media is not None and whole.media is not None
+    pd.testing.assert_frame_equal(got.media, whole.media)
+    assert got.meta == whole.meta
+    if drift:
+        assert got.meta["merged"] > 0  # records read twice were merged across batches

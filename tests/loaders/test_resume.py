@@ -28,7 +28,7 @@ import pytest
 
 import realtyframes as rf
 from faultproxy import FaultProxy, start_proxy
-from realtyframes.cache import ParquetCache, SavedCheckpoint, state_file
+from realtyframes.cache import Checkpoint, ParquetCache, SavedCheckpoint, state_file
 from realtyframes.cli import main as cli_main
 from realtyframes.loaders import listing_history, sync_state
 from realtyframes.loaders._resume import IDENTITY_RECORDS
@@ -78,9 +78,10 @@ def journals(cache: Path) -> list[SavedCheckpoint]:
 
 
 #: Requests sent but not in the checkpoint when a load is killed: those in the connection pool
-#: (at most CONCURRENCY) and answers received but not yet handed to the checkpoint by the loading
-#: thread (``on_result`` runs there; on a loaded machine it lags a few answers behind).
-IN_FLIGHT_MAX = 2 * CONCURRENCY
+#: (at most CONCURRENCY), answers received but not yet handed to the checkpoint by the loading
+#: thread (``on_result`` runs there; on a loaded machine it lags a few answers behind) and, after
+#: a SIGKILL, those handed over but not committed by its writer thread (docs/cache.md).
+IN_FLIGHT_MAX = 2 * CONCURRENCY + Checkpoint.WRITE_BATCH
 #: Requests a resume makes to check its checkpoint (#33): the details of the listings noted as
 #: its identity (``_resume.check_identity``), and for a sync the first page read again to see
 #: how far the data moved (``_resume.data_moved``).

@@ -6,9 +6,12 @@ A checkpoint is one row of ``checkpoints`` (resource, key, the scope's digest, t
 parameters, when the load started, when it was last written, its notes) and one row of
 ``checkpoint_answers`` per saved answer (``name``: the SHA-256 of what the caller named the
 answer, a request's path and query, so no query string and no credential is written; ``body``:
-the raw answer). Each answer is committed on its own: a process killed at any point (even by
-SIGKILL) loses at most the answer it was saving. A resumed load reads the answers one at a time,
-as it asks for them (never all of them in memory).
+the raw answer). Answers are committed by the checkpoint's writer thread, all those waiting in one
+transaction (a load's calling thread only hands them over): a process killed at any point (even
+by SIGKILL) loses at most the last :data:`WRITE_BATCH` answers handed to :meth:`Checkpoint.put`
+(``put`` waits while that many are not committed yet); an interrupted load that closes its
+checkpoint (an error, Ctrl-C) loses none. A resumed load reads the answers one at a time, as it
+asks for them (never all of them in memory).
 
 Nothing under ``.rf`` is part of a dataset: readers never see a checkpoint, and what they see
 stays "complete or nothing". A checkpoint is discarded (a log line at INFO) when the scope it was
@@ -37,9 +40,11 @@ from typing import Any
 
 from realtyframes.cache._entries import _redact, normalise_params
 from realtyframes.cache._state import connect, exists, open_db, shrink, transaction
+from realtyframes.cache._writer import WRITE_BATCH, Writer
 
 __all__ = [
     "CHECKPOINT_MAX_AGE",
+    "WRITE_BATCH",
     "Checkpoint",
     "SavedCheckpoint",
     "remove_checkpoints",
@@ -157,16 +162,20 @@ class Checkpoint:
     created by the first :meth:`put`, so a load that fetches nothing leaves nothing.
 
     ``resumed_from``: when the load whose answers this holds started (None: a fresh
-    checkpoint); ``reused``: answers served by :meth:`get` so far.
+    checkpoint); ``reused``: answers served by :meth:`get` so far. ``WRITE_BATCH``: the answers
+    a SIGKILL may lose (:data:`WRITE_BATCH`).
     """
+
+    WRITE_BATCH = WRITE_BATCH
 
     def __init__(self, root: Path, resource: str, key: str, scope: Mapping[str, Any]) -> None:
         self.root, self.resource, self.key = Path(root), resource, key
         self.digest = scope_digest(scope)
         self._params = _redact(normalise_params(scope.get("params") or {}))
         self._notes: dict[str, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the reading connection
         self._db: sqlite3.Connection | None = None
+        self._writer = Writer(self.root, lambda: self._notes, self._commit, self._fail)
         self._created = False
         self._broken = False  # a write failed: the load goes on without saving
         self.started = datetime.now(UTC)
@@ -246,10 +255,12 @@ class Checkpoint:
 
     # -- reading and writing --------------------------------------------------------------------
 
-    def get(self, name: str) -> bytes | None:
-        """The saved answer named ``name`` (counted in :attr:`reused`), or None."""
-        if self.resumed_from is None:
-            return None  # nothing was saved before this run
+    def _saved(self, name: str) -> bytes | None:
+        """The answer named ``name``: handed to :meth:`put` and not committed yet, or saved."""
+        digest = _digest(name)
+        body = self._writer.waiting(digest)
+        if body is not None or not self._created:
+            return body
         with self._lock:
             try:
                 row = (
@@ -257,85 +268,90 @@ class Checkpoint:
                     .execute(
                         "SELECT body FROM checkpoint_answers WHERE resource = ? AND key = ?"
                         " AND name = ?",
-                        (self.resource, self.key, _digest(name)),
+                        (self.resource, self.key, digest),
                     )
                     .fetchone()
                 )
             except sqlite3.Error:
                 return None
-            if row is None:
-                return None
-            self.reused += 1
-        return bytes(row[0])
+        return None if row is None else bytes(row[0])
+
+    def get(self, name: str) -> bytes | None:
+        """The saved answer named ``name`` (counted in :attr:`reused`), or None."""
+        if self.resumed_from is None:
+            return None  # nothing was saved before this run
+        body = self._saved(name)
+        if body is not None:
+            with self._lock:
+                self.reused += 1
+        return body
 
     def has(self, name: str) -> bool:
         """Whether an answer named ``name`` is saved."""
-        if not self._created:
-            return False
-        with self._lock:
-            try:
-                row = (
-                    self._conn()
-                    .execute(
-                        "SELECT 1 FROM checkpoint_answers WHERE resource = ? AND key = ? AND name = ?",
-                        (self.resource, self.key, _digest(name)),
-                    )
-                    .fetchone()
-                )
-            except sqlite3.Error:
-                return False
-        return row is not None
+        return self._saved(name) is not None
 
     def put(self, name: str, body: bytes) -> None:
-        """Save the answer named ``name`` (a failure to write only logs: the load goes on)."""
-        self._write(_digest(name), body)
+        """Save the answer named ``name``: handed to the writer thread, committed with the others
+        waiting (:data:`WRITE_BATCH` at most wait: beyond, ``put`` waits for the writer). A
+        failure to write only logs: the load goes on."""
+        if not self._broken:
+            self._writer.put(_digest(name), body)
 
     def note(self, name: str, value: Any) -> None:
         """Save a small JSON fact of the load (free-form metadata: what it learned of the
-        server, what it was made from), read back by :meth:`noted`."""
+        server, what it was made from), read back by :meth:`noted`; committed (with the answers
+        handed over before it) when this returns."""
         json.dumps(value)  # a value that is not JSON fails here, in the caller
-        self._notes[name] = value
-        self._write(None, None)
+        self._writer.note(name, value)
+        self.flush()
 
     def noted(self, name: str) -> Any:
         """A fact saved by :meth:`note` (in this run or the interrupted one), or None."""
         return self._notes.get(name)
 
-    def _write(self, name: str | None, body: bytes | None) -> None:
-        with self._lock:
-            if self._broken:
-                return
-            try:
-                db = self._conn()
-                with transaction(db):
-                    db.execute(
-                        "INSERT INTO checkpoints (resource, key, scope, params, started,"
-                        " updated, notes) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                        " ON CONFLICT (resource, key) DO UPDATE SET updated = excluded.updated,"
-                        " notes = excluded.notes",
-                        (
-                            self.resource,
-                            self.key,
-                            self.digest,
-                            json.dumps(self._params, sort_keys=True),
-                            self.started.isoformat(),
-                            time.time(),
-                            json.dumps(self._notes, sort_keys=True),
-                        ),
-                    )
-                    if name is not None:
-                        db.execute(
-                            "INSERT OR REPLACE INTO checkpoint_answers VALUES (?, ?, ?, ?)",
-                            (self.resource, self.key, name, body),
-                        )
-                self._created = True
-            except (OSError, sqlite3.Error) as exc:
-                self._broken = True
-                logger.warning(
-                    "could not write the checkpoint %s (%s); this load will not be resumable",
-                    self.name,
-                    exc,
+    def flush(self) -> None:
+        """Wait until every answer and note handed over so far is committed."""
+        self._writer.flush()
+
+    def _commit(self, db: sqlite3.Connection, answers: Mapping[str, bytes], notes: str) -> bool:
+        """Write the header (``notes``: the notes as JSON) and ``answers`` in one transaction on
+        the writer's connection ``db``; a failure logs and stops saving (False)."""
+        if self._broken:
+            return False
+        try:
+            with transaction(db):
+                db.execute(
+                    "INSERT INTO checkpoints (resource, key, scope, params, started,"
+                    " updated, notes) VALUES (?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (resource, key) DO UPDATE SET updated = excluded.updated,"
+                    " notes = excluded.notes",
+                    (
+                        self.resource,
+                        self.key,
+                        self.digest,
+                        json.dumps(self._params, sort_keys=True),
+                        self.started.isoformat(),
+                        time.time(),
+                        notes,
+                    ),
                 )
+                db.executemany(
+                    "INSERT OR REPLACE INTO checkpoint_answers VALUES (?, ?, ?, ?)",
+                    [(self.resource, self.key, name, body) for name, body in answers.items()],
+                )
+            self._created = True
+            return True
+        except (OSError, sqlite3.Error) as exc:
+            self._fail(exc)
+            return False
+
+    def _fail(self, exc: BaseException) -> None:
+        self._broken = True
+        logger.warning(
+            "could not write the checkpoint %s (%s); this load will not be resumable",
+            self.name,
+            exc,
+        )
 
     # -- ending ---------------------------------------------------------------------------------
 
@@ -345,26 +361,41 @@ class Checkpoint:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def close(self) -> None:
-        """Close the connection (the checkpoint stays: the next identical load resumes)."""
+    def close(self, *, commit: bool = True) -> None:
+        """Commit what was handed over and close (the checkpoint stays: the next identical
+        load resumes); waits for the space of a removed checkpoint to be given back.
+        ``commit=False``: answers not committed yet are dropped instead (a load that has all
+        its answers and stores them next: a kill meanwhile loses those, as any kill does)."""
+        self._writer.stop(drop=not commit)
         with self._lock:
             if self._db is not None:
                 self._db.close()
             self._db = None
 
     def done(self) -> None:
-        """The load is stored: remove the checkpoint."""
+        """The load is stored: remove the checkpoint (answers not committed yet are dropped).
+        Its rows are gone when this returns; the file's freed pages are given back by a thread
+        (:meth:`close` waits for it; the process does at exit)."""
+        self._writer.stop(drop=True)
         with self._lock:
             if self._created:
                 try:
                     db = self._conn()
-                    with transaction(db):
-                        _delete(db, self.resource, self.key)
-                    shrink(db)
+                    # no overwrite here: the vacuum below moves pages into the freed ones or
+                    # cuts them off the file, so no removed answer stays in it (docs/cache.md)
+                    db.execute("PRAGMA secure_delete=OFF")
+                    try:
+                        with transaction(db):
+                            _delete(db, self.resource, self.key)
+                    finally:
+                        db.execute("PRAGMA secure_delete=ON")
+                    self._writer.shrink()
                 except sqlite3.Error as exc:  # the age limit ends it
                     logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
             self._created = False
-        self.close()
+            if self._db is not None:
+                self._db.close()
+            self._db = None
 
     def discard(self, reason: str) -> None:
         """Remove the checkpoint, with a log line saying why."""

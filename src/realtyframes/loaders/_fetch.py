@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import operator
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from realtyframes.api import MAX_LISTING_IDS
@@ -28,13 +30,16 @@ from realtyframes.cache import Checkpoint
 from realtyframes.errors import NotFoundError
 from realtyframes.loaders._answers import check_echo, echo_check
 from realtyframes.loaders._base import Call, Endpoint, Loaded, Session
+from realtyframes.loaders._page_info import PAGE_SIZE
 from realtyframes.loaders._paging import _Bar, fetch_pages, fetch_pages_many, progress_enabled
 from realtyframes.schemas import (
     ANALYTICS_MODELS,
+    Shaped,
     activity_from_json,
     analytics_from_json,
     changes_from_pages,
     contacts_from_pages,
+    latest_per_listing,
     listings_from_record_batches,
     listings_from_records,
     shape_pages,
@@ -74,6 +79,60 @@ def shape_listings(bodies: Sequence[bytes]) -> Loaded:
     """Search pages -> listings (one per ListingId) and their media."""
     shaped = shape_pages(bodies, "listings")
     return Loaded(shaped.frame, 0, media=shaped.media, meta={"merged": shaped.merged})
+
+
+#: Search pages shaped at a time while the others are fetched (:class:`_EarlyShape`).
+SHAPE_BATCH = 50
+
+
+class _EarlyShape:
+    """Shapes a search's pages in order, :data:`SHAPE_BATCH` at a time, as they arrive (the
+    calling thread, while the workers fetch the others: ``fetch_pages``'s ``on_page``), so that
+    little is left to shape after the last page. :meth:`finish` gives what
+    :func:`shape_listings` gives on all the pages, or runs it when the pages it shaped are not
+    the first of those (drift re-reads come after them and are shaped at the end)."""
+
+    def __init__(self, start: int) -> None:
+        self.next = start  # the offset of the first page not shaped yet
+        self.waiting: dict[int, bytes] = {}
+        self.bodies: list[bytes] = []
+        self.parts: list[Shaped] = []
+
+    def __call__(self, offset: int, body: bytes) -> None:
+        if offset >= self.next:
+            self.waiting.setdefault(offset, body)
+        step = range(self.next, self.next + SHAPE_BATCH * PAGE_SIZE, PAGE_SIZE)
+        while all(o in self.waiting for o in step):
+            bodies = [self.waiting.pop(o) for o in step]
+            self.parts.append(shape_pages(bodies, "listings"))
+            self.bodies.extend(bodies)
+            self.next = step.stop
+            step = range(self.next, self.next + SHAPE_BATCH * PAGE_SIZE, PAGE_SIZE)
+
+    def finish(self, pages: Sequence[bytes]) -> Loaded:
+        done = len(self.bodies)
+        shaped = len(pages) >= done > 0 and all(map(operator.is_, pages, self.bodies))
+        rest = [shape_pages(pages[done:], "listings")] if len(pages) > done else []
+        parts = self.parts + rest if shaped else []
+        first = parts[0].frame if parts else None
+        if first is None or any(
+            not p.frame.dtypes.equals(first.dtypes) or p.frame["ListingId"].isna().any()
+            for p in parts
+        ):  # an added field in some pages only, or a record without id: shaped as a whole
+            return shape_listings(pages)
+        frames = [p.frame for p in parts]
+        media = [p.media for p in parts if p.media is not None]
+        parents, base = [], 0  # each photo's listing row (ids are unique within a part)
+        for part in parts:
+            if part.media is not None:
+                ids = pd.Index(part.frame["ListingId"])
+                parents.append(ids.get_indexer(part.media["ListingId"]) + base)
+            base += len(part.frame)
+        frame = pd.concat(frames, ignore_index=True)
+        both = pd.concat(media, ignore_index=True)
+        kept, both = latest_per_listing(frame, both, parents=np.concatenate(parents))
+        merged = sum(p.merged for p in parts) + len(frame) - len(kept)
+        return Loaded(kept, 0, media=both, meta={"merged": merged})
 
 
 def shape_listing(bodies: Sequence[bytes]) -> Loaded:
@@ -157,6 +216,9 @@ def fetch_paged(
     record's detail from the endpoint's ``details`` row (:func:`with_details`)."""
     assert endpoint.item_key is not None
     max_results = call.options.get("max_results")
+    early = None
+    if endpoint.shape is shape_listings:  # shaped as they arrive
+        early = _EarlyShape(int(call.query.get("Offset", 0) or 0))
     paged = fetch_pages(
         session.api,
         call.path,
@@ -166,8 +228,9 @@ def fetch_paged(
         progress=session.progress,
         desc=endpoint.resource or endpoint.name,
         checkpoint=checkpoint,
+        on_page=early,
     )
-    shaped = _shape(endpoint, paged.pages)
+    shaped = early.finish(paged.pages) if early is not None else _shape(endpoint, paged.pages)
     frame = shaped.frame
     if max_results is not None and len(frame) > max_results:
         frame = frame.iloc[:max_results].reset_index(drop=True)
@@ -182,6 +245,7 @@ def fetch_paged(
     )
     if endpoint.details is None or not call.options.get("details"):
         return loaded
+    del paged, shaped, frame, early  # the pages and the search frame are not held meanwhile
     return with_details(session, endpoint.details, loaded, checkpoint)
 
 

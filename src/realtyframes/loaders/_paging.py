@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from realtyframes.api import ApiClient
@@ -81,10 +81,16 @@ def _query(params: Mapping[str, Any], offset: int) -> dict[str, Any]:
     return {**params, "Offset": str(offset), "Limit": str(PAGE_SIZE)}
 
 
+#: ``on_page(offset, body)``: a page read in order (not a re-read of drift recovery), as it
+#: arrives, in the calling thread (what it does overlaps the other pages' requests).
+OnPage = Callable[[int, bytes], None]
+
+
 class _Reader:
     """Fetches pages of several queries through ``get_many``, counting requests per query. With
     a ``checkpoint``, a page it holds is taken from it (no request) and each page fetched is
-    saved in it (re-reads of drift recovery are neither: they must see the data of now)."""
+    saved in it (re-reads of drift recovery are neither: they must see the data of now).
+    ``on_page`` is told of each page of the first query read in order (:data:`OnPage`)."""
 
     def __init__(
         self,
@@ -93,10 +99,17 @@ class _Reader:
         item_key: str,
         bar: _Bar,
         checkpoint: Checkpoint | None = None,
+        on_page: OnPage | None = None,
     ) -> None:
         self.api, self.bar, self.checkpoint = api, bar, checkpoint
         self.item_key = item_key
         self.path = path
+        self.on_page = on_page
+        self.first: _Pager | None = None  # the query whose pages on_page is told of
+
+    def _tell(self, pager: _Pager, offset: int, body: bytes) -> None:
+        if self.on_page is not None and pager is self.first and not pager._extra:
+            self.on_page(offset, body)
 
     def parse(self, body: bytes) -> tuple[bytes, _Info]:
         return body, page_info(body, self.item_key)
@@ -117,6 +130,7 @@ class _Reader:
             info = page_info(body, self.item_key)
             if pager.saved_total is None and info.total is not None:
                 pager.saved_total = info.total
+            self._tell(pager, offset, body)
             pager.absorb(offset, body, info)
         return left
 
@@ -137,6 +151,7 @@ class _Reader:
             if checkpoint is not None and not pager._extra:
                 note_identity(checkpoint, result[0], self.item_key)  # before the first page
                 checkpoint.put(self._name(pager, offset), result[0])
+            self._tell(pager, offset, result[0])
 
         def check(index: int, result: tuple[bytes, _Info]) -> None:
             pager, offset = jobs[index]
@@ -286,6 +301,7 @@ def fetch_pages(
     progress: bool | None = None,
     desc: str = "",
     checkpoint: Checkpoint | None = None,
+    on_page: OnPage | None = None,
 ) -> Paged:
     """Every page of a list operation, as raw bodies, with the fewest requests.
 
@@ -299,6 +315,8 @@ def fetch_pages(
     than one page is read (None: on in terminals and notebooks). Issues a :class:`DriftWarning`
     when the data moved under paging and the gap could not be closed. ``checkpoint``: pages it
     holds are not asked for again, pages fetched are saved in it (``loaders._resume``).
+    ``on_page(offset, body)`` is told of each page read in order as it arrives (e.g. to shape
+    pages while the others are fetched; drift recovery's re-reads are not told).
 
     >>> paged = fetch_pages(client.api, "/v1/listings", {"City": "Miami"},
     ...                     item_key="listings", progress=False)  # doctest: +SKIP
@@ -306,7 +324,8 @@ def fetch_pages(
     True
     """
     many = fetch_pages_many(api, path, [params], item_key=item_key, max_results=max_results,
-                            progress=progress, desc=desc, checkpoint=checkpoint)  # fmt: skip
+                            progress=progress, desc=desc, checkpoint=checkpoint,
+                            on_page=on_page)  # fmt: skip
     return many[0]
 
 
@@ -320,10 +339,12 @@ def fetch_pages_many(
     progress: bool | None = None,
     desc: str = "",
     checkpoint: Checkpoint | None = None,
+    on_page: OnPage | None = None,
 ) -> list[Paged]:
     """:func:`fetch_pages` for several queries of one operation (e.g. id chunks of the change
     feed): the first pages of all queries in one concurrent batch, then every further page of
-    all of them in a second one. One :class:`Paged` per query, in order.
+    all of them in a second one. One :class:`Paged` per query, in order. ``on_page``: told of
+    the first query's pages (:func:`fetch_pages`).
 
     >>> chunks = [{"Since": since, "ListingIds": ",".join(ids[i:i + 100])}
     ...           for i in range(0, len(ids), 100)]  # doctest: +SKIP
@@ -333,8 +354,9 @@ def fetch_pages_many(
     if item_key not in ID_FIELDS:
         raise ValueError(f"item_key: unknown value {item_key!r}; allowed: {', '.join(ID_FIELDS)}")
     bar = _Bar(progress_enabled(progress), desc)
-    reader = _Reader(api, path, item_key, bar, checkpoint)
+    reader = _Reader(api, path, item_key, bar, checkpoint, on_page)
     pagers = [_Pager(reader, params, max_results) for params in queries]
+    reader.first = pagers[0] if pagers else None
     try:
         reader.read([(p, p.start) for p in pagers])
         reader.read([(p, o) for p in pagers for o in p.planned()])

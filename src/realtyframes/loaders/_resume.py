@@ -125,7 +125,7 @@ def run_resumable(
     checkpoint noted, re-read through ``api``: :func:`check_identity`). When the server's total
     drifted too far from the saved pages, the checkpoint is discarded and ``run`` starts over
     once. The caller removes the checkpoint (``.done()``) once it has stored the result; on an
-    error it stays."""
+    error it stays, with every answer received committed."""
     if cache is None or key is None:
         return Resumed(run(None))
     checkpoint = cache.checkpoint(resource, key, scope)
@@ -137,12 +137,18 @@ def run_resumable(
         if changed is not None:
             checkpoint.discard(f"the data behind {api.cache_host()} changed identity: {changed}")
     try:
-        return Resumed(run(checkpoint), checkpoint, checks)
-    except CheckpointDrift as drift:
-        checkpoint.discard(f"{drift}, beyond what paging mends; loading again from the start")
-        return Resumed(run(checkpoint), checkpoint, checks)
-    finally:
-        checkpoint.close()
+        try:
+            value = run(checkpoint)
+        except CheckpointDrift as drift:
+            checkpoint.discard(f"{drift}, beyond what paging mends; loading again from the start")
+            value = run(checkpoint)
+    except BaseException:
+        checkpoint.close()  # every answer received is committed: the next call resumes
+        raise
+    # all answers are in: the load stores them next, so those the checkpoint's writer has not
+    # committed yet are dropped rather than waited for (a kill meanwhile loses them, as any kill)
+    checkpoint.close(commit=False)
+    return Resumed(value, checkpoint, checks)
 
 
 # -- identity -----------------------------------------------------------------------------------------
