@@ -13,8 +13,14 @@ own machinery (cache, checkpoints, validation). Users meet it as ``rf.Client.res
 
 from realtyframes.reso._budgets import BudgetExhaustedError, Budgets
 from realtyframes.reso._config import RESO_KEYS, RESO_TABLE, read_reso_table, reso_arguments
-from realtyframes.reso._fields import DD_VERSION, FILTERS, PROPERTY_FIELDS
-from realtyframes.reso._metadata import parse_metadata
+from realtyframes.reso._fields import DD_VERSION, FILTERS, LOOKUP_FIELDS, PROPERTY_FIELDS
+from realtyframes.reso._metadata import (
+    Lookups,
+    ServerMetadata,
+    parse_metadata,
+    read_metadata,
+    server_lookups,
+)
 from realtyframes.reso._profiles import (
     PROFILES,
     PROFILES_VERSION,
@@ -33,6 +39,7 @@ __all__ = [
     "DD_VERSION",
     "FILTERS",
     "HISTORY_SOURCE",
+    "LOOKUP_FIELDS",
     "PROFILES",
     "PROFILES_VERSION",
     "PROPERTY_FIELDS",
@@ -42,20 +49,24 @@ __all__ = [
     "Budget",
     "BudgetExhaustedError",
     "Budgets",
+    "Lookups",
     "ResoSettings",
     "ResoSource",
     "ResoSync",
+    "ServerMetadata",
     "VendorProfile",
     "budgets_of",
     "client_credentials_token",
     "listing_objects",
     "parse_metadata",
     "property_filter",
+    "read_metadata",
     "read_reso_table",
     "reso_arguments",
     "reso_history",
     "reso_settings",
     "reso_sync",
+    "server_lookups",
     "vendor_profile",
     "with_source",
 ]

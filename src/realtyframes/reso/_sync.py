@@ -116,7 +116,7 @@ class _Reader:
             budgets=self.source.budgets,
         ):
             pages += 1
-            records.extend(page.records)
+            records.extend(self.source.lookups().decode(path.strip("/"), page.records))
         reused = checkpoint.reused if checkpoint is not None else 0
         return records, pages - reused
 
@@ -276,7 +276,7 @@ def reso_sync(
 ) -> ResoSync:
     """Sync the scope's market from ``source`` (see the module); stored in ``cache``."""
     params = sync_scope(scope)
-    expression, _ = property_filter(params, fields=None, every_status=True)
+    expression, _ = property_filter(params, fields=None, every_status=True, lookups=source.lookups)
     key = _key(source, cache, params) if cache is not None else None
     entry = cache.read(RESOURCE, key) if cache is not None and key is not None else None
     if entry is not None and (refresh or "sync" not in entry.meta):
