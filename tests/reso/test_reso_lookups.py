@@ -26,6 +26,7 @@ SEARCHES: list[dict[str, Any]] = [
     {"Status": "Closed", "City": "Miami Beach"},
     {"PropertyType": "Residential Lease", "Status": "Pending"},
     {"PropertyType": "Land/Boat Docks", "Status": "Closed"},
+    {"Subtypes": ["Condominium", "1/2 Duplex"], "Status": "Closed"},
 ]
 #: What the face's records carry for "Active Under Contract" / "Closed" in each mode.
 CARRIED = {"enum": ("ActiveUnderContract", "Closed"), "lookup": ("Under Contract", "Sold")}

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from realtyframes.errors import BadResponseError, QueryError
-from realtyframes.reso._fields import LOOKUP_FIELDS
+from realtyframes.reso._fields import LOOKUP_FIELDS, PROPERTY_FIELDS
 
 __all__ = [
     "LOOKUP",
@@ -177,9 +177,11 @@ def _pairs(
 def server_lookups(
     meta: ServerMetadata, rows: Callable[[list[str]], list[dict[str, Any]]]
 ) -> Lookups:
-    """The lookups of the platform's lookup fields (:data:`LOOKUP_FIELDS`) on a server with
-    ``meta``; ``rows(names)`` reads the Lookup resource's records of those LookupNames (called
-    only where a field is a string lookup; once, for all of them).
+    """The lookups of the platform's columns on a server with ``meta``: StandardStatus and
+    PropertyType (:data:`LOOKUP_FIELDS`) mapped to the platform's values; any other column the
+    server types by an enum or a LookupName (PropertySubType ...) to its standard value.
+    ``rows(names)`` reads the Lookup resource's records of those LookupNames (called only where
+    a field is a string lookup; once, for all of them).
 
     >>> meta = ServerMetadata({"Property": {"StandardStatus": "e.Status"}},
     ...                       {"e.Status": {"ActiveUnderContract": "ActiveUnderContract", "Gone": "Gone"}})
@@ -188,7 +190,10 @@ def server_lookups(
     ({'ActiveUnderContract': 'Active Under Contract'}, "standard value 'Gone' is")
     """
     names = meta.lookup_names.get("Property", {})
-    wanted = sorted({names[n] for n in LOOKUP_FIELDS if n in names})
+    columns = [
+        f for f in dict.fromkeys(PROPERTY_FIELDS.values()) if f in meta.types.get("Property", {})
+    ]
+    wanted = sorted({names[n] for n in columns if n in names})
     read: list[list[dict[str, Any]]] = []
 
     def once() -> list[dict[str, Any]]:
@@ -197,12 +202,16 @@ def server_lookups(
         return read[0]
 
     out = Lookups()
-    for name, allowed in LOOKUP_FIELDS.items():
+    for name in columns:
         found = _pairs(meta, name, once)
         if found is None:
             continue
         pairs, enum = found
-        _map(out, name, allowed, pairs)
+        if name in LOOKUP_FIELDS:
+            _map(out, name, LOOKUP_FIELDS[name], pairs)
+        else:  # a text column: the standard value, whatever it is
+            out.decoding[name] = dict(pairs)
+            out.encoding[name] = {standard: server for server, standard in reversed(pairs)}
         if enum is not None:
             out.enum_types[name] = enum
     return out

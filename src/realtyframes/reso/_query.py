@@ -20,7 +20,7 @@ from typing import Any
 
 from realtyframes.api import LISTING_DEFAULTS, LISTING_SEARCH, validate_listing_search
 from realtyframes.errors import QueryError
-from realtyframes.reso._fields import FILTERS, LOOKUP_FIELDS, SORTS, UNMAPPED_FILTERS
+from realtyframes.reso._fields import FILTERS, SORTS, UNMAPPED_FILTERS
 from realtyframes.reso._metadata import Lookups
 
 __all__ = ["check_names", "literal", "names_in", "property_filter"]
@@ -70,8 +70,13 @@ def literal(value: Any) -> str:
 
 def _term(name: str, value: str, lookups: Callable[[], Lookups] | None = None) -> str:
     field, op = FILTERS[name]
-    if lookups is not None and field in LOOKUP_FIELDS and op == "eq":
-        return f"{field} eq {lookups().literal(field, value)}"
+    if lookups is not None and op in ("eq", "in") and field in lookups().encoding:
+        table = lookups()  # the server's values of a lookup field (enum literals included)
+        if op == "in":
+            return (
+                f"{field} in (" + ",".join(table.literal(field, v) for v in value.split(",")) + ")"
+            )
+        return f"{field} eq {table.literal(field, value)}"
     if op == "in":
         return f"{field} in (" + ",".join(literal(v) for v in value.split(",")) + ")"
     if op == "contains":

@@ -1,5 +1,5 @@
-"""How the RESO face serves its lookup fields (StandardStatus, PropertyType): three ways MLS
-servers do it, switched by ``SandboxOptions.reso_lookups``.
+"""How the RESO face serves its lookup fields (StandardStatus, PropertyType, PropertySubType):
+three ways MLS servers do it, switched by ``SandboxOptions.reso_lookups``.
 
 - ``string`` (default): ``Edm.String`` fields holding the Data Dictionary's standard values
   (``Active Under Contract``), as the REST API does.
@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from realtyframes.sandbox._market_data import SUBTYPE_WEIGHTS
 from realtyframes.sandbox._reso_fields import ResoField, Resource
 from realtyframes.sandbox._spec import PROPERTY_TYPES, STATUSES
 
@@ -47,10 +48,11 @@ __all__ = [
 LOOKUP_MODES: tuple[str, ...] = ("string", "enum", "lookup")
 #: The schema namespace of the enum types (``enum`` mode).
 ENUM_NAMESPACE = "org.reso.metadata.enums"
-#: The lookup fields of Property and their standard values (the sandbox's spec).
+#: The lookup fields of Property and their standard values (the sandbox's spec and market).
 LOOKUP_FIELDS: dict[str, tuple[str, ...]] = {
     "StandardStatus": STATUSES,
     "PropertyType": PROPERTY_TYPES,
+    "PropertySubType": tuple(dict.fromkeys(s for w in SUBTYPE_WEIGHTS.values() for s in w)),
 }
 #: ``lookup`` mode: the sandbox MLS's own value of each standard value (made up, as an MLS's are).
 LOCAL_VALUES: dict[str, dict[str, str]] = {
@@ -70,6 +72,8 @@ LOCAL_VALUES: dict[str, dict[str, str]] = {
         "Residential Lease": "Rental",
         "Commercial Lease": "Commercial Rental",
     },
+    # an MLS that keeps its subtypes in capitals
+    "PropertySubType": {v: v.upper() for v in LOOKUP_FIELDS["PropertySubType"]},
 }
 _STAMP = "2020-01-01T00:00:00Z"
 #: ``lookup`` mode: a local field of Property (not in the Data Dictionary).
