@@ -33,3 +33,21 @@ def test_pages_of_one_query_follow_each_other_and_a_clock_move_is_seen(start_san
     httpx.post(sb.url + "/_sandbox/clock", json={"advance_days": 20}).raise_for_status()
     moved = _page(sb.url, QUERY)
     assert moved["value"][0]["ModificationTimestamp"] > newest  # not the kept answer
+
+
+def test_records_changed_in_place_are_seen_once_the_generation_moves() -> None:
+    from datetime import UTC, datetime
+
+    from realtyframes.sandbox._reso_odata import ResoService
+    from realtyframes.sandbox._reso_vendors import profile
+    from realtyframes.sandbox._store import ListingStore
+
+    svc = ResoService(
+        ListingStore(n=300, as_of=datetime(2026, 5, 1, tzinfo=UTC)), profile("trestle")
+    )
+    query = {"$filter": "City ne 'Nowhere'", "$orderby": "ListPrice desc", "$top": "5"}
+    first = svc.query("Property", query, None, False, "http://x")[0]["value"][0]
+    first["City"] = "Nowhere"  # the face's record itself, changed in place
+    svc.data.generation += 1
+    again = svc.query("Property", query, None, False, "http://x")[0]["value"]
+    assert first["ListingKey"] not in [r["ListingKey"] for r in again]

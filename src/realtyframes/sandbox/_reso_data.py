@@ -80,6 +80,9 @@ class ResoData:
     ) -> None:
         self.store = store
         self.lookups = lookups
+        #: Bumped by whoever changes records in place (not by a rebuild): the face's cursors
+        #: (kept ordered matches of a query) are keyed by it and by the record lists.
+        self.generation = 0
         self.shared_timestamps = shared_timestamps
         self.hidden_share = hidden_share
         self.local_fields = local_fields

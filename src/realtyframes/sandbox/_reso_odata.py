@@ -173,9 +173,11 @@ class ResoService:
     def _ordered(self, res: Resource, params: Mapping[str, str]) -> list[dict[str, Any]]:
         """The records matching ``$filter`` in ``$orderby`` order (ties by the key). Kept for
         the query's next pages while the data do not change: a next link differs only in
-        ``$skip``/``$top``, so the market is filtered and sorted once per query, not per page."""
+        ``$skip``/``$top``, so the market is filtered and sorted once per query, not per page. A
+        new snapshot (a rebuild) or ``data.generation`` (records changed in place) drops them."""
         records = self.data.records(res.name)
-        key = (res.name, params.get("$filter"), params.get("$orderby"), id(records))
+        key = (res.name, params.get("$filter"), params.get("$orderby"), id(records),
+               self.data.generation)  # fmt: skip
         with self._cursor_lock:
             kept = self._cursors.get(key)
             if kept is not None and kept[0] is records:
