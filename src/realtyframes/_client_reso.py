@@ -20,10 +20,13 @@ from realtyframes.api import RetryPolicy, refuse_none
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     SYNC_RESOURCE,
+    SYNC_WAIT,
     LoadResult,
+    Plan,
     Session,
     recorded,
     run_load,
+    sync_lock,
     sync_scope,
 )
 from realtyframes.reso import (
@@ -31,6 +34,8 @@ from realtyframes.reso import (
     ResoSource,
     budgets_of,
     client_credentials_token,
+    plan_reso_listings,
+    plan_reso_sync,
     reso_history,
     reso_settings,
     reso_sync,
@@ -51,6 +56,38 @@ _OWN = (
     "auth_url",
     "_explicit_sandbox",
 )
+
+
+class _ResoRuns:
+    """A RESO client's own sync as the session's (``Session.sync``), with its plans:
+    ``loaders.plan_sync`` / ``plan_listings`` ask for them (``plan_sync`` / ``plan_listings``
+    here) instead of planning the platform's requests."""
+
+    def __init__(self, client: ResoMixin) -> None:
+        self.client = client
+
+    def __call__(self, scope: Mapping[str, Any], **options: Any) -> LoadResult:
+        return self.client._reso_synced(scope, **options)
+
+    def plan_sync(
+        self, scope: Mapping[str, Any], *, refresh: bool = False, history_since: Any = None
+    ) -> Plan:
+        """The RESO requests of ``sync_listings(**scope)`` (``reconcile`` in ``scope`` too)."""
+        assert self.client._reso is not None
+        scope = dict(scope)
+        reconcile = scope.pop("reconcile", None)
+        return plan_reso_sync(self.client._reso, self.client._session.cache, scope,
+                              refresh=refresh, history_since=history_since,
+                              reconcile=reconcile)  # fmt: skip
+
+    def plan_listings(
+        self, filters: Mapping[str, Any], *, max_results: int | None = None, details: bool = False
+    ) -> Plan:
+        """The RESO requests of ``listings(**filters, max_results=)``."""
+        assert self.client._reso is not None
+        return plan_reso_listings(
+            self.client._reso, filters, max_results=max_results, details=details
+        )
 
 
 class ResoMixin:
@@ -131,8 +168,9 @@ class ResoMixin:
             account = f"{settings.profile.name}:{session.api.fingerprint}"
             kept = Budgets(limits, account, root, clock=budget_clock or time.time)
         client._reso = ResoSource(client._session.api, settings, kept)
-        # the loaders' sync_listings (the report, watches, the MCP server) replicate over RESO
-        client._session = dataclasses.replace(client._session, sync=client._reso_synced)
+        # the loaders' sync_listings (the report, watches, the MCP server) replicate over RESO,
+        # and their plans count RESO pages
+        client._session = dataclasses.replace(client._session, sync=_ResoRuns(client))
         return client
 
     @property
@@ -175,26 +213,34 @@ class ResoMixin:
         *,
         refresh: bool = False,
         history_since: Any = None,
+        wait: float | None = SYNC_WAIT,
         **ignored: Any,
     ) -> LoadResult:
         """The RESO replication of ``scope`` as the session's sync (``loaders.sync_listings``):
-        recorded as one run, its market labelled with the source. ``ignored``: the platform
-        sync's ``chunk_size``, ``progress`` and ``wait``, which a RESO feed has no use for."""
+        recorded as one run, under the scope's lock (``loaders.sync_lock``: the one the platform
+        sync of this client would hold), its market labelled with the source, its ``changes``
+        those of an incremental sync. ``scope``'s ``reconcile`` (True / False): force or skip
+        the key reconcile. ``ignored``: the platform sync's ``chunk_size`` and ``progress``,
+        which a RESO feed has no use for."""
         assert self._reso is not None
+        scope = dict(scope)
+        reconcile = scope.pop("reconcile", None)
         started = datetime.now(UTC)
         with recorded(self._session, "sync", SYNC_RESOURCE, sync_scope(scope)) as record:
             done = reso_sync(
                 self._reso, self._session.cache, scope, refresh=refresh,
-                history_since=history_since,
+                history_since=history_since, reconcile=reconcile, wait=wait,
+                lock=sync_lock(self._session, scope),
             )  # fmt: skip
             record.result = result = LoadResult(
                 resource=SYNC_RESOURCE,
                 rows=len(done.market),
                 quarantined=len(done.quarantine),
                 requests=done.requests,
-                from_cache=False,
+                from_cache=done.from_cache,
                 fetched_at=started,
                 quarantine=done.quarantine,
+                changes=done.changes,
                 frame=with_source(done.market, self._reso.settings.label),
             )
         return result

@@ -128,3 +128,20 @@ def test_a_filter_value_the_server_lookup_lacks_is_a_query_error() -> None:
     assert lookups.literal("StandardStatus", "Closed") == "e.Status'Closed'"
     with pytest.raises(rf.QueryError, match="no value for 'Pending'; allowed: Active, Closed"):
         lookups.literal("StandardStatus", "Pending")
+
+
+def test_a_plan_on_a_lookup_server_counts_what_the_sync_sends(
+    start_sandbox: Any, tmp_path: Path
+) -> None:
+    sb = start_sandbox(listings=1500, reso_lookups="lookup")
+    _, source = pair(sb.url, tmp_path, page_size=100)
+    plan = source.plan_sync()  # reads $metadata and the Lookup resource, sends the server's values
+
+    def sent() -> int:
+        tokens = httpx.get(sb.url + "/_sandbox/reso/usage").json()["tokens"]
+        return sum(int(t["requests"]) for t in tokens.values())
+
+    before = sent()
+    market = source.sync_listings()
+    assert len(market) > 100
+    assert plan.requests == sent() - before > 1

@@ -42,6 +42,7 @@ from realtyframes.loaders._sync import (
     synced_market,
 )
 from realtyframes.loaders._sync_apply import data_time_of, grow_days_on_market
+from realtyframes.loaders._sync_lock import changes_between, check_wait, describe_scope, scope_lock
 from realtyframes.loaders.endpoints import ENDPOINTS, Endpoint, make_cache
 from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS
 
@@ -63,12 +64,15 @@ __all__ = [
     "Plan",
     "Run",
     "Session",
+    "changes_between",
     "changes_params",
     "check_flag",
     "check_on_invalid",
+    "check_wait",
     "data_time_of",
     "dataset_path",
     "default_cache_dir",
+    "describe_scope",
     "duration",
     "fetch_details",
     "fetch_pages",
@@ -82,6 +86,7 @@ __all__ = [
     "recorded",
     "run_history",
     "run_load",
+    "scope_lock",
     "sync_listings",
     "sync_lock",
     "sync_scope",

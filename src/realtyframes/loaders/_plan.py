@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -237,6 +237,12 @@ def _make(
                 limit, window, seconds, notes)  # fmt: skip
 
 
+def _own(session: Session, name: str) -> Callable[..., Plan] | None:
+    """A source's own planner (``plan_sync`` / ``plan_listings`` of the session's own sync: a
+    RESO source's counts its pages), or None: the platform's requests are planned here."""
+    return getattr(session.sync, name, None) if session.sync is not None else None
+
+
 def plan_listings(
     session: Session,
     filters: Mapping[str, Any],
@@ -247,10 +253,13 @@ def plan_listings(
     """The requests of ``listings(**filters, max_results=, details=)`` fetched (not from the
     cache): its search counted by :class:`Counting` (one ``Limit=1`` request), and one detail
     request per row with ``details=True``; filters are validated first (QueryError, no request).
+    A source with its own planner (a RESO source) plans its own requests.
 
     >>> plan_listings(session, {"City": "Miami"}).pages  # doctest: +SKIP
     9
     """
+    if (own := _own(session, "plan_listings")) is not None:
+        return own(filters, max_results=max_results, details=details)
     call = _LISTINGS.call(filters, {"max_results": max_results, "details": details})
     reader = Counting(session.api, sample=1)
     (found,) = reader.search([call.query])
@@ -276,6 +285,8 @@ def plan_sync(
     >>> plan_sync(client.session, {"City": "Miami"}).requests  # doctest: +SKIP
     642
     """
+    if (own := _own(session, "plan_sync")) is not None:
+        return own(scope, refresh=refresh, history_since=history_since)
     since = _history_since(history_since)
     params, previous, backfill = plan_scope(session, scope, refresh=refresh, since=since)
     reader = Counting(session.api)

@@ -21,6 +21,7 @@ from realtyframes.reso._metadata import (
     read_metadata,
     server_lookups,
 )
+from realtyframes.reso._plan import plan_reso_listings, plan_reso_sync
 from realtyframes.reso._profiles import (
     PROFILES,
     PROFILES_VERSION,
@@ -59,6 +60,8 @@ __all__ = [
     "client_credentials_token",
     "listing_objects",
     "parse_metadata",
+    "plan_reso_listings",
+    "plan_reso_sync",
     "property_filter",
     "read_metadata",
     "read_reso_table",

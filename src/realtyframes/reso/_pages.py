@@ -127,11 +127,14 @@ def read_all(
     *,
     page_size: int,
     budgets: Budgets | None = None,
-) -> list[dict[str, Any]]:
-    """Every record of a small query (a Lookup read): its pages followed, no checkpoint."""
+) -> tuple[list[dict[str, Any]], int]:
+    """Every record of a small query (a Lookup read), its pages followed, no checkpoint:
+    (records, requests)."""
     records: list[dict[str, Any]] = []
+    requests = 0
     for page in iter_pages(
         api, path, query, page_size=page_size, full_pages=False, budgets=budgets
     ):
         records.extend(page.records)
-    return records
+        requests += 1
+    return records, requests

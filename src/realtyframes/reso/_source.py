@@ -77,12 +77,18 @@ class ResoSource:
         self.budgets = budgets
         self._metadata: ServerMetadata | None = None
         self._lookups: Lookups | None = None
+        self.lookup_requests = 0  #: the pages of the Lookup resource :meth:`lookups` read
         self._lock = threading.Lock()
 
     @property
     def profile(self) -> Any:
         """The vendor profile (:class:`~realtyframes.reso.VendorProfile`)."""
         return self.settings.profile
+
+    @property
+    def has_metadata(self) -> bool:
+        """Whether ``$metadata`` was read already (a call of :meth:`metadata` sends no request)."""
+        return self._metadata is not None
 
     def metadata(self) -> dict[str, dict[str, str]]:
         """Entity type -> {field: EDM type}, from the server's ``$metadata`` (one request, kept)."""
@@ -100,6 +106,11 @@ class ResoSource:
                 self._metadata = read_metadata(answer.content)
             return self._metadata.types
 
+    @property
+    def has_lookups(self) -> bool:
+        """Whether the lookups were read already (a call of :meth:`lookups` sends no request)."""
+        return self._lookups is not None
+
     def lookups(self) -> Lookups:
         """The server's values of StandardStatus and PropertyType mapped to the platform's
         (from ``$metadata``'s enum types, or its ``Lookup`` resource; read once, kept)."""
@@ -112,7 +123,17 @@ class ResoSource:
     def _lookup_rows(self, names: list[str]) -> list[dict[str, Any]]:
         query = {"$filter": lookup_filter(names), "$orderby": "LookupKey asc", **self.paging()}
         size = self.settings.page_size
-        return read_all(self.api, "/" + LOOKUP, query, page_size=size, budgets=self.budgets)
+        rows, self.lookup_requests = read_all(
+            self.api, "/" + LOOKUP, query, page_size=size, budgets=self.budgets
+        )
+        return rows
+
+    def requests_since(self, before: tuple[bool, bool]) -> int:
+        """The ``$metadata`` and Lookup requests made since ``before`` (``has_metadata``,
+        ``has_lookups`` then), for a run's request count."""
+        return (0 if before[0] or not self.has_metadata else 1) + (
+            0 if before[1] or not self.has_lookups else self.lookup_requests
+        )
 
     def fields(self, resource: str = "Property") -> dict[str, str]:
         """The fields ``$metadata`` gives ``resource``."""

@@ -13,6 +13,15 @@ entry's metadata (member ``sync``: the watermarks).
   block sharing one timestamp across a page boundary (or a run's end) loses nothing.
 - Records whose vendor delete flag is false (``MlgCanView = false``) leave the market and are
   written to the history as removals (``HistorySource`` ``removed: MlgCanView false``).
+- A key reconcile (a read of the scope's keys alone, ``$select=ListingKey,ListingId``) finds
+  the listings a feed without such a flag deleted: every :data:`RECONCILE_EVERY` th
+  incremental sync of such a feed, or when ``reconcile=True``; they leave the market as
+  removals (``HistorySource`` :data:`RECONCILE_SOURCE`) at the sync's data time.
+- An incremental sync's ``changes`` are the platform sync's frame (new listings, each new
+  history record, removals as ``removed``).
+- One sync of a scope at a time, whatever the processes: the platform sync's scope lock
+  (``loaders.scope_lock``); a call that waited for another one's sync takes its market from
+  the cache, no request.
 - History: from the server's ``HistoryTransactional`` when its ``$metadata`` has it (the
   first sync backfills since the oldest listing's entry, as the platform's change feed does);
   else synthesised from successive versions of each record (price and status), and said so
@@ -27,39 +36,75 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from realtyframes.cache import Checkpoint, ParquetCache
-from realtyframes.loaders import data_time_of, grow_days_on_market, sync_scope
+from realtyframes.cache import Checkpoint, Entry, ParquetCache
+from realtyframes.errors import QueryError
+from realtyframes.loaders import (
+    SYNC_WAIT,
+    check_flag,
+    check_wait,
+    describe_scope,
+    scope_lock,
+    sync_scope,
+)
+from realtyframes.reso._history import (
+    HISTORY_SOURCE,
+    appended,
+    history_frame,
+    merge_versions,
+    number,
+    removals,
+    sync_changes_of,
+    synthesised,
+)
 from realtyframes.reso._pages import iter_pages
 from realtyframes.reso._query import property_filter
 from realtyframes.reso._source import ResoSource, listing_objects
 from realtyframes.schemas import (
     Listing,
-    ListingChange,
-    changes_from_pages,
-    empty_frame,
     listings_from_pages,
     validate,
 )
 
-__all__ = ["HISTORY_SOURCE", "ResoSync", "merge_versions", "reso_history", "reso_sync"]
+__all__ = [
+    "HISTORY",
+    "HISTORY_SOURCE",
+    "RECONCILE_EVERY",
+    "RECONCILE_SOURCE",
+    "RESOURCE",
+    "ResoSync",
+    "check_reconcile",
+    "merge_versions",
+    "reconcile_due",
+    "reso_history",
+    "reso_sync",
+    "scope_entry",
+    "stamp",
+    "sync_changes_of",
+]
 
 RESOURCE = "market"
 OPERATION = "reso_sync"
 HISTORY = "HistoryTransactional"
-#: The history column saying where each change comes from.
-HISTORY_SOURCE = "HistorySource"
 _ORDER = "ModificationTimestamp asc,ListingKey asc"
+_KEY_ORDER = "ListingKey asc"
+_KEYS = "ListingKey,ListingId"
+#: A feed without a delete flag reconciles its keys every this many incremental syncs (a week of
+#: daily syncs); ``reconcile=True`` / ``False`` forces or skips it.
+RECONCILE_EVERY = 7
+#: The ``HistorySource`` of a removal found by the key reconcile.
+RECONCILE_SOURCE = "removed: missing from the server (key reconcile)"
 _HISTORY_ORDER = "ModificationTimestamp asc,HistoryTransactionalKey asc"
-_HISTORY_KEY = ["ListingId", "ChangeType", "ChangeTimestamp"]
 
 
 @dataclass
 class ResoSync:
-    """What one sync did: the market, its history, the requests, the rows removed."""
+    """What one sync did: the market, its history, the requests, the rows removed, what
+    changed."""
 
     market: pd.DataFrame
     history: pd.DataFrame
@@ -67,6 +112,17 @@ class ResoSync:
     removed: int
     quarantine: pd.DataFrame
     incremental: bool
+    #: what an incremental sync changed (the platform sync's ``changes`` frame); None: a full load
+    changes: pd.DataFrame | None = None
+    #: another run's sync, taken from the cache while this one waited for the scope's lock
+    from_cache: bool = False
+
+
+def scope_entry(
+    source: ResoSource, cache: ParquetCache | None, params: Mapping[str, str]
+) -> Entry | None:
+    """The cached sync of a checked scope (None: none, or no cache)."""
+    return None if cache is None else cache.read(RESOURCE, _key(source, cache, params))
 
 
 def _key(source: ResoSource, cache: ParquetCache, params: Mapping[str, str]) -> str:
@@ -76,7 +132,7 @@ def _key(source: ResoSource, cache: ParquetCache, params: Mapping[str, str]) -> 
     )
 
 
-def _stamp(text: str) -> str:
+def stamp(text: str) -> str:
     """A DateTimeOffset literal of the watermark (UTC, ``Z``)."""
     when = pd.Timestamp(text)
     when = when.tz_localize("UTC") if when.tzinfo is None else when.tz_convert("UTC")
@@ -95,13 +151,19 @@ class _Reader:
     key: str | None
     opened: list[Checkpoint]
 
-    def read(self, path: str, expression: str, order: str) -> tuple[list[dict[str, Any]], int]:
-        """Every record of a query, following next links: (records, requests sent)."""
+    def read(
+        self, path: str, expression: str, order: str, *, select: str | None = None,
+        name: str = "",
+    ) -> tuple[list[dict[str, Any]], int]:  # fmt: skip
+        """Every record of a query (``select``: those fields only), following next links:
+        (records, requests sent). ``name``: its checkpoint's, when one path has two queries."""
         query = {"$filter": expression, "$orderby": order, **self.source.paging()}
+        if select is not None:
+            query["$select"] = select
         checkpoint = None
         if self.cache is not None and self.key is not None:
             scope = {"operation": OPERATION, "path": path, **query}
-            name = f"{self.key}{path.replace('/', '.')}"
+            name = f"{self.key}{path.replace('/', '.')}" + (f".{name}" if name else "")
             checkpoint = Checkpoint.open(self.cache.root, RESOURCE, name, scope)
             self.opened.append(checkpoint)
         records: list[dict[str, Any]] = []
@@ -133,27 +195,13 @@ def _market(records: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return valid.sort_values("ListingId").reset_index(drop=True), bad
 
 
-def _history_frame(changes: list[dict[str, Any]], provenance: list[str]) -> pd.DataFrame:
-    frame = changes_from_pages([json.dumps({"changes": changes}).encode()])
-    if not len(frame):
-        frame = empty_frame(ListingChange)
-    return frame.assign(**{HISTORY_SOURCE: pd.Series(provenance, dtype="str", index=frame.index)})
-
-
-def _number(text: Any) -> float | None:
-    try:
-        return float(text)
-    except (TypeError, ValueError):
-        return None
-
-
 def _transactional(
     reader: _Reader, since: str, op: str, keys: set[str]
 ) -> tuple[pd.DataFrame, int, str | None]:
     """The server's HistoryTransactional price and status changes of ``keys`` after ``since``:
     (history rows, requests, the newest ModificationTimestamp seen)."""
     expression = reader.source.scoped(
-        f"ResourceName eq 'Property' and ModificationTimestamp {op} {_stamp(since)}",
+        f"ResourceName eq 'Property' and ModificationTimestamp {op} {stamp(since)}",
         initial=False,
     )
     records, requests = reader.read("/" + HISTORY, expression, _HISTORY_ORDER)
@@ -165,83 +213,14 @@ def _transactional(
         when = r.get("ModificationTimestamp")
         if r.get("FieldName") == "ListPrice":
             changes.append({"ListingId": lid, "ChangeType": "price_change", "ChangeTimestamp": when,
-                            "PreviousListPrice": _number(r.get("PreviousValue")),
-                            "ListPrice": _number(r.get("NewValue"))})  # fmt: skip
+                            "PreviousListPrice": number(r.get("PreviousValue")),
+                            "ListPrice": number(r.get("NewValue"))})  # fmt: skip
         elif r.get("FieldName") == "StandardStatus":
             changes.append({"ListingId": lid, "ChangeType": "status_change", "ChangeTimestamp": when,
                             "PreviousStatus": r.get("PreviousValue"),
                             "StandardStatus": r.get("NewValue")})  # fmt: skip
     newest = max((str(r["ModificationTimestamp"]) for r in records), default=None)
-    return _history_frame(changes, [HISTORY] * len(changes)), requests, newest
-
-
-def _synthesised(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
-    """Price and status changes between two versions of the same listings."""
-    old = before.set_index("ListingId")
-    changes, provenance = [], []
-    for row in after.itertuples(index=False):
-        lid = row.ListingId
-        if lid not in old.index:
-            continue
-        prev = old.loc[lid]
-        when = row.ModificationTimestamp.isoformat().replace("+00:00", "Z")
-        if pd.notna(row.ListPrice) and prev["ListPrice"] != row.ListPrice:
-            changes.append({"ListingId": lid, "ChangeType": "price_change", "ChangeTimestamp": when,
-                            "PreviousListPrice": float(prev["ListPrice"]),
-                            "ListPrice": float(row.ListPrice)})  # fmt: skip
-            provenance.append("synthesised")
-        if str(prev["StandardStatus"]) != str(row.StandardStatus):
-            changes.append({"ListingId": lid, "ChangeType": "status_change", "ChangeTimestamp": when,
-                            "PreviousStatus": str(prev["StandardStatus"]),
-                            "StandardStatus": str(row.StandardStatus)})  # fmt: skip
-            provenance.append("synthesised")
-    return _history_frame(changes, provenance)
-
-
-def _removals(market: pd.DataFrame, hidden: dict[str, str], flag: str) -> pd.DataFrame:
-    """Removal records of the market's listings the server marked for deletion."""
-    gone = market[market["ListingId"].isin(list(hidden))]
-    changes = [
-        {"ListingId": lid, "ChangeType": "status_change", "ChangeTimestamp": hidden[lid],
-         "PreviousStatus": str(status), "StandardStatus": None}
-        for lid, status in zip(gone["ListingId"], gone["StandardStatus"], strict=True)
-    ]  # fmt: skip
-    return _history_frame(changes, [f"removed: {flag} false"] * len(changes))
-
-
-def _appended(history: pd.DataFrame, added: pd.DataFrame) -> pd.DataFrame:
-    parts = [f for f in (history, added) if len(f)]
-    if not parts:
-        return history
-    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    out = out.drop_duplicates(_HISTORY_KEY, keep="first")
-    return out.sort_values(
-        ["ChangeTimestamp", "ListingId", "ChangeType"], kind="stable"
-    ).reset_index(drop=True)
-
-
-def merge_versions(
-    market: pd.DataFrame,
-    history: pd.DataFrame,
-    fresh: pd.DataFrame,
-    hidden: Mapping[str, str],
-    changes: pd.DataFrame,
-    flag: str = "MlgCanView",
-) -> tuple[pd.DataFrame, pd.DataFrame, int]:
-    """An incremental sync's step: ``fresh`` rows replace the market's by ListingId, ``hidden``
-    ones ({ListingId: ModificationTimestamp}, flagged for deletion) leave it and are written to
-    the history as removals, ``changes`` are appended. Returns (market, history, rows removed).
-    DaysOnMarket of open listings grows with the server's clock (the platform sync's rule)."""
-    gone = market["ListingId"].isin(list(hidden))
-    history = _appended(history, _appended(changes, _removals(market, dict(hidden), flag)))
-    drop = gone | market["ListingId"].isin(list(fresh["ListingId"]))
-    parts = [f for f in (market[~drop], fresh) if len(f)]
-    if not parts:
-        return market.iloc[:0], history, int(gone.sum())
-    merged = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    merged = merged.sort_values("ListingId").reset_index(drop=True)
-    merged = grow_days_on_market(merged, data_time_of(fresh, changes))
-    return merged, history, int(gone.sum())
+    return history_frame(changes, [HISTORY] * len(changes)), requests, newest
 
 
 def _split(records: list[dict[str, Any]], flag: str | None) -> tuple[list[Any], dict[str, str]]:
@@ -263,7 +242,111 @@ def _newest(records: list[dict[str, Any]], previous: str | None) -> str | None:
     stamps = [pd.Timestamp(r["ModificationTimestamp"]) for r in records]
     if previous is not None:
         stamps.append(pd.Timestamp(previous))
-    return _stamp(str(max(stamps))) if stamps else None
+    return stamp(str(max(stamps))) if stamps else None
+
+
+def reconcile_due(state: Mapping[str, Any], reconcile: bool | None, flag: str | None) -> bool:
+    """Whether this incremental sync reconciles the keys: ``reconcile`` when given, else on a
+    feed without a delete flag every :data:`RECONCILE_EVERY` th incremental sync."""
+    if reconcile is not None:
+        return reconcile
+    return flag is None and int(state.get("since_reconcile", 0)) + 1 >= RECONCILE_EVERY
+
+
+def _reconciled(
+    reader: _Reader, expression: str, market: pd.DataFrame, history: pd.DataFrame, when: str
+) -> tuple[pd.DataFrame, pd.DataFrame, int, int]:
+    """The key reconcile: the scope's keys read from the server (``$select`` of the keys only);
+    the market's listings the server no longer has leave it and are written to the history as
+    removals at ``when`` (the data time). (market, history, rows removed, requests)."""
+    query = reader.source.scoped(expression, initial=True)
+    records, requests = reader.read("/Property", query, _KEY_ORDER, select=_KEYS, name="keys")
+    present = {r.get("ListingId") or r.get("ListingKey") for r in records}
+    missing = ~market["ListingId"].isin(list(present))
+    gone = dict.fromkeys(market.loc[missing, "ListingId"].tolist(), when)
+    history = appended(history, removals(market, gone, RECONCILE_SOURCE))
+    return market[~missing].reset_index(drop=True), history, len(gone), requests
+
+
+def _first(
+    reader: _Reader, expression: str, has_history: bool, history_since: Any
+) -> tuple[ResoSync, dict[str, Any]]:
+    """A first sync (or ``refresh=True``): every record of the scope, the history backfilled."""
+    source = reader.source
+    records, requests = reader.read("/Property", source.scoped(expression, initial=True), _ORDER)
+    keep, _ = _split(records, source.profile.delete_flag)
+    market, bad = _market(keep)
+    state: dict[str, Any] = {"watermark": _newest(records, None), "syncs": 0, "mode": "full"}
+    history = history_frame([], [])
+    if has_history and history_since is not False and len(market):
+        since = history_since or market["OriginalEntryTimestamp"].min()
+        added, more, newest = _transactional(
+            reader, str(pd.Timestamp(since)), "gt", set(market["ListingId"])
+        )
+        history, requests = appended(history, added), requests + more
+        state["history_watermark"] = newest
+    return ResoSync(market, history, requests, 0, bad, False), state
+
+
+def _later(
+    reader: _Reader, expression: str, entry: Any, has_history: bool, reconcile: bool | None
+) -> tuple[ResoSync, dict[str, Any]]:
+    """An incremental sync from the cached ``entry``: the records modified since the watermark
+    replace theirs, flagged ones and (when due) keys the server lost leave as removals."""
+    source, flag = reader.source, reader.source.profile.delete_flag
+    before, history_before = entry.frame, entry.extra.get("history", history_frame([], []))
+    state = dict(entry.meta["sync"])
+    ranged = f"({expression}) and ModificationTimestamp ge {state['watermark']}"
+    records, requests = reader.read("/Property", source.scoped(ranged, initial=False), _ORDER)
+    keep, hidden = _split(records, flag)
+    fresh, bad = _market(keep)
+    if has_history and state.get("history_watermark"):
+        keys = set(before["ListingId"]) | set(fresh["ListingId"])
+        added, more, newest = _transactional(reader, state["history_watermark"], "ge", keys)
+        requests += more
+        state["history_watermark"] = newest or state["history_watermark"]
+    else:
+        added = synthesised(before, fresh)
+    market, history, removed = merge_versions(before, history_before, fresh, hidden, added,
+                                              str(flag))  # fmt: skip
+    state["watermark"] = _newest(records, state["watermark"])
+    state["mode"] = "incremental"
+    if reconcile_due(state, reconcile, flag):
+        market, history, lost, more = _reconciled(
+            reader, expression, market, history, state["watermark"]
+        )
+        removed, requests = removed + lost, requests + more
+        state["since_reconcile"], state["reconciled_at"] = 0, state["watermark"]
+    else:
+        state["since_reconcile"] = int(state.get("since_reconcile", 0)) + 1
+    changes = sync_changes_of(before, market, history_before, history, bad)
+    return ResoSync(market, history, requests, removed, bad, True, changes), state
+
+
+def _taken(before: Any, after: Any, refresh: bool) -> ResoSync | None:
+    """The market another run's sync wrote while this one waited for the scope's lock, as this
+    call's answer (no request), or None when there is none to take (cleared meanwhile, or
+    ``refresh=True`` and that sync was incremental)."""
+    if after is None or "sync" not in after.meta:
+        return None
+    mode = after.meta["sync"].get("mode", "full")
+    if refresh and mode != "full":
+        return None
+    history = after.extra.get("history", history_frame([], []))
+    changes = None
+    if mode == "incremental" and before is not None and "sync" in before.meta:
+        old_history = before.extra.get("history", history_frame([], []))
+        changes = sync_changes_of(before.frame, after.frame, old_history, history, pd.DataFrame())
+    return ResoSync(after.frame, history, 0, 0, pd.DataFrame(), mode == "incremental", changes,
+                    from_cache=True)  # fmt: skip
+
+
+def check_reconcile(reconcile: Any) -> bool | None:
+    """``reconcile=`` checked before any request: True, False or None."""
+    if reconcile is not None and not isinstance(reconcile, bool):
+        raise QueryError("reconcile", f"expected True, False or None, got {reconcile!r}",
+                         (True, False, None))  # fmt: skip
+    return reconcile
 
 
 def reso_sync(
@@ -273,60 +356,58 @@ def reso_sync(
     *,
     refresh: bool = False,
     history_since: Any = None,
+    reconcile: bool | None = None,
+    lock: Path | None = None,
+    wait: float | None = SYNC_WAIT,
 ) -> ResoSync:
-    """Sync the scope's market from ``source`` (see the module); stored in ``cache``."""
+    """Sync the scope's market from ``source`` (see the module); stored in ``cache``, under the
+    scope's lock (``lock``: its file, by default the entry's job lock; ``wait`` seconds for
+    another holder, then :class:`~realtyframes.errors.ScopeBusyError`). ``reconcile``: True or
+    False to force or skip the key reconcile of an incremental sync; None: when due."""
     params = sync_scope(scope)
+    check_flag("refresh", refresh)
+    reconcile, wait = check_reconcile(reconcile), check_wait(wait)
+    if cache is None:
+        return _run(source, None, None, params, None, refresh, history_since, reconcile)
+    key = _key(source, cache, params)
+    entry = cache.read(RESOURCE, key)  # what this call found: a sync completed later replaces it
+    lock = lock if lock is not None else cache.job_lock(RESOURCE, key)
+    with scope_lock(lock, describe_scope(params), wait):
+        if cache.generation(RESOURCE, key) != (entry.meta.get("generation") if entry else None):
+            newer = cache.read(RESOURCE, key)  # another run synced the scope while this waited
+            taken = _taken(entry, newer, refresh)
+            if taken is not None:
+                return taken
+            entry = newer
+        return _run(source, cache, key, params, entry, refresh, history_since, reconcile)
+
+
+def _run(
+    source: ResoSource, cache: ParquetCache | None, key: str | None, params: dict[str, str],
+    entry: Any, refresh: bool, history_since: Any, reconcile: bool | None,
+) -> ResoSync:  # fmt: skip
+    """The sync itself (under the scope's lock with a cache), written to the cache."""
+    before = source.has_metadata, source.has_lookups
     expression, _ = property_filter(params, fields=None, every_status=True, lookups=source.lookups)
-    key = _key(source, cache, params) if cache is not None else None
-    entry = cache.read(RESOURCE, key) if cache is not None and key is not None else None
     if entry is not None and (refresh or "sync" not in entry.meta):
         entry = None
     has_history = source.settings.history == "auto" and HISTORY in source.metadata()
-    flag = source.profile.delete_flag
     reader = _Reader(source, cache, key, [])
     if entry is None:
-        records, requests = reader.read(
-            "/Property", source.scoped(expression, initial=True), _ORDER
-        )
-        keep, _ = _split(records, flag)
-        market, bad = _market(keep)
-        state: dict[str, Any] = {"watermark": _newest(records, None), "syncs": 0}
-        history = _history_frame([], [])
-        if has_history and history_since is not False and len(market):
-            since = history_since or market["OriginalEntryTimestamp"].min()
-            added, more, newest = _transactional(
-                reader, str(pd.Timestamp(since)), "gt", set(market["ListingId"])
-            )
-            history, requests = _appended(history, added), requests + more
-            state["history_watermark"] = newest
-        removed, incremental = 0, False
+        done, state = _first(reader, expression, has_history, history_since)
     else:
-        market, history = entry.frame, entry.extra.get("history", _history_frame([], []))
-        state = dict(entry.meta["sync"])
-        ranged = f"({expression}) and ModificationTimestamp ge {state['watermark']}"
-        records, requests = reader.read("/Property", source.scoped(ranged, initial=False), _ORDER)
-        keep, hidden = _split(records, flag)
-        fresh, bad = _market(keep)
-        if has_history and state.get("history_watermark"):
-            keys = set(market["ListingId"]) | set(fresh["ListingId"])
-            added, more, newest = _transactional(reader, state["history_watermark"], "ge", keys)
-            requests += more
-            state["history_watermark"] = newest or state["history_watermark"]
-        else:
-            added = _synthesised(market, fresh)
-        market, history, removed = merge_versions(market, history, fresh, hidden, added, str(flag))
-        state["watermark"] = _newest(records, state["watermark"])
-        incremental = True
+        done, state = _later(reader, expression, entry, has_history, reconcile)
+    done.requests += source.requests_since(before)  # $metadata and Lookup, when it read them
     state["syncs"] = int(state.get("syncs", 0)) + 1
-    state["last_requests"] = requests
+    state["last_requests"] = done.requests
     state["history_from"] = HISTORY if has_history else "synthesised"
     if cache is not None and key is not None:
         meta = {"host": source.api.cache_host(), "operation": OPERATION, "params": dict(params),
                 "account": source.api.fingerprint, "fetched_at": datetime.now(UTC),
                 "sync": state}  # fmt: skip
-        cache.write(RESOURCE, key, market, meta, extra_frames={"history": history})
+        cache.write(RESOURCE, key, done.market, meta, extra_frames={"history": done.history})
     reader.done()
-    return ResoSync(market, history, requests, removed, bad, incremental)
+    return done
 
 
 def reso_history(
@@ -335,8 +416,8 @@ def reso_history(
     """The history the syncs of ``scope`` recorded (from the cache; no request)."""
     params = sync_scope(scope)
     if cache is None:
-        return _history_frame([], [])
+        return history_frame([], [])
     entry = cache.read(RESOURCE, _key(source, cache, params))
     if entry is None or "history" not in entry.extra:
-        return _history_frame([], [])
+        return history_frame([], [])
     return entry.extra["history"]

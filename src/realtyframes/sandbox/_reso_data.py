@@ -91,6 +91,10 @@ class ResoData:
         self._sets: dict[str, list[dict[str, Any]]] = {}
         self._media: dict[str, list[dict[str, Any]]] = {}
         self._rows: dict[str, int] = {}
+        #: server-side changes (``/_sandbox/reso/records``): keys flipped to MlgCanView = false
+        #: (with the clock of the flip), keys deleted
+        self._hidden: dict[str, str] = {}
+        self._deleted: set[str] = set()
         t = store.tables
         weights = np.asarray(t.agent_weights, dtype=float)
         self._cum = list(itertools.accumulate(weights.tolist()))
@@ -132,6 +136,20 @@ class ResoData:
         self._media[listing_key] = out
         return out
 
+    def change(self, *, hide: list[str], delete: list[str]) -> None:
+        """Flip ``hide`` to ``MlgCanView = false`` (their ModificationTimestamp the clock, as MLS
+        Grid stamps it) and delete ``delete`` from Property, from now on (keys checked first)."""
+        self._refresh()
+        known = set(self._rows)
+        unknown = sorted((set(hide) | set(delete)) - known)
+        if unknown:
+            raise ValueError(f"no Property with ListingKey {', '.join(unknown[:5])}")
+        with self._lock:
+            stamp = _iso(int(self.store.snapshot.state.now))
+            self._hidden.update(dict.fromkeys(hide, stamp))
+            self._deleted.update(delete)
+            self._built_for = None
+
     def _all_media(self) -> list[dict[str, Any]]:
         keys = [r["ListingKey"] for r in self._sets["Property"]]
         return [m for k in keys for m in self.media_of(k)]
@@ -153,6 +171,7 @@ class ResoData:
             ]
             props.sort(key=lambda p: p["ListingKey"])
             self._share_timestamps(props)
+            props = self._changed(props)
             self._rows = {
                 s["ListingId"]: int(r) for r, s in zip(rows.tolist(), summaries, strict=True)
             }
@@ -172,6 +191,16 @@ class ResoData:
                     if self.lookups == "lookup":
                         p[LOCAL_FIELD] = p["StandardStatus"]
             self._built_for = snap
+
+    def _changed(self, props: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``props`` after the server-side changes (:meth:`change`)."""
+        out = [p for p in props if p["ListingKey"] not in self._deleted]
+        for p in out:
+            stamp = self._hidden.get(p["ListingKey"])
+            if stamp is not None:
+                p[MLG_CAN_VIEW] = False
+                p["ModificationTimestamp"] = max(p["ModificationTimestamp"], stamp)
+        return out
 
     def _buyer(self, key: str) -> int:
         """The buyer agent of a closed listing: drawn from the roster by activity, per key (a

@@ -114,6 +114,20 @@ class ResoService:
             )
         return self.resources[name]
 
+    def change_records(self, hide: Any, delete: Any) -> dict[str, int]:
+        """A server-side change (``POST /_sandbox/reso/records``): ``hide`` keys flipped to
+        ``MlgCanView = false`` (profiles with that field only), ``delete`` keys deleted."""
+        for name, keys in (("hide", hide), ("delete", delete)):
+            if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+                raise _bad(name, "give a list of ListingKey strings")
+        if hide and MLG_CAN_VIEW not in self.vendor.local_fields:
+            raise _bad("hide", f"{self.vendor.name} has no {MLG_CAN_VIEW} field; use delete")
+        try:
+            self.data.change(hide=hide, delete=delete)
+        except ValueError as exc:
+            raise _bad("hide" if hide else "delete", str(exc)) from None
+        return {"hidden": len(hide), "deleted": len(delete)}
+
     def query(
         self,
         name: str,

@@ -4,10 +4,12 @@
 (a page of an entity set), ``/reso/odata/{Set}('{key}')`` (one entity); the vendor profile's budgets
 are counted per token before the query runs. Every error is OData error JSON
 (``{"error": {"code", "message"}}``). ``GET /_sandbox/reso/usage`` reports the counts;
-``POST`` it ``{"advance_seconds": n}`` moves the budget clock.
+``POST`` it ``{"advance_seconds": n}`` moves the budget clock. ``POST /_sandbox/reso/records``
+``{"hide": [keys], "delete": [keys]}`` changes records on the server (MLS Grid's MlgCanView flip,
+a deletion).
 
 >>> [e.path for e in ENDPOINTS]
-['/reso/odata', '/reso/odata/{resource}', '/_sandbox/reso/usage']
+['/reso/odata', '/reso/odata/{resource}', '/_sandbox/reso/usage', '/_sandbox/reso/records']
 """
 
 from __future__ import annotations
@@ -166,8 +168,22 @@ async def usage(request: Request) -> Response:
     return JSONResponse(svc.usage.report())
 
 
+async def records(request: Request) -> Response:
+    """POST /_sandbox/reso/records {"hide": [ListingKey ...], "delete": [ListingKey ...]}."""
+    guard(request)
+    try:
+        data = json.loads(await request.body() or b"{}")
+    except ValueError:
+        raise SandboxError(400, "body: not valid JSON", param="body") from None
+    if not isinstance(data, dict) or set(data) - {"hide", "delete"}:
+        raise SandboxError(400, 'body: give {"hide": [...], "delete": [...]}', param="body")
+    done = _service(request).change_records(data.get("hide", []), data.get("delete", []))
+    return JSONResponse(done)
+
+
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint(BASE_PATH, service_root, methods=_ANY),
     Endpoint(BASE_PATH + "/{resource}", resource, methods=_ANY),
     Endpoint("/_sandbox/reso/usage", usage, methods=("GET", "POST"), faults=False),
+    Endpoint("/_sandbox/reso/records", records, methods=("POST",), faults=False),
 )
