@@ -8,6 +8,10 @@ so a retry can succeed; None: every time):
 - ``stale_page``: a caching proxy keyed without the query. A list request (``/v1/listings``,
   ``/v1/listings/changes``, ``/v1/contacts``) is answered from the body cached for its path when
   that body answered another query; otherwise it is forwarded and its answer cached.
+- ``stale_copy``: a cache that keeps answers past their freshness. A list request is answered
+  with the body the same path and query got the first time the proxy forwarded it (in any mode:
+  copies are kept from the proxy's start, ``set`` does not forget them); a request never seen is
+  forwarded.
 - ``swapped_detail``: a detail (``/v1/listings/{id}``, ``/v1/contacts/{id}``,
   ``/v1/contacts/{id}/activity``) is answered with the body of another listing / contact.
 - ``empty_detail``: a detail is answered 200 with ``{}``.
@@ -53,6 +57,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 MODES = (
     "stale_page",
+    "stale_copy",
     "swapped_detail",
     "empty_detail",
     "list_detail",
@@ -85,6 +90,7 @@ class FaultProxy:
         self.after = 0
         self._lock = threading.Lock()
         self._pages: dict[str, tuple[frozenset[tuple[str, str]], bytes, dict[str, str]]] = {}
+        self._copies: dict[tuple[str, frozenset[tuple[str, str]]], Answer] = {}
         self._seen_ids: dict[str, None] = {}
         self._http = httpx.Client(timeout=30)
 
@@ -156,11 +162,16 @@ class FaultProxy:
             cached = self._pages.get(path)
         if cached is not None and cached[0] != key and self._take("stale_page"):
             return 200, cached[2], cached[1]
+        with self._lock:
+            copy = self._copies.get((path, key))
+        if copy is not None and self._take("stale_copy"):
+            return copy
         r = self._get(path, query, headers)
         content = r.content
         if r.status_code == 200:
             with self._lock:
                 self._pages[path] = (key, content, _kept(r.headers))
+                self._copies.setdefault((path, key), (200, _kept(r.headers), content))
             if path == "/v1/listings/changes" and self.mode == "foreign_changes":
                 content = self._foreign(query, content)
             elif self.mode == "no_echo" and self._take("no_echo"):

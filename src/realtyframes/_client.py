@@ -5,10 +5,9 @@
 >>> client.me()["plan"]  # doctest: +SKIP
 'standard'
 
-Below the Client is its :attr:`~Client.session` (:class:`~realtyframes.loaders.Session`: the
-ApiClient, the ParquetCache or None, the loaders' settings). The data methods are thin calls into
-:mod:`realtyframes.loaders` that take the session and return a result; the Client returns its
-frame and keeps its report as :attr:`Client.last_load` (per thread).
+Below the Client is its :attr:`~Client.session` (the ApiClient, the ParquetCache or None, the
+loaders' settings). The data methods are thin calls into :mod:`realtyframes.loaders` that take the
+session and return a result; the Client returns its frame, its report kept as ``last_load``.
 """
 
 from __future__ import annotations
@@ -131,9 +130,8 @@ class Client(ResoMixin):
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Client:
-        """Alias of ``Client(**overrides)``, which reads ``REALTYFRAMES_BASE_URL``, ``_TOKEN``,
-        ``_API_KEY``, ``_LEGACY_URL``, ``_AUTH_URL``, ``_CACHE_DIR`` and the config file for what
-        the arguments leave out (kept for code written before ``Client()`` did).
+        """Alias of ``Client(**overrides)``, which reads the ``REALTYFRAMES_*`` variables and the
+        config file for what the arguments leave out (kept for code written before it did).
 
         >>> client = Client.from_env(max_concurrency=8)  # doctest: +SKIP
         """
@@ -217,16 +215,14 @@ class Client(ResoMixin):
         self._local.last_load = result.info
         return result
 
-    def _load(
-        self, name: str, params: Mapping[str, Any], refresh: bool, on_invalid: OnInvalid | None,
-        **options: Any,
-    ) -> pd.DataFrame:  # fmt: skip
+    def _load(self, name: str, params: Mapping[str, Any], refresh: bool,
+              on_invalid: OnInvalid | None, **options: Any) -> pd.DataFrame:  # fmt: skip
         """The valid frame of endpoint ``name`` loaded with ``params``."""
-        session, endpoint = self._session, loaders.ENDPOINTS[name]
-        loaded = loaders.run_load(
-            session, endpoint, params, refresh=refresh, on_invalid=on_invalid, **options
+        endpoint = loaders.ENDPOINTS[name]
+        result = loaders.run_load(
+            self._session, endpoint, params, refresh=refresh, on_invalid=on_invalid, **options
         )
-        return self._kept(loaded).frame
+        return self._kept(result).frame
 
     @property
     def last_load(self) -> loaders.LoadInfo | None:
@@ -404,6 +400,8 @@ class Client(ResoMixin):
 
         >>> client.sync_state(City="Miami")["last_requests"]  # doctest: +SKIP
         """
+        if self._reso is not None:
+            return self._reso_sync_state(scope)
         return loaders.sync_state(self._session, scope)
 
     def mcp(self, host: McpHost = "main") -> McpSession:
@@ -470,9 +468,8 @@ class Client(ResoMixin):
 
     # -- copies and lifetime -------------------------------------------------------------------
     def with_options(self, **options: Any) -> Client:
-        """A copy with other ``timeout``, ``max_retries``, ``max_concurrency``, ``retry``, ``pace``,
-        ``error_format``, ``cache``, ``cache_dir``, ``ttl``, ``progress`` or ``on_invalid``; it
-        shares the connection pool and the rate budget (not ``last_load``).
+        """A copy with other options of ``Client(...)`` (``timeout``, ``max_concurrency``, ``cache``,
+        ``ttl``, ``on_invalid`` ...): it shares the connection pool and the rate budget.
 
         >>> fast = client.with_options(max_concurrency=8, cache=False)  # doctest: +SKIP
         """

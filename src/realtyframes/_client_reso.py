@@ -39,6 +39,7 @@ from realtyframes.reso import (
     reso_history,
     reso_settings,
     reso_sync,
+    reso_sync_state,
     with_source,
 )
 
@@ -244,6 +245,10 @@ class ResoMixin:
                 frame=with_source(done.market, self._reso.settings.label),
             )
         return result
+
+    def _reso_sync_state(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
+        assert self._reso is not None
+        return reso_sync_state(self._reso, self._session.cache, scope)
 
     def _reso_history(self, scope: Mapping[str, Any]) -> pd.DataFrame:
         assert self._reso is not None

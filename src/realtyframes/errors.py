@@ -101,6 +101,16 @@ class RealtyFramesError(Exception):
     """Base class of every realtyframes exception."""
 
 
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return cls(*args, **kwargs)
+
+
+def _rebuilt(error: BaseException, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+    """What ``__reduce__`` returns for ``error``: its class called again with its keyword-only
+    arguments (pickled across processes: the report's chart workers, the MCP server)."""
+    return (_rebuild, (type(error), args, kwargs))
+
+
 class _ParameterError(RealtyFramesError, ValueError):
     """Bad input naming its parameter: the base of :class:`QueryError` and :class:`ConfigError`.
 
@@ -137,7 +147,7 @@ class _ParameterError(RealtyFramesError, ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         allowed = self.values if self.values is not None else self.allowed
-        return (_rebuild_query_error, (type(self), self.param, self.problem, allowed, self.brief))
+        return _rebuilt(self, self.param, self.problem, allowed, brief=self.brief)
 
 
 class QueryError(_ParameterError):
@@ -156,16 +166,6 @@ class ConfigError(_ParameterError):
     >>> str(ConfigError("config file c.toml: tokn", "unknown key", ["token"]))
     'config file c.toml: tokn: unknown key; allowed: token'
     """
-
-
-def _rebuild_query_error(
-    cls: type[_ParameterError],
-    param: str,
-    problem: str,
-    allowed: str | tuple[Any, ...] | None,
-    brief: bool,
-) -> _ParameterError:
-    return cls(param, problem, allowed, brief=brief)
 
 
 class OAuthError(RealtyFramesError):
@@ -228,20 +228,8 @@ class ApiError(RealtyFramesError):
         return f"{type(self).__name__}(status={self.status}, code={self.code!r}, message={self.message!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_api_error, (type(self), self.__dict__.copy()))
-
-
-def _rebuild_api_error(cls: type[ApiError], state: dict[str, Any]) -> ApiError:
-    return cls(
-        state["message"],
-        status=state["status"],
-        code=state["code"],
-        request_id=state.get("request_id"),
-        body=state.get("body"),
-        retry_after=state.get("retry_after"),
-        method=state.get("method"),
-        url=state.get("url"),
-    )
+        named = ("status", "code", "request_id", "body", "retry_after", "method", "url")
+        return _rebuilt(self, self.message, **{name: getattr(self, name) for name in named})
 
 
 class BadRequestError(ApiError):
@@ -282,13 +270,7 @@ class TransportError(RealtyFramesError):
         super().__init__(text)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_transport_error, (type(self), self.message, self.method, self.url))
-
-
-def _rebuild_transport_error(
-    cls: type[TransportError], message: str, method: str | None, url: str | None
-) -> TransportError:
-    return cls(message, method=method, url=url)
+        return _rebuilt(self, self.message, method=self.method, url=self.url)
 
 
 class ConnectError(TransportError):
@@ -352,18 +334,8 @@ class ResponseMismatchError(BadResponseError):
         )
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_mismatch, (self.message, self.__dict__.copy()))
-
-
-def _rebuild_mismatch(message: str, state: dict[str, Any]) -> ResponseMismatchError:
-    return ResponseMismatchError(
-        message,
-        field=state["field"],
-        asked=state.get("asked"),
-        got=state.get("got"),
-        method=state.get("method"),
-        url=state.get("url"),
-    )
+        named = ("field", "asked", "got", "method", "url")
+        return _rebuilt(self, self.message, **{name: getattr(self, name) for name in named})
 
 
 class ApiDeprecationWarning(DeprecationWarning):
@@ -409,11 +381,7 @@ class SchemaValidationError(RealtyFramesError, ValueError):
         self.failure_cases = failure_cases
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_rebuild_error, (str(self), self.model, self.failure_cases))
-
-
-def _rebuild_error(message: str, model: str, failure_cases: pd.DataFrame) -> SchemaValidationError:
-    return SchemaValidationError(message, model=model, failure_cases=failure_cases)
+        return _rebuilt(self, str(self), model=self.model, failure_cases=self.failure_cases)
 
 
 class CacheLockTimeout(RealtyFramesError, TimeoutError):
@@ -468,7 +436,20 @@ class CacheWarning(UserWarning):
 
 
 class AnalysisInputError(RealtyFramesError, ValueError):
-    """Bad input to an analysis function: an argument value or the frame given."""
+    """Bad input to an analysis function: an argument value or the frame given. Its message names
+    the argument at fault first, in backticks; ``param`` is that name (None when none is named).
+
+    >>> AnalysisInputError("market_trends(): `freq` must be one of 'W', 'M'").param
+    'freq'
+    """
+
+    @property
+    def param(self) -> str | None:
+        """The argument at fault, as the message names it."""
+        import re
+
+        named = re.search(r"`(\w+)`", str(self.args[0]) if self.args else "")
+        return None if named is None else named.group(1)
 
 
 class MissingColumnsError(AnalysisInputError, KeyError):

@@ -12,10 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakeclock import FakeClock as EngineClock
-from realtyframes.api import ApiClient, RetryPolicy, error_from_response, parse_rate_limit_headers
+from realtyframes.api import (
+    ApiClient,
+    RateLimitState,
+    RetryPolicy,
+    error_from_response,
+    parse_rate_limit_headers,
+)
 from realtyframes.api._deprecation import parse_deprecation
 from realtyframes.api._pacer import Pacer
-from realtyframes.api._ratelimit import RateLimitInfo
 from realtyframes.api._retry import parse_retry_after
 from realtyframes.errors import ApiError
 from realtyframes.sandbox._limits import RateLimiter
@@ -27,7 +32,7 @@ def test_spec_dictionary_form_and_plain_policy() -> None:
     info = parse_rate_limit_headers(
         {"RateLimit": "limit=60, remaining=59, reset=30", "RateLimit-Policy": "60;w=60"}
     )
-    assert info == RateLimitInfo(limit=60, remaining=59, reset=30.0, window=60.0, policy="60;w=60")
+    assert info == RateLimitState(limit=60, remaining=59, reset=30.0, window=60.0, policy="60;w=60")
 
 
 def test_structured_list_form_with_named_policy() -> None:
@@ -214,8 +219,10 @@ def test_fuzz_error_mapping_json_shapes(status: int, body: Any) -> None:
 
 
 # -- the pacer -------------------------------------------------------------------------------------
-def _info(remaining: int, reset: float, limit: int = 100_000, window: float = 1.0) -> RateLimitInfo:
-    return RateLimitInfo(limit=limit, remaining=remaining, reset=reset, window=window)
+def _info(
+    remaining: int, reset: float, limit: int = 100_000, window: float = 1.0
+) -> RateLimitState:
+    return RateLimitState(limit=limit, remaining=remaining, reset=reset, window=window)
 
 
 class FakeClock:

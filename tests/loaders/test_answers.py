@@ -19,11 +19,9 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
-from realtyframes.loaders import SYNC_RESOURCE as RESOURCE
-from realtyframes.loaders import listing_history, sync_scope
+from realtyframes.loaders import listing_history, synced_market
 from realtyframes.loaders._answers import PageQuestion, check_echo
 from realtyframes.loaders._page_info import page_info
-from realtyframes.loaders._sync import _key
 
 FAST = rf.RetryPolicy(max_retries=3, backoff_base=0.005, backoff_cap=0.02)
 Make = Callable[..., rf.Client]
@@ -320,10 +318,7 @@ def _advance(base: str, days: float) -> None:
 
 
 def _cached_market(client: rf.Client) -> pd.DataFrame | None:
-    cache = client.session.cache
-    assert cache is not None
-    entry = cache.read(RESOURCE, _key(client.session, cache, sync_scope({})))
-    return None if entry is None else entry.frame
+    return synced_market(client.session, {})
 
 
 def _same_sync(proxied: rf.Client, direct: rf.Client) -> None:

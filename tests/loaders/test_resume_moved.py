@@ -8,9 +8,8 @@ in a log line -- never a silent mix of two datasets.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 from test_resume import OPTIONS, Hook, client, journals, run_and_kill, saved_pages
 from test_sync import assert_same_market
 
+from faultproxy import FaultProxy
 from realtyframes.loaders import listing_history, sync_state
 from realtyframes.sandbox import RunningSandbox, start
 
@@ -73,8 +73,8 @@ def test_a_first_sync_resumed_later_equals_a_fresh_sync_after_the_next_one(
         with client(server.url, tmp_path / "fresh") as f:
             fresh = f.sync_listings()
             fresh_history = listing_history(f.session, {})
-    # cell for cell: every column equal (DaysOnMarket of open listings: the sync's lower bound)
-    assert_same_market(synced, fresh, exact_days=False)
+    # cell for cell: every column equal, DaysOnMarket of open listings included
+    assert_same_market(synced, fresh)
     pd.testing.assert_frame_equal(history, fresh_history)
     assert_market_agrees_with_its_history(synced, history)
 
@@ -109,23 +109,27 @@ def test_a_checkpoint_of_another_dataset_behind_the_same_url_is_discarded(
     assert journals(cache) == []
 
 
-def test_within_the_resume_window_the_old_rows_catch_up_at_the_next_sync(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_week_old_resume_a_stale_cache_let_through_catches_up_at_the_next_sync(
+    tmp_path: Path, fault_proxy: Callable[[str], FaultProxy]
 ):
     """The watermarks of a resumed sync go back to its saved pages' data time, so the next sync
-    asks for the changes of the old rows too. Here the window is widened to 30 days so that a
-    week of changes falls inside it: every listing the resumed market holds ends equal to a
-    fresh sync's, status, price and all (the issue's 2 listings Active for Pending). The
-    listings that moved back into a status whose pages were saved are the window's reason: they
-    are not in the market (docs/sync.md), so they are left out of the comparison."""
-    monkeypatch.setattr("realtyframes.loaders._sync.RESUME_WITHIN", timedelta(days=30))
+    asks for the changes of the old rows too. Here a cache in front of the server (the fault
+    proxy's ``stale_copy``) answers the resume's re-read of the first page with its copy from
+    before the kill, so week-old saved pages are taken: every listing the resumed market holds
+    ends equal to a fresh sync's, status, price and all (the issue's 2 listings Active for
+    Pending). The listings that moved back into a status whose pages were saved are the resume
+    window's reason: they are not in the market (docs/sync.md), so they are left out of the
+    comparison."""
     with sandbox() as server:
+        proxy = fault_proxy(server.url)
         cache = tmp_path / "cache"
-        run_and_kill(server.url, cache, "sync", 6)
+        run_and_kill(proxy.url, cache, "sync", 6)
         advance(server.url, 7)
-        with client(server.url, cache) as c:
+        proxy.set("stale_copy")  # the first page's copy from before the kill, and those in flight
+        with client(proxy.url, cache) as c:
             c.sync_listings()
-            assert c.last_load.resumed_requests >= 1
+            assert c.last_load.resumed_requests >= 1 and proxy.injected["stale_copy"] >= 1
+            proxy.set(None)  # from now on, the server's answers
             state = sync_state(c.session, {})
             synced = c.sync_listings()
             history = listing_history(c.session, {})
@@ -134,7 +138,7 @@ def test_within_the_resume_window_the_old_rows_catch_up_at_the_next_sync(
             fresh_history = listing_history(f.session, {})
     held = fresh["ListingId"].isin(synced["ListingId"])
     assert held.sum() > 0.99 * len(fresh) and synced["ListingId"].isin(fresh["ListingId"]).all()
-    assert_same_market(synced, fresh[held].reset_index(drop=True), exact_days=False)
+    assert_same_market(synced, fresh[held].reset_index(drop=True))
     ours = fresh_history["ListingId"].isin(synced["ListingId"])
     pd.testing.assert_frame_equal(history, fresh_history[ours].reset_index(drop=True))
     assert_market_agrees_with_its_history(synced, history)

@@ -84,9 +84,7 @@ def test_a_first_sync_gets_no_4xx_answer_and_a_leftover_chunk_file_is_ignored(
         assert not [s for s in statuses if 400 <= s < 500]
     assert json.loads(leftover.read_text()) == {sandbox.url: {"chunk": 800, "chunk_refused": 1600}}
     assert sorted(p.name for p in cache.glob("*.json")) == ["feed-chunks.json"]
-    assert_same_market(
-        synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
-    )
+    assert_same_market(synced, fresh_market(http_client, sandbox.url, sync_scope({})))
 
 
 def test_against_a_smaller_server_each_chunk_is_split_once(start_sandbox, http_client, tmp_path):
@@ -106,9 +104,7 @@ def test_against_a_smaller_server_each_chunk_is_split_once(start_sandbox, http_c
             400
         )
         assert log.statuses.count(400) >= chunks - 1
-    assert_same_market(
-        synced, fresh_market(http_client, sandbox.url, sync_scope({})), exact_days=False
-    )
+    assert_same_market(synced, fresh_market(http_client, sandbox.url, sync_scope({})))
     sandbox = start_sandbox(listings=1500, max_listing_ids=30)  # halves of 50 refused: raised
     with _client(sandbox.url, tmp_path / "d", FeedLog()) as client:
         with pytest.raises(rf.BadRequestError):
@@ -143,4 +139,4 @@ def test_a_month_of_daily_syncs_equals_a_full_load_and_never_polls_a_closed_list
             closed |= set(market.loc[market["StandardStatus"] == "Closed", "ListingId"])
         assert sync_state(client.session, {})["syncs"] == 31
     fresh = fresh_market(http_client, sandbox.url, sync_scope({}))
-    assert_same_market(market, fresh, exact_days=False)
+    assert_same_market(market, fresh)

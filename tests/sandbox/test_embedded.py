@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import httpx
+import subprocess
+import sys
+
 import pytest
 
 import realtyframes
 from realtyframes.sandbox import (
     EMBEDDED_HISTORY_YEARS,
     EMBEDDED_LISTINGS,
-    EmbeddedSandbox,
     SandboxOptions,
     embedded,
 )
-from realtyframes.sandbox import _embedded as embedded_module
 
 
 def test_identity_is_the_data_and_the_package_version() -> None:
@@ -37,21 +37,42 @@ def test_identity_is_the_data_and_the_package_version() -> None:
         sandbox.release()
 
 
-def test_references_share_one_server_and_the_last_release_stops_it(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(embedded_module, "_current", None)  # a server of this test's own
-    starts: list[EmbeddedSandbox] = []
-    first = embedded(on_start=starts.append)
-    second = embedded(on_start=starts.append)
-    assert first is second and starts == [first] and first.references == 2
-    assert httpx.get(f"{first.url}/v1/me").json()["email"] == "demo@demo-realty.example"
-    first.release()
-    assert not second.stopped
-    with second:
-        assert "1 reference" in repr(second)
-    assert second.stopped and embedded_module.current() is None
-    with pytest.raises(httpx.TransportError):
-        httpx.get(f"{first.url}/v1/me", timeout=2)
-    with pytest.raises(RuntimeError, match="without a reference"):
-        second.release()
+#: The test below in a fresh interpreter: a process's embedded sandbox is shared by everything
+#: in it, so a server of the test's own needs a process of its own.
+REFERENCES = """
+import httpx
+from realtyframes.sandbox import embedded
+
+starts = []
+first = embedded(on_start=starts.append)
+second = embedded(on_start=starts.append)
+assert first is second and starts == [first] and first.references == 2
+assert httpx.get(f"{first.url}/v1/me").json()["email"] == "demo@demo-realty.example"
+first.release()
+assert not second.stopped
+with second:
+    assert "1 reference" in repr(second)
+assert second.stopped
+try:
+    httpx.get(f"{first.url}/v1/me", timeout=2)
+    raise AssertionError("the server still answers after the last release")
+except httpx.TransportError:
+    pass
+try:
+    second.release()
+    raise AssertionError("a release without a reference was accepted")
+except RuntimeError as exc:
+    assert "without a reference" in str(exc), exc
+third = embedded(lazy=True)  # the last release forgot it: the next reference, a new server
+assert third is not second and not third.started
+third.release()
+print("ok")
+"""
+
+
+def test_references_share_one_server_and_the_last_release_stops_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", REFERENCES], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

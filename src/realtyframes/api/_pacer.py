@@ -8,10 +8,11 @@ for the reset when that count reaches zero, and honours ``Retry-After`` for ever
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import PACING_SAFETY
-from realtyframes.api._ratelimit import RateLimitInfo, RateLimitState
+from realtyframes.api._ratelimit import RateLimitState
 
 __all__ = ["Pacer"]
 
@@ -28,7 +29,7 @@ class Pacer:
 
     >>> pacer = Pacer()
     >>> ticket = pacer.acquire()
-    >>> pacer.release(ticket, RateLimitInfo(limit=60, remaining=59, reset=60.0, window=60.0))
+    >>> pacer.release(ticket, RateLimitState(limit=60, remaining=59, reset=60.0, window=60.0))
     >>> pacer.state.remaining
     59
     """
@@ -143,7 +144,7 @@ class Pacer:
             self._blocked_until = max(self._blocked_until, self._clock() + max(0.0, seconds))
             self._cond.notify_all()
 
-    def release(self, ticket: int, info: RateLimitInfo | None) -> None:
+    def release(self, ticket: int, info: RateLimitState | None) -> None:
         """Record the quota state the answer to ``ticket`` reported."""
         with self._cond:
             sent_at = self._inflight.pop(ticket, None)
@@ -151,7 +152,7 @@ class Pacer:
                 self._observe(ticket, sent_at, info)
             self._cond.notify_all()
 
-    def _observe(self, ticket: int, sent_at: float | None, info: RateLimitInfo) -> None:
+    def _observe(self, ticket: int, sent_at: float | None, info: RateLimitState) -> None:
         now = self._clock()
         if info.limit is not None:
             self._limit = info.limit
@@ -159,13 +160,7 @@ class Pacer:
             self._window = info.window
         elif info.reset is not None:
             self._window_guess = max(self._window_guess or 0.0, info.reset)
-        self._latest = RateLimitState(
-            limit=info.limit if info.limit is not None else self._limit,
-            remaining=info.remaining,
-            reset=info.reset,
-            window=info.window if info.window is not None else self._window,
-            policy=info.policy,
-        )
+        self._latest = replace(info, limit=self._limit, window=self._window)
         if info.remaining is None:
             return
         reset_passed = self._reset_at is not None and now >= self._reset_at

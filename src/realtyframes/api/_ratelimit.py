@@ -30,33 +30,21 @@ _MAX_DIGITS = 15
 
 
 @dataclass(frozen=True)
-class RateLimitInfo:
-    """What one response said about the quota; any member may be unknown (None)."""
+class RateLimitState:
+    """What a response said about the quota (``client.rate_limit``: the latest seen); any member
+    may be unknown (None). ``reset``: seconds until the window resets, as the response reported
+    it; ``window``: seconds of the policy window; ``policy``: the raw RateLimit-Policy value."""
 
     limit: int | None = None
     remaining: int | None = None
-    reset: float | None = None  # seconds until the window resets
-    window: float | None = None  # seconds of the policy window
-    policy: str | None = None  # the raw RateLimit-Policy value
+    reset: float | None = None
+    window: float | None = None
+    policy: str | None = None
 
     @property
     def empty(self) -> bool:
         """True when nothing usable was found."""
         return self.limit is None and self.remaining is None and self.reset is None
-
-
-@dataclass(frozen=True)
-class RateLimitState:
-    """The latest quota state seen by a client (``client.rate_limit``).
-
-    ``reset`` is the number of seconds to the window reset as reported by the latest response.
-    """
-
-    limit: int | None
-    remaining: int | None
-    reset: float | None
-    window: float | None
-    policy: str | None
 
 
 # -- low-level tolerant parsing ---------------------------------------------------------------------
@@ -246,14 +234,14 @@ def _quota_fields(headers: Mapping[str, str]) -> dict[str, str | None]:
 
 def parse_rate_limit_headers(
     headers: Mapping[str, str], *, now: float | None = None
-) -> RateLimitInfo | None:
+) -> RateLimitState | None:
     """The quota state announced by a response's headers; None when there is none.
 
     Never raises: a malformed header is ignored (the others still count).
 
     >>> parse_rate_limit_headers({"RateLimit": '"default";r=50;t=30',
     ...                           "RateLimit-Policy": '"default";q=100;w=60'})
-    RateLimitInfo(limit=100, remaining=50, reset=30.0, window=60.0, policy='"default";q=100;w=60')
+    RateLimitState(limit=100, remaining=50, reset=30.0, window=60.0, policy='"default";q=100;w=60')
     >>> parse_rate_limit_headers({"X-RateLimit-Remaining": "many"}) is None
     True
     """
@@ -263,7 +251,7 @@ def parse_rate_limit_headers(
         return None
 
 
-def _parse(headers: Mapping[str, str], now: float | None) -> RateLimitInfo | None:
+def _parse(headers: Mapping[str, str], now: float | None) -> RateLimitState | None:
     get = _quota_fields(headers).get
     field, name = _parse_ratelimit_field(get("ratelimit"))
     policy_text = get("ratelimit-policy")
@@ -305,7 +293,7 @@ def _parse(headers: Mapping[str, str], now: float | None) -> RateLimitInfo | Non
     )
     if reset is not None and reset > 1e7:  # nonsense (more than ~4 months)
         reset = None
-    info = RateLimitInfo(
+    info = RateLimitState(
         limit=int(limit) if limit is not None and limit > 0 else None,
         remaining=int(remaining) if remaining is not None else None,
         reset=float(reset) if reset is not None else None,

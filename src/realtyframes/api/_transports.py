@@ -39,7 +39,7 @@ from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import RETRY_STATUSES
 from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
 from realtyframes.api._pacer import Pacer
-from realtyframes.api._ratelimit import RateLimitInfo, parse_rate_limit_headers
+from realtyframes.api._ratelimit import RateLimitState, parse_rate_limit_headers
 from realtyframes.api._retry import IDEMPOTENT_METHODS, RetryBudget, RetryPolicy, retryable
 
 __all__ = [
@@ -357,12 +357,12 @@ class PacingTransport(_Step):
         return response
 
 
-def _rate_info(response: httpx.Response, retry_after: float | None) -> RateLimitInfo | None:
+def _rate_info(response: httpx.Response, retry_after: float | None) -> RateLimitState | None:
     """The answer's quota headers for the pacer; a Retry-After on a 429 / 503 wins over the quota
     headers of the same answer (its remaining count and reset are dropped)."""
     info = parse_rate_limit_headers(response.headers)
     if retry_after is not None and response.status_code in (429, 503) and info is not None:
-        info = RateLimitInfo(limit=info.limit, window=info.window, policy=info.policy)
+        info = RateLimitState(limit=info.limit, window=info.window, policy=info.policy)
     return info
 
 

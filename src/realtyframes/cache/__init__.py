@@ -15,7 +15,7 @@ from realtyframes.cache._entries import (
     is_fresh,
     normalise_params,
 )
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, is_locked
+from realtyframes.cache._lock import CacheLockTimeout, Holder, file_lock, hold_scope, is_locked
 from realtyframes.cache._runs import (
     QUARANTINE_JUMP,
     ROW_DROP_MIN,
@@ -26,7 +26,6 @@ from realtyframes.cache._runs import (
     append_run,
     read_runs,
 )
-from realtyframes.cache._scopes import Holder, hold_scope
 from realtyframes.cache._state import connect as state_connection
 from realtyframes.cache._state import exists as state_exists
 from realtyframes.cache._state import state_file

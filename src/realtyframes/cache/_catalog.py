@@ -1,12 +1,8 @@
-"""The entries in the state database: which generation of each entry is current (``entries``),
-the generations kept for their grace period (``generations``) and the synced scopes' state and
-watermarks (``sync_state``). :mod:`._store` reads and changes them; one transaction makes a new
-generation current, retires the one it replaces and stores the scope's sync state with it.
-
-The migration to schema version 2 (:func:`to_v2`) registers the entries of a cache written by
-realtyframes 0.8 and earlier: each ``part-0.parquet`` with its companions of the same generation
-(in place, or kept in ``.rf/previous`` by a write that died) becomes a generation, hard-linked
-into ``.rf/generations``, its sync state moved from the file's footer into ``sync_state``.
+"""The store's tables in the state database: which generation of each entry is current
+(``entries``), the generations kept for their grace period (``generations``) and the synced
+scopes' state and watermarks (``sync_state``). :mod:`._store` reads and changes them; one
+transaction makes a new generation current, retires the one it replaces and stores the scope's
+sync state with it (the migration that made these tables: :mod:`._migrate`).
 
 >>> with connect(root) as db:  # doctest: +SKIP
 ...     current(db, "market", key).generation
@@ -16,54 +12,15 @@ into ``.rf/generations``, its sync state moved from the file's footer into ``syn
 from __future__ import annotations
 
 import json
-import logging
-import os
-import secrets
-import shutil
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from realtyframes.cache._layout import MAIN
 
-from realtyframes.cache._entries import FILE_MODE, _private_dirs
-from realtyframes.cache._generations import GENERATION, MAIN, entry_meta, part_path
-from realtyframes.cache._layout import Layout
+__all__ = ["Current", "all_entries", "commit", "current", "forget", "retired"]
 
-__all__ = ["Current", "all_entries", "commit", "current", "forget", "retired", "to_v2"]
-
-logger = logging.getLogger("realtyframes.cache")
-
-SCHEMA_V2 = """
-CREATE TABLE entries (
-    resource TEXT NOT NULL,
-    key TEXT NOT NULL,
-    generation TEXT NOT NULL,
-    account TEXT NOT NULL,
-    meta TEXT NOT NULL,
-    PRIMARY KEY (resource, key)
-);
-CREATE TABLE generations (
-    resource TEXT NOT NULL,
-    key TEXT NOT NULL,
-    generation TEXT NOT NULL,
-    retired REAL,
-    PRIMARY KEY (resource, key, generation)
-);
-CREATE TABLE sync_state (
-    resource TEXT NOT NULL,
-    key TEXT NOT NULL,
-    generation TEXT NOT NULL,
-    entry_watermark TEXT,
-    change_watermark TEXT,
-    data_time TEXT,
-    state TEXT NOT NULL,
-    PRIMARY KEY (resource, key)
-);
-"""
 #: The sync state's fields that have a column of their own (queryable; also in ``state``).
 _WATERMARKS = ("entry_watermark", "change_watermark", "data_time")
 
@@ -160,78 +117,3 @@ def retired(db: sqlite3.Connection, before: float) -> list[tuple[str, str, str]]
     ).fetchall()
     db.execute("DELETE FROM generations WHERE retired IS NOT NULL AND retired < ?", (before,))
     return [tuple(r) for r in rows]
-
-
-# -- the migration to schema version 2 -----------------------------------------------------------
-
-
-def to_v2(db: sqlite3.Connection, root: Path) -> list[Path]:
-    """Create the tables and register the entries of an older cache at ``root``; returns the
-    files to remove once committed (companions kept in ``.rf/previous``)."""
-    for statement in SCHEMA_V2.split(";"):
-        if statement.strip():
-            db.execute(statement)
-    layout = Layout(root)
-    registered = skipped = 0
-    for resource in (f for f in layout.folders() if "." not in f):
-        for key, path in layout.entries(resource):
-            if _register(db, layout, resource, key, path):
-                registered += 1
-            else:
-                skipped += 1
-    if registered or skipped:
-        logger.warning(
-            "cache %s: %d entries registered in %s (their generations in %s); %d unreadable left "
-            "as misses",
-            root,
-            registered,
-            root / ".rf" / "state.sqlite3",
-            layout.internal / "generations",
-            skipped,
-        )
-    return sorted(layout.internal.glob("previous/*.parquet"))
-
-
-def _footer(path: Path | None) -> dict[str, Any] | None:
-    try:
-        return None if path is None else entry_meta(pq.read_schema(path))
-    except (OSError, ValueError, KeyError, pa.ArrowException):
-        return None
-
-
-def _register(db: sqlite3.Connection, layout: Layout, resource: str, key: str, main: Path) -> bool:
-    meta = _footer(main)
-    if meta is None:
-        return False
-    generation = meta.get("generation")
-    if not isinstance(generation, str) or not GENERATION.match(generation):
-        generation = secrets.token_hex(8)  # written before generations had ids
-    files = {MAIN: main}
-    for name in meta.get("extras") or {}:
-        folder = f"{resource}.{name}"
-        found = layout.find(folder, key)
-        if (_footer(found) or {}).get("generation") != meta.get("generation"):
-            found = layout.internal / "previous" / f"{folder}.{key}.{generation}.parquet"
-        if found is None or _footer(found) is None:
-            logger.info(
-                "cache %s/%s: companion %s of its generation is missing", resource, key, name
-            )
-            return False
-        files[name] = found
-    target = layout.generation(resource, key, generation)
-    _private_dirs(target)
-    for part, source in files.items():
-        _link(source, part_path(target, part))
-    account = main.parent.parent.name.removeprefix("account=")
-    commit(db, resource, key, Current(generation, account, meta), 0.0)
-    return True
-
-
-def _link(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        pass  # linked by a migration that did not commit
-    except OSError:  # a file system without hard links
-        shutil.copyfile(source, target)
-        os.chmod(target, FILE_MODE)

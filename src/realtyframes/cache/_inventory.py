@@ -22,10 +22,8 @@ import pandas as pd
 from realtyframes.cache._catalog import Current, all_entries, current, forget, retired
 from realtyframes.cache._checkpoints import remove_checkpoints
 from realtyframes.cache._entries import _NAME, _check_name, _private_dirs
-from realtyframes.cache._generations import remove_generation
-from realtyframes.cache._layout import Layout, remove_dead_writers_files
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, lock_error
-from realtyframes.cache._scopes import holder
+from realtyframes.cache._layout import Layout, remove_dead_writers_files, remove_generation
+from realtyframes.cache._lock import CacheLockTimeout, file_lock, holder, lock_error
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import ScopeBusyError
 
@@ -36,20 +34,12 @@ __all__ = [
     "list_entries",
     "lock_path",
     "no_job_running",
-    "resources_of",
     "unpublish",
 ]
 
 #: Columns of :meth:`ParquetCache.list`.
 LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")
 LIST_COLUMNS += ("size", "host", "operation", "params", "path")
-
-
-def resources_of(layout: Layout) -> list[str]:
-    """The resources with a dataset folder under the cache root."""
-    if not layout.root.is_dir():
-        return []
-    return sorted(p.name for p in layout.root.iterdir() if p.is_dir() and _NAME.match(p.name))
 
 
 def lock_path(layout: Layout, resource: str, key: str) -> Path:
@@ -82,11 +72,7 @@ def jobs(layout: Layout, resource: str | None) -> list[str]:
 
 
 def list_entries(layout: Layout) -> pd.DataFrame:
-    """Every entry: resource, key, rows, quarantined, fetched_at, size (bytes, with
-    companions), host, operation, params (JSON), path. Reads the state database only.
-
-    >>> cache.list()[["resource", "rows", "fetched_at"]]  # doctest: +SKIP
-    """
+    """:meth:`ParquetCache.list <realtyframes.cache.ParquetCache.list>`: the state database only."""
     rows = []
     for resource, key, found in _entries(layout):
         folder = layout.generation(resource, key, found.generation)
@@ -124,16 +110,8 @@ def _entries(layout: Layout) -> list[tuple[str, str, Current]]:
 def clear(
     layout: Layout, resource: str | None = None, *, keys: Collection[str] | None = None
 ) -> int:
-    """Remove every entry (of ``resource``; only those whose key is in ``keys`` when given):
-    its companions, generations and moved-aside files too, and the checkpoints of its loads.
-
-    Returns the number of entries removed. A scope being synced (its job lock held, e.g. by
-    a ``sync_listings`` in another process) is not cleared under the sync:
-    :class:`~realtyframes.errors.ScopeBusyError` naming it, and nothing removed.
-
-    >>> cache.clear("analytics")  # doctest: +SKIP
-    1
-    """
+    """:meth:`ParquetCache.clear <realtyframes.cache.ParquetCache.clear>`, under the job locks of
+    what it removes (:func:`no_job_running`)."""
     if resource is not None:
         _check_name(resource, "resource", _NAME)
     with no_job_running(layout, jobs(layout, resource), keys) as held:
@@ -149,7 +127,7 @@ def clear(
         for res, key, generation in gone:
             remove_generation(layout, res, key, generation)
         if keys is None:  # the whole resource: its leftovers too
-            for res in [resource] if resource else resources_of(layout):
+            for res in [resource] if resource else layout.resources():
                 _clear_leftovers(layout, res)
         remove_checkpoints(layout.root, resource, keys)  # of every resource when none is given
         for lock in held:

@@ -1,6 +1,7 @@
-"""Moving a cache written by realtyframes 0.7 and earlier into the state database.
+"""Moving an older cache into the state database: every migration that reads an old format.
 
-Run once, by the migration to schema version 1 (:mod:`._state`), inside its transaction:
+Version 1 (:mod:`._state` runs each once, inside its transaction) imports a cache written by
+realtyframes 0.7 and earlier:
 
 * ``runs/run.*.parquet`` (one run record per file) become rows of ``runs``. A file of another
   schema (not a run record: a column of the record is missing or of another type) is skipped
@@ -9,6 +10,11 @@ Run once, by the migration to schema version 1 (:mod:`._state`), inside its tran
   ``RFCK1 <kind> <name> <length> <crc32>\\n<body>\\n``) become a checkpoint and its answers,
   read one record at a time; a torn or corrupt record ends the reading, as it did.
 * ``.watches/watches.json`` becomes rows of ``watches`` (the snapshots stay Parquet files).
+
+Version 2 (:func:`to_v2`) registers the entries of a cache written by realtyframes 0.8: each
+``part-0.parquet`` with its companions of the same generation (in place, or kept in
+``.rf/previous`` by a write that died) becomes a generation, hard-linked into ``.rf/generations``,
+its sync state moved from the file's footer into ``sync_state``.
 
 The files moved are removed once the transaction is committed (:func:`remove_moved`), so a
 migration that fails leaves the old cache as it was.
@@ -21,6 +27,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import secrets
+import shutil
 import sqlite3
 import zlib
 from collections.abc import Iterator
@@ -31,9 +40,12 @@ from typing import Any, BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from realtyframes.cache._catalog import Current, commit
+from realtyframes.cache._entries import FILE_MODE, _private_dirs
+from realtyframes.cache._layout import GENERATION, MAIN, Layout, entry_meta, part_path
 from realtyframes.cache._runs_table import SCHEMA, insert_record
 
-__all__ = ["forget_moved", "import_legacy", "moved_files", "remove_moved"]
+__all__ = ["forget_moved", "import_legacy", "moved_files", "remove_moved", "to_v2"]
 
 logger = logging.getLogger("realtyframes.cache")
 
@@ -205,3 +217,106 @@ def _import_watches(db: sqlite3.Connection, root: Path) -> list[Path]:
             ),
         )
     return [path]
+
+
+# -- version 2: the entries of a 0.8 cache ----------------------------------------------------------
+
+SCHEMA_V2 = """
+CREATE TABLE entries (
+    resource TEXT NOT NULL,
+    key TEXT NOT NULL,
+    generation TEXT NOT NULL,
+    account TEXT NOT NULL,
+    meta TEXT NOT NULL,
+    PRIMARY KEY (resource, key)
+);
+CREATE TABLE generations (
+    resource TEXT NOT NULL,
+    key TEXT NOT NULL,
+    generation TEXT NOT NULL,
+    retired REAL,
+    PRIMARY KEY (resource, key, generation)
+);
+CREATE TABLE sync_state (
+    resource TEXT NOT NULL,
+    key TEXT NOT NULL,
+    generation TEXT NOT NULL,
+    entry_watermark TEXT,
+    change_watermark TEXT,
+    data_time TEXT,
+    state TEXT NOT NULL,
+    PRIMARY KEY (resource, key)
+);
+"""
+
+
+def to_v2(db: sqlite3.Connection, root: Path) -> list[Path]:
+    """Create the tables and register the entries of an older cache at ``root``; returns the
+    files to remove once committed (companions kept in ``.rf/previous``)."""
+    for statement in SCHEMA_V2.split(";"):
+        if statement.strip():
+            db.execute(statement)
+    layout = Layout(root)
+    registered = skipped = 0
+    for resource in layout.resources():
+        for key, path in layout.entries(resource):
+            if _register(db, layout, resource, key, path):
+                registered += 1
+            else:
+                skipped += 1
+    if registered or skipped:
+        logger.warning(
+            "cache %s: %d entries registered in %s (their generations in %s); %d unreadable left "
+            "as misses",
+            root,
+            registered,
+            root / ".rf" / "state.sqlite3",
+            layout.internal / "generations",
+            skipped,
+        )
+    return sorted(layout.internal.glob("previous/*.parquet"))
+
+
+def _footer(path: Path | None) -> dict[str, Any] | None:
+    try:
+        return None if path is None else entry_meta(pq.read_schema(path))
+    except (OSError, ValueError, KeyError, pa.ArrowException):
+        return None
+
+
+def _register(db: sqlite3.Connection, layout: Layout, resource: str, key: str, main: Path) -> bool:
+    meta = _footer(main)
+    if meta is None:
+        return False
+    generation = meta.get("generation")
+    if not isinstance(generation, str) or not GENERATION.match(generation):
+        generation = secrets.token_hex(8)  # written before generations had ids
+    files = {MAIN: main}
+    for name in meta.get("extras") or {}:
+        folder = f"{resource}.{name}"
+        found = layout.find(folder, key)
+        if (_footer(found) or {}).get("generation") != meta.get("generation"):
+            found = layout.internal / "previous" / f"{folder}.{key}.{generation}.parquet"
+        if found is None or _footer(found) is None:
+            logger.info(
+                "cache %s/%s: companion %s of its generation is missing", resource, key, name
+            )
+            return False
+        files[name] = found
+    target = layout.generation(resource, key, generation)
+    _private_dirs(target)
+    for part, source in files.items():
+        _link(source, part_path(target, part))
+    account = main.parent.parent.name.removeprefix("account=")
+    commit(db, resource, key, Current(generation, account, meta), 0.0)
+    return True
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        pass  # linked by a migration that did not commit
+    except OSError:  # a file system without hard links
+        shutil.copyfile(source, target)
+        os.chmod(target, FILE_MODE)

@@ -13,7 +13,7 @@ This module owns the connection and the schema. The schema's version is SQLite's
 transaction taken with ``BEGIN IMMEDIATE`` (two processes opening an old cache at once migrate it
 once). Version 0 -> 1 creates the tables and imports a cache written by realtyframes 0.7 and
 earlier (:mod:`._migrate`: run records as Parquet, checkpoint journals, the watches file);
-1 -> 2 registers the entries' generations and sync state (:mod:`._catalog`), which 0.8 kept in
+1 -> 2 registers the entries' generations and sync state (:mod:`._catalog`'s tables), which 0.8 kept in
 the Parquet files' footers.
 
 >>> with connect(Path("data/cache")) as db:  # doctest: +SKIP
@@ -127,8 +127,7 @@ def _to_v1(db: sqlite3.Connection, root: Path) -> None:
 
 
 def _to_v2(db: sqlite3.Connection, root: Path) -> None:
-    from realtyframes.cache._catalog import to_v2
-    from realtyframes.cache._migrate import moved_files
+    from realtyframes.cache._migrate import moved_files, to_v2
 
     moved_files(root).extend(to_v2(db, root))
 

@@ -1,18 +1,11 @@
 """The Parquet cache: one hive-partitioned dataset per resource, one file per key, each entry's
-current generation named by the state database.
-
-Layout (see ``docs/cache.md`` and :mod:`._layout`)::
-
-    <root>/<resource>/account=<account>/scope=key-<key>/part-0.parquet          the frame
-    <root>/<resource>.<extra>/account=<account>/scope=key-<key>/part-0.parquet  its companions
-    <root>/.rf/generations/<resource>/<key>/<generation>/*.parquet              the generations
-    <root>/.rf/state.sqlite3                       the current generation, sync state, ...
+current generation named by the state database (where each file lives: :mod:`._layout` and
+``docs/cache.md``).
 
 Every file carries Parquet key-value metadata ``realtyframes`` (JSON: host, operation, params with
 secrets redacted, account fingerprint, fetched_at, schema_version, rows, extras' rows). A write
 makes a new generation whole, then one transaction makes it current and publishes it into the
-dataset (:mod:`._generations`); a file that cannot be read is a miss, moved to ``.rf/corrupt``.
-No pickles.
+dataset; a file that cannot be read is a miss, moved to ``.rf/corrupt``. No pickles.
 
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
 >>> key = cache.key(host=h, operation="listings", params={"City": "Miami"}, account=fp)  # doctest: +SKIP
@@ -58,16 +51,6 @@ from realtyframes.cache._entries import (
     is_fresh,
     normalise_params,
 )
-from realtyframes.cache._generations import (
-    MAIN,
-    META_KEY,
-    Unreadable,
-    part_path,
-    publish,
-    read_generation,
-    remove_generation,
-    write_parts,
-)
 from realtyframes.cache._inventory import (
     clear,
     jobs,
@@ -76,8 +59,20 @@ from realtyframes.cache._inventory import (
     no_job_running,
     unpublish,
 )
-from realtyframes.cache._layout import Layout, account_label, remove_dead_writers_files
-from realtyframes.cache._scopes import Holder, holder
+from realtyframes.cache._layout import (
+    MAIN,
+    META_KEY,
+    Layout,
+    Unreadable,
+    account_label,
+    part_path,
+    publish,
+    read_generation,
+    remove_dead_writers_files,
+    remove_generation,
+    write_parts,
+)
+from realtyframes.cache._lock import Holder, holder
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import CacheWarning
 

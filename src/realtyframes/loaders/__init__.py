@@ -16,9 +16,15 @@ Users call them through :class:`realtyframes.Client`.
 >>> result.frame, result.requests  # doctest: +SKIP
 """
 
-from realtyframes.loaders._base import Loaded, LoadInfo, LoadResult, Session, default_cache_dir
+from realtyframes.loaders._base import (
+    Call,
+    Loaded,
+    LoadInfo,
+    LoadResult,
+    Session,
+    default_cache_dir,
+)
 from realtyframes.loaders._checks import check_flag, check_on_invalid
-from realtyframes.loaders._endpoint import Call
 from realtyframes.loaders._fetch import MAX_IDS_PER_REQUEST, fetch_details
 from realtyframes.loaders._load import Run, recorded, run_load
 from realtyframes.loaders._paging import (

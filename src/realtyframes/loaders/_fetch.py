@@ -27,8 +27,7 @@ from realtyframes.api import MAX_LISTING_IDS
 from realtyframes.cache import Checkpoint
 from realtyframes.errors import NotFoundError
 from realtyframes.loaders._answers import check_echo, echo_check
-from realtyframes.loaders._base import Loaded, Session
-from realtyframes.loaders._endpoint import Call, Endpoint
+from realtyframes.loaders._base import Call, Endpoint, Loaded, Session
 from realtyframes.loaders._paging import _Bar, fetch_pages, fetch_pages_many, progress_enabled
 from realtyframes.schemas import (
     ANALYTICS_MODELS,

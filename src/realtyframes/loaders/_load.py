@@ -44,6 +44,8 @@ from realtyframes.errors import (
     RunAnomalyWarning,
 )
 from realtyframes.loaders._base import (
+    Call,
+    Endpoint,
     Loaded,
     LoadInfo,
     LoadResult,
@@ -53,7 +55,6 @@ from realtyframes.loaders._base import (
     validate_frame,
 )
 from realtyframes.loaders._checks import check_flag, check_on_invalid
-from realtyframes.loaders._endpoint import Call, Endpoint
 from realtyframes.loaders._resume import run_resumable
 from realtyframes.schemas import OnInvalid
 

@@ -61,6 +61,7 @@ from realtyframes.loaders._sync_entry import (
     usable,
     write_sync,
 )
+from realtyframes.loaders._sync_fetch import Fetching
 from realtyframes.loaders._sync_lock import (
     SYNC_WAIT,
     changes_between,
@@ -71,7 +72,6 @@ from realtyframes.loaders._sync_lock import (
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,
     Counts,
-    Fetching,
     SyncResult,
     run_first,
     run_later,
@@ -107,7 +107,6 @@ assert _MARKET.sync is not None
 DEFAULT_CHUNK = _MARKET.sync.chunk
 #: Statuses a market holds, each loaded by its own search.
 STATUSES: tuple[str, ...] = STANDARD_STATUSES
-_key = scope_key  # the cache key of a scope (its name before _sync_entry existed)
 
 logger = logging.getLogger("realtyframes.sync")
 
@@ -136,8 +135,8 @@ def sync_listings(
     ``Subtypes=``, feature flags ...), validated before any request; see :func:`sync_scope` for
     the ones refused. ``chunk_size``: ListingIds per change-feed request (default: the spec's
     100; a chunk refused with a 400 or 414 is split in halves once). ``refresh=True`` reloads the
-    market in full (the history is kept). Returns one row per ListingId, sorted by ListingId;
-    the change history is :func:`listing_history`. Without a cache (``Client(cache=False)``)
+    market in full (the history is kept and gets the changes since the last sync). Returns one
+    row per ListingId, sorted by ListingId; the change history is :func:`listing_history`. Without a cache (``Client(cache=False)``)
     every call is a full load and no history is kept.
 
     The first sync of a scope also **backfills the history** from the change feed: every change

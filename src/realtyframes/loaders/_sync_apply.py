@@ -144,6 +144,48 @@ def data_time_of(fresh: pd.DataFrame, changes: pd.DataFrame | None) -> pd.Timest
     return latest(*stamps)
 
 
+def clock_window(
+    fresh: pd.DataFrame, lower: pd.Timestamp | None
+) -> tuple[pd.Timestamp | None, pd.Timestamp | None]:
+    """Where the server's clock is, ``[lower, upper)``, from listings it just sent: the server
+    counts DaysOnMarket of a listing not closed in whole days since its entry, so its clock is
+    in ``[entry + days, entry + days + 1 day)`` for each; a ModificationTimestamp is a lower
+    bound too. ``upper`` is None when no listing sent is open.
+
+    >>> row = {"StandardStatus": ["Active"], "DaysOnMarket": [2],
+    ...        "OriginalEntryTimestamp": [pd.Timestamp("2026-01-01T06:00Z")],
+    ...        "ModificationTimestamp": [pd.Timestamp("2026-01-02T00:00Z")]}
+    >>> [str(t) for t in clock_window(pd.DataFrame(row), None)]
+    ['2026-01-03 06:00:00+00:00', '2026-01-04 06:00:00+00:00']
+    """
+    if not len(fresh):
+        return lower, None
+    open_ = fresh[fresh["StandardStatus"].astype("str") != "Closed"]
+    since = open_["OriginalEntryTimestamp"] + pd.to_timedelta(
+        open_["DaysOnMarket"].astype("float64"), unit="D"
+    )
+    upper = (since + _DAY).min()
+    lowest = latest(lower, max_stamp(since), max_stamp(fresh["ModificationTimestamp"]))
+    return lowest, None if pd.isna(upper) else pd.Timestamp(upper)
+
+
+def turning(market: pd.DataFrame, lower: pd.Timestamp, upper: pd.Timestamp | None) -> pd.Series:
+    """The listings not closed whose DaysOnMarket a server clock in ``[lower, upper)`` leaves
+    open (the day turns for them inside it; every one when ``upper`` is None): their next day
+    boundary after ``lower``, indexed by ListingId, earliest first."""
+    open_ = market[
+        (market["StandardStatus"].astype("str") != "Closed")
+        & market["OriginalEntryTimestamp"].notna()
+    ]
+    entry = open_["OriginalEntryTimestamp"]
+    turns = entry + ((lower - entry) // _DAY + 1) * _DAY
+    if upper is not None:
+        turns = turns[turns < upper]
+    return pd.Series(
+        turns.to_numpy(), index=open_.loc[turns.index, "ListingId"].to_numpy()
+    ).sort_values(kind="stable")
+
+
 def grow_days_on_market(market: pd.DataFrame, data_time: pd.Timestamp | None) -> pd.DataFrame:
     """DaysOnMarket of listings not closed, from ``data_time`` (a lower bound of the server's
     clock): it grows with the clock and no feed event says so. Never lowered."""

@@ -155,13 +155,17 @@ def synced_market(session: Session, scope: Mapping[str, Any]) -> pd.DataFrame | 
 
 
 def sync_state(session: Session, scope: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The sync state of ``scope`` (watermarks, chunk size, syncs, last sync's requests), or None.
+    """The sync state of ``scope`` (watermarks, chunk size, syncs, last sync's requests), or None,
+    read from the cache's state database alone (no Parquet file is read).
 
     >>> sync_state(client.session, {"City": "Miami"})["last_requests"]  # doctest: +SKIP
     {'search': 4, 'feed': 3, 'details': 1, 'rejected': 0, 'total': 8, 'floor': 8}
     """
-    entry = _synced_entry(session, scope)
-    return None if entry is None else dict(entry.meta["sync"])
+    params = sync_scope(scope)
+    cache = session.cache
+    if cache is None:
+        return None
+    return cache.sync_state(RESOURCE, scope_key(session, cache, params))  # no Parquet read
 
 
 def _synced_entry(session: Session, scope: Mapping[str, Any]) -> Any:

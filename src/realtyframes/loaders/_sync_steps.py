@@ -1,15 +1,16 @@
 """The sync runner: one loop over the sync an endpoint declares (:class:`~realtyframes.loaders.
-_endpoint.Sync`, the listings row's ``sync``), reading the server through a :class:`Reader`.
+_base.Sync`, the listings row's ``sync``), reading the server through a :class:`Reader`.
 
 - :func:`run_first`: one search per partition value (each status) -> the market; then, unless
   the history is kept already, the change feed over every key since the oldest entry (the
   history backfill).
 - :func:`run_later`: the new records per partition value since the entry watermark; the change
   feed over the keys not terminal since the change watermark, applied by the declared ``apply``
-  step; the detail of each record it closed.
+  step; the detail of each record it closed; the server's clock placed for DaysOnMarket
+  (:func:`server_clock`, a binary search of details).
 
-:class:`Fetching` reads for real (pages saved in a load's checkpoint, feed chunks of the
-declared 100 ids split once on a 400/414, every request in the client's one pool);
+``loaders._sync_fetch.Fetching`` reads for real (pages saved in a load's checkpoint, feed chunks
+of the declared 100 ids split once on a 400/414, every request in the client's one pool);
 ``realtyframes.loaders._plan`` runs the same two functions with a counting reader, so a plan
 walks the requests the sync makes.
 """
@@ -18,24 +19,19 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import pandas as pd
 
 from realtyframes._changes import sync_changes
-from realtyframes.api import ApiClient
-from realtyframes.cache import Checkpoint
-from realtyframes.errors import ApiError, NotFoundError
-from realtyframes.loaders._answers import check_echo
-from realtyframes.loaders._base import ids_in
-from realtyframes.loaders._endpoint import Endpoint, Sync
-from realtyframes.loaders._page_info import _Bar, progress_enabled
-from realtyframes.loaders._paging import PAGE_SIZE, fetch_pages, fetch_pages_many
+from realtyframes.errors import ApiError
+from realtyframes.loaders._base import Endpoint, Sync, ids_in
+from realtyframes.loaders._paging import PAGE_SIZE
 from realtyframes.loaders._sync_apply import (
     append_history,
+    clock_window,
     close_data,
     concat,
     data_time_of,
@@ -46,16 +42,17 @@ from realtyframes.loaders._sync_apply import (
     media_of,
     stamp,
     tidy,
+    turning,
     wall_clock,
     watermarks,
 )
-from realtyframes.schemas import OnInvalid, empty_frame, validate
+from realtyframes.schemas import OnInvalid, empty_frame, listings_from_records, validate
 
 __all__ = [
+    "NOT_ASKED",
     "STATE_VERSION",
     "Counts",
     "Fed",
-    "Fetching",
     "Found",
     "Reader",
     "SyncResult",
@@ -63,15 +60,19 @@ __all__ = [
     "pages_of",
     "run_first",
     "run_later",
+    "server_clock",
     "too_many",
 ]
 
 logger = logging.getLogger("realtyframes.sync")
-T = TypeVar("T")
-R = TypeVar("R")
 
 #: Version of the sync state kept in the entry's metadata; another version means a full load.
 STATE_VERSION = 1
+#: What a dry run's reader answers for a detail it does not ask for (:meth:`Reader.detail`).
+NOT_ASKED = b""
+#: Most detail requests one sync makes to place the server's clock (a binary search needs
+#: about log2 of the open listings: 15 for 20,000).
+_MAX_PROBES = 40
 
 
 @dataclass
@@ -83,11 +84,18 @@ class Counts:
     details: int = 0
     backfill: int = 0  # change-feed requests of a first sync's history
     rejected: int = 0  # change-feed requests refused for too many ids (before splitting)
+    clock: int = 0  # of the details, those that placed the server's clock (DaysOnMarket)
     floor: int = 0
+
+    def probed(self, requests: int) -> None:
+        """``requests`` detail requests that placed the server's clock."""
+        self.clock += requests
+        self.details += requests
+        self.floor += requests
 
     def as_dict(self) -> dict[str, int]:
         counted = {f.name: getattr(self, f.name) for f in fields(self)}
-        counted["total"] = sum(v for k, v in counted.items() if k != "floor")
+        counted["total"] = sum(v for k, v in counted.items() if k not in ("floor", "clock"))
         return counted
 
 
@@ -128,6 +136,8 @@ class Reader(Protocol):
     def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]: ...
     def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed: ...
     def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]: ...
+    def detail(self, key: str) -> bytes | None:
+        """One record's detail; None: gone; :data:`NOT_ASKED`: a dry run (counted instead)."""
 
 
 def pages_of(total: int) -> int:
@@ -209,9 +219,9 @@ def run_first(
     backfill: bool,
     on_invalid: OnInvalid,
 ) -> SyncResult:
-    """A full load (every partition value) and, with ``backfill`` and no history kept yet
-    (``previous``: a refresh keeps its history), the change feed over every key since ``since``
-    or the oldest entry: the history."""
+    """A full load (every partition value) and, with ``backfill`` and no history kept yet,
+    the change feed over every key since ``since`` or the oldest entry: the history. A refresh
+    (``previous``) keeps its history and adds the feed since its change watermark to it."""
     sync = endpoint.sync
     assert sync is not None
     counts = Counts()
@@ -230,9 +240,14 @@ def run_first(
         history = previous.history
         state["syncs"] = previous.state.get("syncs", 0) + 1
         state["first_sync"] = previous.state.get("first_sync")
+        if "history_since" in previous.state:
+            state["history_since"] = previous.state["history_since"]
     result = SyncResult(
         market, media_of(media, market), bad.reset_index(drop=True), history, state, counts
     )
+    if previous is not None and len(history) and len(market):
+        result.history = _since_kept(sync, reader, result, found, previous, chunk, on_invalid)
+        return result
     oldest = market[sync.cursor[0]].min() if len(market) else None
     start = since if since is not None else None if pd.isna(oldest) else pd.Timestamp(oldest)
     if backfill and not len(history) and len(market) and start is not None:
@@ -245,6 +260,31 @@ def run_first(
         logger.info("sync_listings: backfilled %d changes since %s in %d requests",
                     len(result.history), iso(start), fed.requests)  # fmt: skip
     return result
+
+
+def _since_kept(
+    sync: Sync, reader: Reader, result: SyncResult, found: Sequence[Found],
+    previous: SyncResult, chunk: int, on_invalid: OnInvalid,
+) -> pd.DataFrame:  # fmt: skip
+    """A refresh's history: the one kept plus the change feed since the last sync's change
+    watermark, over the reloaded keys that were not terminal then (a terminal record never
+    changes again), so no change between the last sync and the refresh is missing from it."""
+    since = previous.state.get("change_watermark") or result.state.get("history_since")
+    if since is None:
+        return previous.history
+    old = previous.market
+    terminal = set(old.loc[old[sync.status].astype("str") == sync.terminal, sync.key])
+    ids = [k for k in reader.keys(result.market, found) if k not in terminal]
+    if not ids:
+        return previous.history
+    fed = reader.feed(ids, str(since), chunk)
+    result.counts.feed += fed.requests
+    result.counts.rejected += fed.rejected
+    result.counts.floor += fed.floor
+    changes = _fed(sync, fed, on_invalid)
+    logger.info("sync_listings: refresh; %d changes since the last sync (%s) added to the history",
+                len(changes), since)  # fmt: skip
+    return append_history(previous.history, changes)
 
 
 def run_later(
@@ -293,6 +333,7 @@ def run_later(
         data_time_of(new_valid, changes),
         max_stamp(market[sync.cursor[1]]),
     )
+    data_time = server_clock(reader, market, *clock_window(new_valid, data_time), counts)
     market = grow_days_on_market(market, data_time)
     quarantine = previous.quarantine
     if fresh and len(quarantine):
@@ -319,6 +360,51 @@ def run_later(
     new = new_valid[~ids_in(new_valid[sync.key], previous.market[sync.key])]
     result.changes = sync_changes(changes, new, removed, previous.market, market)
     return result
+
+
+def server_clock(
+    reader: Reader,
+    market: pd.DataFrame,
+    lower: pd.Timestamp | None,
+    upper: pd.Timestamp | None,
+    counts: Counts,
+) -> pd.Timestamp | None:
+    """The server's clock to the precision DaysOnMarket needs, as a time from which every open
+    listing's whole days since its entry are the server's: ``lower``, raised by a binary search
+    over the listings whose day turns inside ``[lower, upper)``. Each step reads the detail of
+    the listing whose day turns in the middle (its DaysOnMarket says on which side the clock
+    is), so it costs at most ``log2(open listings) + 1`` requests, none when the listings the
+    sync read already say it. A probe that cannot say (gone, closed meanwhile, a dry run) or
+    contradicts the others ends the search with the lower bound known (docs/sync.md)."""
+    if lower is None:
+        return None
+    low, high = lower, upper
+    skip: set[str] = set()
+    for _ in range(_MAX_PROBES):
+        turns = turning(market, low, high)
+        turns = turns[~turns.index.isin(list(skip))]
+        if not len(turns):
+            return low
+        key = str(turns.index[len(turns) // 2])
+        body = reader.detail(key)
+        if body is NOT_ASKED:  # a dry run: a binary search over these (one more to start)
+            counts.probed(len(turns).bit_length() + (high is None))
+            break
+        counts.probed(1)
+        if body is None:
+            break
+        found, _ = listings_from_records([body], detail=False)
+        at, before = clock_window(found, low)
+        if before is None:  # closed meanwhile: its days say nothing of the clock
+            skip.add(key)
+            continue
+        high = before if high is None else min(high, before)
+        if at is None or at >= high:
+            logger.warning("sync_listings: the server's DaysOnMarket of %s contradicts the "
+                           "others'; DaysOnMarket is a lower bound this time", key)  # fmt: skip
+            return lower
+        low = at
+    return low
 
 
 def _revalidate(
@@ -349,122 +435,3 @@ def _feed_ids(sync: Sync, cached: pd.DataFrame, new: pd.DataFrame) -> list[str]:
     changed_new = new[modified] > new[entered]
     ids = [*cached.loc[still_open, sync.key].tolist(), *new.loc[changed_new, sync.key]]
     return list(dict.fromkeys(ids))
-
-
-# -- reading for real --------------------------------------------------------------------------------
-
-
-class Fetching:
-    """The runner's :class:`Reader` that makes the requests, through ``api``'s one bounded pool.
-    With a ``checkpoint``, pages it holds are not asked for again and pages fetched are saved."""
-
-    def __init__(
-        self,
-        api: ApiClient,
-        endpoint: Endpoint,
-        progress: bool | None,
-        checkpoint: Checkpoint | None = None,
-    ) -> None:
-        assert endpoint.sync is not None and endpoint.details is not None
-        self.api, self.endpoint, self.sync = api, endpoint, endpoint.sync
-        self.progress, self.checkpoint = progress, checkpoint
-
-    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]:
-        """Each query paged; one after the other when saved in a checkpoint (its first page notes
-        the data's identity), else all at once."""
-        item = str(self.endpoint.item_key)
-        name = self.sync.partition[0]
-        if self.checkpoint is None:
-            paged = fetch_pages_many(self.api, self.endpoint.path, queries, item_key=item,
-                                     progress=self.progress, desc="market")  # fmt: skip
-        else:
-            paged = [
-                fetch_pages(self.api, self.endpoint.path, q, item_key=item, progress=self.progress,
-                            desc=f"market: {q[name]}", checkpoint=self.checkpoint)
-                for q in queries
-            ]  # fmt: skip
-        return [Found(p.pages, p.requests, p.total) for p in paged]
-
-    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
-        return market[self.sync.key].tolist()
-
-    def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed:
-        """Change-feed pages of ``ids`` in chunks of ``chunk`` ids (each chunk paged),
-        concurrently; a chunk refused for too many ids (:func:`too_many`) is split in halves
-        once, a half refused again (or any other error) is raised."""
-        feed = self.sync.feed
-
-        def attempt(part: Sequence[str], split: bool = True) -> Fed:
-            query = {"Since": since, self.sync.feed_ids: ",".join(part)}
-            try:
-                got = fetch_pages(self.api, feed.path, query, item_key=str(feed.item_key),
-                                  progress=False, checkpoint=self.checkpoint)  # fmt: skip
-            except ApiError as exc:
-                if not split or len(part) == 1 or not too_many(exc):
-                    raise
-                logger.info(
-                    "change feed refused %d ids (%s); splitting them", len(part), exc.status
-                )
-                half = (len(part) + 1) // 2
-                a, b = attempt(part[:half], False), attempt(part[half:], False)
-                return Fed(a.pages + b.pages, a.requests + b.requests, 1, a.floor + b.floor)
-            return Fed(got.pages, got.requests, 0, pages_of(got.total))
-
-        parts = chunks(ids, chunk)
-        bar = _Bar(progress_enabled(self.progress), "market: changes")
-        bar.plan(len(parts))
-        fed = Fed()
-        for part in in_threads(self.api, attempt, parts, bar):
-            fed.pages += part.pages
-            fed.requests += part.requests
-            fed.rejected += part.rejected
-            fed.floor += part.floor
-        return fed
-
-    def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]:
-        """The details of ``ids``, concurrently (a detail of another record than the one asked
-        for is retried, then raised); on a 404, one by one, dropping those gone: (bodies, gone,
-        requests)."""
-        detail = self.endpoint.details
-        assert detail is not None
-        requests = [(detail.at(str(i)), None) for i in ids]
-        try:
-            bodies = self.api.get_many(requests, raw=True,
-                                       check=lambda n, body: check_echo(body, self.sync.key,
-                                                                        str(ids[n])))  # fmt: skip
-            return list(bodies), [], len(ids)
-        except NotFoundError:
-            pass
-        found: list[bytes] = []
-        gone: list[str] = []
-        for (path, _), key in zip(requests, ids, strict=True):
-            try:
-                found.append(self.api.get_bytes(path, check=_echo(self.sync.key, str(key))))
-            except NotFoundError:
-                gone.append(key)
-        return found, gone, 2 * len(ids)
-
-
-def _echo(field: str, asked: str) -> Callable[[bytes], None]:
-    return lambda body: check_echo(body, field, asked)
-
-
-def in_threads(
-    api: ApiClient, work: Callable[[T], R], items: Sequence[T], bar: _Bar | None = None
-) -> list[R]:
-    """``work(item)`` for each item in threads, results in order. The threads only coordinate:
-    every request goes through ``api``'s one bounded pool (``max_concurrency``); the first
-    failure cancels what has not started and is raised."""
-    workers = max(1, min(len(items), api.max_concurrency))
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="realtyframes-sync")
-    try:
-        futures = [pool.submit(work, item) for item in items]
-        for future in as_completed(futures):
-            future.result()  # raises the first failure
-            if bar is not None:
-                bar.update()
-        return [future.result() for future in futures]
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        if bar is not None:
-            bar.close()

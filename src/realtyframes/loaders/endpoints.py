@@ -25,9 +25,8 @@ from typing import Any
 from realtyframes.api import MAX_LISTING_IDS, OPERATIONS
 from realtyframes.cache import ParquetCache
 from realtyframes.loaders import _fetch
-from realtyframes.loaders._base import default_cache_dir
+from realtyframes.loaders._base import Endpoint, Sync, default_cache_dir
 from realtyframes.loaders._checks import check_count, check_flag
-from realtyframes.loaders._endpoint import Endpoint, Sync
 from realtyframes.loaders._page_info import PAGE_SIZE
 from realtyframes.loaders._sync_apply import apply_changes
 from realtyframes.schemas import (

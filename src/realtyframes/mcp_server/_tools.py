@@ -24,7 +24,6 @@ a tool error, secrets masked.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,7 @@ from realtyframes.analysis import (
     price_drops,
     traffic_summary,
 )
-from realtyframes.errors import ApiError, QueryError
+from realtyframes.errors import AnalysisInputError, ApiError, QueryError
 from realtyframes.loaders import sync_listings
 from realtyframes.loaders.mcp import check_arguments
 from realtyframes.mcp_server._schemas import (
@@ -56,7 +55,6 @@ __all__ = ["MAX_ROWS", "TOOLS", "ToolSpec", "check_call", "error_body", "table"]
 
 #: Rows of a table result at most (``row_count`` still says how many there were).
 MAX_ROWS = 500
-_NAMED = re.compile(r"`(\w+)`")
 
 
 def _flat_name(column: Any) -> str:
@@ -240,8 +238,8 @@ def error_body(error: BaseException, mask: Callable[[str], str]) -> dict[str, An
         body["param"] = error.param
         if error.allowed is not None:
             body["allowed"] = mask(error.allowed)
-    elif (named := _NAMED.search(str(error))) is not None:  # AnalysisInputError: `param` ...
-        body["param"] = named.group(1)
+    elif isinstance(error, AnalysisInputError) and error.param is not None:
+        body["param"] = error.param
     if isinstance(error, ApiError):
         body["status"], body["code"] = error.status, error.code
     return {"error": body}

@@ -34,7 +34,13 @@ from realtyframes.reso._profiles import (
 from realtyframes.reso._query import property_filter
 from realtyframes.reso._settings import ResoSettings, client_credentials_token, reso_settings
 from realtyframes.reso._source import ResoSource, listing_objects, with_source
-from realtyframes.reso._sync import HISTORY_SOURCE, ResoSync, reso_history, reso_sync
+from realtyframes.reso._sync import (
+    HISTORY_SOURCE,
+    ResoSync,
+    reso_history,
+    reso_sync,
+    reso_sync_state,
+)
 
 __all__ = [
     "DD_VERSION",
@@ -69,6 +75,7 @@ __all__ = [
     "reso_history",
     "reso_settings",
     "reso_sync",
+    "reso_sync_state",
     "server_lookups",
     "vendor_profile",
     "with_source",

@@ -82,6 +82,7 @@ __all__ = [
     "reconcile_due",
     "reso_history",
     "reso_sync",
+    "reso_sync_state",
     "scope_entry",
     "stamp",
     "sync_changes_of",
@@ -408,6 +409,16 @@ def _run(
         cache.write(RESOURCE, key, done.market, meta, extra_frames={"history": done.history})
     reader.done()
     return done
+
+
+def reso_sync_state(
+    source: ResoSource, cache: ParquetCache | None, scope: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The sync state of ``scope`` on this RESO source (watermark, syncs, last requests), or None
+    when it was never synced here (from the cache's state database; no request, no Parquet read).
+    """
+    params = sync_scope(scope)
+    return None if cache is None else cache.sync_state(RESOURCE, _key(source, cache, params))
 
 
 def reso_history(

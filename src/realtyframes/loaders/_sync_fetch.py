@@ -1,0 +1,157 @@
+"""The sync runner's reader that makes the requests (:class:`Fetching`): the searches (pages
+saved in a first sync's checkpoint), the change feed in chunks of the declared 100 ids (split
+once on a 400/414), the details of closings and of the clock's probes; every request through
+the client's one bounded pool. The counting reader of a plan is ``loaders._plan.Counting``.
+
+>>> reader = Fetching(client.session.api, ENDPOINTS["listings"], progress=False)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import TypeVar
+
+import pandas as pd
+
+from realtyframes.api import ApiClient
+from realtyframes.cache import Checkpoint
+from realtyframes.errors import ApiError, NotFoundError
+from realtyframes.loaders._answers import check_echo
+from realtyframes.loaders._base import Endpoint
+from realtyframes.loaders._page_info import _Bar, progress_enabled
+from realtyframes.loaders._paging import fetch_pages, fetch_pages_many
+from realtyframes.loaders._sync_steps import Fed, Found, chunks, pages_of, too_many
+
+__all__ = ["Fetching", "in_threads"]
+
+logger = logging.getLogger("realtyframes.sync")
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Fetching:
+    """The runner's :class:`Reader` that makes the requests, through ``api``'s one bounded pool.
+    With a ``checkpoint``, pages it holds are not asked for again and pages fetched are saved."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        endpoint: Endpoint,
+        progress: bool | None,
+        checkpoint: Checkpoint | None = None,
+    ) -> None:
+        assert endpoint.sync is not None and endpoint.details is not None
+        self.api, self.endpoint, self.sync = api, endpoint, endpoint.sync
+        self.progress, self.checkpoint = progress, checkpoint
+
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]:
+        """Each query paged; one after the other when saved in a checkpoint (its first page notes
+        the data's identity), else all at once."""
+        item = str(self.endpoint.item_key)
+        name = self.sync.partition[0]
+        if self.checkpoint is None:
+            paged = fetch_pages_many(self.api, self.endpoint.path, queries, item_key=item,
+                                     progress=self.progress, desc="market")  # fmt: skip
+        else:
+            paged = [
+                fetch_pages(self.api, self.endpoint.path, q, item_key=item, progress=self.progress,
+                            desc=f"market: {q[name]}", checkpoint=self.checkpoint)
+                for q in queries
+            ]  # fmt: skip
+        return [Found(p.pages, p.requests, p.total) for p in paged]
+
+    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
+        return market[self.sync.key].tolist()
+
+    def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed:
+        """Change-feed pages of ``ids`` in chunks of ``chunk`` ids (each chunk paged),
+        concurrently; a chunk refused for too many ids (:func:`too_many`) is split in halves
+        once, a half refused again (or any other error) is raised."""
+        feed = self.sync.feed
+
+        def attempt(part: Sequence[str], split: bool = True) -> Fed:
+            query = {"Since": since, self.sync.feed_ids: ",".join(part)}
+            try:
+                got = fetch_pages(self.api, feed.path, query, item_key=str(feed.item_key),
+                                  progress=False, checkpoint=self.checkpoint)  # fmt: skip
+            except ApiError as exc:
+                if not split or len(part) == 1 or not too_many(exc):
+                    raise
+                logger.info(
+                    "change feed refused %d ids (%s); splitting them", len(part), exc.status
+                )
+                half = (len(part) + 1) // 2
+                a, b = attempt(part[:half], False), attempt(part[half:], False)
+                return Fed(a.pages + b.pages, a.requests + b.requests, 1, a.floor + b.floor)
+            return Fed(got.pages, got.requests, 0, pages_of(got.total))
+
+        parts = chunks(ids, chunk)
+        bar = _Bar(progress_enabled(self.progress), "market: changes")
+        bar.plan(len(parts))
+        fed = Fed()
+        for part in in_threads(self.api, attempt, parts, bar):
+            fed.pages += part.pages
+            fed.requests += part.requests
+            fed.rejected += part.rejected
+            fed.floor += part.floor
+        return fed
+
+    def detail(self, key: str) -> bytes | None:
+        """The detail of one record (None: the server no longer has it)."""
+        assert self.endpoint.details is not None
+        try:
+            return self.api.get_bytes(
+                self.endpoint.details.at(key), check=_echo(self.sync.key, key)
+            )
+        except NotFoundError:
+            return None
+
+    def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]:
+        """The details of ``ids``, concurrently (a detail of another record than the one asked
+        for is retried, then raised); on a 404, one by one, dropping those gone: (bodies, gone,
+        requests)."""
+        detail = self.endpoint.details
+        assert detail is not None
+        requests = [(detail.at(str(i)), None) for i in ids]
+        try:
+            bodies = self.api.get_many(requests, raw=True,
+                                       check=lambda n, body: check_echo(body, self.sync.key,
+                                                                        str(ids[n])))  # fmt: skip
+            return list(bodies), [], len(ids)
+        except NotFoundError:
+            pass
+        found: list[bytes] = []
+        gone: list[str] = []
+        for (path, _), key in zip(requests, ids, strict=True):
+            try:
+                found.append(self.api.get_bytes(path, check=_echo(self.sync.key, str(key))))
+            except NotFoundError:
+                gone.append(key)
+        return found, gone, 2 * len(ids)
+
+
+def _echo(field: str, asked: str) -> Callable[[bytes], None]:
+    return lambda body: check_echo(body, field, asked)
+
+
+def in_threads(
+    api: ApiClient, work: Callable[[T], R], items: Sequence[T], bar: _Bar | None = None
+) -> list[R]:
+    """``work(item)`` for each item in threads, results in order. The threads only coordinate:
+    every request goes through ``api``'s one bounded pool (``max_concurrency``); the first
+    failure cancels what has not started and is raised."""
+    workers = max(1, min(len(items), api.max_concurrency))
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="realtyframes-sync")
+    try:
+        futures = [pool.submit(work, item) for item in items]
+        for future in as_completed(futures):
+            future.result()  # raises the first failure
+            if bar is not None:
+                bar.update()
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if bar is not None:
+            bar.close()
