@@ -128,7 +128,7 @@ def test_fetch_dry_run_on_the_reso_source_prints_its_plan(
                  "--source", "reso", "--cache-dir", str(tmp_path / "c"), "-q"]) == 0  # fmt: skip
     printed = capsys.readouterr().out
     assert printed.startswith("Plan(listings search: ")
-    assert _sent(sb.url) - before == 1  # the count: no page read
+    assert _sent(sb.url) - before == 2  # $metadata (the server's lookups), the count: no page
     client = _client(sb.url, tmp_path / "c2", page_size=30)
     assert printed.strip() == repr(client.plan_listings(Status="Closed"))
 

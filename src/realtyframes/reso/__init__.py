@@ -13,8 +13,14 @@ own machinery (cache, checkpoints, validation). Users meet it as ``rf.Client.res
 
 from realtyframes.reso._budgets import BudgetExhaustedError, Budgets
 from realtyframes.reso._config import RESO_KEYS, RESO_TABLE, read_reso_table, reso_arguments
-from realtyframes.reso._fields import DD_VERSION, FILTERS, PROPERTY_FIELDS
-from realtyframes.reso._metadata import parse_metadata
+from realtyframes.reso._fields import DD_VERSION, FILTERS, LOOKUP_FIELDS, PROPERTY_FIELDS
+from realtyframes.reso._metadata import (
+    Lookups,
+    ServerMetadata,
+    parse_metadata,
+    read_metadata,
+    server_lookups,
+)
 from realtyframes.reso._plan import plan_reso_listings, plan_reso_sync
 from realtyframes.reso._profiles import (
     PROFILES,
@@ -40,6 +46,7 @@ __all__ = [
     "DD_VERSION",
     "FILTERS",
     "HISTORY_SOURCE",
+    "LOOKUP_FIELDS",
     "PROFILES",
     "PROFILES_VERSION",
     "PROPERTY_FIELDS",
@@ -49,9 +56,11 @@ __all__ = [
     "Budget",
     "BudgetExhaustedError",
     "Budgets",
+    "Lookups",
     "ResoSettings",
     "ResoSource",
     "ResoSync",
+    "ServerMetadata",
     "VendorProfile",
     "budgets_of",
     "client_credentials_token",
@@ -60,12 +69,14 @@ __all__ = [
     "plan_reso_listings",
     "plan_reso_sync",
     "property_filter",
+    "read_metadata",
     "read_reso_table",
     "reso_arguments",
     "reso_history",
     "reso_settings",
     "reso_sync",
     "reso_sync_state",
+    "server_lookups",
     "vendor_profile",
     "with_source",
 ]

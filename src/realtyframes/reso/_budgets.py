@@ -44,6 +44,10 @@ class BudgetExhaustedError(RealtyFramesError):
         self.resume_at = resume_at
 
 
+#: Seconds added to the per-second budget's window (see ``_try_admit``).
+SEND_MARGIN = 0.25
+
+
 def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -68,6 +72,7 @@ class Budgets:
         self.clock, self.max_wait, self.sleep = clock, max_wait, sleep
         self._memory: dict[str, tuple[int, int]] = {}
         self._recent: list[float] = []  # send times of the last second (in memory)
+        self.waited = 0.0  #: seconds this process slept to keep the budgets (pacing)
         self._lock = threading.Lock()
 
     # -- storage: rows "<budget>@<bucket>" -> used, and "suspended" -> until --------------------
@@ -143,6 +148,7 @@ class Budgets:
                 if wait is None:
                     return
                 self.sleep(wait)
+                self.waited += wait
 
     def _refuse(self, name: str, budget: Budget, used: int, resume: float) -> float:
         now = self.clock()
@@ -170,9 +176,12 @@ class Budgets:
         stale: list[str] = []
         for name, budget in self.budgets.items():
             if name == "second":
-                self._recent = [t for t in self._recent if t > now - budget.seconds]
+                # the server counts a request when it arrives: a margin on the window absorbs
+                # the jitter of the send delay (a later request arriving sooner than an earlier)
+                span = budget.seconds + SEND_MARGIN
+                self._recent = [t for t in self._recent if t > now - span]
                 if len(self._recent) + 1 > budget.limit:
-                    return self._refuse(name, budget, len(self._recent), self._recent[0] + 1)
+                    return self._refuse(name, budget, len(self._recent), self._recent[0] + span)
                 continue
             live, old = self._window(name, budget, rows, now)
             stale += old

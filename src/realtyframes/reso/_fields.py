@@ -13,13 +13,14 @@ two, so a misreading on either side shows.
 
 from __future__ import annotations
 
-from realtyframes._spec import FEATURE_FLAGS
+from realtyframes._spec import FEATURE_FLAGS, PROPERTY_TYPES, STANDARD_STATUSES
 
 __all__ = [
     "DD_VERSION",
     "EXTRA_PROPERTY_FIELDS",
     "FILTERS",
     "HISTORY_FIELDS",
+    "LOOKUP_FIELDS",
     "MEDIA_FIELDS",
     "MEMBER_FIELDS",
     "OFFICE_FIELDS",
@@ -71,6 +72,12 @@ PROPERTY_FIELDS: dict[str, str] = {
     "ListAgentMlsId": "ListAgentMlsId",
     "ListOfficeMlsId": "ListOfficeMlsId",
     "ListOfficeName": "ListOfficeName",
+}
+#: The Property lookup fields the platform's frames hold as categories, and their values: a
+#: server's own values (enum members, local lookups) are mapped to these (:mod:`._metadata`).
+LOOKUP_FIELDS: dict[str, tuple[str, ...]] = {
+    "StandardStatus": STANDARD_STATUSES,
+    "PropertyType": PROPERTY_TYPES,
 }
 #: DD Property fields the platform's search has no column for, kept under their DD names with
 #: ``listings(reso_fields=True)`` (the buyer side of closed listings among them).

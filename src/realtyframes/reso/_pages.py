@@ -28,7 +28,7 @@ from realtyframes.errors import (
 )
 from realtyframes.reso._budgets import Budgets
 
-__all__ = ["Page", "fetch", "iter_pages", "split_link"]
+__all__ = ["Page", "fetch", "iter_pages", "read_all", "split_link"]
 
 
 @dataclass(frozen=True)
@@ -118,3 +118,23 @@ def iter_pages(
         yield page
         index += 1
         where = split_link(api.base_url, page.next_link) if page.next_link else None
+
+
+def read_all(
+    api: ApiClient,
+    path: str,
+    query: Mapping[str, str],
+    *,
+    page_size: int,
+    budgets: Budgets | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Every record of a small query (a Lookup read), its pages followed, no checkpoint:
+    (records, requests)."""
+    records: list[dict[str, Any]] = []
+    requests = 0
+    for page in iter_pages(
+        api, path, query, page_size=page_size, full_pages=False, budgets=budgets
+    ):
+        records.extend(page.records)
+        requests += 1
+    return records, requests

@@ -137,9 +137,9 @@ def plan_reso_listings(
     ):
         raise QueryError("max_results", f"expected an integer >= 1, got {max_results!r}", "1+")
     probe = _Probe(source)
-    metadata_before = source.has_metadata
+    before = source.has_metadata, source.has_lookups
     query = source.listings_query(filters)
-    probe.probes += int(source.has_metadata and not metadata_before)
+    probe.probes += source.requests_since(before)
     total = probe.count("/Property", query["$filter"])
     rows = total if max_results is None else min(total, max_results)
     pages = pages_of(rows, source.settings.page_size)
@@ -164,11 +164,13 @@ def plan_reso_sync(
     params = sync_scope(scope)
     check_flag("refresh", refresh)
     reconcile = check_reconcile(reconcile)
-    expression, _ = property_filter(params, fields=None, every_status=True)
+    probe = _Probe(source)
+    before = source.has_metadata, source.has_lookups
+    expression, _ = property_filter(params, fields=None, every_status=True, lookups=source.lookups)
+    probe.probes += source.requests_since(before)  # the server's values of its lookups
     entry = scope_entry(source, cache, params)
     if entry is not None and (refresh or "sync" not in entry.meta):
         entry = None
-    probe = _Probe(source)
     history = probe.has_history()
     if entry is None:
         return _first(source, probe, expression, history, history_since)

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from realtyframes.api import LISTING_DEFAULTS, LISTING_SEARCH, validate_listing_search
 from realtyframes.errors import QueryError
 from realtyframes.reso._fields import FILTERS, SORTS, UNMAPPED_FILTERS
+from realtyframes.reso._metadata import Lookups
 
 __all__ = ["check_names", "literal", "names_in", "property_filter"]
 
@@ -67,8 +68,15 @@ def literal(value: Any) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _term(name: str, value: str) -> str:
+def _term(name: str, value: str, lookups: Callable[[], Lookups] | None = None) -> str:
     field, op = FILTERS[name]
+    if lookups is not None and op in ("eq", "in") and field in lookups().encoding:
+        table = lookups()  # the server's values of a lookup field (enum literals included)
+        if op == "in":
+            return (
+                f"{field} in (" + ",".join(table.literal(field, v) for v in value.split(",")) + ")"
+            )
+        return f"{field} eq {table.literal(field, value)}"
     if op == "in":
         return f"{field} in (" + ",".join(literal(v) for v in value.split(",")) + ")"
     if op == "contains":
@@ -88,9 +96,12 @@ def property_filter(
     fields: Collection[str] | None,
     raw: str | None = None,
     every_status: bool = False,
+    lookups: Callable[[], Lookups] | None = None,
 ) -> tuple[str, str]:
     """``(filter, orderby)`` for the platform's search ``filters`` (spec names; other names are
     DD fields compared with ``eq``, checked against ``fields`` when given) and raw OData text.
+    ``lookups``: the server's lookups (asked for once the filters are valid), so Status and
+    PropertyType are sent as the server's values (enum literals, local lookup values).
 
     >>> property_filter({"Status": "Closed", "Subtypes": ["Condominium"]}, fields=None)
     ("StandardStatus eq 'Closed' and PropertyType eq 'Residential' and PropertySubType in ('Condominium')", 'ListPrice desc')
@@ -109,15 +120,16 @@ def property_filter(
     for name in ("PropertyType",) if every_status else ("Status", "PropertyType"):
         checked.setdefault(name, LISTING_DEFAULTS[name])
     sort = checked.pop("Sort", LISTING_DEFAULTS["Sort"])
-    terms = [_term(name, checked[name]) for name in ("Status", "PropertyType") if name in checked]
-    terms += [_term(n, v) for n, v in checked.items() if n not in ("Status", "PropertyType")]
     others = {k: v for k, v in filters.items() if k not in LISTING_SEARCH}
     if others and fields is not None:
         check_names(others, fields, extra=FILTERS)
+    if raw is not None and fields is not None:
+        check_names(names_in(raw), fields, param="filter")
+    first = [name for name in ("Status", "PropertyType") if name in checked]
+    terms = [_term(name, checked[name], lookups) for name in first]
+    terms += [_term(n, v, lookups) for n, v in checked.items() if n not in first]
     terms += [f"{name} eq {literal(value)}" for name, value in others.items()]
     if raw is not None:
-        if fields is not None:
-            check_names(names_in(raw), fields, param="filter")
         terms.append(f"({raw})")
     return " and ".join(terms), SORTS[sort]
 

@@ -25,9 +25,16 @@ from realtyframes.errors import QueryError, ResponseMismatchError
 from realtyframes.loaders import Call, Endpoint, Loaded, Session
 from realtyframes.reso._budgets import Budgets
 from realtyframes.reso._fields import EXTRA_PROPERTY_FIELDS, PROPERTY_FIELDS
-from realtyframes.reso._metadata import parse_metadata
+from realtyframes.reso._metadata import (
+    LOOKUP,
+    Lookups,
+    ServerMetadata,
+    lookup_filter,
+    read_metadata,
+    server_lookups,
+)
 from realtyframes.reso._models import RESOURCES, shape_records
-from realtyframes.reso._pages import iter_pages
+from realtyframes.reso._pages import iter_pages, read_all
 from realtyframes.reso._query import check_names, literal, names_in, property_filter
 from realtyframes.reso._settings import ResoSettings
 from realtyframes.schemas import Listing, listings_from_pages
@@ -68,7 +75,9 @@ class ResoSource:
         self.api = api
         self.settings = settings
         self.budgets = budgets
-        self._metadata: dict[str, dict[str, str]] | None = None
+        self._metadata: ServerMetadata | None = None
+        self._lookups: Lookups | None = None
+        self.lookup_requests = 0  #: the pages of the Lookup resource :meth:`lookups` read
         self._lock = threading.Lock()
 
     @property
@@ -94,8 +103,37 @@ class ResoSource:
                 )
                 if not answer.is_success:
                     raise error_from_response(answer, url=url, secrets=engine.secrets)
-                self._metadata = parse_metadata(answer.content)
-            return self._metadata
+                self._metadata = read_metadata(answer.content)
+            return self._metadata.types
+
+    @property
+    def has_lookups(self) -> bool:
+        """Whether the lookups were read already (a call of :meth:`lookups` sends no request)."""
+        return self._lookups is not None
+
+    def lookups(self) -> Lookups:
+        """The server's values of StandardStatus and PropertyType mapped to the platform's
+        (from ``$metadata``'s enum types, or its ``Lookup`` resource; read once, kept)."""
+        if self._lookups is None:
+            self.metadata()
+            assert self._metadata is not None
+            self._lookups = server_lookups(self._metadata, self._lookup_rows)
+        return self._lookups
+
+    def _lookup_rows(self, names: list[str]) -> list[dict[str, Any]]:
+        query = {"$filter": lookup_filter(names), "$orderby": "LookupKey asc", **self.paging()}
+        size = self.settings.page_size
+        rows, self.lookup_requests = read_all(
+            self.api, "/" + LOOKUP, query, page_size=size, budgets=self.budgets
+        )
+        return rows
+
+    def requests_since(self, before: tuple[bool, bool]) -> int:
+        """The ``$metadata`` and Lookup requests made since ``before`` (``has_metadata``,
+        ``has_lookups`` then), for a run's request count."""
+        return (0 if before[0] or not self.has_metadata else 1) + (
+            0 if before[1] or not self.has_lookups else self.lookup_requests
+        )
 
     def fields(self, resource: str = "Property") -> dict[str, str]:
         """The fields ``$metadata`` gives ``resource``."""
@@ -131,7 +169,7 @@ class ResoSource:
             k not in PROPERTY_FIELDS and not _is_platform(k) for k in filters
         )
         fields = self.fields("Property") if needs_fields else None
-        expression, orderby = property_filter(filters, fields=fields, raw=raw)
+        expression, orderby = property_filter(filters, fields=fields, raw=raw, lookups=self.lookups)
         return {
             "$filter": self.scoped(expression, initial=True),
             "$orderby": f"{orderby},ListingKey asc",
@@ -225,6 +263,7 @@ class ResoSource:
         for page in self._pages(call, checkpoint):
             requests += 1
             total = page.count if total is None else total
+            self.lookups().decode("Property", page.records)
             bodies.append(json.dumps({"listings": listing_objects(page.records)}).encode())
             if call.options.get("reso_fields"):
                 kept.extend(page.records)

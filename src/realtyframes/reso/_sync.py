@@ -179,7 +179,7 @@ class _Reader:
             budgets=self.source.budgets,
         ):
             pages += 1
-            records.extend(page.records)
+            records.extend(self.source.lookups().decode(path.strip("/"), page.records))
         reused = checkpoint.reused if checkpoint is not None else 0
         return records, pages - reused
 
@@ -388,17 +388,17 @@ def _run(
     entry: Any, refresh: bool, history_since: Any, reconcile: bool | None,
 ) -> ResoSync:  # fmt: skip
     """The sync itself (under the scope's lock with a cache), written to the cache."""
-    expression, _ = property_filter(params, fields=None, every_status=True)
+    before = source.has_metadata, source.has_lookups
+    expression, _ = property_filter(params, fields=None, every_status=True, lookups=source.lookups)
     if entry is not None and (refresh or "sync" not in entry.meta):
         entry = None
-    asked = 0 if source.settings.history != "auto" or source.has_metadata else 1
     has_history = source.settings.history == "auto" and HISTORY in source.metadata()
     reader = _Reader(source, cache, key, [])
     if entry is None:
         done, state = _first(reader, expression, has_history, history_since)
     else:
         done, state = _later(reader, expression, entry, has_history, reconcile)
-    done.requests += asked  # the $metadata request, when this sync made it
+    done.requests += source.requests_since(before)  # $metadata and Lookup, when it read them
     state["syncs"] = int(state.get("syncs", 0)) + 1
     state["last_requests"] = done.requests
     state["history_from"] = HISTORY if has_history else "synthesised"

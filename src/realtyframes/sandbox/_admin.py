@@ -112,6 +112,7 @@ def build_admin(options: SandboxOptions) -> SandboxAdmin:
         shared_timestamps=options.reso_shared_timestamps,
         hidden_share=options.reso_hidden_share,
         manual_clock=options.reso_budget_clock == "manual",
+        lookups=options.reso_lookups,
     )
     return SandboxAdmin(
         options=options,

@@ -90,6 +90,7 @@ class SandboxOptions:
     reso_budget_clock: str = "real"  # "manual": budget windows move only via /_sandbox/reso/usage
     reso_shared_timestamps: int = 0  # the first N Property records share one ModificationTimestamp
     reso_hidden_share: float = 0.01  # mlsgrid: share of listing keys with MlgCanView = false
+    reso_lookups: str = "string"  # lookup values: "string" (standard), "enum" (EnumType), "lookup"
 
     def effective_rate_limit(self, plan: str = "standard") -> tuple[int, float]:
         """The quota in force: the option if given, else open 100000/60s, protected by plan."""

@@ -15,6 +15,7 @@ Media are the REST detail's photos. Records are rebuilt when the store's snapsho
 
 from __future__ import annotations
 
+import bisect
 import calendar
 import hashlib
 import itertools
@@ -27,6 +28,12 @@ import numpy as np
 
 from realtyframes.sandbox._market_data import STATE
 from realtyframes.sandbox._reso_fields import MLG_CAN_VIEW
+from realtyframes.sandbox._reso_lookups import (
+    LOCAL_FIELD,
+    LOOKUP_FIELDS,
+    encode,
+    lookup_records,
+)
 from realtyframes.sandbox._spec import STATUSES
 from realtyframes.sandbox._store import ListingStore
 
@@ -58,7 +65,8 @@ class ResoData:
 
     ``shared_timestamps``: the first N Property records (by key) all carry one
     ModificationTimestamp (a page-boundary test); ``hidden_share``: the share of listing keys
-    with ``MlgCanView = false`` when ``local_fields`` has it.
+    with ``MlgCanView = false`` when ``local_fields`` has it; ``lookups``: how lookup values
+    are carried (:mod:`~realtyframes.sandbox._reso_lookups`).
     """
 
     def __init__(
@@ -68,8 +76,13 @@ class ResoData:
         shared_timestamps: int = 0,
         hidden_share: float = 0.0,
         local_fields: tuple[str, ...] = (),
+        lookups: str = "string",
     ) -> None:
         self.store = store
+        self.lookups = lookups
+        #: Bumped by whoever changes records in place (not by a rebuild): the face's cursors
+        #: (kept ordered matches of a query) are keyed by it and by the record lists.
+        self.generation = 0
         self.shared_timestamps = shared_timestamps
         self.hidden_share = hidden_share
         self.local_fields = local_fields
@@ -169,6 +182,14 @@ class ResoData:
                 "OpenHouse": self._open_houses(props),
                 "HistoryTransactional": self._history(snap, props),
             }
+            if self.lookups == "lookup":
+                self._sets["Lookup"] = lookup_records()
+            if self.lookups != "string":
+                for p in props:
+                    for name in LOOKUP_FIELDS:
+                        p[name] = encode(self.lookups, name, p[name])
+                    if self.lookups == "lookup":
+                        p[LOCAL_FIELD] = p["StandardStatus"]
             self._built_for = snap
 
     def _changed(self, props: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -182,9 +203,10 @@ class ResoData:
         return out
 
     def _buyer(self, key: str) -> int:
-        """The buyer agent of a closed listing: drawn from the roster by activity, per key."""
-        rng = random.Random(f"{self.store.seed}:buyer:{key}")
-        return rng.choices(range(len(self._cum)), cum_weights=self._cum)[0]
+        """The buyer agent of a closed listing: drawn from the roster by activity, per key (a
+        stable hash of the key, not a generator seeded per key: the build's costliest step)."""
+        drawn = _share(self.store.seed, key, "buyer") * self._cum[-1]
+        return min(bisect.bisect_right(self._cum, drawn), len(self._cum) - 1)
 
     def _property(self, snap: Any, row: int, s: dict[str, Any]) -> dict[str, Any]:
         t = self.store.tables
@@ -248,6 +270,8 @@ class ResoData:
                     if field == "StandardStatus":
                         before, after = STATUSES[before], STATUSES[after]
                         kind = "Back On Market" if after == "Active" else after
+                        before = encode(self.lookups, field, before)
+                        after = encode(self.lookups, field, after)
                     else:
                         before, after, kind = str(int(before)), str(int(after)), "Price Change"
                     out.append(

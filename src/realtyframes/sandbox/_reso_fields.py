@@ -36,11 +36,13 @@ MLG_CAN_VIEW = "MlgCanView"
 
 @dataclass(frozen=True)
 class ResoField:
-    """One field: its DD name, EDM type and source in the sandbox (a REST field or a rule)."""
+    """One field: its DD name, EDM type and source in the sandbox (a REST field or a rule);
+    ``lookup_name``: the Lookup resource's name of its values (a string lookup's annotation)."""
 
     name: str
     edm: str
     source: str
+    lookup_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,10 @@ class Resource:
     def with_field(self, extra: ResoField) -> Resource:
         """This resource with one more field (a vendor's local field)."""
         return Resource(self.name, self.key, (*self.fields, extra))
+
+    def with_fields(self, changed: dict[str, ResoField]) -> Resource:
+        """This resource with the fields named in ``changed`` replaced (same order)."""
+        return Resource(self.name, self.key, tuple(changed.get(f.name, f) for f in self.fields))
 
 
 S, D, INT, B = "Edm.String", "Edm.Decimal", "Edm.Int32", "Edm.Boolean"

@@ -227,7 +227,8 @@ class _Parser:
             "Edm.Boolean": "boolean",
             "Edm.DateTimeOffset": "datetime",
             "Edm.Date": "date",
-        }.get(edm, "number" if edm in _NUMERIC else edm)
+        }.get(edm, "number" if edm in _NUMERIC else edm if edm.startswith("Edm.") else "string")
+        # a field of an EnumType (not Edm.*) takes a string or an enum literal (its member name)
         if lit.kind not in (want, "null"):
             self.fail(f"{fname} is {edm}; {lit.text!r} is a {lit.kind} literal")
 

@@ -16,6 +16,7 @@ from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from realtyframes.sandbox._reso_fields import NAMESPACE, Resource
+from realtyframes.sandbox._reso_lookups import enum_schema
 
 __all__ = ["EXPANDS", "metadata_xml", "service_document"]
 
@@ -39,7 +40,14 @@ def _entity_type(resource: Resource) -> list[str]:
     for f in resource.fields:
         nullable = ' Nullable="false"' if f.name == resource.key else ""
         scale = _DECIMAL.get(f.name, ' Precision="14" Scale="2"') if f.edm == "Edm.Decimal" else ""
-        lines.append(f'        <Property Name="{f.name}" Type="{f.edm}"{nullable}{scale}/>')
+        if f.lookup_name is None:
+            lines.append(f'        <Property Name="{f.name}" Type="{f.edm}"{nullable}{scale}/>')
+            continue
+        lines += [
+            f'        <Property Name="{f.name}" Type="{f.edm}"{nullable}{scale}>',
+            f'          <Annotation Term="RESO.OData.Metadata.LookupName" String="{f.lookup_name}"/>',
+            "        </Property>",
+        ]
     for nav, (target, _) in EXPANDS.get(resource.name, {}).items():
         lines.append(
             f'        <NavigationProperty Name="{nav}" Type="Collection({NAMESPACE}.{target})"/>'
@@ -72,7 +80,8 @@ def metadata_xml(resources: Mapping[str, Resource]) -> str:
         for nav, (target, _) in navs.items():
             lines.append(f'          <NavigationPropertyBinding Path="{nav}" Target="{target}"/>')
         lines.append("        </EntitySet>")
-    lines += ["      </EntityContainer>", "    </Schema>", "  </edmx:DataServices>", "</edmx:Edmx>"]
+    lines += ["      </EntityContainer>", "    </Schema>", *enum_schema(resources)]
+    lines += ["  </edmx:DataServices>", "</edmx:Edmx>"]
     return "\n".join(lines) + "\n"
 
 

@@ -19,6 +19,8 @@ the option; the route renders them as OData error JSON.
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -27,6 +29,7 @@ from realtyframes.sandbox._errors import SandboxError
 from realtyframes.sandbox._reso_data import ResoData
 from realtyframes.sandbox._reso_fields import MLG_CAN_VIEW, RESOURCES, ResoField, Resource
 from realtyframes.sandbox._reso_filter import epoch, parse_filter, parse_orderby, parse_select
+from realtyframes.sandbox._reso_lookups import with_lookups
 from realtyframes.sandbox._reso_metadata import EXPANDS
 from realtyframes.sandbox._reso_usage import Usage
 from realtyframes.sandbox._reso_vendors import VendorProfile
@@ -37,6 +40,8 @@ __all__ = ["OPTIONS", "ResoService"]
 #: The system query options a collection takes.
 OPTIONS = ("$filter", "$orderby", "$top", "$skip", "$select", "$expand", "$count")
 _MAXPAGESIZE = re.compile(r"odata\.maxpagesize\s*=\s*(\S+)", re.I)
+#: How many queries' ordered matches are kept for their next pages (a server-side cursor).
+CURSORS = 8
 
 
 def _bad(option: str, problem: str) -> SandboxError:
@@ -82,20 +87,24 @@ class ResoService:
         shared_timestamps: int = 0,
         hidden_share: float = 0.0,
         manual_clock: bool = False,
+        lookups: str = "string",
     ) -> None:
         self.vendor = vendor
+        resources = with_lookups(RESOURCES, lookups)
         self.usage = Usage(vendor, manual=manual_clock)
         self.data = ResoData(
             store,
             shared_timestamps=shared_timestamps,
             hidden_share=hidden_share,
             local_fields=vendor.local_fields,
+            lookups=lookups,
         )
-        resources = dict(RESOURCES)
         if MLG_CAN_VIEW in vendor.local_fields:
             local = ResoField(MLG_CAN_VIEW, "Edm.Boolean", "MLS Grid local field (share of keys)")
             resources["Property"] = resources["Property"].with_field(local)
         self.resources: dict[str, Resource] = resources
+        self._cursors: OrderedDict[tuple[Any, ...], tuple[list[Any], list[Any]]] = OrderedDict()
+        self._cursor_lock = threading.Lock()
 
     def resource(self, name: str) -> Resource:
         """The entity set ``name`` or a 404 naming the ones there are."""
@@ -138,12 +147,7 @@ class ResoService:
         if count not in ("true", "false"):
             raise _bad("$count", f"not a boolean: {count!r}; allowed: true, false")
         self._check_top(top, bool(expand), replication)
-        records = self._matching(res, params)
-        order = parse_orderby(params["$orderby"], res.types) if "$orderby" in params else []
-        if not any(n == res.key for n, _ in order):
-            order.append((res.key, False))  # a total order: pages never overlap
-        if order != [(res.key, False)]:
-            records = _sort(records, order, res.types)
+        records = self._ordered(res, params)
         headers: dict[str, str] = {}
         size, end = self._page(top, skip, len(records), prefer, headers)
         page = records[skip : min(skip + size, end)]
@@ -180,8 +184,35 @@ class ResoService:
             why += " with $expand"
         raise _bad("$top", f"{top} is too large: {why}")
 
-    def _matching(self, res: Resource, params: Mapping[str, str]) -> list[dict[str, Any]]:
+    def _ordered(self, res: Resource, params: Mapping[str, str]) -> list[dict[str, Any]]:
+        """The records matching ``$filter`` in ``$orderby`` order (ties by the key). Kept for
+        the query's next pages while the data do not change: a next link differs only in
+        ``$skip``/``$top``, so the market is filtered and sorted once per query, not per page. A
+        new snapshot (a rebuild) or ``data.generation`` (records changed in place) drops them."""
         records = self.data.records(res.name)
+        key = (res.name, params.get("$filter"), params.get("$orderby"), id(records),
+               self.data.generation)  # fmt: skip
+        with self._cursor_lock:
+            kept = self._cursors.get(key)
+            if kept is not None and kept[0] is records:
+                self._cursors.move_to_end(key)
+                return kept[1]
+        matched = self._matching(res, params, records)
+        order = parse_orderby(params["$orderby"], res.types) if "$orderby" in params else []
+        if not any(n == res.key for n, _ in order):
+            order.append((res.key, False))  # a total order: pages never overlap
+        if order != [(res.key, False)]:
+            matched = _sort(matched, order, res.types)
+        with self._cursor_lock:
+            self._cursors[key] = (records, matched)  # the data it came from, and the answer
+            self._cursors.move_to_end(key)
+            while len(self._cursors) > CURSORS:
+                self._cursors.popitem(last=False)
+        return matched
+
+    def _matching(
+        self, res: Resource, params: Mapping[str, str], records: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         raw = params.get("$filter")
         v = self.vendor
         if raw is None:

@@ -53,6 +53,7 @@ class _Account:
     bytes: int = 0
     refused_429: int = 0
     refused_403: int = 0
+    server_seconds: float = 0.0  # time spent answering (query, paging, JSON), not waiting
 
 
 class Usage:
@@ -124,6 +125,11 @@ class Usage:
                 seconds = self.vendor.budgets["bytes_hour"][0]
                 self._count(acc, "bytes_hour", int(self.now() // seconds), size)
 
+    def add_time(self, label: str, seconds: float) -> None:
+        """Count the time the face spent answering one request of ``label``."""
+        with self._lock:
+            self._accounts.setdefault(label, _Account()).server_seconds += seconds
+
     def report(self) -> dict[str, Any]:
         """Counts per token: admitted requests, bytes, refusals, the busiest window per budget."""
         with self._lock:
@@ -134,6 +140,7 @@ class Usage:
                     "bytes": acc.bytes,
                     "refused_429": acc.refused_429,
                     "refused_403": acc.refused_403,
+                    "server_seconds": round(acc.server_seconds, 3),
                     "peak": dict(acc.peak),
                     "suspended": acc.suspended_until is not None and now < acc.suspended_until,
                     "suspended_by": acc.suspended_by or None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 from starlette.requests import Request
@@ -76,9 +77,10 @@ def _base(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}{BASE_PATH}"
 
 
-def _json(body: Any, usage: Usage, label: str, headers: dict[str, str]) -> Response:
+def _json(body: Any, usage: Usage, label: str, headers: dict[str, str], started: float) -> Response:
     raw = json.dumps(body, separators=(",", ":")).encode()
     usage.add_bytes(label, len(raw))
+    usage.add_time(label, time.perf_counter() - started)
     return Response(raw, media_type=_JSON, headers={**_HEADERS, **headers})
 
 
@@ -102,6 +104,7 @@ async def resource(request: Request) -> Response:
     svc = _service(request)
     token = _bearer(request)
     label = token_label(token)
+    started = time.perf_counter()
     try:
         authorize(request, _READ)
         admission = svc.usage.admit(label)
@@ -113,6 +116,7 @@ async def resource(request: Request) -> Response:
         if name == "$metadata":
             xml = metadata_xml(svc.resources)
             svc.usage.add_bytes(label, len(xml.encode()))
+            svc.usage.add_time(label, time.perf_counter() - started)
             return Response(xml, media_type="application/xml", headers=_HEADERS)
         params = single(request.query_params.multi_items(), "query")
         for option in params:
@@ -129,12 +133,13 @@ async def resource(request: Request) -> Response:
                 svc.usage,
                 label,
                 {},
+                started,
             )
         replication = token == SPARK_REPLICATION_TOKEN
         body, headers = svc.query(
             name, params, request.headers.get("prefer"), replication, _base(request)
         )
-        return _json(body, svc.usage, label, headers)
+        return _json(body, svc.usage, label, headers, started)
     except SandboxError as exc:
         return _from(exc)
 
