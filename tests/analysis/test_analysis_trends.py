@@ -296,3 +296,26 @@ def test_an_unreadable_market_is_named_before_an_unreadable_history(
         rf.market_trends(bad_market, bad_history)
     with pytest.raises(rf.ColumnTypeError, match=r"'ChangeTimestamp'.*'later'"):
         rf.market_trends(market(), bad_history)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_two_keys_give_each_markets_trends_in_key_order(missing: bool) -> None:
+    """by two columns: one block of rows per (City, PropertySubType) seen, sorted, each equal to
+    the trends of that market's listings alone; a listing missing a key is in no market."""
+    frame = market()
+    frame["City"] = ["Miami", "Coral Gables", "Miami", "Coral Gables"]
+    if missing:
+        frame.loc[2, "PropertySubType"] = None
+    by = ["City", "PropertySubType"]
+    options = {"freq": "M", "start": "2026-01-01", "end": "2026-03-31", "min_sample": 1}
+    out = rf.market_trends(frame, history(), by=by, **options)
+    seen = sorted({tuple(row) for row in frame[by].dropna().itertuples(index=False)})
+    assert list(dict.fromkeys(zip(out["City"], out["PropertySubType"], strict=True))) == seen
+    metrics = list(rf.analysis.trends.TREND_METRICS)
+    for city, subtype in seen:
+        mine = (frame["City"] == city) & (frame["PropertySubType"] == subtype)
+        alone = rf.market_trends(frame[mine], history(), **options)
+        rows = out[(out["City"] == city) & (out["PropertySubType"] == subtype)]
+        pd.testing.assert_frame_equal(
+            rows[metrics].reset_index(drop=True), alone[metrics], check_exact=False, rtol=1e-12
+        )

@@ -160,11 +160,32 @@ def _market_codes(rows: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, 
         remap[1:][seen[1:]] = order
         return remap[first.cat.codes.to_numpy() + 1], pd.Index(uniques, tupleize_cols=False)
     parts = [as_key(rows[k]) for k in keys]
-    key = parts[0] if len(parts) == 1 else pd.Series(
-        list(zip(*[p.to_numpy() for p in parts], strict=True)), index=rows.index
-    )  # fmt: skip
-    codes, markets = pd.factorize(key, sort=True, use_na_sentinel=True)
+    if len(parts) > 1:
+        return _combined_codes(parts)
+    codes, markets = pd.factorize(parts[0], sort=True, use_na_sentinel=True)
     return np.asarray(codes, dtype="int64"), pd.Index(markets, tupleize_cols=False)
+
+
+def _combined_codes(parts: Sequence[pd.Series]) -> tuple[np.ndarray, pd.Index]:
+    """:func:`_market_codes` of several keys: each key factorised (sorted), the codes combined
+    into one integer per row (in the order of the tuples; -1 where a key is missing, as on the
+    engines), and only the markets seen made tuples (no tuple per row)."""
+    combined = np.zeros(len(parts[0]), dtype="int64")
+    missing = np.zeros(len(parts[0]), dtype=bool)
+    uniques = []
+    for part in parts:
+        codes, values = pd.factorize(part, sort=True, use_na_sentinel=True)
+        missing |= codes < 0
+        combined = combined * len(values) + codes
+        uniques.append(pd.Index(values).to_numpy())  # the values as the rows hold them
+    combined[missing] = -1
+    order, seen = pd.factorize(combined, sort=True, use_na_sentinel=False)
+    kept = np.asarray(seen, dtype="int64")
+    if missing.any():  # -1 sorts first: those rows in no market
+        order, kept = np.asarray(order) - 1, kept[1:]
+    digits = np.unravel_index(kept, [len(u) for u in uniques])
+    markets = list(zip(*[u[d] for u, d in zip(uniques, digits, strict=True)], strict=True))
+    return np.asarray(order, dtype="int64"), pd.Index(markets, tupleize_cols=False)
 
 
 class Listings:

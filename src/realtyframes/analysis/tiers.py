@@ -30,7 +30,6 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from realtyframes.analysis._common import (
     AnalysisInputError,
@@ -41,8 +40,8 @@ from realtyframes.analysis._common import (
 )
 from realtyframes.analysis._engine_frames import one_engine
 from realtyframes.analysis._kernel import collect, frame_of, is_pandas, segment_filter
-from realtyframes.analysis._order import match_last
-from realtyframes.analysis._tiers_engine import LIST_CODES, SALE_CODES, SALE_COPY, EngineTiers
+from realtyframes.analysis._order import Ids, match_last
+from realtyframes.analysis._tiers_engine import LIST_CODES, SALE_CODES, EngineTiers
 
 __all__ = ["SALE_SIDE", "TIERS", "TIER_BANDS", "TIER_FREQS", "band_tier", "tiered_trends"]
 
@@ -299,32 +298,44 @@ def _tagged(
     table: pd.DataFrame, tiers: pd.DataFrame, history: Any, changes: Any, columns: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
     """The pandas rows of both sides with ``tier`` (a code: :data:`~._tiers_engine.LIST_CODES`,
-    :data:`~._tiers_engine.SALE_CODES`), each sale-tiered sale copied under its own id, and the
-    history to match (:meth:`~._tiers_engine.EngineTiers.tagged_rows` on pandas)."""
-    ids = table["ListingId"].astype("str")
-    parts = []
-    copied = ids.iloc[:0]
-    for side, codes in (("list", LIST_CODES), ("sale", SALE_CODES)):
+    :data:`~._tiers_engine.SALE_CODES`), each sale-tiered sale copied, and the history to match
+    (:meth:`~._tiers_engine.EngineTiers.tagged_rows` on pandas). Each row gets its row number
+    as its ListingId (short text: the trends match the history by sorted integer keys, not by
+    hashing), and each change the number of the row it belongs to on each side, matched as the
+    trends match them (the last row of its ListingId); a change of no row gets ``-1``."""
+    ids = pa.array(table["ListingId"].astype("str").array)
+    rows, codes, matched = [], [], []
+    for side, side_codes in (("list", LIST_CODES), ("sale", SALE_CODES)):
         tier = tiers[f"{side}_tier"].to_numpy()
-        keep = ~np.isnan(tier)
-        code = np.asarray(codes, dtype="int64")[tier[keep].astype("int64")]
-        side_ids = ids[keep] if side == "list" else ids[keep] + SALE_COPY
-        if side == "sale":
-            copied = ids[keep]
-        part = table.loc[keep, [c for c in columns if c != "ListingId"]]
-        parts.append(part.assign(ListingId=side_ids.to_numpy(), tier=code))
-    both = pd.concat(parts, ignore_index=True)
+        keep = np.flatnonzero(~np.isnan(tier))
+        rows.append(keep)
+        codes.append(np.asarray(side_codes, dtype="int64")[tier[keep].astype("int64")])
+        matched.append(ids.take(keep))
+    taken = np.concatenate(rows)
+    both = table[[c for c in columns if c != "ListingId"]].take(taken).reset_index(drop=True)
+    both["ListingId"] = _numbers(np.arange(len(taken)))
+    both["tier"] = np.concatenate(codes)
     if changes is None:
         return both, None
     if is_pandas(history):  # the history as given (its types: no conversion of every column)
-        past = history[[c for c in changes.collect_schema()]].copy()
+        past = history[[c for c in changes.collect_schema()]].reset_index(drop=True)
     else:
         past = collect(changes)
-    past["ListingId"] = past["ListingId"].astype("str")
-    seen = pc.is_in(pa.array(past["ListingId"].array), value_set=pa.array(copied.array))
-    copies = past[seen.to_numpy(zero_copy_only=False)]
-    copies = copies.assign(ListingId=copies["ListingId"] + SALE_COPY)
-    return both, pd.concat([past, copies], ignore_index=True)
+    change_ids = Ids(pa.array(past["ListingId"].astype("str").array))  # keys made once
+    listed = match_last(change_ids, matched[0])  # every change: its list row, or -1
+    sold = match_last(change_ids, matched[1])
+    copies = np.flatnonzero(sold >= 0)  # the changes of the sales copied, again for the copy
+    number = np.concatenate([listed, sold[copies] + len(rows[0])])
+    out = past.take(np.concatenate([np.arange(len(past)), copies])).reset_index(drop=True)
+    out["ListingId"] = _numbers(number)
+    return both, out
+
+
+def _numbers(values: np.ndarray) -> pd.Series:
+    """Integers as text (``str``, through Arrow's cast)."""
+    text = pa.array(values, type=pa.int64()).cast(pa.string())
+    dtype = pd.StringDtype("pyarrow", na_value=np.nan)
+    return pd.Series(text.to_pandas(types_mapper=lambda t: dtype if t == pa.string() else None))
 
 
 def _split(out: pd.DataFrame) -> dict[str, pd.DataFrame]:
