@@ -214,6 +214,9 @@ def test_a_vendor_that_does_not_exist_is_refused(capsys: pytest.CaptureFixture[s
     with pytest.raises(SystemExit):
         main(["sandbox", "--reso-vendor", "zillow"])
     assert "unknown RESO vendor 'zillow'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["sandbox", "--reso-lookups", "numbers"])
+    assert "unknown lookup mode 'numbers'; allowed: string, enum, lookup" in capsys.readouterr().err
     budget = pytest.raises(ValueError, match="reso_budgets: unknown budget 'minute'")
     with budget, serve(listings=50, reso_vendor="mlsgrid", reso_budgets="minute=5"):
         pass
@@ -226,6 +229,9 @@ def test_the_command_line_switches_the_vendor(capsys: pytest.CaptureFixture[str]
     options = _options(build_parser().parse_args(["sandbox", "--reso-vendor", "mlsgrid"]))
     assert options.reso_vendor == "mlsgrid"
     assert _options(build_parser().parse_args(["sandbox"])).reso_vendor == "generic"
+    lookups = _options(build_parser().parse_args(["sandbox", "--reso-lookups", "lookup"]))
+    assert lookups.reso_lookups == "lookup"
+    assert _options(build_parser().parse_args(["sandbox"])).reso_lookups == "string"
     _announce(options, "http://127.0.0.1:8642")
     assert "RESO Web API (OData v4, mlsgrid rules): http://127.0.0.1:8642/reso/odata" in (
         capsys.readouterr().out

@@ -83,6 +83,16 @@ def _reso_vendor(text: str) -> str:
     return text
 
 
+def _reso_lookups(text: str) -> str:
+    from realtyframes.sandbox import RESO_LOOKUPS
+
+    if text not in RESO_LOOKUPS:
+        raise argparse.ArgumentTypeError(
+            f"unknown lookup mode {text!r}; allowed: {', '.join(RESO_LOOKUPS)}"
+        )
+    return text
+
+
 def _secret(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must not be empty")
@@ -176,6 +186,14 @@ def add_sandbox(subparsers: argparse._SubParsersAction[argparse.ArgumentParser])
         "trestle, bridge or spark (page sizes, required filters, budgets; see docs/reso.md)",
     )
     parser.add_argument(
+        "--reso-lookups",
+        type=_reso_lookups,
+        default="string",
+        metavar="MODE",
+        help="how the RESO face serves lookup values: string (the standard names; default), "
+        "enum (EnumTypes in $metadata), lookup (the MLS's own values through /Lookup)",
+    )
+    parser.add_argument(
         "--faults",
         type=_faults,
         metavar="NAME=VALUE,...",
@@ -196,6 +214,7 @@ def _options(args: argparse.Namespace) -> SandboxOptions:
         "latency_ms": args.latency_ms,
         "max_listing_ids": args.max_listing_ids,
         "reso_vendor": args.reso_vendor,
+        "reso_lookups": args.reso_lookups,
     }
     if args.as_of is not None:
         fields["as_of"] = args.as_of

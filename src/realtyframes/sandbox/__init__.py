@@ -77,6 +77,7 @@ from realtyframes.sandbox._market_path import (
     seasonal_factor,
 )
 from realtyframes.sandbox._options import DEMO, Faults, SandboxOptions
+from realtyframes.sandbox._reso_lookups import LOOKUP_MODES as RESO_LOOKUPS
 from realtyframes.sandbox._reso_vendors import PROFILES as _RESO_PROFILES
 from realtyframes.sandbox._server import (
     EXPOSED,
@@ -97,6 +98,7 @@ __all__ = [
     "EMBEDDED_LISTINGS",
     "EXPOSED",
     "HISTORY_YEARS_RANGE",
+    "RESO_LOOKUPS",
     "RESO_VENDORS",
     "EmbeddedSandbox",
     "Faults",
