@@ -120,3 +120,27 @@ def test_top_zero_is_an_empty_page_without_next_link(
         sb = start_sandbox(listings=200, reso_vendor=vendor)
         body = http_client.get(f"{sb.url}/reso/odata/Property", params={"$top": "0"}).json()
         assert body["value"] == [] and "@odata.nextLink" not in body
+
+
+def test_an_outside_odata_client_reads_the_enum_and_lookup_faces(
+    start_sandbox: Start, http_client: httpx.Client
+) -> None:
+    """python-odata reflects the EnumTypes of ``reso_lookups="enum"`` and the ``Lookup`` entity
+    set of ``"lookup"``, and every status it reads is a member or a served lookup value."""
+    enum_face = start_sandbox(listings=400, reso_lookups="enum")
+    service = ODataService(f"{enum_face.url}/reso/odata/", reflect_entities=True)
+    statuses = {row.StandardStatus for row in service.query(service.entities["Property"])}
+    members = {type(s).__name__ for s in statuses}
+    assert members == {"StandardStatus"} and len(statuses) >= 3  # enum members, not text
+    raw = http_client.get(f"{enum_face.url}/reso/odata/Property?$select=StandardStatus").json()
+    assert {r["StandardStatus"] for r in raw["value"]} <= {s.name for s in statuses}
+
+    lookup_face = start_sandbox(listings=400, reso_lookups="lookup")
+    service = ODataService(f"{lookup_face.url}/reso/odata/", reflect_entities=True)
+    lookup = service.entities["Lookup"]
+    served = {
+        row.LookupValue
+        for row in service.query(lookup).filter(lookup.LookupName == "StandardStatus")
+    }
+    read = {row.StandardStatus for row in service.query(service.entities["Property"])}
+    assert len(read) >= 3 and read <= served  # the MLS's own values, each one a served lookup
