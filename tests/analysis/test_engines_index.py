@@ -85,7 +85,7 @@ CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
         weights="case_shiller",
         by="City",
         min_sample=1,
-    ),  # fmt: skip
+    ),
     "pairs-by-history": lambda m, h: _warned(
         rf.price_index, m, h, freq="M", method="repeat_sales", min_sample=1
     ),
