@@ -36,6 +36,7 @@ from realtyframes.analysis._engine_frames import (
     intervals_frame,
     listing_frame,
     persist,
+    rank_medians,
     release,
 )
 from realtyframes.analysis._engine_frames import (
@@ -346,11 +347,12 @@ def _sales(engine: EngineTrends, periods: Periods, fetch: _Fetch, definitions: s
         rows,
         ["win"],
         [
-            *(nw.col(c).median().alias(c) for c in medians),
             *(nw.col(c).mean().alias(c) for c in means),
             *(nw.col(c).count().alias(f"{c}_n") for c in (*medians, *means)),
         ],
     )
+    on = [*engine.keys, "win"]  # the medians by ranks (spill), not the engine's median
+    table = table.merge(rank_medians(rows, on, medians), on=on, how="left")
     skip = {"win", "_market", *engine.keys}
     out = {c: fetch.cells(table, c) for c in table.columns if c not in skip}
     entered = periods.windows(priced.filter(~nw.col("ent").is_null()), "ent")
