@@ -35,6 +35,7 @@ __all__ = [
     "listing_frame",
     "one_engine",
     "persist",
+    "rank_medians",
     "release",
 ]
 
@@ -133,6 +134,26 @@ def release(frame: Any) -> None:
             native.query("_rows", f"DROP TABLE IF EXISTS {name}").fetchall()
     elif module.startswith("pyspark"):
         native.unpersist()
+
+
+def rank_medians(frame: Any, groups: Sequence[str], columns: Sequence[str]) -> pd.DataFrame:
+    """Per ``groups``, the exact median of each of ``columns`` (nulls left out; the mean of the
+    two middle values of an even count, as pandas), collected: each value ranked in its group by
+    a window (a sort the engine spills to disk; DuckDB's ``median``, a holistic aggregate, holds
+    every value of every group in memory and ran out at 10M listings), then only the middle
+    rows aggregated."""
+    out: pd.DataFrame | None = None
+    for column in columns:
+        rows = frame.filter(~nw.col(column).is_null()).select(*groups, nw.col(column).alias("_v"))
+        rows = rows.with_columns(
+            (nw.col("_v").rank("ordinal").over(*groups).cast(nw.Int64) - 1).alias("_r"),
+            nw.col("_v").count().over(*groups).cast(nw.Int64).alias("_k"),
+        )
+        middle = (nw.col("_r") == (nw.col("_k") - 1) // 2) | (nw.col("_r") == nw.col("_k") // 2)
+        found = collected(rows.filter(middle).group_by(*groups).agg(nw.col("_v").mean()))
+        found = found.rename(columns={"_v": column})
+        out = found if out is None else out.merge(found, on=list(groups), how="outer")
+    return pd.DataFrame(columns=[*groups]) if out is None else out
 
 
 def one_engine(frame: Any, other: Any | None) -> bool:

@@ -20,7 +20,7 @@ from realtyframes.analysis._common import as_key
 from realtyframes.analysis._index_cells import SHIFT, Y_SHIFT, Cells
 from realtyframes.analysis._kernel import after, collect
 
-__all__ = ["EngineCells", "engine_cells", "period_of"]
+__all__ = ["EngineCells", "dated_sales", "engine_cells", "period_of"]
 
 _TICK = pd.Timedelta(1, "us")
 _YES = ["true", "yes", "y", "1", "1.0"]
@@ -77,6 +77,30 @@ def _stamp_range(sales: Any) -> tuple[pd.Timestamp, pd.Timestamp] | None:
     return tuple(
         t.tz_localize("UTC") if t.tz is None else t.tz_convert("UTC") for t in (first, last)
     )  # type: ignore[return-value]
+
+
+def dated_sales(sales: Any, changes: Any) -> tuple[Any, int] | None:
+    """``sales`` (lazy) with a missing CloseDate taken from the history's last status change to
+    Closed of the listing, joined on the engine, and how many were dated so (one count comes
+    back); None where ChangeTimestamp and CloseDate differ in type (the caller reads them
+    locally, as it reads a history on another engine)."""
+    if changes.collect_schema()["ChangeTimestamp"] != sales.collect_schema()["CloseDate"]:
+        return None
+    closed = (nw.col("ChangeType").cast(nw.String) == "status_change") & (
+        nw.col("StandardStatus").cast(nw.String) == "Closed"
+    )
+    last = changes.filter(closed.fill_null(False)).select(
+        nw.col("ListingId").cast(nw.String).alias("_lid"), nw.col("ChangeTimestamp").alias("_at")
+    ).group_by("_lid").agg(nw.col("_at").max())  # fmt: skip
+    rows = sales.with_columns(nw.col("ListingId").cast(nw.String).alias("_lid"))
+    rows = rows.join(last, on="_lid", how="left")
+    missing = nw.col("CloseDate").is_null()
+    found = collect(rows.select((missing & ~nw.col("_at").is_null()).cast(nw.Int64).sum()))
+    rows = rows.with_columns(
+        nw.when(missing).then(nw.col("_at")).otherwise(nw.col("CloseDate")).alias("CloseDate")
+    )
+    value = found.iloc[0, 0]
+    return rows.drop("_lid", "_at"), 0 if pd.isna(value) else int(value)
 
 
 def _position(starts: Sequence[pd.Timestamp], dtype: Any) -> nw.Expr:

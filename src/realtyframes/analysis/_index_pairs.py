@@ -6,8 +6,8 @@ CloseDate within its ``by`` group (a window), pairs each with the one before, an
 pairs only: their two periods (by UTC bounds), the log price ratio, whether they are in the same
 period, and the period of the sale before the first when that one was a pair too (so the sales in
 pairs are counted without the sales). The counts of sales without a date, a group or an address
-come back as one small table. Case-Shiller weights need each pair's time between the sales: that
-case, as sales dated from the history, is collected instead.
+come back as one small table. Each pair also carries the days between its sales, which
+Case-Shiller's interval weights read.
 """
 
 from __future__ import annotations
@@ -20,15 +20,17 @@ import numpy as np
 import pandas as pd
 
 from realtyframes.analysis._common import as_key
+from realtyframes.analysis._engine_frames import DAY, epoch_micros
 from realtyframes.analysis._index_engine import period_of
+from realtyframes.analysis._index_fit import years
 from realtyframes.analysis._kernel import collect
 
 __all__ = ["EnginePairs", "engine_pairs"]
 
 
 class EnginePairs:
-    """The engine's pairs (``pairs``: ``by`` keys, ``_p1``, ``_p2``, ``_ratio``, ``_cross``,
-    ``_chain``) and sale counts (``counts``: ``by`` keys, ``_dated``, ``_blank``, ``_n``)."""
+    """The engine's pairs (``pairs``: ``by`` keys, ``_p1``, ``_p2``, ``_ratio``, ``_days``,
+    ``_cross``, ``_chain``) and sale counts (``counts``: ``by`` keys, ``_dated``, ``_blank``, ``_n``)."""
 
     def __init__(
         self, pairs: pd.DataFrame, counts: pd.DataFrame, keys: list[str], periods: pd.PeriodIndex
@@ -51,9 +53,9 @@ class EnginePairs:
 
     def group(
         self, key: tuple[Hashable, ...]
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-        """A group's cross-period pairs: first and second period, log ratio, the chain period
-        (−1: none); and how many same-period pairs it had."""
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+        """A group's cross-period pairs: first and second period, log ratio, years between the
+        sales, the chain period (−1: none); and how many same-period pairs it had."""
         f = self.pairs.iloc[self._at.get(key, np.zeros(0, dtype=np.int64))]
         cross = f["_cross"].to_numpy(dtype=bool)
         f = f[cross]
@@ -62,6 +64,7 @@ class EnginePairs:
             f["_p1"].to_numpy(dtype=np.int64),
             f["_p2"].to_numpy(dtype=np.int64),
             f["_ratio"].to_numpy(dtype=np.float64),
+            years(f["_days"].to_numpy(dtype=np.float64)),
             chain,
             int((~cross).sum()),
         )
@@ -88,7 +91,9 @@ def engine_pairs(sales: Any, keys: list[str], code: str) -> EnginePairs:
     ).with_columns(
         (nw.col("_a").is_null() | (nw.col("_a") == "")).fill_null(True).alias("_blank"),
         (~nw.col("_p").is_null()).alias("_dated"),
+        nw.col("_t").alias("_us"),
     )
+    rows = epoch_micros(rows, ["_us"])
     counts = collect(
         rows.group_by([*keys, "_dated", "_blank"], drop_null_keys=False).agg(nw.len().alias("_n"))
     )
@@ -102,6 +107,7 @@ def engine_pairs(sales: Any, keys: list[str], code: str) -> EnginePairs:
             nw.col("_p").shift(1).over(*part, order_by="_t").alias("_p1"),
             nw.col("_p").shift(2).over(*part, order_by="_t").alias("_p0"),
             nw.col("_y").shift(1).over(*part, order_by="_t").alias("_y1"),
+            nw.col("_us").shift(1).over(*part, order_by="_t").alias("_us1"),
         )
         .filter(~nw.col("_p1").is_null())
     )
@@ -112,6 +118,7 @@ def engine_pairs(sales: Any, keys: list[str], code: str) -> EnginePairs:
             nw.col("_p1"),
             nw.col("_p").alias("_p2"),
             (nw.col("_y") - nw.col("_y1")).alias("_ratio"),
+            ((nw.col("_us") - nw.col("_us1")).cast(nw.Float64) / DAY).alias("_days"),
             (nw.col("_p1") != nw.col("_p")).alias("_cross"),
             nw.when(chained.fill_null(False)).then(nw.col("_p0")).alias("_chain"),
         )

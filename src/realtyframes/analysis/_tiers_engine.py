@@ -25,7 +25,8 @@ import pandas as pd
 from realtyframes.analysis._engine_frames import epoch_micros, persist, release
 from realtyframes.analysis._kernel import collect, newest, segment_filter
 from realtyframes.analysis._periods import Grid, base_periods, spans
-from realtyframes.analysis._trends_engine import Periods
+from realtyframes.analysis._trends_engine import Periods, first_old
+from realtyframes.analysis.market import NEEDED_COLUMNS
 
 __all__ = ["LIST_CODES", "SALE_CODES", "SALE_COPY", "EngineTiers"]
 
@@ -37,6 +38,9 @@ SALE_COPY = "\x1fsale"
 _EDGES = (0.05, 0.35, 0.65, 0.95)
 _NAMES = tuple(f"q{round(q * 100):02d}" for q in _EDGES)
 _TIMES = ("OriginalEntryTimestamp", "MajorChangeTimestamp", "CloseDate")
+#: The history's columns the tiers and the trends read (the others stay in the files).
+_HISTORY = ("ListingId", "ChangeType", "ChangeTimestamp", "PreviousListPrice", "ListPrice",
+            "StandardStatus")  # fmt: skip
 
 
 def _tier(price: str, codes: Sequence[int]) -> nw.Expr:
@@ -56,6 +60,36 @@ def _tier(price: str, codes: Sequence[int]) -> nw.Expr:
     )
 
 
+def _quantiles(rows: Any, groups: list[str], price: str) -> Any:
+    """The :data:`_EDGES` quantiles of ``price`` per ``groups`` (``q05`` .. ``q95``), linear
+    between the two closest ranks as pandas' ``quantile``: each row ranked within its group by
+    a window (a sort the engine spills to disk: DuckDB's holistic ``quantile_cont`` held every
+    value of every group in memory, 4 copies, and ran out of memory at 10M listings), then only
+    the rows at the ranks the edges read (at most 8 per group) are aggregated."""
+    ranked = rows.select(*groups, nw.col(price).alias("_p")).with_columns(
+        (nw.col("_p").rank("ordinal").over(*groups).cast(nw.Int64) - 1).alias("_r"),
+        nw.col("_p").count().over(*groups).cast(nw.Int64).alias("_n"),
+    )
+    at = {n: nw.lit(q) * (nw.col("_n") - 1).cast(nw.Float64) for q, n in zip(_EDGES, _NAMES,
+                                                                             strict=True)}  # fmt: skip
+    low = {n: pos.floor().cast(nw.Int64) for n, pos in at.items()}
+    read = nw.lit(False)
+    for lo in low.values():
+        read = read | (nw.col("_r") == lo) | (nw.col("_r") == lo + 1)
+    picked = ranked.filter(read).group_by(*groups).agg(
+        *(nw.when(nw.col("_r") == lo).then(nw.col("_p")).max().alias(f"_a{n}")
+          for n, lo in low.items()),
+        *(nw.when(nw.col("_r") == lo + 1).then(nw.col("_p")).max().alias(f"_b{n}")
+          for n, lo in low.items()),
+        nw.col("_n").max().alias("_n"),
+    )  # fmt: skip
+    out = []
+    for n, pos in at.items():
+        a, b, frac = nw.col(f"_a{n}"), nw.col(f"_b{n}"), pos - pos.floor()
+        out.append(nw.when(b.is_null()).then(a).otherwise(a + (b - a) * frac).alias(n))
+    return picked.select(*groups, *out)
+
+
 class EngineTiers:
     """The tiers of a market frame on the engine (``frame``: :func:`~._kernel.frame_of`'s,
     ``changes``: the history's, on the same engine, or None)."""
@@ -66,7 +100,14 @@ class EngineTiers:
         listed = segment_filter(segment)
         for key in self.keys:
             listed &= ~nw.col(key).is_null()
-        self.frame, self.changes = frame.filter(listed), changes
+        # only the columns read: every step that keeps rows on the engine keeps these
+        self.frame = frame.filter(listed).select(
+            *dict.fromkeys(["ListingId", *self.keys, *NEEDED_COLUMNS])
+        )
+        if changes is not None:
+            schema = changes.collect_schema()
+            changes = changes.select(*(c for c in _HISTORY if c in schema))
+        self.changes = changes
         self.bands: dict[str, pd.DataFrame] = {}
         self.untiered = {"sales": 0, "listings": 0}
 
@@ -115,9 +156,7 @@ class EngineTiers:
             nw.col("ChangeTimestamp").alias("_at"),
             nw.col("PreviousListPrice").cast(nw.Float64).fill_nan(None).alias("_old"),
         )
-        first = changes.filter(nw.col("_at") == nw.col("_at").min().over("_id"))
-        first = first.group_by("_id").agg(nw.col("_old").max().alias("_old"))
-        rows = rows.join(first, on="_id", how="left")
+        rows = rows.join(first_old(changes, "_id", "_at", "_old"), on="_id", how="left")
         return rows.with_columns(self._entry().alias("_entry"))
 
     def _periods(self, rows: Any, freq: str) -> tuple[Any, dict[str, np.ndarray]]:
@@ -169,11 +208,7 @@ class EngineTiers:
             ("list", "_entry", "_lp", LIST_CODES),
         ):
             known = rows.filter(~nw.col(price).is_null() & ~nw.col(period).is_null())
-            edges = known.group_by(*self.keys, period).agg(
-                *(nw.col(price).quantile(q, "linear").alias(n) for q, n in zip(_EDGES, _NAMES,
-                                                                                strict=True))
-            )  # fmt: skip
-            edges = self._keep(edges)
+            edges = self._keep(_quantiles(known, [*self.keys, period], price))
             table = collect(edges)
             where = table[period].to_numpy(dtype="int64")
             table[period] = starts[side][where].astype("datetime64[us]")

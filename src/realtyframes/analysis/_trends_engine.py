@@ -36,6 +36,7 @@ from realtyframes.analysis._engine_frames import (
     intervals_frame,
     listing_frame,
     persist,
+    rank_medians,
     release,
 )
 from realtyframes.analysis._engine_frames import (
@@ -45,7 +46,7 @@ from realtyframes.analysis._periods import Grid
 from realtyframes.analysis._trends_kernel import ACTIVE, CLOSED, PENDING, UNDER_CONTRACT
 from realtyframes.analysis.market import SALE_TO_LIST_RANGE
 
-__all__ = ["EngineTrends", "Periods", "trend_cells"]
+__all__ = ["EngineTrends", "Periods", "first_old", "trend_cells"]
 
 #: The history's records the trends read.
 _RECORDS = (
@@ -297,14 +298,21 @@ def _entry_price(engine: EngineTrends) -> Any:
     listings = engine.listings
     if engine.history is None:
         return listings.with_columns(nw.col("list").alias("entry"))
-    changes = engine.history.filter(~nw.col("is_status"))
-    first = changes.filter(nw.col("at") == nw.col("at").min().over("id"))
-    first = first.group_by("id").agg(nw.col("old").max().alias("_old"))
-    joined = listings.join(first, on="id", how="left")
+    joined = listings.join(first_old(engine.history.filter(~nw.col("is_status"))), on="id",
+                           how="left")  # fmt: skip
     return joined.with_columns(
         nw.when(nw.col("_old").is_null()).then(nw.col("list")).otherwise(nw.col("_old"))
         .alias("entry")
     )  # fmt: skip
+
+
+def first_old(changes: Any, id_: str = "id", at: str = "at", old: str = "old") -> Any:
+    """Per listing (``id_``), ``_old``: the largest old price among its price changes at the
+    first change time. Group-bys and a join, which the engines spill to disk (a window over
+    every listing's changes ran DuckDB out of memory at 10M listings)."""
+    firsts = changes.group_by(id_).agg(nw.col(at).min())
+    first = changes.select(id_, at, old).join(firsts, on=[id_, at], how="inner")
+    return first.group_by(id_).agg(nw.col(old).max().alias("_old"))
 
 
 def _ratio(num: nw.Expr, den: nw.Expr) -> nw.Expr:
@@ -339,11 +347,12 @@ def _sales(engine: EngineTrends, periods: Periods, fetch: _Fetch, definitions: s
         rows,
         ["win"],
         [
-            *(nw.col(c).median().alias(c) for c in medians),
             *(nw.col(c).mean().alias(c) for c in means),
             *(nw.col(c).count().alias(f"{c}_n") for c in (*medians, *means)),
         ],
     )
+    on = [*engine.keys, "win"]  # the medians by ranks (spill), not the engine's median
+    table = table.merge(rank_medians(rows, on, medians), on=on, how="left")
     skip = {"win", "_market", *engine.keys}
     out = {c: fetch.cells(table, c) for c in table.columns if c not in skip}
     entered = periods.windows(priced.filter(~nw.col("ent").is_null()), "ent")

@@ -33,7 +33,8 @@ from realtyframes.analysis._common import (
     to_timestamp,
     to_utc,
 )
-from realtyframes.analysis._index_engine import engine_cells
+from realtyframes.analysis._engine_frames import one_engine
+from realtyframes.analysis._index_engine import dated_sales, engine_cells
 from realtyframes.analysis._index_fit import Z95, Fit, HedonicInputs
 from realtyframes.analysis._index_pairs import engine_pairs
 from realtyframes.analysis._index_rows import (
@@ -186,11 +187,16 @@ def price_index(
     base_at = to_timestamp(base, "base", func)
     hedonic = method == "hedonic"
     needed, optional = _columns(keys, hedonic, location, history is not None)
-    if history is None and not is_pandas(market) and (hedonic or weights is None):
+    on_engine = None if is_pandas(market) else _engine_sales(market, history, needed, optional)
+    if on_engine is not None:
         info = Info(min_sample, {}, bool(keys), PERIODS_PER_YEAR[freq], rolling or 1)
         if hedonic:
-            return _engine_hedonic(market, needed, keys, location, freq, base_at, info)
-        return _engine_pairs(market, needed, optional, keys, freq, base_at, info)
+            out = _engine_hedonic(on_engine[0], keys, location, freq, base_at, info)
+        else:
+            out = _engine_pairs(on_engine[0], keys, freq, base_at, info, weights)
+        if history is not None:
+            out.attrs["dated_from_history"] = on_engine[1]
+        return out
     sales = _read_sales(market, needed, optional, func)
     changes = None if history is None else collect(frame_of(history, _HISTORY, "history", func))
     when, dated = _sale_dates(sales, changes, func)
@@ -230,16 +236,31 @@ def _columns(
     return needed, ["WaterfrontYN"] if hedonic else ["LivingArea"]
 
 
+def _engine_sales(
+    market: Any, history: Any, needed: list[str], optional: list[str]
+) -> tuple[Any, int] | None:
+    """Another engine's sale segment with ClosePrice > 0 (lazy), its missing CloseDates taken
+    from ``history`` on the same engine (:func:`~._index_engine.dated_sales`), and how many
+    were; None where the history cannot meet the market there (read locally instead)."""
+    func = "price_index"
+    frame = frame_of(market, needed, "market", func, optional)
+    sold = frame.filter(segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False))
+    if history is None:
+        return sold, 0
+    changes = frame_of(history, _HISTORY, "history", func)
+    if is_pandas(history) or not one_engine(sold, changes):
+        return None
+    return dated_sales(sold, changes)
+
+
 def _engine_hedonic(
-    market: Any, needed: list[str], keys: list[str], location: str | None, freq: str,
+    sales: Any, keys: list[str], location: str | None, freq: str,
     base_at: pd.Timestamp | None, info: Info,
 ) -> pd.DataFrame:  # fmt: skip
-    """The hedonic index of another engine's frame: the engine makes the cells
+    """The hedonic index of another engine's sales: the engine makes the cells
     (:mod:`._index_engine`), the regression runs on them (:mod:`._index_cells`)."""
     func = "price_index"
-    frame = frame_of(market, needed, "market", func, ["WaterfrontYN"])
-    sold = segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False)
-    cells = engine_cells(frame.filter(sold), keys, location, INDEX_FREQS[freq])
+    cells = engine_cells(sales, keys, location, INDEX_FREQS[freq])
     periods = cells.periods
     info.left_out["no_close_date"] += round(float(cells.n[~cells.dated].sum()))
     base_code = _base_code(base_at, periods, func)
@@ -258,15 +279,13 @@ def _engine_hedonic(
 
 
 def _engine_pairs(
-    market: Any, needed: list[str], optional: list[str], keys: list[str], freq: str,
-    base_at: pd.Timestamp | None, info: Info,
+    sales: Any, keys: list[str], freq: str, base_at: pd.Timestamp | None, info: Info,
+    weights: str | None,
 ) -> pd.DataFrame:  # fmt: skip
-    """The equal-weights repeat-sales index of another engine's frame: the engine makes the
-    pairs (:mod:`._index_pairs`), the regression runs on them (:mod:`._index_fit`)."""
+    """The repeat-sales index of another engine's sales: the engine makes the pairs (with the
+    years between their sales, :mod:`._index_pairs`), the regression runs on them."""
     func = "price_index"
-    frame = frame_of(market, needed, "market", func, optional)
-    sold = segment_filter("sale") & (nw.col("ClosePrice") > 0).fill_null(False)
-    made = engine_pairs(frame.filter(sold), keys, INDEX_FREQS[freq])
+    made = engine_pairs(sales, keys, INDEX_FREQS[freq])
     periods, dated = made.periods, made.dated
     info.left_out["no_close_date"] += int(made.n[~dated].sum())
     base_code = _base_code(base_at, periods, func)
@@ -277,18 +296,17 @@ def _engine_pairs(
         at = at_dated[rows]
         blank = int(made.n[at][made.blank[at]].sum())
         info.left_out["no_address"] += blank
-        p1, p2, ratio, chain, same = made.group(key)
+        p1, p2, ratio, gap, chain, same = made.group(key)
         info.left_out["same_period_pairs"] += same
         in_pairs = 2 * len(p1) - int((chain >= 0).sum())
         info.left_out["not_paired"] += int(made.n[at].sum()) - blank - in_pairs
-        gap = np.zeros(len(p1))  # only Case-Shiller weights read it
         fit, n, support, at_base = pair_group(
-            p1, p2, ratio, gap, chain, base_code, periods, info, key, None
+            p1, p2, ratio, gap, chain, base_code, periods, info, key, weights
         )
         pieces.append(_assemble(fit, n, support, at_base, periods, keys, key, info, False))
     out = pd.concat(pieces, ignore_index=True) if pieces else _assemble_empty(keys, False)
     out.attrs = info.attrs("repeat_sales", freq, keys, int(made.n[dated].sum()))
-    out.attrs["weights"] = None
+    out.attrs["weights"] = weights
     return out
 
 
