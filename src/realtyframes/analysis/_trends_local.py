@@ -113,9 +113,10 @@ def _cells(
     listings: Listings, past: History | None, grid: Grid, as_of: int, definitions: str
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
-    big market: the status intervals, then the stocks, flows, active listings at any point and
-    age of inventory on one; the medians, then the cuts and the contract-date metrics (which
-    wait for the intervals) on the other."""
+    big market: the status intervals, then the stocks, pending sales, active listings at any
+    point and age of inventory on one; the entries' and sales' periods (found once), the new
+    listings, homes sold and medians, then the cuts and the contract-date metrics (which wait
+    for the intervals) on the other."""
     shared: Future[Intervals] = Future()
     prices = Prices(definitions, _entry_prices(listings, past), listings.list)
 
@@ -157,10 +158,10 @@ def _cells(
     return {**counts, **more}, pd.concat([*medians, *stats], axis=1)
 
 
-Pairs = tuple[np.ndarray, np.ndarray]
+_Pairs = tuple[np.ndarray, np.ndarray]
 
 
-def _placed(listings: Listings, grid: Grid) -> tuple[Pairs, Pairs]:
+def _placed(listings: Listings, grid: Grid) -> tuple[_Pairs, _Pairs]:
     """The (row, flat cell) pairs of the listings' entries and of their sales (Closed, by
     CloseDate; the rows those of the listings), each looked up once for the flows
     (new_listings and homes_sold: market_summary's definitions with the period as the window)
@@ -208,7 +209,7 @@ def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
 
 
 def _medians(
-    listings: Listings, prices: Prices, grid: Grid, entries: Pairs, closings: Pairs
+    listings: Listings, prices: Prices, grid: Grid, entries: _Pairs, closings: _Pairs
 ) -> pd.DataFrame:
     """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
     their sample sizes, indexed by flat cell; the list prices as ``prices`` define them.
