@@ -194,19 +194,30 @@ def _last_pending(intervals: Intervals, pos: np.ndarray, until: np.ndarray) -> n
 
 
 def contract_stats(
-    listings: Listings, intervals: Intervals, grid: Grid, as_of: int
+    listings: Listings,
+    intervals: Intervals,
+    grid: Grid,
+    as_of: int,
+    placed: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> pd.DataFrame:
     """By flat cell: ``off_market_in_two_weeks`` (share of the listings entered in the period,
     at least 14 days before ``as_of``'s date, that went under contract within 14 days of
     entry), ``median_days_to_pending`` (days from entry of the listings that went under contract
     in the period: a Pending or Active Under Contract spell started there, each once) and ``median_days_to_close`` (days from the last Pending
-    to CloseDate of the homes sold in the period that were Pending before), with their counts."""
+    to CloseDate of the homes sold in the period that were Pending before), with their counts.
+    ``placed``: the (row, flat cell) pairs of the listings' entries and of their sales (Closed),
+    if known (each period looked up once)."""
     entered, market, size = listings.entered, listings.market, grid.size
     day = entered // _DAY
     contract = _contract_at(listings, intervals)
-    cohort = np.flatnonzero((entered != NAT) & (as_of // _DAY - day >= TWO_WEEKS))
-    rows, cells = grid.pairs(market[cohort], entered[cohort])
-    cohort = cohort[rows]
+    if placed is None:
+        cohort = np.flatnonzero((entered != NAT) & (as_of // _DAY - day >= TWO_WEEKS))
+        rows, cells = grid.pairs(market[cohort], entered[cohort])
+        cohort = cohort[rows]
+    else:  # the entries in a window (none at NaT), those 14 days before as_of's date
+        rows, cells = placed[0]
+        old = as_of // _DAY - day[rows] >= TWO_WEEKS
+        cohort, cells = rows[old], cells[old]
     went_at = contract[cohort]
     quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
     off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
@@ -223,9 +234,12 @@ def contract_stats(
     to_pending = start[once] // _DAY - day[pos[once]]
     pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median", size)
 
-    sold = np.flatnonzero((listings.status == CLOSED) & (listings.closed_at != NAT))
-    rows, cells = grid.pairs(market[sold], listings.closed_at[sold])
-    sold = sold[rows]
+    if placed is None:
+        sold = np.flatnonzero((listings.status == CLOSED) & (listings.closed_at != NAT))
+        rows, cells = grid.pairs(market[sold], listings.closed_at[sold])
+        sold = sold[rows]
+    else:  # a sale in a window has a CloseDate
+        sold, cells = placed[1]
     since = _last_pending(intervals, sold, listings.closed_at[sold])
     known = since != NAT
     to_close = days(listings.closed_at[sold][known], since[known])

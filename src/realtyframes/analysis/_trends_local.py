@@ -149,7 +149,7 @@ def _cells(
         contracts = (
             no_contract_stats()
             if past is None
-            else contract_stats(listings, intervals, grid, as_of)
+            else contract_stats(listings, intervals, grid, as_of, (entries, closings))
         )
         return counts, [stats, cut_pct, contracts]
 
