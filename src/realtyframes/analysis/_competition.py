@@ -194,19 +194,25 @@ def _last_pending(intervals: Intervals, pos: np.ndarray, until: np.ndarray) -> n
 
 
 def contract_stats(
-    listings: Listings, intervals: Intervals, grid: Grid, as_of: int
+    listings: Listings,
+    intervals: Intervals,
+    grid: Grid,
+    as_of: int,
+    placed: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
 ) -> pd.DataFrame:
     """By flat cell: ``off_market_in_two_weeks`` (share of the listings entered in the period,
     at least 14 days before ``as_of``'s date, that went under contract within 14 days of
     entry), ``median_days_to_pending`` (days from entry of the listings that went under contract
     in the period: a Pending or Active Under Contract spell started there, each once) and ``median_days_to_close`` (days from the last Pending
-    to CloseDate of the homes sold in the period that were Pending before), with their counts."""
-    entered, market, size = listings.entered, listings.market, grid.size
+    to CloseDate of the homes sold in the period that were Pending before), with their counts.
+    ``placed``: the (row, flat cell) pairs of the listings' entries and of their sales (Closed,
+    by CloseDate), as the flows and medians read them (each period looked up once)."""
+    entered, size = listings.entered, grid.size
     day = entered // _DAY
     contract = _contract_at(listings, intervals)
-    cohort = np.flatnonzero((entered != NAT) & (as_of // _DAY - day >= TWO_WEEKS))
-    rows, cells = grid.pairs(market[cohort], entered[cohort])
-    cohort = cohort[rows]
+    rows, cells = placed[0]  # the entries in a window (none at NaT)
+    old = as_of // _DAY - day[rows] >= TWO_WEEKS  # those 14 days before as_of's date
+    cohort, cells = rows[old], cells[old]
     went_at = contract[cohort]
     quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
     off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
@@ -223,9 +229,7 @@ def contract_stats(
     to_pending = start[once] // _DAY - day[pos[once]]
     pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median", size)
 
-    sold = np.flatnonzero((listings.status == CLOSED) & (listings.closed_at != NAT))
-    rows, cells = grid.pairs(market[sold], listings.closed_at[sold])
-    sold = sold[rows]
+    sold, cells = placed[1]  # a sale in a window has a CloseDate
     since = _last_pending(intervals, sold, listings.closed_at[sold])
     known = since != NAT
     to_close = days(listings.closed_at[sold][known], since[known])

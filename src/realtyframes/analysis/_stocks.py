@@ -64,8 +64,11 @@ def period_of(at: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
         return np.searchsorted(ends, at, side="left")
     last_instant = starts[0] + _DAY * np.arange(1, days + 1) - 1  # of each day
     table = np.concatenate([[0], np.searchsorted(ends, last_instant), [len(ends)]])
-    day = (np.maximum(at, starts[0] - _DAY) - starts[0]) // _DAY  # -1 before the first period
-    return table[np.minimum(day + 1, days + 1)]
+    day = np.maximum(at, starts[0] - _DAY)  # one temporary, worked on in place
+    day -= starts[0] - _DAY
+    day //= _DAY  # 0 before the first period
+    np.minimum(day, days + 1, out=day)
+    return table.take(day, out=day, mode="clip")  # in range: no check, no buffer
 
 
 def distinct(values: np.ndarray) -> np.ndarray:

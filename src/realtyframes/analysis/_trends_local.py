@@ -113,9 +113,10 @@ def _cells(
     listings: Listings, past: History | None, grid: Grid, as_of: int, definitions: str
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
-    big market: the status intervals, then the stocks, flows, active listings at any point and
-    age of inventory on one; the medians, then the cuts and the contract-date metrics (which
-    wait for the intervals) on the other."""
+    big market: the status intervals, then the stocks, pending sales, active listings at any
+    point and age of inventory on one; the entries' and sales' periods (found once), the new
+    listings, homes sold and medians, then the cuts and the contract-date metrics (which wait
+    for the intervals) on the other."""
     shared: Future[Intervals] = Future()
     prices = Prices(definitions, _entry_prices(listings, past), listings.list)
 
@@ -129,20 +130,26 @@ def _cells(
         base = grid.width - 1  # the stocks at the windows' ends: the base periods ending there
         counts = {
             **stocks_at(intervals, grid.base_starts[base:], grid.ends, grid.n_markets),
-            **_flows(listings, intervals, grid, prices.pending_days),
+            "pending_sales": _pending_sales(listings, intervals, grid, prices.pending_days),
             **active_any(intervals, grid),
         }
         return counts, [inventory_age(listings, intervals, grid, as_of)]
 
     def sales() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
-        stats = _medians(listings, prices, grid)
+        entries, closings = _placed(listings, grid)  # each listing's period found once
+        stats = _medians(listings, prices, grid, entries, closings)
         intervals = shared.result()
         cut_any, cut_pct = price_cut_share(listings, past, intervals, grid)
-        counts = {**cuts_in_periods(listings, past, intervals, grid), "_cut_any": cut_any}
+        counts = {
+            "new_listings": grid.tally(entries[1]),
+            "homes_sold": grid.tally(closings[1]),
+            **cuts_in_periods(listings, past, intervals, grid),
+            "_cut_any": cut_any,
+        }
         contracts = (
             no_contract_stats()
             if past is None
-            else contract_stats(listings, intervals, grid, as_of)
+            else contract_stats(listings, intervals, grid, as_of, (entries, closings))
         )
         return counts, [stats, cut_pct, contracts]
 
@@ -151,26 +158,38 @@ def _cells(
     return {**counts, **more}, pd.concat([*medians, *stats], axis=1)
 
 
-def _flows(
+_Pairs = tuple[np.ndarray, np.ndarray]
+
+
+def _placed(listings: Listings, grid: Grid) -> tuple[_Pairs, _Pairs]:
+    """The (row, flat cell) pairs of the listings' entries and of their sales (Closed, by
+    CloseDate; the rows those of the listings), each looked up once for the flows
+    (new_listings and homes_sold: market_summary's definitions with the period as the window)
+    and the medians."""
+    entries = grid.pairs(listings.market, listings.entered)
+    sold = np.flatnonzero(listings.status == CLOSED)
+    rows, cells = grid.pairs(listings.market[sold], listings.closed_at[sold])
+    return entries, (sold[rows], cells)
+
+
+def _pending_sales(
     listings: Listings, intervals: Any, grid: Grid, pending_days: int | None
-) -> dict[str, np.ndarray]:
-    """new_listings and homes_sold per cell (market_summary's definitions with the period as the
-    window), and pending_sales: listings whose status became Pending in the period (from the
+) -> np.ndarray:
+    """pending_sales per cell: listings whose status became Pending in the period (from the
     history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it),
     with ``pending_days`` only those that became Pending within that many days of entry."""
-    market = listings.market
-    closed = listings.status == CLOSED
-    went = intervals.status == PENDING
+    went = np.flatnonzero(intervals.status == PENDING)  # a few: their rows, not a mask
+    start = intervals.start[went]
     if pending_days is not None:
-        entered = listings.entered[intervals.pos]
-        went &= intervals.start // _DAY - entered // _DAY <= pending_days
-    rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
-    once = distinct(intervals.pos[went][rows] * grid.size + cells) % grid.size  # per listing
-    return {
-        "new_listings": grid.tally(grid.pairs(market, listings.entered)[1]),
-        "pending_sales": grid.tally(once),
-        "homes_sold": grid.tally(grid.pairs(market[closed], listings.closed_at[closed])[1]),
-    }
+        entered = listings.entered[intervals.pos[went]]
+        quick = start // _DAY - entered // _DAY <= pending_days
+        went, start = went[quick], start[quick]
+    rows, cells = grid.pairs(intervals.market[went], start)
+    key = intervals.pos[went[rows]]
+    key *= grid.size
+    key += cells
+    once = distinct(key) % grid.size  # per listing
+    return grid.tally(once)
 
 
 def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
@@ -189,12 +208,13 @@ def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
     return np.where(np.isnan(at_entry), price, at_entry)
 
 
-def _medians(listings: Listings, prices: Prices, grid: Grid) -> pd.DataFrame:
+def _medians(
+    listings: Listings, prices: Prices, grid: Grid, entries: _Pairs, closings: _Pairs
+) -> pd.DataFrame:
     """Medians and ratios of each cell's sales (by CloseDate) and new listings (by entry), with
-    their sample sizes, indexed by flat cell; the list prices as ``prices`` define them."""
-    sold = np.flatnonzero(listings.status == CLOSED)
-    rows, cell = grid.pairs(listings.market[sold], listings.closed_at[sold])
-    sold = sold[rows]
+    their sample sizes, indexed by flat cell; the list prices as ``prices`` define them.
+    ``entries`` / ``closings``: :func:`_placed`."""
+    sold, cell = closings
     close = listings.close[sold]
     ratio, above = (safe_div(close, p[sold]) for p in (prices.against, listings.list))
     lo, hi = SALE_TO_LIST_RANGE
@@ -215,7 +235,7 @@ def _medians(listings: Listings, prices: Prices, grid: Grid) -> pd.DataFrame:
     medians = grouped[["median_sale_price", "median_sale_ppsf", "median_dom"]].median()
     means = grouped[["avg_sale_to_list", "pct_sold_above_list"]].mean()
     counts = grouped.count().add_suffix("_n")
-    rows, entered = grid.pairs(listings.market, listings.entered)
+    rows, entered = entries
     listed = pd.Series(prices.listed[rows]).groupby(entered, sort=False)
     stats = pd.DataFrame(
         {"median_list_price": listed.median(), "median_list_price_n": listed.count()}
