@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
@@ -17,33 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import realtyframes as rf
+from cache_08 import FIXTURE as OLD
+from cache_08 import HOST, OPTIONS, ToSandbox
 from realtyframes.cache import ParquetCache, read_runs, state_file
 
-OLD = Path(__file__).parents[1] / "data" / "cache-0.8"
-HOST = "http://sandbox.rf-fixture.test"
 MARKET_KEY = "1107fc498d243861fecbf9cb5d27d98d"
 LISTINGS_KEY = "e83fabcec9effd3ea0ac530a206965f4"
-#: The sandbox the fixture was made with; its clock was then moved a week.
-OPTIONS = {
-    "listings": 400,
-    "seed": 7,
-    "history_years": 1,
-    "as_of": datetime(2026, 6, 30, tzinfo=UTC),
-}
-
-
-class ToSandbox(httpx.BaseTransport):
-    """Sends the fixture host's requests to a sandbox (the cache keys hash the host)."""
-
-    def __init__(self, url: str) -> None:
-        self.target, self.inner = httpx.URL(url), httpx.HTTPTransport()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request.url = request.url.copy_with(host=self.target.host, port=self.target.port)
-        return self.inner.handle_request(request)
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 @pytest.fixture

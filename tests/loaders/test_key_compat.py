@@ -7,37 +7,10 @@ The key is read from the fixture's directory (``scope=key-...``), never written 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
-
 import realtyframes as rf
-
-FIXTURE = Path(__file__).parents[1] / "data" / "cache-0.8"
-#: The host the fixture names (its keys hash it); a transport sends its requests to a sandbox.
-HOST = "http://sandbox.rf-fixture.test"
-#: The sandbox the fixture was made with.
-OPTIONS = {
-    "listings": 400,
-    "seed": 7,
-    "history_years": 1,
-    "as_of": datetime(2026, 6, 30, tzinfo=UTC),
-}
-
-
-class ToSandbox(httpx.BaseTransport):
-    """Sends the fixture host's requests to a sandbox."""
-
-    def __init__(self, url: str) -> None:
-        self.target, self.inner = httpx.URL(url), httpx.HTTPTransport()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        request.url = request.url.copy_with(host=self.target.host, port=self.target.port)
-        return self.inner.handle_request(request)
-
-    def close(self) -> None:
-        self.inner.close()
+from cache_08 import FIXTURE, HOST, OPTIONS, ToSandbox
 
 
 def fixture_keys(resource: str) -> set[str]:
