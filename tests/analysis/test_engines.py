@@ -8,7 +8,6 @@ without one these tests fail under CI and are skipped, saying why, elsewhere (as
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from engine_parity import assert_same, warned
 
 import realtyframes as rf
 from realtyframes.analysis import _trends_local, ppsf_values
@@ -25,7 +25,6 @@ from realtyframes.analysis.trends import keyed_trends
 from realtyframes.errors import (
     AnalysisInputError,
     ColumnTypeError,
-    DataQualityWarning,
     MissingColumnsError,
 )
 
@@ -130,42 +129,17 @@ HISTORY_CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
     ),
     "price_index-quarterly": lambda m, h: rf.price_index(m, freq="Q", method="repeat_sales"),
     "price_index-rolling": lambda m, h: rf.price_index(m, freq="Q", rolling=2),
-    "price_index-hedonic-cells": lambda m, h: _warned(
+    "price_index-hedonic-cells": lambda m, h: warned(
         rf.price_index, m, freq="M", by="City", location="PostalCode", min_sample=1
     ),
-    "price_index-hedonic-weeks": lambda m, h: _warned(rf.price_index, m, freq="W", location=None),
-    "price_index-pairs-by": lambda m, h: _warned(
+    "price_index-hedonic-weeks": lambda m, h: warned(rf.price_index, m, freq="W", location=None),
+    "price_index-pairs-by": lambda m, h: warned(
         rf.price_index, m, freq="Q", method="repeat_sales", by="City", min_sample=1, rolling=2
     ),
-    "price_index-case-shiller": lambda m, h: _warned(
+    "price_index-case-shiller": lambda m, h: warned(
         rf.price_index, m, freq="Q", method="repeat_sales", weights="case_shiller"
     ),
 }
-
-
-def _warned(call: Callable[..., pd.DataFrame], *args: Any, **kwargs: Any) -> pd.DataFrame:
-    """``call``'s frame, its DataQualityWarnings (thin groups of the small file) as attrs."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DataQualityWarning)
-        out = call(*args, **kwargs)
-    out.attrs["warned"] = sorted(str(w.message) for w in caught)
-    return out
-
-
-def _close(got: object, want: object) -> bool:
-    """Equal, floats to 1e-9 relative (an engine sums in its own order), through dicts."""
-    if isinstance(want, float) and isinstance(got, float):
-        return bool(np.isclose(got, want, rtol=1e-9, atol=0.0, equal_nan=True))
-    if isinstance(want, dict) and isinstance(got, dict):
-        return got.keys() == want.keys() and all(_close(got[k], want[k]) for k in want)
-    return got == want
-
-
-def _same(got: pd.DataFrame, want: pd.DataFrame) -> None:
-    assert got.attrs.keys() == want.attrs.keys()
-    for key, value in want.attrs.items():
-        assert _close(got.attrs[key], value), key
-    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-9)
 
 
 @pytest.mark.parametrize("call", CALLS)
@@ -174,7 +148,7 @@ def test_every_engine_gives_the_pandas_numbers(listings_file, reference, engine,
     want = CALLS[call](reference)
     got = CALLS[call](ENGINES[engine](listings_file))
     assert len(want) > 0
-    _same(got, want)
+    assert_same(got, want)
 
 
 @pytest.mark.parametrize("call", HISTORY_CALLS)
@@ -184,7 +158,7 @@ def test_every_engine_gives_the_pandas_numbers_with_a_history(synced_files, engi
     want = HISTORY_CALLS[call](pd.read_parquet(market), pd.read_parquet(history))
     got = HISTORY_CALLS[call](ENGINES[engine](market), ENGINES[engine](history))
     assert len(want) > 0
-    _same(got, want)
+    assert_same(got, want)
 
 
 def test_an_engine_frame_is_checked_before_it_is_computed(listings_file):
@@ -245,7 +219,7 @@ def test_market_trends_is_computed_on_the_engine(synced_files, engine, call, mon
     monkeypatch.setattr(_trends_local, "history_rows", brought_back)
     got = HISTORY_CALLS[call](ON_ENGINE[engine](market), ON_ENGINE[engine](history))
     assert len(want) > 0
-    _same(got, want)
+    assert_same(got, want)
 
 
 def test_keyed_trends_takes_a_key_assigned_on_the_engine(synced_files):
@@ -259,7 +233,7 @@ def test_keyed_trends_takes_a_key_assigned_on_the_engine(synced_files):
     lazy = pl.scan_parquet(market).with_columns(tier.alias("tier"))
     got = keyed_trends(lazy, pl.scan_parquet(history), ["City", "tier"], min_sample=1)
     assert set(want["tier"]) == {"top", "rest"}
-    _same(got, want)
+    assert_same(got, want)
 
 
 def test_a_history_on_another_duckdb_connection_is_read_locally(synced_files):
@@ -268,7 +242,7 @@ def test_a_history_on_another_duckdb_connection_is_read_locally(synced_files):
     market, history = synced_files
     want = HISTORY_CALLS["market_trends"](pd.read_parquet(market), pd.read_parquet(history))
     got = HISTORY_CALLS["market_trends"](_duckdb(market), _duckdb(history))
-    _same(got, want)
+    assert_same(got, want)
 
 
 # -- PySpark, local mode ------------------------------------------------------------------------------
@@ -279,7 +253,7 @@ def test_a_history_on_another_duckdb_connection_is_read_locally(synced_files):
 def test_pyspark_gives_the_pandas_numbers(spark, listings_file, reference, call):
     want = CALLS[call](reference)
     got = CALLS[call](spark.read.parquet(str(listings_file)))
-    _same(got, want)
+    assert_same(got, want)
 
 
 @pytest.mark.spark
@@ -288,7 +262,7 @@ def test_pyspark_gives_the_pandas_numbers_with_a_history(spark, synced_files, ca
     market, history = synced_files
     want = HISTORY_CALLS[call](pd.read_parquet(market), pd.read_parquet(history))
     got = HISTORY_CALLS[call](spark.read.parquet(str(market)), spark.read.parquet(str(history)))
-    _same(got, want)
+    assert_same(got, want)
 
 
 def test_the_competition_columns_compared_on_the_engines_hold_numbers(synced_files):

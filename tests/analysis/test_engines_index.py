@@ -6,7 +6,6 @@ made from ranks on the engine, equal pandas' quantiles on ties and tiny groups."
 from __future__ import annotations
 
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,10 +16,10 @@ import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
+from engine_parity import assert_same, warned
 
 import realtyframes as rf
 from realtyframes.analysis._tiers_engine import _quantiles
-from realtyframes.errors import DataQualityWarning
 
 
 @pytest.fixture(scope="module")
@@ -40,32 +39,8 @@ def undated_files(sandbox_url: str, tmp_path_factory: pytest.TempPathFactory) ->
     return path, history
 
 
-def _warned(call: Callable[..., pd.DataFrame], *args: Any, **kwargs: Any) -> pd.DataFrame:
-    """``call``'s frame, its DataQualityWarnings (thin groups) as attrs."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", DataQualityWarning)
-        out = call(*args, **kwargs)
-    out.attrs["warned"] = sorted(str(w.message) for w in caught)
-    return out
-
-
-def _close(got: object, want: object) -> bool:
-    """Equal, floats to 1e-9 relative (an engine sums in its own order) or 1e-12 absolute (a
-    Case-Shiller slope that is zero but for rounding: 2e-20 against -2e-20), through dicts."""
-    if isinstance(want, float) and isinstance(got, float):
-        return bool(np.isclose(got, want, rtol=1e-9, atol=1e-12, equal_nan=True))
-    if isinstance(want, dict) and isinstance(got, dict):
-        return got.keys() == want.keys() and all(_close(got[k], want[k]) for k in want)
-    return got == want
-
-
-def _same(got: pd.DataFrame, want: pd.DataFrame) -> None:
-    assert got.attrs.keys() == want.attrs.keys()
-    for key, value in want.attrs.items():
-        assert _close(got.attrs[key], value), key
-    pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-9)
-
-
+#: a Case-Shiller slope that is zero but for rounding: 2e-20 against -2e-20
+ATOL = 1e-12
 _CON = duckdb.connect()
 ON_ENGINE: dict[str, Callable[[Path], Any]] = {
     "polars": pl.read_parquet,
@@ -73,10 +48,10 @@ ON_ENGINE: dict[str, Callable[[Path], Any]] = {
     "duckdb-one-connection": lambda path: _CON.read_parquet(str(path)),
 }
 CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
-    "case-shiller": lambda m, h: _warned(
+    "case-shiller": lambda m, h: warned(
         rf.price_index, m, freq="Q", method="repeat_sales", weights="case_shiller"
     ),
-    "case-shiller-by-history": lambda m, h: _warned(
+    "case-shiller-by-history": lambda m, h: warned(
         rf.price_index,
         m,
         h,
@@ -86,10 +61,10 @@ CALLS: dict[str, Callable[[Any, Any], pd.DataFrame]] = {
         by="City",
         min_sample=1,
     ),
-    "pairs-by-history": lambda m, h: _warned(
+    "pairs-by-history": lambda m, h: warned(
         rf.price_index, m, h, freq="M", method="repeat_sales", min_sample=1
     ),
-    "hedonic-by-history": lambda m, h: _warned(
+    "hedonic-by-history": lambda m, h: warned(
         rf.price_index, m, h, freq="M", by="City", location="PostalCode", min_sample=1
     ),
 }
@@ -116,13 +91,13 @@ def test_the_index_with_a_history_or_case_shiller_weights_stays_on_the_engine(
     assert len(want) > 0 and want["index"].notna().sum() > 3
     if "history" in call:
         assert want.attrs["dated_from_history"] > 10  # the history dated the removed dates
-    _same(got, want)
+    assert_same(got, want, atol=ATOL)
 
 
 def test_case_shiller_weights_change_the_engine_index(undated_files):
     """The weights reach the engine's fit (not the equal-weights index under another name)."""
     lazy = pl.scan_parquet(undated_files[0])
-    plain = _warned(rf.price_index, lazy, freq="Q", method="repeat_sales")
+    plain = warned(rf.price_index, lazy, freq="Q", method="repeat_sales")
     weighted = CALLS["case-shiller"](lazy, None)
     assert weighted.attrs["weights"] == "case_shiller" and plain.attrs["weights"] is None
     assert not np.allclose(weighted["index"], plain["index"], equal_nan=True)
@@ -134,7 +109,7 @@ def test_a_history_on_another_duckdb_connection_dates_the_sales_locally(undated_
     got = CALLS["pairs-by-history"](
         duckdb.connect().read_parquet(str(market)), duckdb.connect().read_parquet(str(history))
     )
-    _same(got, want)
+    assert_same(got, want, atol=ATOL)
 
 
 @pytest.mark.spark
@@ -145,7 +120,7 @@ def test_pyspark_index_with_a_history_or_case_shiller_weights(spark, undated_fil
     want = CALLS[call](pd.read_parquet(market), pd.read_parquet(history))
     _no_sales_collected(monkeypatch)
     got = CALLS[call](spark.read.parquet(str(market)), spark.read.parquet(str(history)))
-    _same(got, want)
+    assert_same(got, want, atol=ATOL)
 
 
 def test_band_edges_from_ranks_equal_pandas_quantiles_on_ties_and_tiny_groups():
