@@ -5,9 +5,8 @@
 >>> client.me()["plan"]  # doctest: +SKIP
 'standard'
 
-Below the Client is its :attr:`~Client.session` (the ApiClient, the ParquetCache or None, the
-loaders' settings). The data methods are thin calls into :mod:`realtyframes.loaders` that take the
-session and return a result; the Client returns its frame, its report kept as ``last_load``.
+Below the Client is its :attr:`~Client.session` (ApiClient, ParquetCache or None, settings); the
+data methods call :mod:`realtyframes.loaders` with it and keep each result's report as ``last_load``.
 """
 
 from __future__ import annotations

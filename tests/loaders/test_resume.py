@@ -9,12 +9,8 @@ clear; and what a checkpoint may hold (no secret, 0600)."""
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import sqlite3
 import stat
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -26,6 +22,7 @@ import httpx
 import pandas as pd
 import pytest
 
+import killing
 import realtyframes as rf
 from faultproxy import FaultProxy, start_proxy
 from realtyframes.cache import Checkpoint, ParquetCache, SavedCheckpoint, state_file
@@ -46,7 +43,6 @@ OPTIONS: dict[str, Any] = {
 }
 FAST = rf.RetryPolicy(max_retries=2, backoff_base=0.001, backoff_cap=0.005)
 CONCURRENCY = 4  # the client's default max_concurrency: requests in flight at most
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 class Hook:
@@ -234,26 +230,8 @@ def test_details_load_resumes_after_ctrl_c(
 
 # -- SIGKILL ----------------------------------------------------------------------------------------
 
-CHILD = """
-import os, sys, threading
-import realtyframes as rf
-url, cache, counted, kind, stop = sys.argv[1:6]
-fd = os.open(counted, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-lock, sent = threading.Lock(), [0]
-
-def hook(request):
-    # the first `stop` requests go out (each counted in the file, and an "r" on stdout); the next
-    # ones say "w" and wait forever: the parent kills the process once one waits (a worker free
-    # again, so the earlier answers have arrived), with its last requests in flight
-    with lock:
-        go = sent[0] < int(stop)
-        if go:
-            sent[0] += 1
-            os.write(fd, b"r")
-        os.write(1, b"r" if go else b"w")
-    if not go:
-        threading.Event().wait()
-
+LOAD = """
+url, cache, kind = args
 with rf.Client(url, cache_dir=cache, progress=False, event_hooks={"request": [hook]}) as client:
     if kind == "details":
         client.listings(details=True)
@@ -268,23 +246,8 @@ def run_and_kill(url: str, cache: Path, kind: str, sent: int) -> int:
     """Run the load in a process and SIGKILL it once it has sent ``sent`` requests and the next
     one waits (the answers of the last ones may be on their way: in flight); returns the
     requests it sent."""
-    counted = cache.parent / f"{cache.name}-requests"
-    paths = [str(SRC), os.environ.get("PYTHONPATH", "")]
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, url, str(cache), str(counted), kind, str(sent)],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        assert child.stdout is not None  # a byte per request: block until one past `sent` waits
-        told = child.stdout.read(sent + 1)
-        assert told == b"r" * sent + b"w", "the load ended before it could be killed"
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.communicate()
-    assert child.returncode == -signal.SIGKILL
-    return counted.stat().st_size
+    return killing.run_and_kill(LOAD, cache.parent / f"{cache.name}-requests", sent, url,
+                                str(cache), kind)  # fmt: skip
 
 
 @pytest.mark.parametrize("sent", [2, 60, 150])

@@ -3,11 +3,6 @@ sync keeps its pages in the cache's checkpoint, and the next run goes on from th
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,28 +11,13 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
+from killing import run_and_kill
 from realtyframes.cache import Checkpoint
 
-SRC = Path(__file__).resolve().parents[2] / "src"
 PAGE = 25
 
-CHILD = """
-import os, sys, threading
-import realtyframes as rf
-url, cache, counted, stop, page = sys.argv[1:6]
-fd = os.open(counted, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-lock, sent = threading.Lock(), [0]
-
-def hook(request):
-    # the first `stop` requests go out (each counted in the file); the next one waits forever
-    with lock:
-        go = sent[0] < int(stop)
-        if go:
-            sent[0] += 1
-            os.write(fd, b"r")
-    if not go:
-        threading.Event().wait()
-
+LOAD = """
+url, cache, page = args
 with rf.Client.reso(url, token="reso-token", page_size=int(page), cache_dir=cache,
                     progress=False, event_hooks={"request": [hook]}) as client:
     client.sync_listings()
@@ -67,24 +47,7 @@ def _sync(url: str, cache: Path) -> tuple[pd.DataFrame, pd.DataFrame, int]:
 
 def _kill_after(url: str, cache: Path, sent: int) -> int:
     counted = cache.parent / f"{cache.name}-requests"
-    paths = [str(SRC), os.environ.get("PYTHONPATH", "")]
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, url, str(cache), str(counted), str(sent), str(PAGE)],
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(paths)},
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not counted.exists() or counted.stat().st_size < sent:
-            assert child.poll() is None, child.stderr.read() if child.stderr else ""
-            assert time.monotonic() < deadline
-            time.sleep(0.002)
-        time.sleep(0.05)  # the last answer reaches the checkpoint or stays in flight
-        os.kill(child.pid, signal.SIGKILL)
-    finally:
-        child.communicate()
-    assert child.returncode == -signal.SIGKILL
-    return counted.stat().st_size
+    return run_and_kill(LOAD, counted, sent, url, str(cache), str(PAGE))
 
 
 @pytest.fixture(scope="module")
