@@ -208,14 +208,14 @@ def run() -> str:
             changed = set(history[KEY]) | (set(full[KEY]) - set(previous[KEY]))
             share = len(changed) / len(previous)
             n_sync, n_full = _n(sync_kinds), _n(full_kinds)
+            # the floor counts each chunk's pages: a chunk with over 50 changes takes 2 or more
+            own_floor = int(counted.get("floor", floor)) + int(counted.get("rejected", 0))
+            floor = max(floor, own_floor)
             total_sync, total_floor, total_full = (
                 total_sync + n_sync,
                 total_floor + floor,
                 total_full + n_full,
             )
-            # the floor counts each chunk's pages: a chunk with over 50 changes takes 2 or more
-            own_floor = int(counted.get("floor", floor)) + int(counted.get("rejected", 0))
-            floor = max(floor, own_floor)
             if n_sync > floor:
                 problems.append(f"round {i + 1}: {n_sync} requests > floor {floor}")
             if n_sync > GOAL * parts["old"]:
@@ -266,8 +266,8 @@ def run() -> str:
         "new or changed), times `client.sync_listings(**scope)`, then times the baseline, a "
         "full load of the same scope at the same clock (`client.listings(**scope, Status=s, "
         "refresh=True)` for the 4 statuses), and compares the two frames (rows and every "
-        "shared column; DaysOnMarket, which the feed cannot carry and the sync estimates as a "
-        "lower bound -- docs/sync.md -- is shown apart). New floor = sum over chunks of the open "
+        "shared column; DaysOnMarket, which the feed cannot carry and the sync sets from the "
+        "server's clock -- docs/sync.md -- is shown apart). New floor = sum over chunks of the open "
         "ids (the spec's 100) of max(1, ceil(changes in the chunk / 50)), as the sync "
         f"counts it, + sum over the 4 statuses of max(1, ceil(new / {PAGE})) + closings; old floor "
         f"(the sync before Closed was terminal) = ceil(cached ids / "
