@@ -51,6 +51,7 @@ RANKS: dict[str, float] = {
     "_changes": 2,
     "errors": 1,
     "_files": 1,
+    "_tuning": 1.5,  # the tuning settings (REALTYFRAMES_* read at use): may raise a ConfigError
     "_display": 1,
     "_config": 4,
     "api": 3,

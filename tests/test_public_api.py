@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import realtyframes as rf
 from realtyframes import errors
 from realtyframes._lazy import declared
@@ -148,3 +150,24 @@ def test_subpackages_load_on_attribute_access() -> None:
     code = "import realtyframes as rf; print(rf.analysis.market_trends is rf.market_trends)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
+
+
+def test_the_tuning_settings_are_documented_variables_checked_before_any_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # each is a known REALTYFRAMES_* variable (not refused as a misspelling), in docs/loading.md's
+    # table with its default, and a bad value is a ConfigError naming it when the client is made
+    from realtyframes._environment import KNOWN_VARIABLES, TUNING_VARIABLES
+    from realtyframes._tuning import KNOBS
+
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "loading.md").read_text()
+    assert set(KNOBS) == set(TUNING_VARIABLES) and len(KNOBS) == 4
+    for knob in KNOBS.values():
+        assert knob.variable in KNOWN_VARIABLES
+        assert f"| `{knob.variable}` | {knob.default} " in docs, knob.variable
+        assert knob.get({knob.variable: " 12 "}) == 12 and knob.get({}) == knob.default
+        for bad in ("0", "-3", "2.5", "lots"):
+            monkeypatch.setenv(knob.variable, bad)
+            with pytest.raises(rf.ConfigError, match=knob.variable):
+                rf.Client("http://127.0.0.1:9")  # nothing listens there: raised before a request
+        monkeypatch.delenv(knob.variable)

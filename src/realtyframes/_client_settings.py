@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from realtyframes._config import load_settings
+from realtyframes._tuning import KNOBS
 from realtyframes.api import DEFAULT_MAX_RETRIES, ApiClient, RetryPolicy
 from realtyframes.errors import ConfigError, QueryError
 from realtyframes.loaders import Session, check_flag, check_on_invalid, make_cache
@@ -79,6 +80,10 @@ def _settings(
     else:
         _check_ttl("ttl", ttl)
     check_flag("progress", progress, allow_none=True)
+    for (
+        knob
+    ) in KNOBS.values():  # REALTYFRAMES_DETAIL_BATCH ...: a bad value fails here, not mid-load
+        knob.get()
     return ClientSettings(
         cache_dir=Path(cache_dir).expanduser() if cache_dir is not None else None,
         cache=cache,

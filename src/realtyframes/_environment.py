@@ -25,6 +25,7 @@ __all__ = [
     "SANDBOX_ADMIN_SECRET_VARIABLE",
     "SETTING_VARIABLES",
     "THREADS_VARIABLE",
+    "TUNING_VARIABLES",
     "unknown_variables",
 ]
 
@@ -46,6 +47,13 @@ THREADS_VARIABLE = "REALTYFRAMES_THREADS"
 MCP_AUTH_TOKEN_VARIABLE = "REALTYFRAMES_MCP_AUTH_TOKEN"
 #: The admin secret of ``realtyframes sandbox --protected`` (else a random one per run).
 SANDBOX_ADMIN_SECRET_VARIABLE = "REALTYFRAMES_SANDBOX_ADMIN_SECRET"
+#: Tuning settings (memory against speed), by setting name; defaults and meanings in ``_tuning.py``.
+TUNING_VARIABLES: dict[str, str] = {
+    "detail_batch": "REALTYFRAMES_DETAIL_BATCH",
+    "shape_batch": "REALTYFRAMES_SHAPE_BATCH",
+    "parse_chunk_bytes": "REALTYFRAMES_PARSE_CHUNK_BYTES",
+    "age_block_cells": "REALTYFRAMES_AGE_BLOCK_CELLS",
+}
 #: Every variable read, in one tuple.
 KNOWN_VARIABLES: tuple[str, ...] = (
     *SETTING_VARIABLES.values(),
@@ -53,6 +61,7 @@ KNOWN_VARIABLES: tuple[str, ...] = (
     THREADS_VARIABLE,
     MCP_AUTH_TOKEN_VARIABLE,
     SANDBOX_ADMIN_SECRET_VARIABLE,
+    *TUNING_VARIABLES.values(),
 )
 
 

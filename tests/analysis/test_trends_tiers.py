@@ -205,9 +205,7 @@ def test_the_age_of_inventory_in_blocks_of_markets_is_the_same(
     """The engine's age of inventory a market at a time (the driver's memory bounded with
     city × tier markets) gives the numbers of the pandas path."""
     pl = pytest.importorskip("polars")
-    from realtyframes.analysis import _age_cells
-
-    monkeypatch.setattr(_age_cells, "BLOCK_CELLS", 1)
+    monkeypatch.setenv("REALTYFRAMES_AGE_BLOCK_CELLS", "1")  # a market per block
     market, history = synced
     out = rf.market_trends(
         pl.from_pandas(market).lazy(),

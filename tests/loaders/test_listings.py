@@ -290,14 +290,12 @@ def test_truncated_bodies_leave_details_and_sync_equal_to_a_clean_run(
 def test_details_fetched_in_batches_equal_one_batch(
     sandbox_url: str, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Detail bodies are fetched and parsed DETAIL_BATCH at a time (memory): the frames, photos
-    and quarantine do not depend on where the batches are cut."""
-    from realtyframes.loaders import _fetch
-
+    """Detail bodies are fetched and parsed ``REALTYFRAMES_DETAIL_BATCH`` at a time (memory): the
+    frames, photos and quarantine do not depend on where the batches are cut."""
     whole, _ = make_client(sandbox_url, cache=False)
     expected = whole.listings(max_results=45, details=True)
     expected_info = whole.last_load
-    monkeypatch.setattr(_fetch, "DETAIL_BATCH", 7)  # 45 = 6 batches of 7 and one of 3
+    monkeypatch.setenv("REALTYFRAMES_DETAIL_BATCH", "7")  # 45 = 6 batches of 7 and one of 3
     cut, _ = make_client(sandbox_url, cache=False)
     got = cut.listings(max_results=45, details=True)
     assert cut.last_load.requests == expected_info.requests == 1 + 45

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from realtyframes.api import ApiClient
-from realtyframes.loaders import DriftWarning, _fetch, fetch_pages, fetch_pages_many
+from realtyframes.loaders import DriftWarning, fetch_pages, fetch_pages_many
 from realtyframes.loaders._fetch import _EarlyShape, shape_listings
 from realtyframes.loaders._paging import page_info, progress_enabled
 from realtyframes.sandbox import Faults, RunningSandbox
@@ -167,7 +167,7 @@ def test_pages_shaped_as_they_arrive_equal_shaping_them_at_the_end(
     """A search's pages are shaped in batches while the others are fetched (#33,
     ``fetch_pages``'s ``on_page``): the frames equal shaping all the bodies at once, drift's
     re-read pages (records read twice) included."""
-    monkeypatch.setattr(_fetch, "SHAPE_BATCH", 2)  # several batches from a small sandbox
+    monkeypatch.setenv("REALTYFRAMES_SHAPE_BATCH", "2")  # several batches from a small sandbox
     sb = start_sandbox(listings=3000, faults=Faults(drift=drift))
     early = _EarlyShape(0)
     with ApiClient(sb.url) as api, warnings.catch_warnings():

@@ -267,21 +267,17 @@ def test_validate_never_loses_rows_of_arbitrary_frames(rows):
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    import realtyframes.schemas._shape_parse as shape  # where the chunking lives
-
-    monkeypatch.setattr(shape, "_CHUNK_BYTES", 30_000)
+    monkeypatch.setenv("REALTYFRAMES_PARSE_CHUNK_BYTES", "30000")  # the public tuning setting
 
 
 def test_chunked_parse_equals_one_parse(rec, monkeypatch):
-    import realtyframes.schemas._shape_parse as shape  # where the chunking lives
-
     records = [rec.listing(i) for i in range(150)]
     for r in records[100:]:
         r["ListingKeyNumeric"] = 7  # an added field only in the later pages
     pages = rec.pages_of(records, size=10)
     whole = rs.listings_from_pages(pages)
-    monkeypatch.setattr(shape, "_CHUNK_BYTES", 30_000)
-    assert len(shape._chunks(pages, shape._CHUNK_BYTES)) > 5
+    monkeypatch.setenv("REALTYFRAMES_PARSE_CHUNK_BYTES", "30000")
+    assert sum(map(len, pages)) > 6 * 30_000  # more than five chunks of 30,000 bytes
     chunked = rs.listings_from_pages(pages)
     pd.testing.assert_frame_equal(chunked[0], whole[0])
     pd.testing.assert_frame_equal(chunked[1], whole[1])

@@ -1,8 +1,8 @@
 """The age of inventory of :mod:`._trends_engine` from its differences, a block of markets at a
 time: the counts per (market, window, entry day) are a markets × windows × days table, 130 MB for
 300 markets (a city × tier market) × 37 months × 4 years of entry days, and its running sums and
-median ranks as much again each; in blocks of :data:`BLOCK_CELLS` cells the driver holds at most
-a block's worth, with the same numbers.
+median ranks as much again each; in blocks of ``REALTYFRAMES_AGE_BLOCK_CELLS`` cells (4,000,000,
+int64: 32 MB) the driver holds at most a block's worth, with the same numbers.
 
 >>> import pandas as pd
 >>> diff = pd.DataFrame({"_market": [0, 0], "at": [0, 1], "day": [10, 10], "d": [1, -1]})
@@ -16,12 +16,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from realtyframes._tuning import AGE_BLOCK_CELLS
 from realtyframes.analysis._competition import _histogram_median
 
-__all__ = ["BLOCK_CELLS", "age_cells"]
-
-#: Cells (markets × windows × entry days) of one block's table (int64: 32 MB).
-BLOCK_CELLS = 4_000_000
+__all__ = ["age_cells"]
 
 
 def age_cells(
@@ -38,7 +36,7 @@ def age_cells(
     d = diff["d"].to_numpy().astype("int64")
     age = np.full(n_markets * n_periods, np.nan)
     total = np.zeros(n_markets * n_periods, dtype="int64")
-    block = max(1, BLOCK_CELLS // ((n_periods + 1) * span))
+    block = max(1, AGE_BLOCK_CELLS.get() // ((n_periods + 1) * span))
     for first in range(0, n_markets, block):
         last = min(first + block, n_markets)
         mine = (market >= first) & (market < last)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from realtyframes._tuning import DETAIL_BATCH, SHAPE_BATCH
 from realtyframes.api import MAX_LISTING_IDS
 from realtyframes.cache import Checkpoint
 from realtyframes.errors import NotFoundError
@@ -81,10 +82,6 @@ def shape_listings(bodies: Sequence[bytes]) -> Loaded:
     return Loaded(shaped.frame, 0, media=shaped.media, meta={"merged": shaped.merged})
 
 
-#: Search pages shaped at a time while the others are fetched (:class:`_EarlyShape`).
-SHAPE_BATCH = 50
-
-
 class _EarlyShape:
     """Shapes a search's pages in order, :data:`SHAPE_BATCH` at a time, as they arrive (the
     calling thread, while the workers fetch the others: ``fetch_pages``'s ``on_page``), so that
@@ -101,13 +98,14 @@ class _EarlyShape:
     def __call__(self, offset: int, body: bytes) -> None:
         if offset >= self.next:
             self.waiting.setdefault(offset, body)
-        step = range(self.next, self.next + SHAPE_BATCH * PAGE_SIZE, PAGE_SIZE)
+        batch = SHAPE_BATCH.get() * PAGE_SIZE  # REALTYFRAMES_SHAPE_BATCH pages
+        step = range(self.next, self.next + batch, PAGE_SIZE)
         while all(o in self.waiting for o in step):
             bodies = [self.waiting.pop(o) for o in step]
             self.parts.append(shape_pages(bodies, "listings"))
             self.bodies.extend(bodies)
             self.next = step.stop
-            step = range(self.next, self.next + SHAPE_BATCH * PAGE_SIZE, PAGE_SIZE)
+            step = range(self.next, self.next + batch, PAGE_SIZE)
 
     def finish(self, pages: Sequence[bytes]) -> Loaded:
         done = len(self.bodies)
@@ -249,10 +247,6 @@ def fetch_paged(
     return with_details(session, endpoint.details, loaded, checkpoint)
 
 
-#: Details fetched and shaped per batch: only one batch of raw bodies is held at a time.
-DETAIL_BATCH = 2_000
-
-
 def fetch_details(
     session: Session,
     endpoint: Endpoint,
@@ -272,8 +266,9 @@ def fetch_details(
     bar.plan(len(paths) - sum(1 for p in paths if checkpoint is not None and checkpoint.has(p)))
 
     def batches() -> Iterator[list[Any]]:
-        for start in range(0, len(paths), DETAIL_BATCH):
-            chunk = paths[start : start + DETAIL_BATCH]
+        size = DETAIL_BATCH.get()  # REALTYFRAMES_DETAIL_BATCH
+        for start in range(0, len(paths), size):
+            chunk = paths[start : start + size]
             bodies: list[Any] = [None if checkpoint is None else checkpoint.get(p) for p in chunk]
             todo = [i for i, body in enumerate(bodies) if body is None]
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from realtyframes._tuning import PARSE_CHUNK_BYTES
 from realtyframes.errors import BadResponseError
 from realtyframes.schemas._changes import ListingChange
 from realtyframes.schemas._contacts import LINK_MEMBERS, Contact
@@ -31,7 +32,6 @@ from realtyframes.schemas._quarantine import (
 
 _STR = pd.StringDtype(na_value=np.nan)
 _MIN_BLOCK = 1 << 22  # Arrow JSON block size; grown to fit the longest body
-_CHUNK_BYTES = 1 << 25  # bodies parsed per read_json call (a failure re-parses only its chunk)
 _SPLIT = 8  # a failing chunk is split in this many parts, down to single bodies
 _ARRAY_BODY = re.compile(rb"\s*\[")
 
@@ -334,7 +334,7 @@ def _parse_bodies(
         return [], info
     schema = _page_schema(spec, key) if key else pa.schema(list(_record_type(spec)))
     parts: list[pa.Table | _Unit] = []
-    for chunk in _chunks(bodies, _CHUNK_BYTES):
+    for chunk in _chunks(bodies, PARSE_CHUNK_BYTES.get()):  # REALTYFRAMES_PARSE_CHUNK_BYTES
         parts.extend(_parse_chunk(chunk, schema, spec, key, info))
     units: list[_Unit] = []
     run: list[pa.Table] = []
