@@ -145,7 +145,9 @@ class Counting:
 
     A search asks its first page (``sample`` records, in :data:`_SAMPLE_SORT` order): its total
     gives the pages; its records stand for the rest. The keys of a market read so are its sample
-    keys, padded to the totals with stand-ins (``~n``), so the feed is chunked as in the run. The
+    keys, then the ``known`` keys (a refresh: the cached market's), padded to the totals with
+    stand-ins (``~n``), so the feed is chunked as in the run (and a refresh's feed skips the
+    keys that were terminal, as the run does). The
     change feed is sampled (one ``Limit=50`` request per sample: the search samples, weighted by
     their totals, or the first chunk of real keys): each chunk is counted at the pages its
     expected changes fill, and the sample's own records are returned to the run, whose ``apply``
@@ -153,8 +155,8 @@ class Counting:
     expected over every id (the sample's share of closing records times the expected changes).
     """
 
-    def __init__(self, api: ApiClient, sample: int = PAGE_SIZE) -> None:
-        self.api, self.sample = api, sample
+    def __init__(self, api: ApiClient, sample: int = PAGE_SIZE, known: Sequence[str] = ()) -> None:
+        self.api, self.sample, self.known = api, sample, known
         self.probes = self.rows = 0
         self.samples: list[tuple[list[str], int]] = []
         self.closings = 0.0
@@ -181,7 +183,10 @@ class Counting:
 
     def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
         keys = market[_SYNC.key].astype(str).tolist()
-        return keys + [f"~{n}" for n in range(sum(f.total for f in found) - len(keys))]
+        total = sum(f.total for f in found)
+        seen = set(keys)
+        keys += [k for k in self.known if k not in seen][: max(0, total - len(keys))]
+        return keys + [f"~{n}" for n in range(total - len(keys))]
 
     def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed:
         real = [i for i in ids if not i.startswith("~")]
@@ -282,9 +287,11 @@ def plan_sync(
     history_since: Any = None,
 ) -> Plan:
     """What :func:`~realtyframes.loaders.sync_listings` of ``scope`` will cost: the sync's
-    runner run dry with :class:`Counting` (a first sync, or ``refresh=True``: one page of each
-    status and one feed sample per status; a later one: a page of each status since the
-    watermark and one feed sample). Validates like the sync (QueryError before any request).
+    runner run dry with :class:`Counting` (a first sync: one page of each status and one feed
+    sample per status; ``refresh=True``: the same, and the feed since the last sync over the
+    cached keys that were not terminal, sampled from its first chunk; a later one: a page of each
+    status since the watermark and one feed sample). Validates like the sync (QueryError before
+    any request).
 
     >>> plan_sync(client.session, {"City": "Miami"}).requests  # doctest: +SKIP
     642
@@ -293,16 +300,22 @@ def plan_sync(
         return own(scope, refresh=refresh, history_since=history_since)
     since = _history_since(history_since)
     params, previous, backfill = plan_scope(session, scope, refresh=refresh, since=since)
-    reader = Counting(session.api)
     quiet: OnInvalid = "quarantine"
     if previous is None or refresh:
+        kept = previous if refresh else None  # a refresh keeps its history, adds the feed since
+        known = [] if kept is None else kept.market[_SYNC.key].astype(str).tolist()
+        reader = Counting(session.api, known=known)
         result = run_first(
-            _LISTINGS, reader, params, chunk=_SYNC.chunk, previous=None,
+            _LISTINGS, reader, params, chunk=_SYNC.chunk, previous=kept,
             since=None if since is False else since, backfill=backfill, on_invalid=quiet,
         )  # fmt: skip
-        notes = ("the backfill from a sample of each status",) if backfill else ()
+        fed = kept is not None and bool(result.counts.feed)
+        notes = (
+            ("the backfill from a sample of each status",) if result.counts.backfill else ()
+        ) + (("the feed since the last sync from a sample of its first chunk",) if fed else ())
         return _make(session.api, "sync_listings", "first sync", result.counts, reader.rows,
                      reader.probes, notes)  # fmt: skip
+    reader = Counting(session.api)
     result = run_later(_LISTINGS, reader, previous, params, chunk=int(previous.state["chunk"]),
                        on_invalid=quiet)  # fmt: skip
     notes = ("the closings (one detail request each) from a sample of the change feed",)

@@ -291,15 +291,13 @@ def plan_scope(
 ) -> tuple[dict[str, str], SyncResult | None, bool]:
     """What a plan of a sync of ``scope`` starts from, checked as the sync checks it (QueryError
     before any request): the scope's parameters, the cached sync (None: a first sync) and
-    whether a first sync backfills the history (``refresh=True`` keeps the history it has)."""
+    whether a first sync backfills the history (as the sync: a refresh keeps the history it has
+    and backfills only when it has none)."""
     params = sync_scope(scope)
     check_flag("refresh", refresh)
     cache = session.cache
     previous = previous_sync(cache, scope_key(session, cache, params) if cache else None)
-    backfill = since is not False and cache is not None
-    if refresh and previous is not None:
-        backfill, previous = backfill and not len(previous.history), None
-    return params, previous, backfill
+    return params, previous, since is not False and cache is not None
 
 
 def _first(
