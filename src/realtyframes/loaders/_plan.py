@@ -212,6 +212,12 @@ class Counting:
     def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]:
         return [], [], round(self.closings)
 
+    def page(self, query: Mapping[str, str]) -> pd.DataFrame:
+        """The sync's clock page, read (a probe of the plan): the probes left follow from it."""
+        raw, _ = self._get(_LISTINGS.path, query)
+        assert _LISTINGS.shape is not None
+        return _LISTINGS.shape([raw]).frame
+
     def detail(self, key: str) -> bytes | None:
         return NOT_ASKED  # the sync's clock probes: the runner counts its binary search
 

@@ -1,6 +1,6 @@
 """The sync runner's reader that makes the requests (:class:`Fetching`): the searches (pages
 saved in a first sync's checkpoint), the change feed in chunks of the declared 100 ids (split
-once on a 400/414), the details of closings and of the clock's probes; every request through
+once on a 400/414), the clock's search page and probes, the details of closings; every request through
 the client's one bounded pool. The counting reader of a plan is ``loaders._plan.Counting``.
 
 >>> reader = Fetching(client.session.api, ENDPOINTS["listings"], progress=False)  # doctest: +SKIP
@@ -97,6 +97,12 @@ class Fetching:
             fed.rejected += part.rejected
             fed.floor += part.floor
         return fed
+
+    def page(self, query: Mapping[str, str]) -> pd.DataFrame:
+        """The first page of a search (``query`` with its ``Limit``), shaped: the clock's page."""
+        assert self.endpoint.shape is not None
+        body = self.api.get_bytes(self.endpoint.path, {**query, "Offset": "0"})
+        return self.endpoint.shape([body]).frame
 
     def detail(self, key: str) -> bytes | None:
         """The detail of one record (None: the server no longer has it)."""
