@@ -15,12 +15,10 @@ error by :func:`~._errors.error_for`.
 
 from __future__ import annotations
 
-import logging
 import random
 import threading
-import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -47,9 +45,9 @@ from realtyframes.api._constants import (
 from realtyframes.api._engine import (
     USER_AGENT,
     Host,
+    Notices,
     Pool,
     acceptor,
-    caller_level,
     checked_settings,
     close_unclosed,
     normalise_url,
@@ -67,9 +65,7 @@ from realtyframes.api._transports import (
     RequestCounts,
     TransientAnswer,
 )
-from realtyframes.errors import ApiDeprecationWarning, QueryError
-
-logger = logging.getLogger("realtyframes.api")
+from realtyframes.errors import QueryError
 
 T = TypeVar("T")
 ErrorFormat = Literal["json", "problem"]
@@ -405,6 +401,45 @@ class ApiClient:
             return run_many(jobs, send, limit=self.max_concurrency, workers=self._pool.workers,
                             on_result=on_result)  # fmt: skip
 
+    def get_pages(
+        self,
+        path: str,
+        queries: Sequence[Mapping[str, Any]],
+        flow: Generator[Sequence[tuple[int, int]], None, None],
+        *,
+        page_size: int,
+        parse: Callable[[bytes], T],
+        on_result: Callable[[int, T], None],
+        check: Callable[[int, T], None] | None = None,
+    ) -> None:
+        """Offset paging of ``path``, the loop below the loaders (as httpx runs an auth flow):
+        ``flow`` yields each batch of pages to read, ``(query index, offset)`` pairs, and GETs
+        them concurrently (:meth:`get_many`, one retry budget a batch) as ``queries[index]`` with
+        ``Offset`` and ``Limit=page_size``; ``parse``, ``check`` and ``on_result`` as there (the
+        index is the page's place in its batch). The flow resumes once its batch is in, and plans
+        the next from what arrived (the rest after the first page's total, drift re-reads).
+
+        >>> def flow():  # doctest: +SKIP
+        ...     yield [(0, 0)]  # the first page, then its total says which others
+        >>> api.get_pages("/v1/listings", [{"City": "Miami"}], flow(), page_size=50,
+        ...               parse=bytes, on_result=print)  # doctest: +SKIP
+        """
+        try:
+            batch = next(flow)
+            while True:
+                requests = [
+                    (path, {**queries[i], "Offset": str(o), "Limit": str(page_size)})
+                    for i, o in batch
+                ]
+                budget = self.new_budget(len(requests))
+                self.get_many(requests, parse=parse, budget=budget, on_result=on_result,
+                              check=check)  # fmt: skip
+                batch = flow.send(None)
+        except StopIteration:
+            return
+        finally:
+            flow.close()
+
     def new_budget(self, requests: int) -> RetryBudget:
         """A retry budget for a load of ``requests`` requests, to share across ``get_many`` calls."""
         return self.retry.budget(requests)
@@ -463,28 +498,8 @@ class ApiClient:
         return error_for(failure, url=str(ex.shown), secrets=self._secrets,
                          auth_kind=self._auth_kind)  # fmt: skip
 
-    def _warning(self, notices: list[Any]) -> _Notices:
-        return _Notices(notices, self._pool.pieces.deprecations.forget)
-
-
-class _Notices:
-    """Around a call: its deprecation notices warned (from the calling thread) once per
-    operation; on a failed call only logged, the warning left to the next successful call."""
-
-    def __init__(self, notices: list[Any], forget: Callable[[str], None]) -> None:
-        self.notices, self.forget = notices, forget
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        for key, operation, notice in list(self.notices):
-            message = notice.message(operation)
-            logger.warning(message)
-            if kind is None:
-                warnings.warn(message, ApiDeprecationWarning, stacklevel=caller_level())
-            else:
-                self.forget(key)
+    def _warning(self, notices: list[Any]) -> Notices:
+        return Notices(notices, self._pool.pieces.deprecations.forget)
 
 
 #: The request engine of earlier releases is the client itself (``api.engine is api``).
