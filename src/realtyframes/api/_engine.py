@@ -147,7 +147,7 @@ class Notices:
         self.notices, self.forget = notices, forget
 
     def __enter__(self) -> None:
-        return None
+        pass
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         for key, operation, notice in list(self.notices):

@@ -1,25 +1,17 @@
 """Offset paging of the list operations (listings, changes, contacts) with the fewest requests.
 
-The first page's ``total`` plans the rest; a short page ends paging, and a full last page while
-the total grew goes on page by page. This module decides which pages are read (a generator, the
-*flow*: each ``yield`` is a batch); the path and the queries go down once, to the api's pager
-(:meth:`~realtyframes.api.ApiClient.get_pages`), which sends every batch concurrently (inside the
-client's rate budget, one retry budget a batch) and hands the answers back to the flow.
-Bodies stay raw bytes: only the envelope (``total``/``offset``/``limit``) and the record ids are
-read, by a byte scan, never by decoding the page into Python objects. Each page is checked against
-its request inside the retry loop (:mod:`realtyframes.loaders._answers`): a page that answers
-another request (echoed offset or limit, foreign change records, records of another status) is
-retried, then raised as :class:`~realtyframes.errors.ResponseMismatchError`.
+The first page's ``total`` plans the rest; a short page ends paging, a full last page while the
+total grew reads on. This module decides which pages are read (a generator, the *flow*: each
+``yield`` is a batch); the path and queries go down once, to the api's page loop
+(:meth:`~realtyframes.api.ApiClient.get_pages`), which sends each batch and hands the answers
+back. Bodies stay raw bytes: the envelope and the record ids are read by a byte scan. Each page
+is checked against its request inside the retry loop (:mod:`realtyframes.loaders._answers`).
 
-**Drift** (the data moves while it is paged: new records at the top of the sort order shift every
-later page, so pages overlap or records slip between two pages served at different moments): when
-the totals differ between pages, a record comes twice, or fewer records than the total arrived,
-the pages are re-read (see ``_Pager._recover``) until the records received cover the total the
-server gives on a read at the top; if that cannot be reached, a :class:`DriftWarning` says how many
-records are missing. The re-read bodies are appended after the others (shaping keeps the newest
-copy of a record seen twice).
+**Drift** (new records at the top of the sort order shift every later page while paging): when
+the totals differ, a record comes twice, or fewer records than the total arrived, the pages are
+re-read (``_Pager._recover``) until the records cover the total of a read at the top, else a
+:class:`DriftWarning` says how many are missing. Re-read bodies come after the others.
 
->>> from realtyframes.api import ApiClient  # doctest: +SKIP
 >>> paged = fetch_pages(api, "/v1/listings", {"City": "Miami"}, item_key="listings")  # doctest: +SKIP
 >>> paged.total, paged.requests, len(paged.pages)  # doctest: +SKIP
 (412, 9, 9)
@@ -97,11 +89,9 @@ Flow = Generator[list[tuple[int, int]], None, None]
 
 
 class _Reader:
-    """Decides which pages of several queries are read, absorbs the answers and counts requests
-    per query; the api's pager sends them (:meth:`flow` is its plan). With a ``checkpoint``, a
-    page it holds is taken from it (no request) and each page fetched is saved in it (re-reads
-    of drift recovery are neither: they must see the data of now). ``on_page`` is told of each
-    page of the first query read in order (:data:`OnPage`)."""
+    """Which pages of several queries are read (:meth:`flow`, sent by the api's page loop); the
+    answers absorbed, requests counted per query. A page the ``checkpoint`` holds is taken from
+    it, each page fetched saved in it (drift re-reads neither: they must see the data of now)."""
 
     def __init__(
         self,
@@ -148,9 +138,8 @@ class _Reader:
         return left
 
     def read(self, jobs: list[tuple[_Pager, int]]) -> Flow:
-        """Read ``(pager, offset)`` pages concurrently (one batch of the api's pager); each
-        pager absorbs its pages in the order they arrived (so its last total is the most recent
-        one)."""
+        """One batch of ``(pager, offset)`` pages; each pager absorbs its pages in the order
+        they arrived (its last total is the most recent one)."""
         jobs = self._saved(jobs)
         if not jobs:
             return
@@ -180,8 +169,7 @@ class _Reader:
         pager.question.check(*result, offset=offset, limit=PAGE_SIZE)
 
     def flow(self) -> Flow:
-        """Every page of every query: the first pages, the rest their totals plan, then each
-        query read on and drift recovered (:meth:`_Pager.finish`)."""
+        """The first pages, the rest their totals plan, then each query read on and recovered."""
         pagers = self.pagers
         yield from self.read([(p, p.start) for p in pagers])
         yield from self.read([(p, o) for p in pagers for o in p.planned()])
@@ -211,13 +199,9 @@ class _Pager:
     def check_drift(self, info: _Info) -> None:
         """A page fetched now after pages taken from a checkpoint: its total must be near
         theirs (:func:`drift_tolerance`), else :class:`CheckpointDrift`."""
-        saved = self.saved_total
-        if (
-            saved is not None
-            and info.total is not None
-            and abs(info.total - saved) > (drift_tolerance(saved))
-        ):
-            raise CheckpointDrift(saved, info.total)
+        saved, total = self.saved_total, info.total
+        if saved is not None and total is not None and abs(total - saved) > drift_tolerance(saved):
+            raise CheckpointDrift(saved, total)
 
     def absorb(self, offset: int, body: bytes, info: _Info) -> None:
         self.last_new = self.state.add(offset, body, info, extra=self._extra)
@@ -325,23 +309,15 @@ def fetch_pages(
 ) -> Paged:
     """Every page of a list operation, as raw bodies, with the fewest requests.
 
-    ``params`` are already validated query parameters (strings); ``Offset`` in them is where
-    paging starts (default 0) and ``Limit`` is replaced by pages of :data:`PAGE_SIZE`.
-    ``item_key`` names the records' member of a page (``"listings"``, ``"changes"``,
-    ``"contacts"``). ``max_results`` (an int >= 1, or None: the one rule of
-    :func:`~realtyframes.loaders._checks.check_count`, a QueryError otherwise) stops after that
-    many records (the first ones in the server's order; pages are whole, the
-    caller trims; no drift re-read from the top). ``progress``: a ``tqdm.auto`` bar when more
-    than one page is read (None: on in terminals and notebooks). Issues a :class:`DriftWarning`
-    when the data moved under paging and the gap could not be closed. ``checkpoint``: pages it
-    holds are not asked for again, pages fetched are saved in it (``loaders._resume``).
-    ``on_page(offset, body)`` is told of each page read in order as it arrives (e.g. to shape
-    pages while the others are fetched; drift recovery's re-reads are not told).
+    ``params``: validated query parameters (strings); ``Offset`` is where paging starts, pages
+    are of :data:`PAGE_SIZE`. ``item_key``: the records' member (``"listings"``, ``"changes"``,
+    ``"contacts"``). ``max_results`` (:func:`~realtyframes.loaders._checks.check_count`) stops
+    after that many records (whole pages, the caller trims; no drift re-read). ``progress``: a
+    ``tqdm.auto`` bar (None: in terminals and notebooks). A :class:`DriftWarning` when the data
+    moved under paging and the gap stayed open. ``checkpoint``: pages it holds are not asked for
+    again, pages fetched are saved in it. ``on_page(offset, body)``: each page read in order.
 
-    >>> paged = fetch_pages(client.api, "/v1/listings", {"City": "Miami"},
-    ...                     item_key="listings", progress=False)  # doctest: +SKIP
-    >>> paged.requests == len(paged.pages)  # doctest: +SKIP
-    True
+    >>> fetch_pages(client.api, "/v1/listings", {"City": "Miami"}, item_key="listings")  # doctest: +SKIP
     """
     many = fetch_pages_many(api, path, [params], item_key=item_key, max_results=max_results,
                             progress=progress, desc=desc, checkpoint=checkpoint,
@@ -361,10 +337,9 @@ def fetch_pages_many(
     checkpoint: Checkpoint | None = None,
     on_page: OnPage | None = None,
 ) -> list[Paged]:
-    """:func:`fetch_pages` for several queries of one operation (e.g. id chunks of the change
-    feed): the first pages of all queries in one concurrent batch, then every further page of
-    all of them in a second one. One :class:`Paged` per query, in order. ``on_page``: told of
-    the first query's pages (:func:`fetch_pages`).
+    """:func:`fetch_pages` for several queries of one operation (id chunks of the change feed):
+    the first pages of all in one batch, then every further page in a second. One :class:`Paged`
+    per query, in order; ``on_page`` is told of the first query's pages.
 
     >>> chunks = [{"Since": since, "ListingIds": ",".join(ids[i:i + 100])}
     ...           for i in range(0, len(ids), 100)]  # doctest: +SKIP
