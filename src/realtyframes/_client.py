@@ -46,7 +46,6 @@ from realtyframes.api import (
     ErrorFormat,
     RateLimitState,
     RetryPolicy,
-    refuse_none,
 )
 from realtyframes.errors import QueryError
 from realtyframes.oauth import Token
@@ -123,7 +122,7 @@ class Client(ResoMixin):
             legacy_url=legacy_url, auth_url=auth_url, docs_url=docs_url, timeout=timeout,
             max_retries=max_retries, max_concurrency=max_concurrency, retry=retry, pace=pace,
             error_format=error_format, transport=transport, event_hooks=event_hooks,
-            cache_identity=cache_identity,
+            cache_identity=cache_identity, prepare=loaders.prepare,
         )  # fmt: skip
         self._session = session_of(api, self._settings, unchanged_while_idle(self._sandbox))
 
@@ -264,7 +263,7 @@ class Client(ResoMixin):
         """
         if self._reso is not None:  # Client.reso: the RESO source's search
             return self._reso_listings(filters, max_results, details, refresh, on_invalid)
-        refuse_none(filters)
+        loaders.refuse_none(filters)
         options = {"max_results": max_results, "details": details}
         return self._load("listings", filters, refresh, on_invalid, **options)
 

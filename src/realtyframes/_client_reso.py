@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from realtyframes.api import RetryPolicy, refuse_none
+from realtyframes.api import RetryPolicy
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     SYNC_RESOURCE,
@@ -25,6 +25,7 @@ from realtyframes.loaders import (
     Plan,
     Session,
     recorded,
+    refuse_none,
     run_load,
     sync_lock,
     sync_scope,

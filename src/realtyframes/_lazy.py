@@ -38,8 +38,9 @@ def lazy(
             if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is None:
                 raise AttributeError(f"module {package!r} has no attribute {name!r}")
             return importlib.import_module(f"{package}.{name}")
+        module_name, _, attribute = module_name.partition(":")
         module = importlib.import_module(module_name)
-        value = module if name in modules else getattr(module, name)
+        value = module if name in modules else getattr(module, attribute or name)
         namespace[name] = value
         return value
 
@@ -74,8 +75,10 @@ def declared(path: str | Path) -> tuple[dict[str, str], frozenset[str]]:
                 if "." not in statement.module:  # ``from package import module``
                     table[name] = f"{statement.module}.{alias.name}"
                     modules.add(name)
-                else:
+                elif alias.asname in (None, alias.name):
                     table[name] = statement.module
+                else:  # ``from module import attr as other``: "module:attr"
+                    table[name] = f"{statement.module}:{alias.name}"
     return table, frozenset(modules)
 
 

@@ -24,6 +24,7 @@ from realtyframes.errors import (
     RateLimitError,
     ServerError,
 )
+from realtyframes.loaders import prepare
 from realtyframes.sandbox import DEMO, Faults
 
 NO_RETRY = RetryPolicy(max_retries=0)
@@ -45,7 +46,9 @@ def test_bearer_token_scopes(protected_sandbox_url: str) -> None:
     url = protected_sandbox_url
     sent: list[httpx.Request] = []
     token = mint(url, ["listings"])
-    with ApiClient(url, token=token, event_hooks={"request": [sent.append]}) as api:
+    with ApiClient(
+        url, token=token, event_hooks={"request": [sent.append]}, prepare=prepare
+    ) as api:
         assert api.call("listings", {"Limit": 1})["limit"] == 1
         assert api.call("me")["scopes"] == ["listings"]
         with pytest.raises(InsufficientScopeError) as caught:
@@ -75,14 +78,17 @@ def test_expired_and_unknown_tokens(start_sandbox: Callable[..., Any]) -> None:
     now = [time.time()]
     sb.admin.auth.clock = lambda: now[0]  # the sandbox's expiry clock, moved by hand: no sleep
     short = mint(url, ["listings"], ttl_seconds=300)
-    with ApiClient(url, token=short) as api:
+    with ApiClient(url, token=short, prepare=prepare) as api:
         assert api.call("me")["email"] == DEMO.email  # the control: valid for its five minutes
     now[0] += 301
     for token in (short, "not-a-token"):
-        with ApiClient(url, token=token) as api, pytest.raises(InvalidTokenError) as caught:
+        with (
+            ApiClient(url, token=token, prepare=prepare) as api,
+            pytest.raises(InvalidTokenError) as caught,
+        ):
             api.call("me")
         assert (caught.value.status, caught.value.code) == (401, "invalid_token")
-    with ApiClient(url) as anonymous, pytest.raises(InvalidTokenError):
+    with ApiClient(url, prepare=prepare) as anonymous, pytest.raises(InvalidTokenError):
         anonymous.call("listings")
 
 
@@ -120,7 +126,7 @@ def test_legacy_key_and_its_errors(protected_sandbox_url: str) -> None:
         assert isinstance(rows, list) and rows and {"id", "email", "stage"} <= set(rows[0])
     assert sent[0].url.params["api_key"] == DEMO.api_key and "X-API-Key" not in sent[0].headers
 
-    with ApiClient(protected_sandbox_url, api_key=DEMO.empty_api_key) as empty:
+    with ApiClient(protected_sandbox_url, api_key=DEMO.empty_api_key, prepare=prepare) as empty:
         with pytest.raises(NotFoundError) as not_found, warnings.catch_warnings():
             warnings.simplefilter("error")
             empty.call("legacy_contacts")
@@ -129,7 +135,7 @@ def test_legacy_key_and_its_errors(protected_sandbox_url: str) -> None:
         with pytest.warns(ApiDeprecationWarning):  # the failed call left the warning for this one
             assert empty.call("legacy_me")["domain"] != DEMO.domain
     with (
-        ApiClient(protected_sandbox_url, api_key="rfk_wrong_key") as wrong,
+        ApiClient(protected_sandbox_url, api_key="rfk_wrong_key", prepare=prepare) as wrong,
         pytest.raises(InvalidTokenError) as bad,
     ):
         wrong.call("legacy_me")
@@ -154,7 +160,9 @@ def _check_shape(exc: ApiError, error_format: str, code: str, status: int) -> No
 @pytest.mark.parametrize("error_format", ["json", "problem"])
 def test_4xx_codes_in_both_shapes(protected_sandbox_url: str, error_format: str) -> None:
     url = protected_sandbox_url
-    with ApiClient(url, api_key=DEMO.api_key, error_format=error_format, retry=NO_RETRY) as api:  # type: ignore[arg-type]
+    with ApiClient(
+        url, api_key=DEMO.api_key, error_format=error_format, retry=NO_RETRY, prepare=prepare
+    ) as api:  # type: ignore[arg-type]
         with pytest.raises(BadRequestError) as bad:
             api.get_json("/v1/listings", {"Status": "Sold"})  # raw: the client check is bypassed
         _check_shape(bad.value, error_format, "bad_request", 400)
@@ -168,7 +176,9 @@ def test_4xx_codes_in_both_shapes(protected_sandbox_url: str, error_format: str)
         with pytest.raises(NotFoundError) as no_route:
             api.get_json("/v1/nothing-here")
         _check_shape(no_route.value, error_format, "not_found", 404)
-    with ApiClient(url, token="expired-or-invented", error_format=error_format) as api:  # type: ignore[arg-type]
+    with ApiClient(
+        url, token="expired-or-invented", error_format=error_format, prepare=prepare
+    ) as api:  # type: ignore[arg-type]
         with pytest.raises(InvalidTokenError) as invalid:
             api.call("listings")
         _check_shape(invalid.value, error_format, "invalid_token", 401)
@@ -178,7 +188,12 @@ def test_429_in_both_shapes(start_sandbox: Callable[..., Any]) -> None:
     sandbox = start_sandbox(protected=True, rate_limit=(2, 60.0))
     for key, error_format in ((DEMO.api_key, "json"), (DEMO.premium_api_key, "problem")):
         with ApiClient(
-            sandbox.url, api_key=key, error_format=error_format, retry=NO_RETRY, pace=False
+            sandbox.url,
+            api_key=key,
+            error_format=error_format,
+            retry=NO_RETRY,
+            pace=False,
+            prepare=prepare,
         ) as api:  # type: ignore[arg-type]
             api.call("me")
             api.call("me")
@@ -194,7 +209,9 @@ def test_5xx_in_both_shapes(start_sandbox: Callable[..., Any]) -> None:
     sandbox = start_sandbox(faults=Faults(error_rate=1.0))
     for error_format in ("json", "problem"):
         seen: set[int] = set()
-        with ApiClient(sandbox.url, error_format=error_format, retry=NO_RETRY) as api:  # type: ignore[arg-type]
+        with ApiClient(
+            sandbox.url, error_format=error_format, retry=NO_RETRY, prepare=prepare
+        ) as api:  # type: ignore[arg-type]
             for _ in range(30):
                 with pytest.raises(ServerError) as caught:
                     api.call("me")

@@ -10,9 +10,10 @@ import httpx
 import pytest
 
 from realtyframes import Client
-from realtyframes.api import ApiClient, validate_listing_changes, validate_listing_search
+from realtyframes.api import ApiClient
 from realtyframes.api._constants import MAX_CONCURRENCY
 from realtyframes.errors import QueryError
+from realtyframes.loaders import validate_listing_changes, validate_listing_search
 
 
 def _counting_client(tmp_path: Path, **options: object) -> tuple[Client, list[httpx.Request]]:

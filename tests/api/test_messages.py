@@ -7,8 +7,8 @@ import pickle
 import pytest
 
 from realtyframes import Client
-from realtyframes.api import validate_listing_search
 from realtyframes.errors import InvalidTokenError, QueryError
+from realtyframes.loaders import validate_listing_search
 
 
 def test_no_credentials_on_a_protected_server_says_what_to_set(protected_sandbox_url: str) -> None:

@@ -1,5 +1,8 @@
-"""The spec's operations are a plain table in ``api/``: ``prepare`` and ``ApiClient.call`` work in
-a fresh interpreter that never imported the loaders, and the loaders' endpoints carry its rows."""
+"""The spec's operations are a plain table on the loaders' floor, above the api (#33): a load's
+parameters are validated and keyed there and handed down once. ``prepare`` works in a fresh
+interpreter without pandas (the command line's help reads the tables); the api has no table of
+its own, and ``ApiClient.call`` validates with the ``prepare`` it was given (a ``Client`` gives
+the loaders'), else refuses before any request."""
 
 from __future__ import annotations
 
@@ -9,11 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
-from realtyframes.api import OPERATIONS, Operation, prepare
+import realtyframes.api
+from realtyframes import Client
+from realtyframes.api import ApiClient
 from realtyframes.errors import QueryError
-from realtyframes.loaders import ENDPOINTS
+from realtyframes.loaders import ENDPOINTS, OPERATIONS, Operation, prepare
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -28,32 +34,57 @@ def _fresh(code: str) -> str:
     return done.stdout
 
 
-def test_prepare_works_in_a_fresh_interpreter_without_the_loaders() -> None:
+def test_prepare_works_in_a_fresh_interpreter_without_pandas() -> None:
     out = _fresh(
         "import sys, json\n"
-        "from realtyframes.api import prepare\n"
+        "from realtyframes.loaders import prepare\n"
         "r = prepare('listings', {'City': 'Miami'})\n"
-        "print(json.dumps([r.path, r.params, r.host, 'realtyframes.loaders' in sys.modules]))\n"
+        "print(json.dumps([r.path, r.params, r.host, 'pandas' in sys.modules]))\n"
     )
     assert json.loads(out) == ["/v1/listings", {"City": "Miami"}, "base", False]
 
 
-def test_api_client_call_works_in_a_fresh_interpreter(sandbox_url: str) -> None:
-    out = _fresh(
-        "import sys, json\n"
-        "from realtyframes.api import ApiClient\n"
-        f"with ApiClient({sandbox_url!r}) as api:\n"
-        "    page = api.call('listings', {'City': 'Miami', 'Limit': 2})\n"
-        "print(json.dumps([page['limit'], len(page['listings'])]))\n"
-    )
-    assert json.loads(out) == [2, 2]
-
-
 def test_the_python_c_line_of_the_issue_prints_the_request() -> None:
     out = _fresh(
-        "from realtyframes.api import prepare; print(prepare('listings', {'City': 'Miami'}))"
+        "from realtyframes.loaders import prepare; print(prepare('listings', {'City': 'Miami'}))"
     )
     assert "path='/v1/listings'" in out and "'City': 'Miami'" in out
+
+
+def test_the_api_holds_no_operations_table() -> None:
+    for name in ("OPERATIONS", "Operation", "prepare", "validate_listing_search", "refuse_none"):
+        assert not hasattr(realtyframes.api, name), name
+
+
+def test_api_client_call_validates_with_the_prepare_it_was_given(sandbox_url: str) -> None:
+    sent: list[httpx.Request] = []
+    hooks = {"request": [sent.append]}
+    with ApiClient(sandbox_url, event_hooks=hooks, prepare=prepare) as api:
+        page = api.call("listings", {"City": "Miami", "Limit": 2})
+        assert (page["limit"], len(page["listings"])) == (2, 2)
+        with pytest.raises(QueryError) as caught:
+            api.call("listings", {"Citty": "Miami"})
+        assert caught.value.param == "Citty"
+    assert len(sent) == 1  # the refused call sent nothing
+
+
+def test_api_client_call_without_a_table_refuses_before_any_request(sandbox_url: str) -> None:
+    sent: list[httpx.Request] = []
+    hooks = {"request": [sent.append]}
+    with ApiClient(sandbox_url, event_hooks=hooks) as api, pytest.raises(QueryError) as caught:
+        api.call("me")
+    assert caught.value.param == "operation"
+    assert "realtyframes.loaders.prepare" in str(caught.value)
+    assert sent == []
+
+
+def test_a_clients_api_validates_with_the_loaders_table(sandbox_url: str, tmp_path: Path) -> None:
+    with Client(base_url=sandbox_url, cache_dir=tmp_path) as client:
+        before = client.api.request_counts()
+        with pytest.raises(QueryError, match="did you mean 'City'"):
+            client.api.call("listings", {"city": "Miami"})
+        assert (client.api.request_counts() - before).requests == 0
+        assert client.api.with_options(timeout=5.0).call("me")["plan"]
 
 
 def test_the_table_is_read_only() -> None:

@@ -11,23 +11,23 @@ import httpx
 import pytest
 
 from realtyframes._spec import FEATURE_FLAGS, PROPERTY_TYPES
-from realtyframes.api import (
+from realtyframes.api import ApiClient
+from realtyframes.errors import QueryError
+from realtyframes.loaders import (
     LISTING_SEARCH,
     SUBTYPES,
-    ApiClient,
     prepare,
     validate_analytics,
     validate_listing_changes,
     validate_listing_search,
     validate_paging,
 )
-from realtyframes.errors import QueryError
 
 
 @pytest.fixture
 def counted(sandbox_url: str) -> Iterator[tuple[ApiClient, list[httpx.Request]]]:
     sent: list[httpx.Request] = []
-    with ApiClient(sandbox_url, event_hooks={"request": [sent.append]}) as api:
+    with ApiClient(sandbox_url, event_hooks={"request": [sent.append]}, prepare=prepare) as api:
         yield api, sent
 
 

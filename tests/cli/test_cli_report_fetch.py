@@ -29,11 +29,11 @@ from realtyframes._config import (
     load_settings,
     read_config,
 )
-from realtyframes.api import ANALYTICS, LISTING_CHANGES, LISTING_SEARCH, prepare
 from realtyframes.cli import main
 from realtyframes.cli.config import SYNTHETIC_NOTICE
 from realtyframes.cli.report import open_report_client
 from realtyframes.errors import QueryError
+from realtyframes.loaders import ANALYTICS, LISTING_CHANGES, LISTING_SEARCH, prepare
 from realtyframes.sandbox import DEMO, Faults, RunningSandbox, _embedded
 
 FAKE_TOKEN = "rf-FAKE-SECRET-TOKEN-7f3a9c"

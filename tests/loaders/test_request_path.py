@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from realtyframes.api import MAX_LISTING_IDS, MAX_PAGE_SIZE, OPERATIONS, ApiClient, Engine
+from realtyframes.api import MAX_LISTING_IDS, MAX_PAGE_SIZE, ApiClient, Engine
 from realtyframes.cli import main
 from realtyframes.errors import QueryError
-from realtyframes.loaders import ENDPOINTS, MAX_IDS_PER_REQUEST, PAGE_SIZE, fetch_pages
+from realtyframes.loaders import ENDPOINTS, MAX_IDS_PER_REQUEST, OPERATIONS, PAGE_SIZE, fetch_pages
 
 
 def test_the_search_row_declares_where_its_details_come_from() -> None:

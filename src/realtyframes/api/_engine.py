@@ -12,6 +12,7 @@ answer is parsed and checked) and the checks of the client's settings.
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import os
 import queue
@@ -34,15 +35,25 @@ from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import LOOPBACK_MOUNTS, MAX_CONCURRENCY, SERVICE_API_VERSION
 from realtyframes.api._retry import RetryPolicy
 from realtyframes.api._transports import Pieces, TransientAnswer, compose_all, note_deprecation
-from realtyframes.errors import QueryError, ResponseMismatchError
+from realtyframes.errors import ApiDeprecationWarning, QueryError, ResponseMismatchError
 
-__all__ = ["USER_AGENT", "Host", "Pool", "acceptor", "caller_level", "checked_settings", "run_many"]
+__all__ = [
+    "USER_AGENT",
+    "Host",
+    "Notices",
+    "Pool",
+    "acceptor",
+    "caller_level",
+    "checked_settings",
+    "run_many",
+]
 
 #: The hosts of the service (design.md): base, auth, legacy and the documentation host.
 Host = Literal["base", "auth", "legacy", "docs"]
 Params = Mapping[str, Any] | None
 #: ``send(index, path, params, stop)``: one request of :func:`run_many`, its result.
 Send = Callable[[int, str, Params, "threading.Event | None"], Any]
+logger = logging.getLogger("realtyframes.api")
 USER_AGENT = f"realtyframes/{__version__} httpx/{httpx.__version__}"
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -126,6 +137,26 @@ def caller_level() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+class Notices:
+    """Around a call: its deprecation notices warned (from the calling thread) once per
+    operation; on a failed call only logged, the warning left to the next successful call."""
+
+    def __init__(self, notices: list[Any], forget: Callable[[str], None]) -> None:
+        self.notices, self.forget = notices, forget
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        for key, operation, notice in list(self.notices):
+            message = notice.message(operation)
+            logger.warning(message)
+            if kind is None:
+                warnings.warn(message, ApiDeprecationWarning, stacklevel=caller_level())
+            else:
+                self.forget(key)
 
 
 def normalise_url(name: str, url: str) -> str:

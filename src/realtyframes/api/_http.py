@@ -1,8 +1,8 @@
 """``ApiClient``: hosts, auth, retries, pacing, concurrency, deprecation and masked logging.
 
-Every loader goes through three calls: :meth:`ApiClient.get_json`, :meth:`ApiClient.get_bytes`
-(the raw body, for pyarrow) and :meth:`ApiClient.get_many` (pages fetched concurrently, in order,
-inside the client's rate budget and one retry budget). Each GET is planned here (URL, headers,
+Loaders go through :meth:`ApiClient.get_json`, :meth:`ApiClient.get_bytes` (the raw body),
+:meth:`ApiClient.get_many` (requests sent concurrently, in order, in one retry budget) and
+:meth:`ApiClient.get_pages` (the page loop). Each GET is planned here (URL, headers,
 sign-in, deadline, how its answer is parsed) and handed to the client's httpx client, whose
 transports (:mod:`._transports`) retry, pace, count and bound it; a failure is mapped to its typed
 error by :func:`~._errors.error_for`.
@@ -15,12 +15,10 @@ error by :func:`~._errors.error_for`.
 
 from __future__ import annotations
 
-import logging
 import random
 import threading
-import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -47,16 +45,15 @@ from realtyframes.api._constants import (
 from realtyframes.api._engine import (
     USER_AGENT,
     Host,
+    Notices,
     Pool,
     acceptor,
-    caller_level,
     checked_settings,
     close_unclosed,
     normalise_url,
     run_many,
 )
 from realtyframes.api._errors import error_for
-from realtyframes.api._operations import prepare
 from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitState
 from realtyframes.api._retry import RetryBudget, RetryPolicy
@@ -67,9 +64,7 @@ from realtyframes.api._transports import (
     RequestCounts,
     TransientAnswer,
 )
-from realtyframes.errors import ApiDeprecationWarning, QueryError
-
-logger = logging.getLogger("realtyframes.api")
+from realtyframes.errors import QueryError
 
 T = TypeVar("T")
 ErrorFormat = Literal["json", "problem"]
@@ -86,8 +81,8 @@ class ApiClient:
     errors. ``retry`` tunes waits (tests shrink them); ``pace=False`` turns client pacing off.
     ``event_hooks`` run once per attempt on the wire. ``clock`` (internal, a test seam): the
     :class:`~realtyframes.api._clock.Clock` of deadlines, waits and pacing; tests pass a fake
-    one so no test sleeps. It owns the connection pool (:class:`~._engine.Pool`), shared with its
-    :meth:`with_options` copies.
+    one so no test sleeps. ``prepare``: how :meth:`call` validates (a ``Client`` gives the
+    loaders'). It owns the connection pool, shared with its :meth:`with_options` copies.
 
     >>> api = ApiClient("http://127.0.0.1:9", api_key="k-123")
     >>> api
@@ -116,8 +111,10 @@ class ApiClient:
         rng: random.Random | None = None,
         cache_identity: str | None = None,
         clock: Clock | None = None,
+        prepare: Callable[[str, Params], Any] | None = None,
     ) -> None:
         install_log_filter()
+        self._prepare = prepare  # the operations' validator (the loaders', above this layer)
         base = normalise_url("base_url", base_url)
         urls = {"auth": auth_url, "legacy": legacy_url, "docs": docs_url}
         self._hosts = {"base": base} | {
@@ -336,15 +333,16 @@ class ApiClient:
         return self.get_one(path, params, host, raw=True, check=check)  # type: ignore[no-any-return]
 
     def call(self, operation: str, params: Params = None, *, raw: bool = False) -> Any:
-        """Validate ``params`` for a spec ``operation`` (QueryError before any request), then GET.
+        """Validate ``params`` for a spec ``operation`` (``listings``, ``me`` ...) with the
+        client's ``prepare`` (QueryError before any request), then GET.
 
-        Operations: the names of :data:`realtyframes.api.OPERATIONS` (``listings``, ``listing``,
-        ``listing_changes``, ``analytics``, ``contacts``, ``me`` ...).
-
-        >>> api.call("listings", {"City": "Miami", "Limit": 5})["limit"]  # doctest: +SKIP
-        5
+        >>> client.api.call("listings", {"City": "Miami", "Limit": 5})["limit"]  # doctest: +SKIP
         """
-        prepared = prepare(operation, params)
+        if self._prepare is None:
+            raise QueryError("operation", "this ApiClient has no table of operations to check "
+                             f"{operation!r} with", "ApiClient(..., prepare=realtyframes.loaders"
+                             ".prepare), or the Client's client.api")  # fmt: skip
+        prepared = self._prepare(operation, params)
         return self.get_one(prepared.path, prepared.params, prepared.host, raw=raw)
 
     def get_one(
@@ -372,19 +370,16 @@ class ApiClient:
         """GET many ``(path, params)`` concurrently (up to ``max_concurrency``); results in order.
 
         ``raw=True`` gives bodies as bytes; ``parse`` (implies raw) turns each body into a result
-        in the worker thread, and a ``ValueError`` it raises counts as a broken body (retried).
-        All requests share the client's rate budget, its slots (one bounded pool per client,
-        shared with its copies and the sync's change feed) and one retry budget (``budget``, by
-        default ``retry.budget(len(requests))``). ``on_result(index, result)`` runs in the calling
-        thread as each one arrives (progress bars). ``deadline`` (seconds) bounds the whole call:
-        no attempt starts and no retry waits past it. ``check(index, result)`` runs in the worker
-        after ``parse`` and raises :class:`~realtyframes.errors.ResponseMismatchError` when the
-        answer is not one to request ``index`` (an echoed offset, a detail's id): retried like a
-        broken body, then raised. The first request that fails for good stops the others and
-        its typed error is raised. Threads only: works inside a running event loop.
+        in the worker thread (a ``ValueError``: a broken body, retried). All share the client's
+        rate budget, its slots (one bounded pool per client and its copies) and one retry budget
+        (``budget``, default ``retry.budget(len(requests))``). ``on_result(index, result)`` runs
+        in the calling thread as each arrives. ``deadline`` (seconds) bounds the whole call.
+        ``check(index, result)`` runs in the worker after ``parse`` and raises
+        :class:`~realtyframes.errors.ResponseMismatchError` when the answer is not one to request
+        ``index``: retried like a broken body, then raised. The first request that fails for good
+        stops the others and its typed error is raised. Threads only.
 
-        >>> api.get_many([("/v1/listings", {"Offset": str(o), "Limit": "50"}) for o in (0, 50)])  # doctest: +SKIP
-        [{...}, {...}]
+        >>> api.get_many([("/v1/listings", {"Offset": "0", "Limit": "50"})])  # doctest: +SKIP
         """
         jobs = list(requests)
         if not jobs:
@@ -404,6 +399,38 @@ class ApiClient:
         with self._warning(notices):
             return run_many(jobs, send, limit=self.max_concurrency, workers=self._pool.workers,
                             on_result=on_result)  # fmt: skip
+
+    def get_pages(
+        self,
+        path: str,
+        queries: Sequence[Mapping[str, Any]],
+        flow: Generator[Sequence[tuple[int, int]], None, None],
+        *,
+        page_size: int,
+        parse: Callable[[bytes], T],
+        on_result: Callable[[int, T], None],
+        check: Callable[[int, T], None] | None = None,
+    ) -> None:
+        """The page loop (as httpx runs an auth flow): each batch ``flow`` yields, ``(query
+        index, offset)`` pairs, is sent by :meth:`get_many` (one retry budget a batch) as
+        ``queries[index]`` with ``Offset`` and ``Limit=page_size``; ``parse``, ``check`` and
+        ``on_result`` as there. The flow resumes once its batch is in and plans the next.
+
+        >>> api.get_pages("/v1/listings", [{}], (b for b in [[(0, 0)]]), page_size=50,
+        ...               parse=bytes, on_result=print)  # doctest: +SKIP
+        """
+        size = str(page_size)
+        try:
+            batch = next(flow)
+            while True:
+                jobs = [(path, {**queries[i], "Offset": str(o), "Limit": size}) for i, o in batch]
+                self.get_many(jobs, parse=parse, budget=self.new_budget(len(jobs)),
+                              on_result=on_result, check=check)  # fmt: skip
+                batch = flow.send(None)
+        except StopIteration:
+            return
+        finally:
+            flow.close()
 
     def new_budget(self, requests: int) -> RetryBudget:
         """A retry budget for a load of ``requests`` requests, to share across ``get_many`` calls."""
@@ -463,28 +490,8 @@ class ApiClient:
         return error_for(failure, url=str(ex.shown), secrets=self._secrets,
                          auth_kind=self._auth_kind)  # fmt: skip
 
-    def _warning(self, notices: list[Any]) -> _Notices:
-        return _Notices(notices, self._pool.pieces.deprecations.forget)
-
-
-class _Notices:
-    """Around a call: its deprecation notices warned (from the calling thread) once per
-    operation; on a failed call only logged, the warning left to the next successful call."""
-
-    def __init__(self, notices: list[Any], forget: Callable[[str], None]) -> None:
-        self.notices, self.forget = notices, forget
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
-        for key, operation, notice in list(self.notices):
-            message = notice.message(operation)
-            logger.warning(message)
-            if kind is None:
-                warnings.warn(message, ApiDeprecationWarning, stacklevel=caller_level())
-            else:
-                self.forget(key)
+    def _warning(self, notices: list[Any]) -> Notices:
+        return Notices(notices, self._pool.pieces.deprecations.forget)
 
 
 #: The request engine of earlier releases is the client itself (``api.engine is api``).

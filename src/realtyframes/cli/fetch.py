@@ -1,7 +1,7 @@
 """``realtyframes fetch``: one resource as a Parquet, CSV or JSON file, for pipelines and tools.
 
 Built from the declarations: each subcommand is an operation of the spec
-(:data:`realtyframes.api.OPERATIONS`, the rows the loaders' ``ENDPOINTS`` carry: its summary and
+(:data:`realtyframes.loaders.OPERATIONS`, the rows the loaders' ``ENDPOINTS`` carry: its summary and
 path give the help, its parameter table the ``--Name`` options, its defaults the "(default ...)"
 hints; the loader's options are checked by the endpoint's own checks) and the allowed
 values come from the validators themselves (:class:`~realtyframes.errors.QueryError`'s
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from realtyframes._config import Settings
 from realtyframes._spec import BREAKDOWNS
-from realtyframes.api import MAX_LISTING_IDS, OPERATIONS, PAGING_PARAMETERS, SUBTYPES, Operation
+from realtyframes.api import MAX_LISTING_IDS
 from realtyframes.cli._preflight import preflight
 from realtyframes.cli.config import (
     PROG,
@@ -35,6 +35,7 @@ from realtyframes.cli.config import (
     run_guarded,
 )
 from realtyframes.errors import QueryError
+from realtyframes.loaders import OPERATIONS, PAGING_PARAMETERS, SUBTYPES, Operation
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -62,7 +63,7 @@ def allowed_text(name: str, checker: Callable[[str, Any], str]) -> str:
     """What a parameter allows, as its validator declares it (asked with an empty value, it
     raises a QueryError whose ``values`` are the enumeration, else whose ``allowed`` says it).
 
-    >>> from realtyframes.api import LISTING_SEARCH
+    >>> from realtyframes.loaders import LISTING_SEARCH
     >>> allowed_text("Status", LISTING_SEARCH["Status"])
     'Active, Pending, Closed, Active Under Contract'
     >>> allowed_text("Pool", LISTING_SEARCH["Pool"])

@@ -1,12 +1,9 @@
 """The loaders' shared types and helpers: where the cache lives, what every load, sync and plan
 takes (:class:`Session`), the types of the endpoint table (:class:`Endpoint`: an operation of the
-spec and how it is loaded; :class:`Sync`: how a list endpoint's collection is kept current;
-:class:`Call`: one validated load), what a fetch gives back (:class:`Loaded`), what a load returns
-(:class:`LoadResult`: its frames and its :class:`LoadInfo`), validation with a quarantine, and
-Parquet-safe frames.
-
-The table itself is :data:`realtyframes.loaders.endpoints.ENDPOINTS`; the load (cache lookup,
-fetch, validate, store) reads top to bottom in :mod:`realtyframes.loaders._load`.
+spec and how it is loaded; :class:`Sync`: how a list endpoint's collection is kept current),
+what a fetch gives back (:class:`Loaded`), what a load returns (:class:`LoadResult`: its frames
+and its :class:`LoadInfo`), validation with a quarantine, and Parquet-safe frames. The table is
+:data:`~realtyframes.loaders.endpoints.ENDPOINTS`; the load reads top to bottom in ``_load``.
 
 >>> from realtyframes.loaders import ENDPOINTS
 >>> ENDPOINTS["listing"].call({"ListingId": "A1"}, {}).path
@@ -31,9 +28,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from realtyframes._environment import SETTING_VARIABLES
-from realtyframes.api import ApiClient, Host, Operation, PreparedRequest
+from realtyframes.api import ApiClient, Host
 from realtyframes.cache import Checkpoint, ParquetCache
-from realtyframes.errors import QueryError
+from realtyframes.loaders._checkers import Call, Operation, PreparedRequest, prepare_call
 from realtyframes.schemas import QUARANTINE_REASON, OnInvalid, validate
 
 logger = logging.getLogger("realtyframes.loaders")
@@ -190,18 +187,6 @@ Fetcher = Callable[["Session", "Endpoint", "Call", Checkpoint | None], "Loaded"]
 
 
 @dataclass(frozen=True)
-class Call:
-    """One validated load of an endpoint: the request, the loader's options, the cache key's
-    parameters, and what the answer must echo (top-level field -> value asked)."""
-
-    path: str
-    query: dict[str, str]
-    options: dict[str, Any] = field(default_factory=dict)
-    key_params: dict[str, Any] = field(default_factory=dict)
-    echo: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Sync:
     """How a list endpoint's whole collection is kept current (``Endpoint.sync``; the runner is
     :mod:`realtyframes.loaders._sync_steps`).
@@ -230,21 +215,17 @@ class Sync:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One operation of the spec (:data:`realtyframes.api.OPERATIONS`: name, host, path, path
+    """One operation of the spec (:data:`realtyframes.loaders.OPERATIONS`: name, host, path, path
     parameter, validator) and how the client side loads it.
 
-    Loader endpoints (``resource`` set) also have the ``model`` their rows are validated against,
-    the ``shape`` of raw bodies into frames, the ``fetch`` strategy, the cache folder ``resource``
-    and its ``ttl`` (None: never expires). ``item_key``: the records' member of a page
-    (``paged``). ``options``: the loader's own arguments, their defaults and checks; ``refused``: spec
-    parameters the loader manages itself (name -> (why, what instead)); ``key``: the cache key's
-    parameters from the validated query (default: the query itself). ``echo``: what the answer
-    says back, as (top-level field of the body, the request's parameter): the load refuses an
-    answer whose field is present and differs (:mod:`realtyframes.loaders._answers`).
-    ``details``: the endpoint each record's full detail is read from when the load is asked for
-    them (the ``details`` option: the search's rows replaced by the detail rows, named by the
-    detail endpoint's ``path_param``). ``sync``: how ``sync_listings`` keeps the whole
-    collection current (:class:`Sync`).
+    Loader endpoints (``resource`` set) also have the ``model`` of their rows, the ``shape`` of
+    raw bodies into frames, the ``fetch`` strategy, the cache folder ``resource`` and its ``ttl``
+    (None: never expires). ``item_key``: the records' member of a page (``paged``). ``options``:
+    the loader's own arguments, defaults and checks; ``refused``: spec parameters the loader
+    manages itself (name -> (why, instead)); ``key``: the cache key's parameters from the
+    validated query (default: the query). ``echo``: (field of the body, the request's
+    parameter) an answer must agree on. ``details``: the endpoint each record's detail is read
+    from (the ``details`` option). ``sync``: how ``sync_listings`` keeps it current.
     """
 
     operation: Operation
@@ -301,28 +282,9 @@ class Endpoint:
         return self.operation.prepare(params)
 
     def call(self, params: Mapping[str, Any], options: Mapping[str, Any]) -> Call:
-        """A validated load: request, checked loader options and the cache key's parameters."""
-        for name, (why, instead) in self.refused.items():
-            if name in params:
-                raise QueryError(name, why, instead)
-        request = self.prepare(params)
-        unknown = set(options) - set(self.options)
-        if unknown:
-            raise TypeError(f"{self.name}: unexpected options {sorted(unknown)}")
-        checked = {
-            name: check(name, options.get(name, default))
-            for name, (default, check) in self.options.items()
-        }
-        key = self.key(request.params) if self.key is not None else dict(request.params)
-        if self.path_param is not None:
-            key = {self.path_param: params[self.path_param], **key}
-        echo: dict[str, str] = {}
-        if self.echo is not None:
-            field, param = self.echo
-            asked = params.get(param) if param == self.path_param else request.params.get(param)
-            if asked is not None:
-                echo[field] = str(asked)
-        return Call(request.path, request.params, checked, {**key, **checked}, echo)
+        """A validated load: request, checked loader options and the cache key's parameters
+        (:func:`~realtyframes.loaders._checkers.prepare_call`)."""
+        return prepare_call(self, params, options)
 
 
 # -- validation and quarantine ---------------------------------------------------------------------

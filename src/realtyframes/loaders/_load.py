@@ -1,21 +1,14 @@
 """One load, top to bottom: :func:`run_load` validates the call and records the run
 (:func:`recorded`), :func:`load` answers it from the cache or fetches, validates and stores it.
 
-1. ``run_load(session, endpoint, params, **options)``: the endpoint's :meth:`~Endpoint.call`
-   refuses paging parameters, validates the filters (``api``), checks the loader's options once
-   (:mod:`._checks`) and builds the cache key's parameters: QueryError before any request; the
-   load is one run of the run history (:func:`recorded`: every load and sync, each watch run and
-   the report command append one record to the session's cache; requests, retries and 429s counted
-   on the session's pool between start and end; rows, quarantine and changes from the result the
-   body returns, ``run.result``; a failure recorded with its exception's class name; a record
-   that cannot be written is a CacheWarning, a flagged one a RunAnomalyWarning);
-2. ``load(session, endpoint, call)``: the cache key (:func:`cache_key`); a fresh entry answers
-   with zero requests (:func:`_from_cache`);
-3. on a miss, the endpoint's fetch strategy (:mod:`._fetch`) runs with a checkpoint
-   (:mod:`._resume`), shaping raw bodies into frames;
-4. every frame is validated against its model, invalid rows to the quarantine (:func:`_check`);
-5. the result is stored with its companions (:func:`_store`) and returned: a
-   :class:`~realtyframes.loaders._base.LoadResult`.
+1. ``run_load``: :func:`prepare_call` validates the call (QueryError before any request); the
+   load is one run of the run history (:func:`recorded`: requests, retries and 429s counted on
+   the session's pool; rows, quarantine and changes from ``run.result``; a failure by its
+   exception's class; a record not written is a CacheWarning, a flagged one a RunAnomalyWarning);
+2. ``load``: the cache key (:func:`cache_key`); a fresh entry answers with zero requests;
+3. on a miss, the endpoint's fetch (:mod:`._fetch`) runs with a checkpoint (:mod:`._resume`);
+4. every frame is validated, invalid rows to the quarantine (:func:`_check`);
+5. the result is stored with its companions (:func:`_store`) and returned (a ``LoadResult``).
 
 >>> result = run_load(session, ENDPOINTS["listings"], {"City": "Miami"}, max_results=100)  # doctest: +SKIP
 >>> result.frame, result.requests  # doctest: +SKIP
@@ -54,6 +47,7 @@ from realtyframes.loaders._base import (
     parquet_safe,
     validate_frame,
 )
+from realtyframes.loaders._checkers import prepare_call
 from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._resume import run_resumable
 from realtyframes.schemas import OnInvalid
@@ -75,10 +69,9 @@ def run_load(
     on_invalid: OnInvalid | None = None,
     **options: Any,
 ) -> LoadResult:
-    """Load ``endpoint`` with ``params`` (spec names; path identifiers too) and the loader's
-    ``options`` (``max_results``, ``details``: the endpoint declares which): validate (QueryError
-    before any request), then :func:`load`, recorded as one run. ``on_invalid`` None: the
-    session's.
+    """Load ``endpoint`` with ``params`` (spec names, path identifiers too) and the loader's
+    ``options`` (the endpoint declares which): validated (QueryError before any request), then
+    :func:`load`, recorded as one run. ``on_invalid`` None: the session's.
 
     >>> result = run_load(session, ENDPOINTS["listings"], {"City": "Miami"}, max_results=100)  # doctest: +SKIP
     >>> result.frame, result.requests  # doctest: +SKIP
@@ -89,7 +82,7 @@ def run_load(
     if mode != "quarantine":  # other rows: another scope, as in the cache key
         scope["on_invalid"] = mode
     with recorded(session, "load", resource, scope) as run:
-        call = endpoint.call(params, options)
+        call = prepare_call(endpoint, params, options)
         refresh = check_flag("refresh", refresh)
         run.result = result = load(session, endpoint, call, refresh=refresh, on_invalid=mode)
     return result

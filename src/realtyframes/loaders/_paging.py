@@ -1,23 +1,17 @@
 """Offset paging of the list operations (listings, changes, contacts) with the fewest requests.
 
-The first page's ``total`` plans the rest; the other pages are fetched concurrently through
-:meth:`~realtyframes.api.ApiClient.get_many` (inside the client's rate budget and one retry budget);
-a short page ends paging, and a full last page while the total grew goes on page by page.
-Bodies stay raw bytes: only the envelope (``total``/``offset``/``limit``) and the record ids are
-read, by a byte scan, never by decoding the page into Python objects. Each page is checked against
-its request inside the retry loop (:mod:`realtyframes.loaders._answers`): a page that answers
-another request (echoed offset or limit, foreign change records, records of another status) is
-retried, then raised as :class:`~realtyframes.errors.ResponseMismatchError`.
+The first page's ``total`` plans the rest; a short page ends paging, a full last page while the
+total grew reads on. This module decides which pages are read (a generator, the *flow*: each
+``yield`` is a batch); the path and queries go down once, to the api's page loop
+(:meth:`~realtyframes.api.ApiClient.get_pages`), which sends each batch and hands the answers
+back. Bodies stay raw bytes: the envelope and the record ids are read by a byte scan. Each page
+is checked against its request inside the retry loop (:mod:`realtyframes.loaders._answers`).
 
-**Drift** (the data moves while it is paged: new records at the top of the sort order shift every
-later page, so pages overlap or records slip between two pages served at different moments): when
-the totals differ between pages, a record comes twice, or fewer records than the total arrived,
-the pages are re-read (see ``_Pager._recover``) until the records received cover the total the
-server gives on a read at the top; if that cannot be reached, a :class:`DriftWarning` says how many
-records are missing. The re-read bodies are appended after the others (shaping keeps the newest
-copy of a record seen twice).
+**Drift** (new records at the top of the sort order shift every later page while paging): when
+the totals differ, a record comes twice, or fewer records than the total arrived, the pages are
+re-read (``_Pager._recover``) until the records cover the total of a read at the top, else a
+:class:`DriftWarning` says how many are missing. Re-read bodies come after the others.
 
->>> from realtyframes.api import ApiClient  # doctest: +SKIP
 >>> paged = fetch_pages(api, "/v1/listings", {"City": "Miami"}, item_key="listings")  # doctest: +SKIP
 >>> paged.total, paged.requests, len(paged.pages)  # doctest: +SKIP
 (412, 9, 9)
@@ -28,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 from realtyframes.api import ApiClient
@@ -77,6 +71,10 @@ def page_name(path: str, query: Mapping[str, Any] | None) -> str:
     return path + ("?" + "&".join(f"{k}={v}" for k, v in items) if items else "")
 
 
+#: What a read of one page found: the ids not seen before, and the page's envelope.
+_Found = tuple[set[Any], _Info]
+
+
 def _query(params: Mapping[str, Any], offset: int) -> dict[str, Any]:
     return {**params, "Offset": str(offset), "Limit": str(PAGE_SIZE)}
 
@@ -84,28 +82,33 @@ def _query(params: Mapping[str, Any], offset: int) -> dict[str, Any]:
 #: ``on_page(offset, body)``: a page read in order (not a re-read of drift recovery), as it
 #: arrives, in the calling thread (what it does overlaps the other pages' requests).
 OnPage = Callable[[int, bytes], None]
+#: What the pages of a load are read by: each ``yield`` hands the api's pager
+#: (:meth:`~realtyframes.api.ApiClient.get_pages`) a batch of (query index, offset) to read,
+#: and resumes once their answers are in.
+Flow = Generator[list[tuple[int, int]], None, None]
 
 
 class _Reader:
-    """Fetches pages of several queries through ``get_many``, counting requests per query. With
-    a ``checkpoint``, a page it holds is taken from it (no request) and each page fetched is
-    saved in it (re-reads of drift recovery are neither: they must see the data of now).
-    ``on_page`` is told of each page of the first query read in order (:data:`OnPage`)."""
+    """Which pages of several queries are read (:meth:`flow`, sent by the api's page loop); the
+    answers absorbed, requests counted per query. A page the ``checkpoint`` holds is taken from
+    it, each page fetched saved in it (drift re-reads neither: they must see the data of now)."""
 
     def __init__(
         self,
-        api: ApiClient,
         path: str,
         item_key: str,
         bar: _Bar,
         checkpoint: Checkpoint | None = None,
         on_page: OnPage | None = None,
     ) -> None:
-        self.api, self.bar, self.checkpoint = api, bar, checkpoint
+        self.bar, self.checkpoint = bar, checkpoint
         self.item_key = item_key
-        self.path = path
+        self.path = path  # the checkpoint's names of pages
         self.on_page = on_page
+        self.pagers: list[_Pager] = []
         self.first: _Pager | None = None  # the query whose pages on_page is told of
+        self.batch: list[tuple[_Pager, int]] = []  # the pages being read
+        self.arrived: list[tuple[int, tuple[bytes, _Info]]] = []
 
     def _tell(self, pager: _Pager, offset: int, body: bytes) -> None:
         if self.on_page is not None and pager is self.first and not pager._extra:
@@ -134,49 +137,53 @@ class _Reader:
             pager.absorb(offset, body, info)
         return left
 
-    def read(self, jobs: list[tuple[_Pager, int]]) -> None:
-        """Read ``(pager, offset)`` pages concurrently; each pager absorbs its pages in the order
-        they arrived (so its last total is the most recent one)."""
+    def read(self, jobs: list[tuple[_Pager, int]]) -> Flow:
+        """One batch of ``(pager, offset)`` pages; each pager absorbs its pages in the order
+        they arrived (its last total is the most recent one)."""
         jobs = self._saved(jobs)
         if not jobs:
             return
         self.bar.plan(len(jobs))
-        arrived: list[int] = []
-        checkpoint = self.checkpoint
-
-        def on_result(index: int, result: tuple[bytes, _Info]) -> None:
-            arrived.append(index)
-            self.bar.update()
-            pager, offset = jobs[index]
-            if checkpoint is not None and not pager._extra:
-                note_identity(checkpoint, result[0], self.item_key)  # before the first page
-                checkpoint.put(self._name(pager, offset), result[0])
-            self._tell(pager, offset, result[0])
-
-        def check(index: int, result: tuple[bytes, _Info]) -> None:
-            pager, offset = jobs[index]
-            pager.question.check(*result, offset=offset, limit=PAGE_SIZE)
-
-        budget = self.api.new_budget(len(jobs))
-        got = self.api.get_many(
-            [(self.path, _query(pager.base, offset)) for pager, offset in jobs],
-            parse=self.parse,
-            budget=budget,
-            on_result=on_result,
-            check=check,
-        )
-        for index in arrived:
+        self.batch, self.arrived = jobs, []
+        yield [(pager.index, offset) for pager, offset in jobs]
+        for index, (body, info) in self.arrived:
             pager, offset = jobs[index]
             pager.requests += 1
-            pager.check_drift(got[index][1])
-            pager.absorb(offset, *got[index])
+            pager.check_drift(info)
+            pager.absorb(offset, body, info)
+
+    def on_result(self, index: int, result: tuple[bytes, _Info]) -> None:
+        """A page of the batch has arrived (the calling thread, as each one does)."""
+        self.arrived.append((index, result))
+        self.bar.update()
+        pager, offset = self.batch[index]
+        checkpoint = self.checkpoint
+        if checkpoint is not None and not pager._extra:
+            note_identity(checkpoint, result[0], self.item_key)  # before the first page
+            checkpoint.put(self._name(pager, offset), result[0])
+        self._tell(pager, offset, result[0])
+
+    def check(self, index: int, result: tuple[bytes, _Info]) -> None:
+        """A page answers its request (the worker thread, inside the retry loop)."""
+        pager, offset = self.batch[index]
+        pager.question.check(*result, offset=offset, limit=PAGE_SIZE)
+
+    def flow(self) -> Flow:
+        """The first pages, the rest their totals plan, then each query read on and recovered."""
+        pagers = self.pagers
+        yield from self.read([(p, p.start) for p in pagers])
+        yield from self.read([(p, o) for p in pagers for o in p.planned()])
+        for pager in pagers:
+            yield from pager.finish()
 
 
 class _Pager:
     """The pages of one query: planning, reading on, drift recovery."""
 
-    def __init__(self, reader: _Reader, params: Mapping[str, Any], max_results: int | None) -> None:
-        self.reader = reader
+    def __init__(
+        self, reader: _Reader, index: int, params: Mapping[str, Any], max_results: int | None
+    ) -> None:
+        self.reader, self.index = reader, index  # the query's place in the api pager's queries
         self.base = {k: v for k, v in params.items() if k not in ("Offset", "Limit")}
         self.question = PageQuestion.of(reader.item_key, self.base)
         self.start = int(params.get("Offset", 0) or 0)
@@ -187,31 +194,28 @@ class _Pager:
         self.last_new: set[Any] = set()
         self.last_info = _Info(None, None, ())
         self.saved_total: int | None = None  # the total the checkpoint's pages were read under
+        self.paged: Paged | None = None  # the result, once finished
 
     def check_drift(self, info: _Info) -> None:
         """A page fetched now after pages taken from a checkpoint: its total must be near
         theirs (:func:`drift_tolerance`), else :class:`CheckpointDrift`."""
-        saved = self.saved_total
-        if (
-            saved is not None
-            and info.total is not None
-            and abs(info.total - saved) > (drift_tolerance(saved))
-        ):
-            raise CheckpointDrift(saved, info.total)
+        saved, total = self.saved_total, info.total
+        if saved is not None and total is not None and abs(total - saved) > drift_tolerance(saved):
+            raise CheckpointDrift(saved, total)
 
     def absorb(self, offset: int, body: bytes, info: _Info) -> None:
         self.last_new = self.state.add(offset, body, info, extra=self._extra)
         self.last_info = info
 
-    def read(self, offsets: list[int], *, extra: bool = False) -> None:
+    def read(self, offsets: list[int], *, extra: bool = False) -> Flow:
         self._extra = extra
         try:
-            self.reader.read([(self, o) for o in offsets])
+            yield from self.reader.read([(self, o) for o in offsets])
         finally:
             self._extra = False
 
-    def read_one(self, offset: int, *, extra: bool = False) -> tuple[set[Any], _Info]:
-        self.read([offset], extra=extra)
+    def read_one(self, offset: int, *, extra: bool = False) -> Generator[Any, None, _Found]:
+        yield from self.read([offset], extra=extra)
         return self.last_new, self.last_info
 
     def planned(self) -> list[int]:
@@ -224,16 +228,16 @@ class _Pager:
             return []
         return list(range(self.start + PAGE_SIZE, self.start + want, PAGE_SIZE))
 
-    def finish(self) -> Paged:
-        """Read on after a full last page, recover from drift, and report."""
-        self._continue()
+    def finish(self) -> Flow:
+        """Read on after a full last page, recover from drift, and report (:attr:`paged`)."""
+        yield from self._continue()
         if self.max_results is None and self.state.drifted(self.start):
-            self._recover()
+            yield from self._recover()
         state = self.state
         messages = state.report(self.start, self.max_results)
-        return Paged(state.bodies(), state.last_total, self.requests, messages)
+        self.paged = Paged(state.bodies(), state.last_total, self.requests, messages)
 
-    def _continue(self) -> None:
+    def _continue(self) -> Flow:
         """After a full last page, read on while the server's total says there is more."""
         state = self.state
         while True:
@@ -246,17 +250,17 @@ class _Pager:
                 return
             if self.max_results is not None and state.distinct() >= self.max_results:
                 return
-            self.read([end])
+            yield from self.read([end])
 
-    def _sweep(self, offset: int) -> None:
+    def _sweep(self, offset: int) -> Flow:
         """Read page after page from ``offset`` while each page holds records not seen before."""
         for _ in range(MAX_RESCAN_PAGES):
-            new, info = self.read_one(offset, extra=True)
+            new, info = yield from self.read_one(offset, extra=True)
             if not new or info.count < PAGE_SIZE:
                 return
             offset += PAGE_SIZE
 
-    def _recover(self) -> None:
+    def _recover(self) -> Flow:
         """Close a drift gap. Each round starts with a read at the top: the load is complete
         when the records received cover the total the server gives on that read (the newest
         records, which a change at the top brings, are on that page). Until then, in turn:
@@ -271,21 +275,21 @@ class _Pager:
         """
         state, start = self.state, self.start
         for round_ in range(4):
-            _, info = self.read_one(start, extra=True)
+            _, info = yield from self.read_one(start, extra=True)
             if state.distinct() >= state.last_total - start:
                 return
             if round_ == 0:
                 if info.count >= PAGE_SIZE:
-                    self._sweep(start + PAGE_SIZE)
+                    yield from self._sweep(start + PAGE_SIZE)
                 main = sorted(state.main.items())
                 for (_, (_, a)), (offset_b, (_, b)) in itertools.pairwise(main):
                     if a.total is not None and b.total is not None and b.total < a.total:
-                        self._sweep(max(start, offset_b - a.total + state.last_total))
+                        yield from self._sweep(max(start, offset_b - a.total + state.last_total))
             elif round_ in (1, 2):  # a second pass when records also landed mid-list meanwhile
                 offset = start
                 pages = math.ceil(max(0, state.last_total - start) / PAGE_SIZE)
                 for _ in range(pages + MAX_RESCAN_PAGES):
-                    _, info = self.read_one(offset, extra=True)
+                    _, info = yield from self.read_one(offset, extra=True)
                     if info.count < PAGE_SIZE:
                         break
                     offset += PAGE_SIZE
@@ -305,23 +309,15 @@ def fetch_pages(
 ) -> Paged:
     """Every page of a list operation, as raw bodies, with the fewest requests.
 
-    ``params`` are already validated query parameters (strings); ``Offset`` in them is where
-    paging starts (default 0) and ``Limit`` is replaced by pages of :data:`PAGE_SIZE`.
-    ``item_key`` names the records' member of a page (``"listings"``, ``"changes"``,
-    ``"contacts"``). ``max_results`` (an int >= 1, or None: the one rule of
-    :func:`~realtyframes.loaders._checks.check_count`, a QueryError otherwise) stops after that
-    many records (the first ones in the server's order; pages are whole, the
-    caller trims; no drift re-read from the top). ``progress``: a ``tqdm.auto`` bar when more
-    than one page is read (None: on in terminals and notebooks). Issues a :class:`DriftWarning`
-    when the data moved under paging and the gap could not be closed. ``checkpoint``: pages it
-    holds are not asked for again, pages fetched are saved in it (``loaders._resume``).
-    ``on_page(offset, body)`` is told of each page read in order as it arrives (e.g. to shape
-    pages while the others are fetched; drift recovery's re-reads are not told).
+    ``params``: validated query parameters (strings); ``Offset`` is where paging starts, pages
+    are of :data:`PAGE_SIZE`. ``item_key``: the records' member (``"listings"``, ``"changes"``,
+    ``"contacts"``). ``max_results`` (:func:`~realtyframes.loaders._checks.check_count`) stops
+    after that many records (whole pages, the caller trims; no drift re-read). ``progress``: a
+    ``tqdm.auto`` bar (None: in terminals and notebooks). A :class:`DriftWarning` when the data
+    moved under paging and the gap stayed open. ``checkpoint``: pages it holds are not asked for
+    again, pages fetched are saved in it. ``on_page(offset, body)``: each page read in order.
 
-    >>> paged = fetch_pages(client.api, "/v1/listings", {"City": "Miami"},
-    ...                     item_key="listings", progress=False)  # doctest: +SKIP
-    >>> paged.requests == len(paged.pages)  # doctest: +SKIP
-    True
+    >>> fetch_pages(client.api, "/v1/listings", {"City": "Miami"}, item_key="listings")  # doctest: +SKIP
     """
     many = fetch_pages_many(api, path, [params], item_key=item_key, max_results=max_results,
                             progress=progress, desc=desc, checkpoint=checkpoint,
@@ -341,10 +337,9 @@ def fetch_pages_many(
     checkpoint: Checkpoint | None = None,
     on_page: OnPage | None = None,
 ) -> list[Paged]:
-    """:func:`fetch_pages` for several queries of one operation (e.g. id chunks of the change
-    feed): the first pages of all queries in one concurrent batch, then every further page of
-    all of them in a second one. One :class:`Paged` per query, in order. ``on_page``: told of
-    the first query's pages (:func:`fetch_pages`).
+    """:func:`fetch_pages` for several queries of one operation (id chunks of the change feed):
+    the first pages of all in one batch, then every further page in a second. One :class:`Paged`
+    per query, in order; ``on_page`` is told of the first query's pages.
 
     >>> chunks = [{"Since": since, "ListingIds": ",".join(ids[i:i + 100])}
     ...           for i in range(0, len(ids), 100)]  # doctest: +SKIP
@@ -354,15 +349,15 @@ def fetch_pages_many(
     if item_key not in ID_FIELDS:
         raise ValueError(f"item_key: unknown value {item_key!r}; allowed: {', '.join(ID_FIELDS)}")
     bar = _Bar(progress_enabled(progress), desc)
-    reader = _Reader(api, path, item_key, bar, checkpoint, on_page)
-    pagers = [_Pager(reader, params, max_results) for params in queries]
+    reader = _Reader(path, item_key, bar, checkpoint, on_page)
+    reader.pagers = pagers = [_Pager(reader, i, q, max_results) for i, q in enumerate(queries)]
     reader.first = pagers[0] if pagers else None
-    try:
-        reader.read([(p, p.start) for p in pagers])
-        reader.read([(p, o) for p in pagers for o in p.planned()])
-        results = [p.finish() for p in pagers]
+    try:  # the path and the queries go down once: the api's pager sends every page
+        api.get_pages(path, [p.base for p in pagers], reader.flow(), page_size=PAGE_SIZE,
+                      parse=reader.parse, on_result=reader.on_result, check=reader.check)  # fmt: skip
     finally:
         bar.close()
+    results = [p.paged for p in pagers if p.paged is not None]
     for paged in results:
         for message in paged.warnings:
             warnings.warn(message, DriftWarning, stacklevel=_caller_level())

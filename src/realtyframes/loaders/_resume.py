@@ -33,9 +33,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Generic, TypeVar
 
-from realtyframes.api import OPERATIONS, ApiClient
+from realtyframes.api import ApiClient
 from realtyframes.cache import Checkpoint, ParquetCache
 from realtyframes.errors import NotFoundError
+from realtyframes.loaders._operations import OPERATIONS
 from realtyframes.loaders._page_info import MAX_RESCAN_PAGES, PAGE_SIZE
 
 __all__ = [

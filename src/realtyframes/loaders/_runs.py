@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes.api import refuse_none
 from realtyframes.cache import read_runs
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadResult, Session
+from realtyframes.loaders._checkers import refuse_none
 from realtyframes.loaders._load import run_load
 from realtyframes.loaders.endpoints import ENDPOINTS, TTLS
 from realtyframes.schemas import Analytics, OnInvalid

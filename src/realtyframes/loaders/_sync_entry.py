@@ -15,10 +15,12 @@ from typing import Any
 import pandas as pd
 
 from realtyframes._spec import LISTING_DEFAULTS
-from realtyframes.api import ApiClient, refuse_none, validate_listing_search
+from realtyframes.api import ApiClient
 from realtyframes.cache import ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import Session
+from realtyframes.loaders._checkers import refuse_none
+from realtyframes.loaders._operations import validate_listing_search
 from realtyframes.loaders._sync_apply import stamp
 from realtyframes.loaders._sync_steps import STATE_VERSION, SyncResult
 from realtyframes.loaders.endpoints import MARKET

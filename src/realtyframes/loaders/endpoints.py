@@ -1,13 +1,13 @@
 """How the client side loads each operation of the spec: records' key, schema, shaper, fetch
 strategy, loader options, cache folder and lifetime, and which endpoint gives a record's details,
-added to the row of :data:`realtyframes.api.OPERATIONS` (name, host, path, path parameter,
+added to the row of :data:`realtyframes.loaders.OPERATIONS` (name, host, path, path parameter,
 validator) that each :class:`Endpoint` carries. The table only: the load that reads it is
 :func:`realtyframes.loaders._load.run_load`.
 
 :data:`ENDPOINTS` (name -> :class:`Endpoint`) is what the client side reads: ``run_load`` (the
 ``Client``'s data methods), the cache's lifetimes (:data:`TTLS`), and whatever mirrors the REST
-operations (MCP tools, the ``fetch`` command). ``ApiClient.call`` and
-:func:`realtyframes.api.prepare` read the operations table itself: nothing registers anything.
+operations (MCP tools, the ``fetch`` command). :func:`realtyframes.loaders.prepare` (and
+``ApiClient.call`` through it) reads the operations table itself: nothing registers anything.
 
 >>> [e.path for e in ENDPOINTS.values() if e.paged]
 ['/v1/listings', '/v1/listings/changes', '/v1/contacts']
@@ -22,11 +22,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from realtyframes.api import MAX_LISTING_IDS, OPERATIONS
+from realtyframes.api import MAX_LISTING_IDS
 from realtyframes.cache import ParquetCache
 from realtyframes.loaders import _fetch
 from realtyframes.loaders._base import Endpoint, Sync, default_cache_dir
 from realtyframes.loaders._checks import check_count, check_flag
+from realtyframes.loaders._operations import OPERATIONS
 from realtyframes.loaders._page_info import PAGE_SIZE
 from realtyframes.loaders._sync_apply import apply_changes
 from realtyframes.schemas import (

@@ -26,7 +26,7 @@ from typing import Any
 from realtyframes._spec import DEVICES, FEATURE_FLAGS, PERIODS, PROPERTY_TYPES, SUBTYPES
 from realtyframes.analysis import MARKET_METRICS, SEGMENTS
 from realtyframes.analysis import market as _market
-from realtyframes.api import ANALYTICS, LISTING_SEARCH, RANGE_PAIRS
+from realtyframes.loaders import ANALYTICS, LISTING_SEARCH, RANGE_PAIRS
 from realtyframes.loaders import SYNC_REFUSED as SYNC_MANAGED
 
 __all__ = [

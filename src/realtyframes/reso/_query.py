@@ -1,7 +1,7 @@
 """The platform's search filters as an OData ``$filter``, and the names a filter may use.
 
 :func:`property_filter` validates the platform's filters with the platform's own checks
-(:func:`realtyframes.api.validate_listing_search`: same values, same errors), applies its
+(:func:`realtyframes.loaders.validate_listing_search`: same values, same errors), applies its
 defaults (Status Active, PropertyType Residential, Sort -listprice), and writes each through
 the field map (:mod:`._fields`). A keyword that is no platform filter is taken as a Data
 Dictionary field compared with ``eq``; raw OData text goes in ``filter=``. Names unknown to the
@@ -18,8 +18,8 @@ import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
-from realtyframes.api import LISTING_DEFAULTS, LISTING_SEARCH, validate_listing_search
 from realtyframes.errors import QueryError
+from realtyframes.loaders import LISTING_DEFAULTS, LISTING_SEARCH, validate_listing_search
 from realtyframes.reso._fields import FILTERS, SORTS, UNMAPPED_FILTERS
 from realtyframes.reso._metadata import Lookups
 

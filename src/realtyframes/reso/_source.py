@@ -19,10 +19,10 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes.api import LISTING_SEARCH, ApiClient, Operation, error_from_response
+from realtyframes.api import ApiClient, error_from_response
 from realtyframes.cache import Checkpoint
 from realtyframes.errors import QueryError, ResponseMismatchError
-from realtyframes.loaders import Call, Endpoint, Loaded, Session
+from realtyframes.loaders import LISTING_SEARCH, Call, Endpoint, Loaded, Operation, Session
 from realtyframes.reso._budgets import Budgets
 from realtyframes.reso._fields import EXTRA_PROPERTY_FIELDS, PROPERTY_FIELDS
 from realtyframes.reso._metadata import (

@@ -30,10 +30,9 @@ import pandas as pd
 
 from realtyframes._changes import DESCRIBE
 from realtyframes._files import PRIVATE_MODE, atomic_path
-from realtyframes.api import validate_listing_search
 from realtyframes.cache import state_connection, state_exists, state_transaction
 from realtyframes.errors import QueryError
-from realtyframes.loaders import sync_scope
+from realtyframes.loaders import sync_scope, validate_listing_search
 from realtyframes.notify import NotifyTarget, parse_targets
 
 __all__ = ["FOLDER", "LOCAL_FILTERS", "SNAPSHOT_COLUMNS", "Watch", "WatchStore", "check_name"]

@@ -3,31 +3,20 @@ host, path, path parameter, validator, one-line summary) and the parameter table
 checks with (written from the spec, ``service-api.md``, independently of the sandbox).
 
 A validator returns the query normalised to strings (booleans ``true``/``false``, timestamps as
-UTC ``Z`` strings, Subtypes in the spec's order) or raises :class:`~realtyframes.errors.QueryError`
-naming the parameter and what is allowed; ``None`` means "not given"; unknown names are refused
-with a "did you mean". :func:`prepare` and ``ApiClient.call`` read :data:`OPERATIONS` directly;
-the loaders' endpoint table (:mod:`realtyframes.loaders.endpoints`) adds how each row is loaded.
-Each path is written here and nowhere else.
+UTC ``Z``, Subtypes in the spec's order) or raises a QueryError naming the parameter and what is
+allowed; unknown names get a "did you mean". On the loaders' floor, above the api (#33);
+``ApiClient.call`` reads it through the ``prepare`` a ``Client`` gives it. Each path is written
+here and nowhere else; the checking itself is :mod:`._checkers`.
 
 >>> prepare("listings", {"City": "Miami", "MinListPrice": 300000, "Pool": True}).params
 {'City': 'Miami', 'MinListPrice': '300000', 'Pool': 'true'}
->>> prepare("listing", {"ListingId": "A1"}).path
-'/v1/listings/A1'
->>> validate_listing_search({"city": "Miami"})
-Traceback (most recent call last):
-...
-realtyframes.errors.QueryError: city: unknown parameter for listings; did you mean 'City'?
 """
 
 from __future__ import annotations
 
-import difflib
-import numbers
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import quote
 
 from realtyframes._spec import (
     ANALYTICS_DEFAULTS,
@@ -42,8 +31,11 @@ from realtyframes._spec import (
     SUBTYPES,
 )
 from realtyframes._spec import PROPERTY_TYPES as PROPERTY_TYPES  # re-exported (CLI help)
-from realtyframes.api._checkers import (
-    _CONTROL,
+from realtyframes.api import MAX_PAGE_SIZE
+from realtyframes.errors import QueryError
+from realtyframes.loaders._checkers import (
+    Checker,
+    Operation,
     PreparedRequest,
     _bool,
     _enum,
@@ -52,109 +44,12 @@ from realtyframes.api._checkers import (
     _property_type,
     _Range,
     _since,
-    _type_name,
+    _suggest,
+    _text,
+    _validate,
 )
-from realtyframes.api._constants import MAX_PAGE_SIZE
-from realtyframes.api._engine import Host
-from realtyframes.errors import QueryError
 
 __all__ = ["OPERATIONS", "Operation", "prepare"]
-
-
-# -- checking a table of parameters ----------------------------------------------------------------
-#: The longest text a parameter takes.
-_MAX_TEXT = 500
-
-
-def _text(name: str, value: Any, what: str = "a non-empty string") -> str:
-    if not isinstance(value, str):
-        hint = ""
-        if isinstance(value, numbers.Number) and not isinstance(value, bool):
-            hint = f" (write it as a string, e.g. {str(value)!r})"
-        raise QueryError(name, f"expected a string, got {_type_name(value)} {value!r}{hint}", what)
-    if not value.strip():
-        raise QueryError(name, "empty string", what)
-    if value != value.strip():
-        raise QueryError(name, f"{value!r} has spaces at its ends", what)
-    if _CONTROL.search(value):
-        raise QueryError(name, f"{value!r} contains control characters", what)
-    if len(value) > _MAX_TEXT:
-        raise QueryError(name, f"too long ({len(value)} characters)", f"at most {_MAX_TEXT}")
-    return str(value)
-
-
-#: A parameter's checker: (name, value) -> the value as sent.
-Checker = Callable[[str, Any], str]
-#: An operation's validator: its parameters -> the query as sent.
-Validator = Callable[[Mapping[str, Any] | None], dict[str, str]]
-
-
-def _suggest(name: str, allowed: Iterable[str]) -> str | None:
-    allowed = list(allowed)
-    squash = name.replace("_", "").replace("-", "").replace(" ", "").lower()
-    for candidate in allowed:
-        if candidate.lower() == squash or candidate.lower() == name.lower():
-            return candidate
-    near = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-    if not near:
-        lowered = {a.lower(): a for a in allowed}
-        near = [lowered[m] for m in difflib.get_close_matches(squash, lowered, n=1, cutoff=0.6)]
-    return near[0] if near else None
-
-
-def _validate(
-    operation: str,
-    table: Mapping[str, Checker],
-    params: Mapping[str, Any] | None,
-    required: Iterable[str] = (),
-) -> dict[str, str]:
-    if params is None:
-        params = {}
-    if not isinstance(params, Mapping):
-        raise QueryError("params", f"expected a mapping of parameters, got {_type_name(params)}")
-    result: dict[str, str] = {}
-    for name, value in params.items():
-        if not isinstance(name, str):
-            raise QueryError(str(name), "parameter names must be strings", sorted(table))
-        checker = table.get(name)
-        if checker is None:
-            near = _suggest(name, table)
-            hint = f"did you mean {near!r}?" if near else "its names are in .allowed"
-            raise QueryError(
-                name, f"unknown parameter for {operation}; {hint}", list(table), brief=True
-            )
-        if value is None:
-            continue
-        result[name] = checker(name, value)
-    for name in required:
-        if name not in result:
-            raise QueryError(name, f"required by {operation}", _describe_required(name))
-    return result
-
-
-def _describe_required(name: str) -> str:
-    return {
-        "Since": "an ISO 8601 timestamp with a time zone, a date, or a tz-aware datetime",
-        "ListingIds": "a non-empty list of MLS listing numbers",
-    }.get(name, "a value")
-
-
-def validate_path_id(name: str, value: Any) -> str:
-    """A path identifier (ListingId, contactId), percent-encoded for the URL.
-
-    >>> validate_path_id("ListingId", "A1234")
-    'A1234'
-    """
-    text = _text(name, value, "a non-empty identifier string")
-    if "/" in text or "\\" in text:
-        raise QueryError(name, f"{value!r} contains a slash", "an identifier without '/'")
-    if text in (".", ".."):
-        raise QueryError(name, f"{value!r} is not an identifier", "an identifier")
-    if name == "ListingId" and text == "changes":
-        raise QueryError(
-            name, "'changes' is the change-feed path, not a ListingId", "an MLS number"
-        )
-    return quote(text, safe="")
 
 
 # -- parameter tables -------------------------------------------------------------------------------
@@ -331,53 +226,6 @@ def validate_paging(
     {'Offset': '100', 'Limit': '50'}
     """
     return _validate(operation, CONTACTS, params)
-
-
-# -- operations -------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Operation:
-    """One operation of the spec: where it lives and how its parameters are checked.
-
-    ``path`` is a template whose ``{}`` is the ``path_param`` (given under its spec name);
-    ``validate`` checks the query parameters (None: the operation takes none); ``parameters``
-    is the table of query parameters it checks them with (name -> checker, read by the command
-    line and the MCP tools) and ``defaults`` what the service applies when one is omitted.
-    """
-
-    name: str
-    host: Host
-    path: str
-    validate: Validator | None = None
-    path_param: str | None = None
-    summary: str = ""
-    parameters: Mapping[str, Checker] = field(default_factory=dict)
-    defaults: Mapping[str, str] = field(default_factory=dict)
-
-    def prepare(self, params: Mapping[str, Any] | None = None) -> PreparedRequest:
-        """The validated request: the path template's ``{}`` filled with ``params[path_param]``
-        (percent-encoded), the query checked by ``validate``; QueryError before any I/O.
-
-        >>> OPERATIONS["contact"].prepare({"contactId": "c 1"}).path
-        '/v1/contacts/c%201'
-        """
-        params, path = dict(params or {}), self.path
-        if self.path_param is not None:
-            if params.get(self.path_param) is None:
-                raise QueryError(
-                    self.path_param, f"required by {self.name}", "a non-empty identifier"
-                )
-            path = path.format(validate_path_id(self.path_param, params.pop(self.path_param)))
-        validate = self.validate
-        query = validate(params) if validate is not None else _validate(self.name, {}, params)
-        return PreparedRequest(self.name, path, query, self.host)
-
-    def at(self, identifier: str) -> str:
-        """The path of the resource ``identifier`` names (``path_param`` operations).
-
-        >>> OPERATIONS["contact_activity"].at("c 1")
-        '/v1/contacts/c%201/activity'
-        """
-        return self.prepare({self.path_param or "id": identifier}).path
 
 
 def _table(*operations: Operation) -> Mapping[str, Operation]:
