@@ -20,6 +20,7 @@ stocks are counted with a difference array per market over the period ends (:fun
 
 from __future__ import annotations
 
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -37,6 +38,7 @@ from realtyframes.analysis._trends_kernel import (
 
 __all__ = [
     "Intervals",
+    "Spans",
     "active_at",
     "distinct",
     "event_order",
@@ -103,15 +105,58 @@ def event_order(pos: np.ndarray, at: np.ndarray) -> np.ndarray:
     return order
 
 
-class Intervals(NamedTuple):
-    """Status intervals ``[start, stop)``, sorted by listing then start: the listing's row
-    ``pos``, its ``market`` code, the ``status`` code, ``start`` and ``stop`` (microseconds)."""
+class Spans(NamedTuple):
+    """The status intervals of one status (:meth:`Intervals.of`), by listing then start: the
+    listing's row ``pos``, its ``market``, ``start`` and ``stop``; ``before`` / ``count``: per
+    listing row, where its run starts and its length (:func:`runs`, for :meth:`lookup`)."""
 
     pos: np.ndarray
     market: np.ndarray
-    status: np.ndarray
     start: np.ndarray
     stop: np.ndarray
+    before: np.ndarray
+    count: np.ndarray
+
+    def lookup(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each listing ``pos``'s run starts and its length (``runs(self.pos, pos)``)."""
+        return self.before[pos], self.count[pos]
+
+
+class Intervals:
+    """Status intervals ``[start, stop)``, sorted by listing then start: the listing's row
+    ``pos``, its ``market`` code, the ``status`` code, ``start`` and ``stop`` (microseconds).
+    :meth:`of` gives those of one status, gathered once for every metric that reads them."""
+
+    def __init__(
+        self,
+        pos: np.ndarray,
+        market: np.ndarray,
+        status: np.ndarray,
+        start: np.ndarray,
+        stop: np.ndarray,
+        n_listings: int = 0,
+    ) -> None:
+        self.pos, self.market, self.status, self.start, self.stop = pos, market, status, start, stop
+        self.n_listings = max(n_listings, int(pos[-1]) + 1 if len(pos) else 0)
+        self._spans: dict[int, Spans] = {}
+        self._lock = threading.Lock()  # the metrics' two threads ask for the same spans
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def of(self, code: int) -> Spans:
+        """The intervals of status ``code`` (computed once, then shared)."""
+        with self._lock:
+            spans = self._spans.get(code)
+            if spans is None:
+                chosen = np.flatnonzero(self.status == code)
+                pos = self.pos[chosen]
+                count = np.bincount(pos, minlength=self.n_listings)
+                before = np.cumsum(count)
+                before -= count
+                got = (pos, self.market[chosen], self.start[chosen], self.stop[chosen])
+                spans = self._spans[code] = Spans(*got, before, count)
+            return spans
 
 
 def _events(listings: Listings, history: History | None) -> tuple[np.ndarray, ...]:
@@ -163,7 +208,9 @@ def status_intervals(listings: Listings, history: History | None) -> Intervals:
     stop[last] = NEVER
     keep = stop > all_at
     kept = all_pos[keep]
-    return Intervals(kept, listings.market[kept], all_code[keep], all_at[keep], stop[keep])
+    return Intervals(
+        kept, listings.market[kept], all_code[keep], all_at[keep], stop[keep], len(listings)
+    )
 
 
 def stocks_at(
@@ -201,12 +248,11 @@ def runs(ordered: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:
     """Whether each listing ``pos`` is Active at the instant ``when`` (its few Active intervals
     looked up by listing)."""
-    active = intervals.status == ACTIVE
-    a_pos, a_start, a_stop = intervals.pos[active], intervals.start[active], intervals.stop[active]
-    first, count = runs(a_pos, pos)
+    active = intervals.of(ACTIVE)
+    first, count = active.lookup(pos)
     still = np.zeros(len(pos), dtype=bool)
     for k in range(int(count.max(initial=0))):
-        j = np.minimum(first + k, len(a_start) - 1)
+        j = np.minimum(first + k, len(active.start) - 1)
         has = k < count
-        still |= has & (a_start[j] <= when) & (when < a_stop[j])
+        still |= has & (active.start[j] <= when) & (when < active.stop[j])
     return still

@@ -32,7 +32,12 @@ from realtyframes.analysis._competition import (
     inventory_age,
     no_contract_stats,
 )
-from realtyframes.analysis._cuts import cuts_in_periods, price_cut_share
+from realtyframes.analysis._cuts import (
+    PriceChanges,
+    cuts_in_periods,
+    price_changes,
+    price_cut_share,
+)
 from realtyframes.analysis._definitions import Prices
 from realtyframes.analysis._drops_kernel import is_empty
 from realtyframes.analysis._kernel import concurrently, in_background
@@ -40,7 +45,6 @@ from realtyframes.analysis._periods import Grid
 from realtyframes.analysis._stocks import (
     Intervals,
     distinct,
-    event_order,
     status_intervals,
     stocks_at,
 )
@@ -118,7 +122,8 @@ def _cells(
     listings, homes sold and medians, then the cuts and the contract-date metrics (which wait
     for the intervals) on the other."""
     shared: Future[Intervals] = Future()
-    prices = Prices(definitions, _entry_prices(listings, past), listings.list)
+    changes = price_changes(listings, past)  # in order once: the entry prices and the cuts
+    prices = Prices(definitions, _entry_prices(listings, past, changes), listings.list)
 
     def timelines() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
         try:
@@ -139,7 +144,7 @@ def _cells(
         entries, closings = _placed(listings, grid)  # each listing's period found once
         stats = _medians(listings, prices, grid, entries, closings)
         intervals = shared.result()
-        cut_any, cut_pct = price_cut_share(listings, past, intervals, grid)
+        cut_any, cut_pct = price_cut_share(listings, changes, intervals, grid)
         counts = {
             "new_listings": grid.tally(entries[1]),
             "homes_sold": grid.tally(closings[1]),
@@ -178,34 +183,26 @@ def _pending_sales(
     """pending_sales per cell: listings whose status became Pending in the period (from the
     history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it),
     with ``pending_days`` only those that became Pending within that many days of entry."""
-    went = np.flatnonzero(intervals.status == PENDING)  # a few: their rows, not a mask
-    start = intervals.start[went]
+    went = intervals.of(PENDING)
+    pos, market, start = went.pos, went.market, went.start
     if pending_days is not None:
-        entered = listings.entered[intervals.pos[went]]
-        quick = start // _DAY - entered // _DAY <= pending_days
-        went, start = went[quick], start[quick]
-    rows, cells = grid.pairs(intervals.market[went], start)
-    key = intervals.pos[went[rows]]
+        quick = start // _DAY - listings.entered[pos] // _DAY <= pending_days
+        pos, market, start = pos[quick], market[quick], start[quick]
+    rows, cells = grid.pairs(market, start)
+    key = pos[rows]
     key *= grid.size
     key += cells
     once = distinct(key) % grid.size  # per listing
     return grid.tally(once)
 
 
-def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
+def _entry_prices(listings: Listings, history: History | None, changes: PriceChanges) -> np.ndarray:
     """Each listing's list price when it entered: the old price of its first price change in the
-    history, else its ListPrice (no change seen, or no history)."""
-    price = listings.list.copy()
-    if history is None or not history.is_price.any():
-        return price
-    pos, at = history.pos[history.is_price], history.at[history.is_price]
-    order = event_order(pos, at)
-    pos, old = pos[order], history.old_price[history.is_price][order]
-    first = np.ones(len(pos), dtype=bool)
-    first[1:] = pos[1:] != pos[:-1]
-    at_entry = np.full(len(price), np.nan)
-    at_entry[pos[first]] = old[first]
-    return np.where(np.isnan(at_entry), price, at_entry)
+    history, else its ListPrice (no change seen, or no history). ``changes``:
+    :func:`~._cuts.price_changes`."""
+    if history is None:
+        return listings.list.copy()
+    return np.where(np.isnan(changes.entry), listings.list, changes.entry)
 
 
 def _medians(
