@@ -45,6 +45,7 @@ __all__ = [
     "days",
     "derive",
     "inventory_age",
+    "last_pending",
     "no_contract_stats",
 ]
 
@@ -179,7 +180,7 @@ def _spells(intervals: Intervals) -> np.ndarray:
     return under & ~after
 
 
-def _last_pending(intervals: Intervals, listings: Listings) -> np.ndarray:
+def last_pending(intervals: Intervals, listings: Listings) -> np.ndarray:
     """Per listing row, the start of its last Pending interval starting at or before its
     CloseDate (NAT: none). A listing's Pending intervals are in time order, so those starting by
     then come first: the last of them is the one before the first that does not."""
@@ -198,6 +199,7 @@ def contract_stats(
     grid: Grid,
     as_of: int,
     placed: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    since: np.ndarray,
 ) -> pd.DataFrame:
     """By flat cell: ``off_market_in_two_weeks`` (share of the listings entered in the period,
     at least 14 days before ``as_of``'s date, that went under contract within 14 days of
@@ -205,7 +207,8 @@ def contract_stats(
     in the period: a Pending or Active Under Contract spell started there, each once) and ``median_days_to_close`` (days from the last Pending
     to CloseDate of the homes sold in the period that were Pending before), with their counts.
     ``placed``: the (row, flat cell) pairs of the listings' entries and of their sales (Closed,
-    by CloseDate), as the flows and medians read them (each period looked up once)."""
+    by CloseDate), as the flows and medians read them (each period looked up once);
+    ``since``: each listing's last Pending start by its CloseDate (:func:`last_pending`)."""
     entered, size = listings.entered, grid.size
     day = entered // _DAY
     contract = _contract_at(listings, intervals)
@@ -216,9 +219,10 @@ def contract_stats(
     quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
     off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
 
-    went = _spells(intervals)
-    rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
-    pos, start = intervals.pos[went][rows], intervals.start[went][rows]
+    went = np.flatnonzero(_spells(intervals))
+    start = intervals.start[went]
+    rows, cells = grid.pairs(intervals.market[went], start)
+    pos, start = intervals.pos[went[rows]], start[rows]
     key = pos * grid.size + cells
     if not bool(np.all(key[1:] >= key[:-1])):  # calendar periods: in order already
         order = np.argsort(key, kind="stable")  # by listing and cell, then time: the first
@@ -229,9 +233,9 @@ def contract_stats(
     pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median", size)
 
     sold, cells = placed[1]  # a sale in a window has a CloseDate
-    since = _last_pending(intervals, listings)[sold]
-    known = since != NAT
-    to_close = days(listings.closed_at[sold][known], since[known])
+    pending_at = since[sold]
+    known = pending_at != NAT
+    to_close = days(listings.closed_at[sold][known], pending_at[known])
     close = _by_cell(cells[known], to_close, "median_days_to_close", "median", size)
     return pd.concat([off, pending, close], axis=1)
 

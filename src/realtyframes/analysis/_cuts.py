@@ -89,8 +89,8 @@ def price_changes(listings: Listings, history: History | None) -> PriceChanges:
         first = np.ones(len(pos), dtype=bool)
         first[1:] = pos[1:] != pos[:-1]
         entry[pos[first]] = old[first]
-    count = np.bincount(pos, minlength=len(entry))
-    before = np.cumsum(count)
+    count = np.bincount(pos, minlength=len(entry)).astype("int32")
+    before = np.cumsum(count, dtype="int32")
     before -= count
     return PriceChanges(pos, at, new, entry, before, count)
 

@@ -21,7 +21,6 @@ stocks are counted with a difference array per market over the period ends (:fun
 from __future__ import annotations
 
 import threading
-from typing import NamedTuple
 
 import numpy as np
 
@@ -105,21 +104,28 @@ def event_order(pos: np.ndarray, at: np.ndarray) -> np.ndarray:
     return order
 
 
-class Spans(NamedTuple):
+class Spans:
     """The status intervals of one status (:meth:`Intervals.of`), by listing then start: the
-    listing's row ``pos``, its ``market``, ``start`` and ``stop``; ``before`` / ``count``: per
-    listing row, where its run starts and its length (:func:`runs`, for :meth:`lookup`)."""
+    listing's row ``pos``, its ``market``, ``start`` and ``stop``."""
 
-    pos: np.ndarray
-    market: np.ndarray
-    start: np.ndarray
-    stop: np.ndarray
-    before: np.ndarray
-    count: np.ndarray
+    def __init__(self, pos: np.ndarray, market: np.ndarray, start: np.ndarray, stop: np.ndarray,
+                 n_listings: int) -> None:  # fmt: skip
+        self.pos, self.market, self.start, self.stop = pos, market, start, stop
+        self.n_listings = n_listings
+        self._runs: tuple[np.ndarray, np.ndarray] | None = None
+        self._lock = threading.Lock()
 
     def lookup(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Where each listing ``pos``'s run starts and its length (``runs(self.pos, pos)``)."""
-        return self.before[pos], self.count[pos]
+        """Where each listing ``pos``'s run starts and its length (``runs(self.pos, pos)``; the
+        runs of every listing counted once, as int32, on the first call)."""
+        with self._lock:
+            if self._runs is None:
+                count = np.bincount(self.pos, minlength=self.n_listings).astype("int32")
+                before = np.cumsum(count, dtype="int32")
+                before -= count
+                self._runs = before, count
+        before, count = self._runs
+        return before[pos], count[pos]
 
 
 class Intervals:
@@ -144,18 +150,20 @@ class Intervals:
     def __len__(self) -> int:
         return len(self.pos)
 
+    def release(self, code: int) -> None:
+        """Forget the intervals of status ``code`` (memory back for the metrics after them; a
+        later :meth:`of` gathers them again)."""
+        with self._lock:
+            self._spans.pop(code, None)
+
     def of(self, code: int) -> Spans:
         """The intervals of status ``code`` (computed once, then shared)."""
         with self._lock:
             spans = self._spans.get(code)
             if spans is None:
                 chosen = np.flatnonzero(self.status == code)
-                pos = self.pos[chosen]
-                count = np.bincount(pos, minlength=self.n_listings)
-                before = np.cumsum(count)
-                before -= count
-                got = (pos, self.market[chosen], self.start[chosen], self.stop[chosen])
-                spans = self._spans[code] = Spans(*got, before, count)
+                got = (self.pos, self.market, self.start, self.stop)
+                spans = self._spans[code] = Spans(*(a[chosen] for a in got), self.n_listings)
             return spans
 
 
@@ -177,40 +185,45 @@ def _events(listings: Listings, history: History | None) -> tuple[np.ndarray, ..
         codes = np.concatenate([history.status[s], np.full(int(extra.sum()), CLOSED, "int8")])
     entered = listings.entered[pos]
     ok = (times != NAT) & (entered != NAT) & (times >= entered)  # nothing before the entry
-    return pos[ok], times[ok], codes[ok].astype("int8")
+    if ok.all():
+        return pos, times, codes.astype("int8", copy=False)
+    return pos[ok], times[ok], codes[ok].astype("int8", copy=False)
 
 
 def status_intervals(listings: Listings, history: History | None) -> Intervals:
     """Each listing's status intervals: Active from entry, then each event in time order (at
-    the same instant the entry first, then the events in the history's order)."""
+    the same instant the entry first, then the events in the history's order).
+
+    The entries and the events are merged by listing without a sort: each listing's run in the
+    merged arrays holds its entry, then its events (in :func:`event_order`), so every run's
+    place follows from the counts per listing."""
     pos, times, codes = _events(listings, history)
     order = event_order(pos, times)
-    pos, times, codes = pos[order], times[order], codes[order]
-    has_entry = listings.entered != NAT
-    first = np.flatnonzero(has_entry)  # entries, by listing
-    # merge the entries (first of their listing) into the events, both ordered by listing:
-    # an entry goes after the events of earlier listings, an event after the entries up to its own
-    events_before = np.cumsum(np.bincount(pos, minlength=len(listings))) - np.bincount(
-        pos, minlength=len(listings)
-    )
-    at_entry = np.arange(len(first)) + events_before[first]
-    at_event = np.arange(len(pos)) + np.cumsum(has_entry)[pos]
-    total = len(first) + len(pos)
-    all_pos = np.empty(total, dtype="int64")
+    times, codes = times[order], codes[order]
+    per_listing = np.bincount(pos, minlength=len(listings))
+    del pos, order
+    has_entry = listings.entered != NAT  # every listing with an event has an entry
+    per_listing += has_entry
+    total = int(per_listing.sum())
+    run_start = np.cumsum(per_listing)
+    run_start -= per_listing
+    first = np.flatnonzero(has_entry)
+    entry_at = run_start[first]  # a run's first place: its entry
+    all_pos = np.repeat(np.arange(len(listings)), per_listing)
     all_at = np.empty(total, dtype="int64")
     all_code = np.empty(total, dtype="int8")
-    all_pos[at_entry], all_at[at_entry], all_code[at_entry] = first, listings.entered[first], ACTIVE
-    all_pos[at_event], all_at[at_event], all_code[at_event] = pos, times, codes
+    event = np.ones(total, dtype=bool)
+    event[entry_at] = False
+    all_at[entry_at], all_code[entry_at] = listings.entered[first], ACTIVE
+    all_at[event], all_code[event] = times, codes
+    del times, codes, event
     stop = np.empty_like(all_at)
     stop[:-1] = all_at[1:]
-    last = np.ones(total, dtype=bool)
-    last[:-1] = all_pos[1:] != all_pos[:-1]
-    stop[last] = NEVER
+    stop[(run_start + per_listing - 1)[per_listing > 0]] = NEVER  # a run's last interval
     keep = stop > all_at
-    kept = all_pos[keep]
-    return Intervals(
-        kept, listings.market[kept], all_code[keep], all_at[keep], stop[keep], len(listings)
-    )
+    if not keep.all():  # an event at the same instant as the next one of its listing
+        all_pos, all_code, all_at, stop = all_pos[keep], all_code[keep], all_at[keep], stop[keep]
+    return Intervals(all_pos, listings.market[all_pos], all_code, all_at, stop, len(listings))
 
 
 def stocks_at(
@@ -221,14 +234,20 @@ def stocks_at(
     ``_under_contract`` (read by ``pending_ratio``, not a column)."""
     width = len(ends) + 1
     layers = np.full(UNDER_CONTRACT + 1, -1, dtype="int64")
-    layers[[ACTIVE, PENDING, UNDER_CONTRACT]] = (0, 1, 2)
-    layer = layers[intervals.status]
-    part = layer >= 0
-    row = (layer[part] * n_markets + intervals.market[part]) * width
-    lo = period_of(intervals.start[part], starts, ends)
-    hi = period_of(intervals.stop[part], starts, ends)
+    layers[[ACTIVE, PENDING, UNDER_CONTRACT]] = np.arange(3) * n_markets
+    row = layers[intervals.status]  # the layer's first row, or -1: not counted
+    part = row >= 0
+    row = row[part]
+    row += intervals.market[part]
+    row *= width
     size = 3 * n_markets * width
-    diff = np.bincount(row + lo, minlength=size) - np.bincount(row + hi, minlength=size)
+    lo = period_of(intervals.start[part], starts, ends)
+    lo += row
+    diff = np.bincount(lo, minlength=size)
+    del lo
+    hi = period_of(intervals.stop[part], starts, ends)
+    hi += row
+    diff -= np.bincount(hi, minlength=size)
     counts = np.cumsum(diff.reshape(3, n_markets, width), axis=2)[:, :, : len(ends)]
     return {
         "active_listings": counts[0],
