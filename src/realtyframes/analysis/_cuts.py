@@ -60,14 +60,14 @@ def cuts_in_periods(
 class PriceChanges(NamedTuple):
     """The price changes by listing then time: the listing's row ``pos``, the time ``at``, the
     ``new`` price; per listing row its price at ``entry`` (NaN: no change known, so no cut
-    either) and where its changes start (``before``) and how many they are (``count``)."""
+    either) and where its changes start (``before``) and how many they are (``length``)."""
 
     pos: np.ndarray
     at: np.ndarray
     new: np.ndarray
     entry: np.ndarray
     before: np.ndarray
-    count: np.ndarray
+    length: np.ndarray
 
 
 def price_changes(listings: Listings, history: History | None) -> PriceChanges:
@@ -101,7 +101,7 @@ def prices_at(
     """Each listing ``pos``'s price at the instant ``when``: the new price of its last change at
     or before it (``strictly``: before it), else its price at entry. A listing's few changes are
     looked at one step per change."""
-    first, count = changes.before[pos], changes.count[pos]
+    first, count = changes.before[pos], changes.length[pos]
     seen = np.zeros(len(pos), dtype="int64")
     for k in range(int(count.max(initial=0))):
         j = np.minimum(first + k, len(changes.at) - 1)

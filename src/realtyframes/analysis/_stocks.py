@@ -162,8 +162,9 @@ class Intervals:
             spans = self._spans.get(code)
             if spans is None:
                 chosen = np.flatnonzero(self.status == code)
-                got = (self.pos, self.market, self.start, self.stop)
-                spans = self._spans[code] = Spans(*(a[chosen] for a in got), self.n_listings)
+                pos, market = self.pos[chosen], self.market[chosen]
+                start, stop = self.start[chosen], self.stop[chosen]
+                spans = self._spans[code] = Spans(pos, market, start, stop, self.n_listings)
             return spans
 
 
