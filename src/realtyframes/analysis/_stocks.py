@@ -235,20 +235,14 @@ def stocks_at(
     ``_under_contract`` (read by ``pending_ratio``, not a column)."""
     width = len(ends) + 1
     layers = np.full(UNDER_CONTRACT + 1, -1, dtype="int64")
-    layers[[ACTIVE, PENDING, UNDER_CONTRACT]] = np.arange(3) * n_markets
-    row = layers[intervals.status]  # the layer's first row, or -1: not counted
-    part = row >= 0
-    row = row[part]
-    row += intervals.market[part]
-    row *= width
-    size = 3 * n_markets * width
+    layers[[ACTIVE, PENDING, UNDER_CONTRACT]] = (0, 1, 2)
+    layer = layers[intervals.status]
+    part = layer >= 0
+    row = (layer[part] * n_markets + intervals.market[part]) * width
     lo = period_of(intervals.start[part], starts, ends)
-    lo += row
-    diff = np.bincount(lo, minlength=size)
-    del lo
     hi = period_of(intervals.stop[part], starts, ends)
-    hi += row
-    diff -= np.bincount(hi, minlength=size)
+    size = 3 * n_markets * width
+    diff = np.bincount(row + lo, minlength=size) - np.bincount(row + hi, minlength=size)
     counts = np.cumsum(diff.reshape(3, n_markets, width), axis=2)[:, :, : len(ends)]
     return {
         "active_listings": counts[0],
