@@ -214,7 +214,7 @@ def run() -> str:
     )
     return "\n".join(
         [
-            "## Monthly market trends: process CPU against the version before the competition columns",
+            "## Monthly market trends: process CPU against another version (#34)",
             "",
             f"Command: `TRENDS_CPU_AGAINST={against} .venv/bin/python benchmarks/run_all.py trends_cpu`. "
             f"`rf.market_trends(market, history, freq='M', by='City')` on bench_trends' synthetic "
