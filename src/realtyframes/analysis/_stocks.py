@@ -42,7 +42,6 @@ __all__ = [
     "distinct",
     "event_order",
     "period_of",
-    "runs",
     "status_intervals",
     "stocks_at",
 ]
@@ -116,8 +115,9 @@ class Spans:
         self._lock = threading.Lock()
 
     def lookup(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Where each listing ``pos``'s run starts and its length (``runs(self.pos, pos)``; the
-        runs of every listing counted once, as int32, on the first call)."""
+        """Where each listing ``pos``'s run of intervals starts and its length (``searchsorted``
+        of ``pos`` on both sides; the runs of every listing counted once, as int32, on the first
+        call)."""
         with self._lock:
             if self._runs is None:
                 count = np.bincount(self.pos, minlength=self.n_listings).astype("int32")
@@ -249,14 +249,6 @@ def stocks_at(
         "pending_listings": counts[1],
         "_under_contract": counts[2],
     }
-
-
-def runs(ordered: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each listing ``pos``'s run starts in ``ordered`` (listing rows, sorted) and its
-    length (``np.searchsorted`` both sides, by counts: one pass, no binary search)."""
-    size = max(int(ordered[-1]) if len(ordered) else -1, int(pos.max(initial=-1))) + 1
-    per_listing = np.bincount(ordered, minlength=size)
-    return (np.cumsum(per_listing) - per_listing)[pos], per_listing[pos]
 
 
 def active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:
