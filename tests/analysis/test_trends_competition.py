@@ -250,3 +250,25 @@ def test_columns_are_declared_once() -> None:
         assert name in metrics and f"{name}_yoy" in out.columns and f"{name}_mom" in out.columns
     assert "active_listings_any_n" not in out.columns  # a count: no sample size
     assert out["active_listings_any"].dtype == "int64"
+
+
+def test_the_history_status_reads_as_the_flags_did_in_every_column_type() -> None:
+    """The history's StandardStatus coded in one pass (text, pyarrow text, categorical, loose
+    objects) gives the code a comparison per status gives: any other value and a missing one
+    are OTHER."""
+    from realtyframes.analysis._trends_kernel import (
+        ACTIVE,
+        CLOSED,
+        OTHER,
+        PENDING,
+        UNDER_CONTRACT,
+        status_of,
+    )
+
+    values = ["Active", "Pending", None, "Closed", "Active Under Contract", "Expired"]
+    expected = [ACTIVE, PENDING, OTHER, CLOSED, UNDER_CONTRACT, OTHER]
+    for dtype in ("str", "category", "string[pyarrow]", object):
+        assert status_of(pd.Series(values, dtype=dtype)).tolist() == expected, dtype
+    loose = pd.Series(["Active", 3, None, "Closed", 2.5], dtype=object)
+    assert status_of(loose).tolist() == [ACTIVE, OTHER, OTHER, CLOSED, OTHER]
+    assert status_of(pd.Series([], dtype="str")).tolist() == []

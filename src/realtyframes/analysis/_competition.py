@@ -26,7 +26,7 @@ import pandas as pd
 from realtyframes.analysis._common import safe_div
 from realtyframes.analysis._cuts import active_windows
 from realtyframes.analysis._periods import Grid, expand
-from realtyframes.analysis._stocks import Intervals, runs
+from realtyframes.analysis._stocks import Intervals
 from realtyframes.analysis._trends_kernel import (
     ACTIVE,
     CLOSED,
@@ -45,6 +45,7 @@ __all__ = [
     "days",
     "derive",
     "inventory_age",
+    "last_pending",
     "no_contract_stats",
 ]
 
@@ -108,9 +109,8 @@ def _histogram_median(counts: np.ndarray, n: np.ndarray) -> np.ndarray:
 def active_any(intervals: Intervals, grid: Grid) -> dict[str, np.ndarray]:
     """``active_listings_any``: listings Active at any instant of the period, each once (a
     difference array per market over the windows each Active interval overlaps)."""
-    active = intervals.status == ACTIVE
-    _, lo, hi = active_windows(intervals, active, grid)
-    market = intervals.market[active]
+    _, lo, hi = active_windows(intervals, grid)
+    market = intervals.of(ACTIVE).market
     width = grid.n_periods + 1
     size = grid.n_markets * width
     some = hi > lo
@@ -127,9 +127,9 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: i
     median entry day, read from a histogram of entry days per market and period end (a
     difference array over the period ends each Active interval spans), when that table is
     small; else from the (listing, period end) pairs."""
-    active = intervals.status == ACTIVE
-    lo, hi = grid.ends_within(intervals.start[active], intervals.stop[active])
-    pos = intervals.pos[active]  # a listing's Active intervals are disjoint: once per end
+    active = intervals.of(ACTIVE)
+    lo, hi = grid.ends_within(active.start, active.stop)
+    pos = active.pos  # a listing's Active intervals are disjoint: once per end
     end_day = np.minimum(grid.ends, as_of) // _DAY  # never a day in the future
     entry_day = (listings.entered // _DAY)[pos]
     some = hi > lo
@@ -156,12 +156,13 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: i
 
 def _contract_at(listings: Listings, intervals: Intervals) -> np.ndarray:
     """When each listing first went under contract (NAT: never)."""
-    under = _under(intervals) | (intervals.status == CLOSED)
-    pos, start = intervals.pos[under], intervals.start[under]
+    under = np.flatnonzero(_under(intervals) | (intervals.status == CLOSED))
+    pos = intervals.pos[under]
     first = np.ones(len(pos), dtype=bool)
     first[1:] = pos[1:] != pos[:-1]  # by listing, then time
+    first = np.flatnonzero(first)
     out = np.full(len(listings), NAT, dtype="int64")
-    out[pos[first]] = start[first]
+    out[pos[first]] = intervals.start[under[first]]
     return out
 
 
@@ -179,17 +180,16 @@ def _spells(intervals: Intervals) -> np.ndarray:
     return under & ~after
 
 
-def _last_pending(intervals: Intervals, pos: np.ndarray, until: np.ndarray) -> np.ndarray:
-    """The start of each listing ``pos``'s last Pending interval starting at or before
-    ``until`` (NAT: none), looked up among its few Pending intervals."""
-    pending = intervals.status == PENDING
-    p_pos, p_start = intervals.pos[pending], intervals.start[pending]
-    first, count = runs(p_pos, pos)
-    found = np.full(len(pos), NAT, dtype="int64")
-    for k in range(int(count.max(initial=0))):
-        j = np.minimum(first + k, len(p_start) - 1)
-        ok = (k < count) & (p_start[j] <= until)
-        found = np.where(ok, p_start[j], found)
+def last_pending(intervals: Intervals, listings: Listings) -> np.ndarray:
+    """Per listing row, the start of its last Pending interval starting at or before its
+    CloseDate (NAT: none). A listing's Pending intervals are in time order, so those starting by
+    then come first: the last of them is the one before the first that does not."""
+    pending = intervals.of(PENDING)
+    by_then = pending.start <= listings.closed_at[pending.pos]
+    last = by_then.copy()
+    last[:-1] &= ~(by_then[1:] & (pending.pos[1:] == pending.pos[:-1]))
+    found = np.full(len(listings), NAT, dtype="int64")
+    found[pending.pos[last]] = pending.start[last]
     return found
 
 
@@ -199,6 +199,7 @@ def contract_stats(
     grid: Grid,
     as_of: int,
     placed: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    since: np.ndarray,
 ) -> pd.DataFrame:
     """By flat cell: ``off_market_in_two_weeks`` (share of the listings entered in the period,
     at least 14 days before ``as_of``'s date, that went under contract within 14 days of
@@ -206,7 +207,8 @@ def contract_stats(
     in the period: a Pending or Active Under Contract spell started there, each once) and ``median_days_to_close`` (days from the last Pending
     to CloseDate of the homes sold in the period that were Pending before), with their counts.
     ``placed``: the (row, flat cell) pairs of the listings' entries and of their sales (Closed,
-    by CloseDate), as the flows and medians read them (each period looked up once)."""
+    by CloseDate), as the flows and medians read them (each period looked up once);
+    ``since``: each listing's last Pending start by its CloseDate (:func:`last_pending`)."""
     entered, size = listings.entered, grid.size
     day = entered // _DAY
     contract = _contract_at(listings, intervals)
@@ -217,9 +219,10 @@ def contract_stats(
     quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
     off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
 
-    went = _spells(intervals)
-    rows, cells = grid.pairs(intervals.market[went], intervals.start[went])
-    pos, start = intervals.pos[went][rows], intervals.start[went][rows]
+    went = np.flatnonzero(_spells(intervals))
+    start = intervals.start[went]
+    rows, cells = grid.pairs(intervals.market[went], start)
+    pos, start = intervals.pos[went[rows]], start[rows]
     key = pos * grid.size + cells
     if not bool(np.all(key[1:] >= key[:-1])):  # calendar periods: in order already
         order = np.argsort(key, kind="stable")  # by listing and cell, then time: the first
@@ -230,9 +233,9 @@ def contract_stats(
     pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median", size)
 
     sold, cells = placed[1]  # a sale in a window has a CloseDate
-    since = _last_pending(intervals, sold, listings.closed_at[sold])
-    known = since != NAT
-    to_close = days(listings.closed_at[sold][known], since[known])
+    pending_at = since[sold]
+    known = pending_at != NAT
+    to_close = days(listings.closed_at[sold][known], pending_at[known])
     close = _by_cell(cells[known], to_close, "median_days_to_close", "median", size)
     return pd.concat([off, pending, close], axis=1)
 

@@ -20,7 +20,7 @@ stocks are counted with a difference array per market over the period ends (:fun
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import threading
 
 import numpy as np
 
@@ -37,11 +37,11 @@ from realtyframes.analysis._trends_kernel import (
 
 __all__ = [
     "Intervals",
+    "Spans",
     "active_at",
     "distinct",
     "event_order",
     "period_of",
-    "runs",
     "status_intervals",
     "stocks_at",
 ]
@@ -103,15 +103,69 @@ def event_order(pos: np.ndarray, at: np.ndarray) -> np.ndarray:
     return order
 
 
-class Intervals(NamedTuple):
-    """Status intervals ``[start, stop)``, sorted by listing then start: the listing's row
-    ``pos``, its ``market`` code, the ``status`` code, ``start`` and ``stop`` (microseconds)."""
+class Spans:
+    """The status intervals of one status (:meth:`Intervals.of`), by listing then start: the
+    listing's row ``pos``, its ``market``, ``start`` and ``stop``."""
 
-    pos: np.ndarray
-    market: np.ndarray
-    status: np.ndarray
-    start: np.ndarray
-    stop: np.ndarray
+    def __init__(self, pos: np.ndarray, market: np.ndarray, start: np.ndarray, stop: np.ndarray,
+                 n_listings: int) -> None:  # fmt: skip
+        self.pos, self.market, self.start, self.stop = pos, market, start, stop
+        self.n_listings = n_listings
+        self._runs: tuple[np.ndarray, np.ndarray] | None = None
+        self._lock = threading.Lock()
+
+    def lookup(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where each listing ``pos``'s run of intervals starts and its length (``searchsorted``
+        of ``pos`` on both sides; the runs of every listing counted once, as int32, on the first
+        call)."""
+        with self._lock:
+            if self._runs is None:
+                count = np.bincount(self.pos, minlength=self.n_listings).astype("int32")
+                before = np.cumsum(count, dtype="int32")
+                before -= count
+                self._runs = before, count
+        before, count = self._runs
+        return before[pos], count[pos]
+
+
+class Intervals:
+    """Status intervals ``[start, stop)``, sorted by listing then start: the listing's row
+    ``pos``, its ``market`` code, the ``status`` code, ``start`` and ``stop`` (microseconds).
+    :meth:`of` gives those of one status, gathered once for every metric that reads them."""
+
+    def __init__(
+        self,
+        pos: np.ndarray,
+        market: np.ndarray,
+        status: np.ndarray,
+        start: np.ndarray,
+        stop: np.ndarray,
+        n_listings: int = 0,
+    ) -> None:
+        self.pos, self.market, self.status, self.start, self.stop = pos, market, status, start, stop
+        self.n_listings = max(n_listings, int(pos[-1]) + 1 if len(pos) else 0)
+        self._spans: dict[int, Spans] = {}
+        self._lock = threading.Lock()  # the metrics' two threads ask for the same spans
+
+    def __len__(self) -> int:
+        return len(self.pos)
+
+    def release(self, code: int) -> None:
+        """Forget the intervals of status ``code`` (memory back for the metrics after them; a
+        later :meth:`of` gathers them again)."""
+        with self._lock:
+            self._spans.pop(code, None)
+
+    def of(self, code: int) -> Spans:
+        """The intervals of status ``code`` (computed once, then shared)."""
+        with self._lock:
+            spans = self._spans.get(code)
+            if spans is None:
+                chosen = np.flatnonzero(self.status == code)
+                pos, market = self.pos[chosen], self.market[chosen]
+                start, stop = self.start[chosen], self.stop[chosen]
+                spans = self._spans[code] = Spans(pos, market, start, stop, self.n_listings)
+            return spans
 
 
 def _events(listings: Listings, history: History | None) -> tuple[np.ndarray, ...]:
@@ -132,38 +186,45 @@ def _events(listings: Listings, history: History | None) -> tuple[np.ndarray, ..
         codes = np.concatenate([history.status[s], np.full(int(extra.sum()), CLOSED, "int8")])
     entered = listings.entered[pos]
     ok = (times != NAT) & (entered != NAT) & (times >= entered)  # nothing before the entry
-    return pos[ok], times[ok], codes[ok].astype("int8")
+    if ok.all():
+        return pos, times, codes.astype("int8", copy=False)
+    return pos[ok], times[ok], codes[ok].astype("int8", copy=False)
 
 
 def status_intervals(listings: Listings, history: History | None) -> Intervals:
     """Each listing's status intervals: Active from entry, then each event in time order (at
-    the same instant the entry first, then the events in the history's order)."""
+    the same instant the entry first, then the events in the history's order).
+
+    The entries and the events are merged by listing without a sort: each listing's run in the
+    merged arrays holds its entry, then its events (in :func:`event_order`), so every run's
+    place follows from the counts per listing."""
     pos, times, codes = _events(listings, history)
     order = event_order(pos, times)
-    pos, times, codes = pos[order], times[order], codes[order]
-    has_entry = listings.entered != NAT
-    first = np.flatnonzero(has_entry)  # entries, by listing
-    # merge the entries (first of their listing) into the events, both ordered by listing:
-    # an entry goes after the events of earlier listings, an event after the entries up to its own
-    events_before = np.cumsum(np.bincount(pos, minlength=len(listings))) - np.bincount(
-        pos, minlength=len(listings)
-    )
-    at_entry = np.arange(len(first)) + events_before[first]
-    at_event = np.arange(len(pos)) + np.cumsum(has_entry)[pos]
-    total = len(first) + len(pos)
-    all_pos = np.empty(total, dtype="int64")
+    times, codes = times[order], codes[order]
+    per_listing = np.bincount(pos, minlength=len(listings))
+    del pos, order
+    has_entry = listings.entered != NAT  # every listing with an event has an entry
+    per_listing += has_entry
+    total = int(per_listing.sum())
+    run_start = np.cumsum(per_listing)
+    run_start -= per_listing
+    first = np.flatnonzero(has_entry)
+    entry_at = run_start[first]  # a run's first place: its entry
+    all_pos = np.repeat(np.arange(len(listings)), per_listing)
     all_at = np.empty(total, dtype="int64")
     all_code = np.empty(total, dtype="int8")
-    all_pos[at_entry], all_at[at_entry], all_code[at_entry] = first, listings.entered[first], ACTIVE
-    all_pos[at_event], all_at[at_event], all_code[at_event] = pos, times, codes
+    event = np.ones(total, dtype=bool)
+    event[entry_at] = False
+    all_at[entry_at], all_code[entry_at] = listings.entered[first], ACTIVE
+    all_at[event], all_code[event] = times, codes
+    del times, codes, event
     stop = np.empty_like(all_at)
     stop[:-1] = all_at[1:]
-    last = np.ones(total, dtype=bool)
-    last[:-1] = all_pos[1:] != all_pos[:-1]
-    stop[last] = NEVER
+    stop[(run_start + per_listing - 1)[per_listing > 0]] = NEVER  # a run's last interval
     keep = stop > all_at
-    kept = all_pos[keep]
-    return Intervals(kept, listings.market[kept], all_code[keep], all_at[keep], stop[keep])
+    if not keep.all():  # an event at the same instant as the next one of its listing
+        all_pos, all_code, all_at, stop = all_pos[keep], all_code[keep], all_at[keep], stop[keep]
+    return Intervals(all_pos, listings.market[all_pos], all_code, all_at, stop, len(listings))
 
 
 def stocks_at(
@@ -190,23 +251,14 @@ def stocks_at(
     }
 
 
-def runs(ordered: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each listing ``pos``'s run starts in ``ordered`` (listing rows, sorted) and its
-    length (``np.searchsorted`` both sides, by counts: one pass, no binary search)."""
-    size = max(int(ordered[-1]) if len(ordered) else -1, int(pos.max(initial=-1))) + 1
-    per_listing = np.bincount(ordered, minlength=size)
-    return (np.cumsum(per_listing) - per_listing)[pos], per_listing[pos]
-
-
 def active_at(intervals: Intervals, pos: np.ndarray, when: np.ndarray) -> np.ndarray:
     """Whether each listing ``pos`` is Active at the instant ``when`` (its few Active intervals
     looked up by listing)."""
-    active = intervals.status == ACTIVE
-    a_pos, a_start, a_stop = intervals.pos[active], intervals.start[active], intervals.stop[active]
-    first, count = runs(a_pos, pos)
+    active = intervals.of(ACTIVE)
+    first, count = active.lookup(pos)
     still = np.zeros(len(pos), dtype=bool)
     for k in range(int(count.max(initial=0))):
-        j = np.minimum(first + k, len(a_start) - 1)
+        j = np.minimum(first + k, len(active.start) - 1)
         has = k < count
-        still |= has & (a_start[j] <= when) & (when < a_stop[j])
+        still |= has & (active.start[j] <= when) & (when < active.stop[j])
     return still

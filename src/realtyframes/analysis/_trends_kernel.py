@@ -27,6 +27,7 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from realtyframes.analysis._common import as_key, to_utc
 from realtyframes.analysis._kernel import collect, segment_filter
@@ -44,6 +45,7 @@ __all__ = [
     "history_rows",
     "listing_rows",
     "status_codes",
+    "status_of",
 ]
 
 #: Status codes of the timelines: Active, Pending, Closed, any other status (OTHER) and Active
@@ -94,8 +96,9 @@ def listing_rows(frame: Any, keys: Sequence[str], segment: str) -> pd.DataFrame:
 
 def history_rows(frame: Any) -> pd.DataFrame:
     """The status and price changes of a history as pandas: ListingId (text), ``_status``
-    (a status change, else a price change), ChangeTimestamp, the new status as flags, and the
-    old and new prices (null where the history lacks the column)."""
+    (a status change, else a price change), ChangeTimestamp, the new StandardStatus (as the
+    frame holds it: :func:`status_of` reads it; absent where the history lacks it), and the old
+    and new prices (null where the history lacks the column)."""
     schema = frame.collect_schema()
     kind = nw.col("ChangeType").cast(nw.String)
     is_status = (kind == "status_change").fill_null(False)
@@ -105,7 +108,7 @@ def history_rows(frame: Any) -> pd.DataFrame:
         value = nw.col(column) if column in schema else nw.lit(None)
         return value.cast(nw.Float64).alias(column)
 
-    status = _status_flags("StandardStatus") if "StandardStatus" in schema else []
+    status = ["StandardStatus"] if "StandardStatus" in schema else []
     rows = frame.filter(keep).select(
         _text("ListingId", schema),
         is_status.alias("_status"),
@@ -114,11 +117,33 @@ def history_rows(frame: Any) -> pd.DataFrame:
         price("PreviousListPrice"),
         price("ListPrice"),
     )
-    out = collect(rows)
-    for flag in _FLAGS.values():
-        if flag not in out.columns:  # no StandardStatus column: no status is known
-            out[flag] = False
-    return out
+    return collect(rows)
+
+
+#: The status codes of :data:`_FLAGS`' statuses, in its order.
+_CODES = np.array([ACTIVE, PENDING, CLOSED, UNDER_CONTRACT], dtype="int8")
+
+
+def status_of(values: pd.Series | None) -> np.ndarray:
+    """The status codes of a status column as text or a pandas categorical (OTHER for any other
+    status and a missing one; all OTHER without the column): one pass over the values' text,
+    where a comparison per status would make four."""
+    if values is None:
+        return np.full(0, OTHER, dtype="int8")
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        names = pd.Series(values.cat.categories.astype("str"))
+        table = np.append(status_of(names), np.int8(OTHER))  # code -1 (missing): the last
+        return table[values.cat.codes.to_numpy()]
+    code = np.full(len(values), OTHER, dtype="int8")
+    try:
+        text = pa.array(values, from_pandas=True)
+        found = pc.index_in(text, value_set=pa.array(list(_FLAGS), type=text.type))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        for name, status in zip(_FLAGS, _CODES, strict=True):  # not text: compared as it is
+            code[(values == name).to_numpy(dtype=bool, na_value=False)] = status
+        return code
+    where = pc.fill_null(found, len(_CODES)).to_numpy()  # none of them: OTHER, the last
+    return np.append(_CODES, np.int8(OTHER))[where]
 
 
 def status_codes(
@@ -224,8 +249,10 @@ class Changes:
         self.ids = Ids(pa.array(rows["ListingId"].astype("str")))
         self.at = _micros(rows["ChangeTimestamp"], "ChangeTimestamp")
         self.is_status = rows["_status"].to_numpy(dtype=bool)
-        flags = [rows[flag].to_numpy(dtype=bool) for flag in _FLAGS.values()]
-        self.status = status_codes(*flags)
+        if "StandardStatus" in rows.columns:
+            self.status = status_of(rows["StandardStatus"])
+        else:  # no StandardStatus column: no status is known
+            self.status = np.full(len(rows), OTHER, dtype="int8")
         self.old_price = rows["PreviousListPrice"].to_numpy(dtype="float64")
         self.new_price = rows["ListPrice"].to_numpy(dtype="float64")
 

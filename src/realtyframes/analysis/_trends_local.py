@@ -30,9 +30,15 @@ from realtyframes.analysis._competition import (
     active_any,
     contract_stats,
     inventory_age,
+    last_pending,
     no_contract_stats,
 )
-from realtyframes.analysis._cuts import cuts_in_periods, price_cut_share
+from realtyframes.analysis._cuts import (
+    PriceChanges,
+    cuts_in_periods,
+    price_changes,
+    price_cut_share,
+)
 from realtyframes.analysis._definitions import Prices
 from realtyframes.analysis._drops_kernel import is_empty
 from realtyframes.analysis._kernel import concurrently, in_background
@@ -40,11 +46,11 @@ from realtyframes.analysis._periods import Grid
 from realtyframes.analysis._stocks import (
     Intervals,
     distinct,
-    event_order,
     status_intervals,
     stocks_at,
 )
 from realtyframes.analysis._trends_kernel import (
+    ACTIVE,
     CLOSED,
     NAT,
     PENDING,
@@ -113,49 +119,62 @@ def _cells(
     listings: Listings, past: History | None, grid: Grid, as_of: int, definitions: str
 ) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """The counts (markets × periods arrays) and the medians (by flat cell), on two threads in a
-    big market: the status intervals, then the stocks, pending sales, active listings at any
-    point and age of inventory on one; the entries' and sales' periods (found once), the new
-    listings, homes sold and medians, then the cuts and the contract-date metrics (which wait
-    for the intervals) on the other."""
-    shared: Future[Intervals] = Future()
-    prices = Prices(definitions, _entry_prices(listings, past), listings.list)
+    big market, three steps: the status intervals, then the pending sales and each listing's
+    last Pending (the Pending intervals' readers), the stocks, active listings at any point and
+    age of inventory; the entries' and sales' periods (found once), the new listings, homes
+    sold and medians; the cuts (the Active intervals' last readers) and the contract-date
+    metrics, which wait for the other two."""
+    shared: Future[tuple[Intervals, np.ndarray | None]] = Future()
+    found: Future[tuple[_Pairs, _Pairs]] = Future()
+    changes = [price_changes(listings, past)]  # in order once: the entry prices and the cuts
+    prices = Prices(definitions, _entry_prices(listings, past, changes[0]), listings.list)
+
+    def flows() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
+        try:
+            entries, closings = _placed(listings, grid)  # each listing's period found once
+        except BaseException as exc:  # the third step waits for them: it raises it too
+            found.set_exception(exc)
+            raise
+        found.set_result((entries, closings))
+        counts = {"new_listings": grid.tally(entries[1]), "homes_sold": grid.tally(closings[1])}
+        return counts, [_medians(listings, prices, grid, entries, closings)]
 
     def timelines() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
         try:
             intervals = status_intervals(listings, past)
-        except BaseException as exc:  # the other step waits for them: it raises it too
+            since = None if past is None else last_pending(intervals, listings)
+            pending = _pending_sales(listings, intervals, grid, prices.pending_days)
+        except BaseException as exc:  # the third step waits for them: it raises it too
             shared.set_exception(exc)
             raise
-        shared.set_result(intervals)
+        intervals.release(PENDING)  # read by those two only
+        shared.set_result((intervals, since))
         base = grid.width - 1  # the stocks at the windows' ends: the base periods ending there
         counts = {
             **stocks_at(intervals, grid.base_starts[base:], grid.ends, grid.n_markets),
-            "pending_sales": _pending_sales(listings, intervals, grid, prices.pending_days),
+            "pending_sales": pending,
             **active_any(intervals, grid),
         }
         return counts, [inventory_age(listings, intervals, grid, as_of)]
 
-    def sales() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
-        entries, closings = _placed(listings, grid)  # each listing's period found once
-        stats = _medians(listings, prices, grid, entries, closings)
-        intervals = shared.result()
-        cut_any, cut_pct = price_cut_share(listings, past, intervals, grid)
-        counts = {
-            "new_listings": grid.tally(entries[1]),
-            "homes_sold": grid.tally(closings[1]),
-            **cuts_in_periods(listings, past, intervals, grid),
-            "_cut_any": cut_any,
-        }
+    def cuts() -> tuple[dict[str, np.ndarray], list[pd.DataFrame]]:
+        intervals, since = shared.result()
+        cut_any, cut_pct = price_cut_share(listings, changes.pop(), intervals, grid)  # then gone
+        counts = {**cuts_in_periods(listings, past, intervals, grid), "_cut_any": cut_any}
+        intervals.release(ACTIVE)  # read by the cuts last (on one thread): memory back
         contracts = (
             no_contract_stats()
-            if past is None
-            else contract_stats(listings, intervals, grid, as_of, (entries, closings))
+            if since is None
+            else contract_stats(listings, intervals, grid, as_of, found.result(), since)
         )
-        return counts, [stats, cut_pct, contracts]
+        return counts, [cut_pct, contracts]
 
-    steps: list[Callable[[], Any]] = [timelines, sales]  # in this order when on one thread
-    (counts, stats), (more, medians) = concurrently(steps, len(listings))
-    return {**counts, **more}, pd.concat([*medians, *stats], axis=1)
+    # in this order on one thread: the intervals' temporaries leave the room the others reuse
+    # (run later, they grow the heap anew: twice the page faults)
+    steps: list[Callable[[], Any]] = [timelines, flows, cuts]
+    done = concurrently(steps, len(listings))
+    counts = {name: table for step_counts, _ in done for name, table in step_counts.items()}
+    return counts, pd.concat([frame for _, frames in done for frame in frames], axis=1)
 
 
 _Pairs = tuple[np.ndarray, np.ndarray]
@@ -178,34 +197,26 @@ def _pending_sales(
     """pending_sales per cell: listings whose status became Pending in the period (from the
     history; without one, market_summary's estimate: Pending now, MajorChangeTimestamp in it),
     with ``pending_days`` only those that became Pending within that many days of entry."""
-    went = np.flatnonzero(intervals.status == PENDING)  # a few: their rows, not a mask
-    start = intervals.start[went]
+    went = intervals.of(PENDING)
+    pos, market, start = went.pos, went.market, went.start
     if pending_days is not None:
-        entered = listings.entered[intervals.pos[went]]
-        quick = start // _DAY - entered // _DAY <= pending_days
-        went, start = went[quick], start[quick]
-    rows, cells = grid.pairs(intervals.market[went], start)
-    key = intervals.pos[went[rows]]
+        quick = start // _DAY - listings.entered[pos] // _DAY <= pending_days
+        pos, market, start = pos[quick], market[quick], start[quick]
+    rows, cells = grid.pairs(market, start)
+    key = pos[rows]
     key *= grid.size
     key += cells
     once = distinct(key) % grid.size  # per listing
     return grid.tally(once)
 
 
-def _entry_prices(listings: Listings, history: History | None) -> np.ndarray:
+def _entry_prices(listings: Listings, history: History | None, changes: PriceChanges) -> np.ndarray:
     """Each listing's list price when it entered: the old price of its first price change in the
-    history, else its ListPrice (no change seen, or no history)."""
-    price = listings.list.copy()
-    if history is None or not history.is_price.any():
-        return price
-    pos, at = history.pos[history.is_price], history.at[history.is_price]
-    order = event_order(pos, at)
-    pos, old = pos[order], history.old_price[history.is_price][order]
-    first = np.ones(len(pos), dtype=bool)
-    first[1:] = pos[1:] != pos[:-1]
-    at_entry = np.full(len(price), np.nan)
-    at_entry[pos[first]] = old[first]
-    return np.where(np.isnan(at_entry), price, at_entry)
+    history, else its ListPrice (no change seen, or no history). ``changes``:
+    :func:`~._cuts.price_changes`."""
+    if history is None:
+        return listings.list.copy()
+    return np.where(np.isnan(changes.entry), listings.list, changes.entry)
 
 
 def _medians(
