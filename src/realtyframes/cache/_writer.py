@@ -18,9 +18,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from realtyframes.cache._state import connect, open_db
+from realtyframes.cache._state import connect, open_db, transaction
 
-__all__ = ["WRITE_BATCH", "Writer"]
+__all__ = ["WRITE_BATCH", "Writer", "delete_orphans"]
 
 logger = logging.getLogger("realtyframes.cache")
 
@@ -144,16 +144,22 @@ class Writer:
         finally:
             db.close()
 
-    def shrink(self) -> None:
-        """Give the pages freed by a removed checkpoint back to the file system, in a thread
-        (in steps of :data:`_SHRINK_STEP` pages; the process waits for it at exit)."""
-        if self.shrinking is not None and self.shrinking.is_alive():
-            return
+    def shrink(self, orphans: tuple[str, str] | None = None) -> None:
+        """Delete the answers of the removed checkpoint ``orphans`` (resource, key) and give the
+        pages they freed back to the file system, in a thread (in steps of :data:`_SHRINK_STEP`
+        pages; the process waits for it at exit). Its pages are not overwritten by the delete:
+        the vacuum moves pages into them or cuts them off the file (docs/cache.md)."""
+        if self.shrinking is not None:
+            self.shrinking.join()  # an earlier removal of this checkpoint (rare: discarded)
         root = self.root
 
         def run() -> None:
             try:
                 with connect(root) as db:
+                    if orphans is not None:
+                        db.execute("PRAGMA secure_delete=OFF")
+                        with transaction(db):
+                            delete_orphans(db, *orphans)
                     free, before = _free_pages(db), None
                     while free and free != before:  # (a file without auto_vacuum frees none)
                         db.execute(f"PRAGMA incremental_vacuum({_SHRINK_STEP})").fetchall()
@@ -163,6 +169,15 @@ class Writer:
 
         self.shrinking = threading.Thread(target=run, name="realtyframes-checkpoint-shrink")
         self.shrinking.start()
+
+
+def delete_orphans(db: sqlite3.Connection, resource: str, key: str) -> None:
+    """Delete the answers of ``resource``'s ``key`` when it has no checkpoint (in a transaction)."""
+    db.execute(
+        "DELETE FROM checkpoint_answers WHERE resource = ? AND key = ? AND NOT EXISTS"
+        " (SELECT 1 FROM checkpoints c WHERE c.resource = ? AND c.key = ?)",
+        (resource, key, resource, key),
+    )
 
 
 def _free_pages(db: sqlite3.Connection) -> int:
