@@ -310,7 +310,7 @@ _LIBC = _load_libc()
 def _give_back() -> None:
     """Give the memory a parsed batch freed back to the system, not only to the allocators: a
     batch's raw bodies were allocated by the fetching threads, each in its own glibc arena, and
-    stay resident there otherwise (#33: a details load of 12,988 listings peaked 24 MB lower)."""
+    stay resident there otherwise (#33: a details load of 12,988 listings peaked 15-20 MB lower)."""
     pa.default_memory_pool().release_unused()
     if _LIBC is not None:
         _LIBC.malloc_trim(0)
