@@ -150,19 +150,20 @@ def _delete_all(root: Path, found: Collection[SavedCheckpoint]) -> None:
 
 def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
     """Remove the checkpoints under ``root`` not written to for ``max_age`` (loads never
-    repeated), with a log line each, and the answers of removed ones a killed process left;
-    returns how many checkpoints."""
+    repeated), with a log line each, and the answers of removed ones a killed process left (the
+    file's free pages given back); returns how many checkpoints."""
     now = datetime.now(UTC)
     old = [c for c in saved_checkpoints(root) if now - c.updated > max_age]
     _delete_all(root, old)
-    if exists(root):
+    if exists(root):  # a process killed before its removed checkpoint's thread ended
         with connect(root) as db:
             left = orphans(db)
             if left:
                 with transaction(db):
                     for resource, key in left:
                         delete_orphans(db, resource, key)
-                shrink(db)
+            if left or db.execute("PRAGMA freelist_count").fetchone()[0]:
+                shrink(db)  # no deleted answer stays in the file's free pages
     for saved in old:
         logger.info(
             "checkpoint %s discarded: it was last written %s ago, more than %s",
