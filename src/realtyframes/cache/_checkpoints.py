@@ -398,23 +398,36 @@ class Checkpoint:
         file's freed pages given back by a thread, off the load's path (:meth:`close` waits for
         it; the process does at exit); answers a killed process left without their header are
         deleted by the next checkpoint of the key, and by every opening of the cache."""
+        with self._lock:  # opened before the writer's connection closes, so that closing that
+            db = self._open_quietly()  # one copies no log into the file: the thread does
         self._writer.stop(drop=True)
         with self._lock:
-            if self._created:
+            db = db if db is not None or not self._created else self._open_quietly()
+            if self._created and db is not None:
                 try:
-                    db = self._conn()
                     with transaction(db):
                         db.execute(
                             "DELETE FROM checkpoints WHERE resource = ? AND key = ?",
                             (self.resource, self.key),
                         )
-                    self._writer.shrink((self.resource, self.key))
+                    self._db = None  # handed to the thread, which closes it
+                    self._writer.shrink((self.resource, self.key), db)
                 except sqlite3.Error as exc:  # the age limit ends it
                     logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
             self._created = False
             if self._db is not None:
                 self._db.close()
             self._db = None
+
+    def _open_quietly(self) -> sqlite3.Connection | None:
+        """The reading connection, when the checkpoint was created (None if it cannot open)."""
+        if not self._created:
+            return None
+        try:
+            return self._conn()
+        except sqlite3.Error as exc:
+            logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
+            return None
 
     def discard(self, reason: str) -> None:
         """Remove the checkpoint, with a log line saying why."""

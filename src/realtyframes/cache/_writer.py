@@ -15,6 +15,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -144,26 +145,29 @@ class Writer:
         finally:
             db.close()
 
-    def shrink(self, orphans: tuple[str, str] | None = None) -> None:
+    def shrink(
+        self, orphans: tuple[str, str] | None = None, db: sqlite3.Connection | None = None
+    ) -> None:
         """Delete the answers of the removed checkpoint ``orphans`` (resource, key) and give the
         pages they freed back to the file system, in a thread (in steps of :data:`_SHRINK_STEP`
         pages; the process waits for it at exit). Its pages are not overwritten by the delete:
-        the vacuum moves pages into them or cuts them off the file (docs/cache.md)."""
+        the vacuum moves pages into them or cuts them off the file (docs/cache.md). ``db``: a
+        connection the thread uses and closes (else it opens its own)."""
         if self.shrinking is not None:
             self.shrinking.join()  # an earlier removal of this checkpoint (rare: discarded)
         root = self.root
 
         def run() -> None:
             try:
-                with connect(root) as db:
+                with closing(db) if db is not None else connect(root) as conn:
                     if orphans is not None:
-                        db.execute("PRAGMA secure_delete=OFF")
-                        with transaction(db):
-                            delete_orphans(db, *orphans)
-                    free, before = _free_pages(db), None
+                        conn.execute("PRAGMA secure_delete=OFF")
+                        with transaction(conn):
+                            delete_orphans(conn, *orphans)
+                    free, before = _free_pages(conn), None
                     while free and free != before:  # (a file without auto_vacuum frees none)
-                        db.execute(f"PRAGMA incremental_vacuum({_SHRINK_STEP})").fetchall()
-                        free, before = _free_pages(db), free
+                        conn.execute(f"PRAGMA incremental_vacuum({_SHRINK_STEP})").fetchall()
+                        free, before = _free_pages(conn), free
             except sqlite3.Error as exc:
                 logger.debug("could not shrink the cache's state %s: %s", root, exc)
 
