@@ -153,3 +153,60 @@ def test_clear_removes_checkpoints_of_a_resource_or_all(tmp_path: Path):
     assert [c.name for c in cache.checkpoints()] == ["listings.k1"]
     cache.clear()
     assert cache.checkpoints() == []
+
+
+_DONE_THEN_KILLED = """
+import os, signal, sys
+from realtyframes.cache import ParquetCache
+cp = ParquetCache(sys.argv[1]).checkpoint("listings", "k1", {"key": "k1"})
+for n in range(40):
+    cp.put(f"/v1/listings?Offset={n * 50}", os.urandom(50_000))
+cp.flush()
+if sys.argv[2] == "before":  # killed before the thread that deletes the answers could run
+    import threading
+    threading.Thread.start = lambda self: None
+cp.done()  # the load is stored; its answers are deleted by a thread
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _state_size(root: Path) -> int:
+    return sum(p.stat().st_size for p in state_file(root).parent.glob("state.sqlite3*"))
+
+
+def test_a_removed_checkpoint_is_gone_before_its_answers_are_deleted(tmp_path: Path):
+    """``done`` removes the checkpoint at once and leaves deleting its answers to a thread
+    (#33: off the load's path): a new load of the same key starts afresh, and never mixes the
+    removed checkpoint's answers into its own, whenever that thread runs."""
+    cache = ParquetCache(tmp_path)
+    old = cache.checkpoint("listings", "k1", SCOPE)
+    for n in range(3):
+        old.put(f"/v1/listings?Offset={n * 50}", b'{"old": %d}' % n)
+    old.flush()
+    old.done()
+    assert cache.checkpoints() == []  # gone when done returns
+    new = cache.checkpoint("listings", "k1", SCOPE)
+    assert new.resumed_from is None and not new.has("/v1/listings?Offset=0")
+    new.put("/v1/listings?Offset=50", b'{"new": 1}')
+    new.close()
+    old.close()  # waits for the old one's thread
+    (saved,) = cache.checkpoints()
+    assert saved.answers == 1  # its own answer only
+    with cache.checkpoint("listings", "k1", SCOPE) as again:
+        assert again.get("/v1/listings?Offset=50") == b'{"new": 1}'
+        assert again.get("/v1/listings?Offset=0") is None and again.reused == 1
+
+
+@pytest.mark.parametrize("killed", ["before", "any time"])
+def test_answers_a_killed_process_left_are_deleted_by_the_next_opening(tmp_path: Path, killed: str):
+    child = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_DONE_THEN_KILLED), str(tmp_path), killed]
+    )
+    assert child.returncode == -9
+    if killed == "before":
+        assert _state_size(tmp_path) > 2_000_000  # the answers are still in the file
+    cache = ParquetCache(tmp_path)  # deletes what the killed thread had not
+    assert cache.checkpoints() == []
+    assert _state_size(tmp_path) < 200_000  # not the 2 MB the answers took
+    with cache.checkpoint("listings", "k1", {"key": "k1"}) as again:
+        assert again.resumed_from is None and not again.has("/v1/listings?Offset=0")

@@ -40,7 +40,7 @@ from typing import Any
 
 from realtyframes.cache._entries import _redact, normalise_params
 from realtyframes.cache._state import connect, exists, open_db, shrink, transaction
-from realtyframes.cache._writer import WRITE_BATCH, Writer
+from realtyframes.cache._writer import WRITE_BATCH, Writer, delete_orphans
 
 __all__ = [
     "CHECKPOINT_MAX_AGE",
@@ -117,6 +117,13 @@ def saved_checkpoints(root: Path, resource: str | None = None) -> list[SavedChec
     ]
 
 
+def orphans(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(resource, key) of the answers whose checkpoint was removed (:meth:`Checkpoint.done`)
+    and which are not deleted yet (its thread runs, or its process was killed first)."""
+    saved = set(db.execute("SELECT DISTINCT resource, key FROM checkpoint_answers"))
+    return sorted(saved - set(db.execute("SELECT resource, key FROM checkpoints")))
+
+
 def _delete(db: sqlite3.Connection, resource: str, key: str) -> None:
     db.execute("DELETE FROM checkpoint_answers WHERE resource = ? AND key = ?", (resource, key))
     db.execute("DELETE FROM checkpoints WHERE resource = ? AND key = ?", (resource, key))
@@ -143,10 +150,20 @@ def _delete_all(root: Path, found: Collection[SavedCheckpoint]) -> None:
 
 def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
     """Remove the checkpoints under ``root`` not written to for ``max_age`` (loads never
-    repeated), with a log line each; returns how many."""
+    repeated), with a log line each, and the answers of removed ones a killed process left (the
+    file's free pages given back); returns how many checkpoints."""
     now = datetime.now(UTC)
     old = [c for c in saved_checkpoints(root) if now - c.updated > max_age]
     _delete_all(root, old)
+    if exists(root):  # a process killed before its removed checkpoint's thread ended
+        with connect(root) as db:
+            left = orphans(db)
+            if left:
+                with transaction(db):
+                    for resource, key in left:
+                        delete_orphans(db, resource, key)
+            if left or db.execute("PRAGMA freelist_count").fetchone()[0]:
+                shrink(db)  # no deleted answer stays in the file's free pages
     for saved in old:
         logger.info(
             "checkpoint %s discarded: it was last written %s ago, more than %s",
@@ -320,6 +337,8 @@ class Checkpoint:
             return False
         try:
             with transaction(db):
+                if not self._created:  # answers of a removed checkpoint not deleted yet
+                    delete_orphans(db, self.resource, self.key)
                 db.execute(
                     "INSERT INTO checkpoints (resource, key, scope, params, started,"
                     " updated, notes) VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -374,28 +393,41 @@ class Checkpoint:
 
     def done(self) -> None:
         """The load is stored: remove the checkpoint (answers not committed yet are dropped).
-        Its rows are gone when this returns; the file's freed pages are given back by a thread
-        (:meth:`close` waits for it; the process does at exit)."""
+        It is gone when this returns: its header row is deleted, so no load resumes from it and
+        :meth:`ParquetCache.checkpoints` does not list it. Its answers' rows are deleted and the
+        file's freed pages given back by a thread, off the load's path (:meth:`close` waits for
+        it; the process does at exit); answers a killed process left without their header are
+        deleted by the next checkpoint of the key, and by every opening of the cache."""
+        with self._lock:  # opened before the writer's connection closes, so that closing that
+            db = self._open_quietly()  # one copies no log into the file: the thread does
         self._writer.stop(drop=True)
         with self._lock:
-            if self._created:
+            db = db if db is not None or not self._created else self._open_quietly()
+            if self._created and db is not None:
                 try:
-                    db = self._conn()
-                    # no overwrite here: the vacuum below moves pages into the freed ones or
-                    # cuts them off the file, so no removed answer stays in it (docs/cache.md)
-                    db.execute("PRAGMA secure_delete=OFF")
-                    try:
-                        with transaction(db):
-                            _delete(db, self.resource, self.key)
-                    finally:
-                        db.execute("PRAGMA secure_delete=ON")
-                    self._writer.shrink()
+                    with transaction(db):
+                        db.execute(
+                            "DELETE FROM checkpoints WHERE resource = ? AND key = ?",
+                            (self.resource, self.key),
+                        )
+                    self._db = None  # handed to the thread, which closes it
+                    self._writer.shrink((self.resource, self.key), db)
                 except sqlite3.Error as exc:  # the age limit ends it
                     logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
             self._created = False
             if self._db is not None:
                 self._db.close()
             self._db = None
+
+    def _open_quietly(self) -> sqlite3.Connection | None:
+        """The reading connection, when the checkpoint was created (None if it cannot open)."""
+        if not self._created:
+            return None
+        try:
+            return self._conn()
+        except sqlite3.Error as exc:
+            logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
+            return None
 
     def discard(self, reason: str) -> None:
         """Remove the checkpoint, with a log line saying why."""

@@ -15,12 +15,13 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from realtyframes.cache._state import connect, open_db
+from realtyframes.cache._state import connect, open_db, transaction
 
-__all__ = ["WRITE_BATCH", "Writer"]
+__all__ = ["WRITE_BATCH", "Writer", "delete_orphans"]
 
 logger = logging.getLogger("realtyframes.cache")
 
@@ -144,25 +145,43 @@ class Writer:
         finally:
             db.close()
 
-    def shrink(self) -> None:
-        """Give the pages freed by a removed checkpoint back to the file system, in a thread
-        (in steps of :data:`_SHRINK_STEP` pages; the process waits for it at exit)."""
-        if self.shrinking is not None and self.shrinking.is_alive():
-            return
+    def shrink(
+        self, orphans: tuple[str, str] | None = None, db: sqlite3.Connection | None = None
+    ) -> None:
+        """Delete the answers of the removed checkpoint ``orphans`` (resource, key) and give the
+        pages they freed back to the file system, in a thread (in steps of :data:`_SHRINK_STEP`
+        pages; the process waits for it at exit). Its pages are not overwritten by the delete:
+        the vacuum moves pages into them or cuts them off the file (docs/cache.md). ``db``: a
+        connection the thread uses and closes (else it opens its own)."""
+        if self.shrinking is not None:
+            self.shrinking.join()  # an earlier removal of this checkpoint (rare: discarded)
         root = self.root
 
         def run() -> None:
             try:
-                with connect(root) as db:
-                    free, before = _free_pages(db), None
+                with closing(db) if db is not None else connect(root) as conn:
+                    if orphans is not None:
+                        conn.execute("PRAGMA secure_delete=OFF")
+                        with transaction(conn):
+                            delete_orphans(conn, *orphans)
+                    free, before = _free_pages(conn), None
                     while free and free != before:  # (a file without auto_vacuum frees none)
-                        db.execute(f"PRAGMA incremental_vacuum({_SHRINK_STEP})").fetchall()
-                        free, before = _free_pages(db), free
+                        conn.execute(f"PRAGMA incremental_vacuum({_SHRINK_STEP})").fetchall()
+                        free, before = _free_pages(conn), free
             except sqlite3.Error as exc:
                 logger.debug("could not shrink the cache's state %s: %s", root, exc)
 
         self.shrinking = threading.Thread(target=run, name="realtyframes-checkpoint-shrink")
         self.shrinking.start()
+
+
+def delete_orphans(db: sqlite3.Connection, resource: str, key: str) -> None:
+    """Delete the answers of ``resource``'s ``key`` when it has no checkpoint (in a transaction)."""
+    db.execute(
+        "DELETE FROM checkpoint_answers WHERE resource = ? AND key = ? AND NOT EXISTS"
+        " (SELECT 1 FROM checkpoints c WHERE c.resource = ? AND c.key = ?)",
+        (resource, key, resource, key),
+    )
 
 
 def _free_pages(db: sqlite3.Connection) -> int:

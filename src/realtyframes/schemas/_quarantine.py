@@ -335,9 +335,25 @@ def conform(
 # --- validation -----------------------------------------------------------------------------------
 
 
+@functools.cache
+def _schema_of_values(model: type[pa.DataFrameModel]) -> pa.DataFrameSchema:
+    """``model``'s schema without its columns' dtype checks (the value checks only)."""
+    schema = _schema(model)
+    return schema.update_columns({name: {"dtype": None} for name in schema.columns})
+
+
+def _conformed(frame: pd.DataFrame, model: type[pa.DataFrameModel]) -> bool:
+    """Whether every column of ``model`` in ``frame`` has its target dtype exactly."""
+    dtypes = target_dtypes(model)
+    return all(frame[name].dtype == dtype for name, dtype in dtypes.items() if name in frame)
+
+
 def _pandera_failures(frame: pd.DataFrame, model: type[pa.DataFrameModel]) -> pd.DataFrame:
+    # a frame :func:`conform` brought to the model's dtypes passes pandera's dtype checks: only
+    # its values are checked (2/3 of pandera's time on a search of 20,912 listings, #33)
+    schema = _schema_of_values(model) if _conformed(frame, model) else _schema(model)
     try:
-        _schema(model).validate(frame, lazy=True, inplace=True)
+        schema.validate(frame, lazy=True, inplace=True)
     except SchemaErrors as exc:
         fc = exc.failure_cases
         column_level = (fc["schema_context"] == "Column").to_numpy()

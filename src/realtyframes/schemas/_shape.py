@@ -14,6 +14,8 @@ stay ``object`` so that :func:`~realtyframes.schemas.validate` names them and qu
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from realtyframes.errors import BadResponseError
 from realtyframes.schemas._analytics import (
@@ -291,6 +294,28 @@ def listings_from_records(
     return shaped.frame, shaped.media
 
 
+def _load_libc() -> Any:
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+    return libc if libc is not None and hasattr(libc, "malloc_trim") else None
+
+
+#: glibc, whose ``malloc_trim`` gives freed memory back to the system (None elsewhere).
+_LIBC = _load_libc()
+
+
+def _give_back() -> None:
+    """Give the memory a parsed batch freed back to the system, not only to the allocators: a
+    batch's raw bodies were allocated by the fetching threads, each in its own glibc arena, and
+    stay resident there otherwise (#33: a details load of 12,988 listings peaked 15-20 MB lower)."""
+    pa.default_memory_pool().release_unused()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
 def listings_from_record_batches(
     batches: Iterable[Sequence[bytes]], *, detail: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -305,6 +330,7 @@ def listings_from_record_batches(
     for batch in batches:
         units.extend(_parse_bodies(_split_bodies(batch), spec, None)[0])
         del batch  # before the next batch is fetched
+        _give_back()
     frame, media, parents = _concat(units, spec)
     frame, media = latest_per_listing(frame, media, parents=parents)
     assert media is not None
