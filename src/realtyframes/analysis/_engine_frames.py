@@ -38,6 +38,7 @@ __all__ = [
     "persist",
     "rank_medians",
     "release",
+    "since_pending",
 ]
 
 DAY = 86_400_000_000  # microseconds
@@ -289,3 +290,26 @@ def intervals_frame(listings: Any, history: Any | None, keys: Sequence[str]) -> 
     timeline = timeline.with_columns(stop.alias("stop"))
     kept = timeline.filter(nw.col("stop").is_null() | (nw.col("stop") > nw.col("start")))
     return kept.select(*cols, nw.col("code").alias("st"), "start", "stop")
+
+
+def since_pending(listings: Any, intervals: Any, keys: Sequence[str]) -> Any:
+    """The sold ``listings`` (``id``, keys, ``clo``, ``b_clo``) with ``since``: the latest
+    start of a Pending interval (:func:`intervals_frame`) at or before CloseDate (none: left
+    out). One window over each listing's Pending starts and its close in time order (a sort
+    the engine spills; two joins on the text id ran DuckDB out of memory), a Pending start at
+    the close's instant counted."""
+    never = -(2**62)  # before any time; a null would stay null in Polars
+    sold = listings.filter((nw.col("st") == CLOSED) & ~nw.col("clo").is_null()).select(
+        "id", *keys, nw.col("clo").alias("t"), nw.lit(never, nw.Int64).alias("p"),
+        nw.lit(1, nw.Int64).alias("kind"), "b_clo",
+    )  # fmt: skip
+    pending = intervals.filter(nw.col("st") == PENDING).select(
+        "id", *keys, nw.col("start").alias("t"), nw.col("start").alias("p"),
+        nw.lit(0, nw.Int64).alias("kind"), nw.lit(None, nw.Int64).alias("b_clo"),
+    )  # fmt: skip
+    rows = nw.concat([sold, pending], how="vertical")
+    since = nw.col("p").cum_max().over("id", order_by=["t", "kind"])
+    rows = rows.with_columns(since.alias("since")).filter(
+        (nw.col("kind") == 1) & (nw.col("since") > never)
+    )
+    return rows.select("id", *keys, nw.col("t").alias("clo"), "b_clo", "since")

@@ -39,6 +39,7 @@ from realtyframes.analysis._engine_frames import (
     persist,
     rank_medians,
     release,
+    since_pending,
 )
 from realtyframes.analysis._engine_frames import (
     collected as _collect,
@@ -472,34 +473,13 @@ def _contracts(engine: EngineTrends, periods: Periods, fetch: _Fetch, as_of: int
     out.update(_median(fetch, spells.with_columns(days.alias("median_days_to_pending")),
                        "median_days_to_pending"))  # fmt: skip
 
-    sold = engine.keep(periods.windows(_since_pending(engine), "clo"))
+    sold = since_pending(engine.listings, engine.intervals, engine.keys)
+    sold = engine.keep(periods.windows(sold, "clo"))
     days = nw.col("clo") // DAY - nw.col("since") // DAY
     out.update(_median(fetch, sold.with_columns(days.alias("median_days_to_close")),
                        "median_days_to_close"))  # fmt: skip
     engine.drop(sold)
     return pd.DataFrame(out)
-
-
-def _since_pending(engine: EngineTrends) -> Any:
-    """The sold listings (``id``, keys, ``clo``, ``b_clo``) with ``since``: the latest start of
-    a Pending interval at or before CloseDate (none: left out). One window over each listing's
-    Pending starts and its close in time order (a sort the engine spills; two joins on the
-    text id ran DuckDB out of memory), a Pending start at the close's instant counted."""
-    keys, never = engine.keys, -(2**62)  # before any time; a null would stay null in Polars
-    sold = engine.listings.filter((nw.col("st") == CLOSED) & ~nw.col("clo").is_null()).select(
-        "id", *keys, nw.col("clo").alias("t"), nw.lit(never, nw.Int64).alias("p"),
-        nw.lit(1, nw.Int64).alias("kind"), "b_clo",
-    )  # fmt: skip
-    pending = engine.intervals.filter(nw.col("st") == PENDING).select(
-        "id", *keys, nw.col("start").alias("t"), nw.col("start").alias("p"),
-        nw.lit(0, nw.Int64).alias("kind"), nw.lit(None, nw.Int64).alias("b_clo"),
-    )  # fmt: skip
-    rows = nw.concat([sold, pending], how="vertical")
-    since = nw.col("p").cum_max().over("id", order_by=["t", "kind"])
-    rows = rows.with_columns(since.alias("since")).filter(
-        (nw.col("kind") == 1) & (nw.col("since") > never)
-    )
-    return rows.select("id", *keys, nw.col("t").alias("clo"), "b_clo", "since")
 
 
 def _median_table(
