@@ -1,7 +1,7 @@
 """The price tiers of :mod:`.tiers` assigned on the engine (Polars, DuckDB, PySpark): each
-market × period's 5th, 35th, 65th and 95th percentile by the engine's exact quantile (narwhals
-``quantile(q, "linear")``: Polars ``quantile``, DuckDB ``quantile_cont``, Spark ``percentile``,
-each the linear interpolation of pandas' default), the tier of each row as a column, and the
+market × period's 5th, 35th, 65th and 95th percentile, exact and linear between the two
+closest ranks as pandas' default (:func:`_quantiles`: each price ranked in its group by a
+window, not the engine's quantile aggregate), the tier of each row as a column, and the
 rows of both sides as one frame (:func:`tagged_rows`) for a single run of the trends with the
 tier as a key. Only the bands (markets × periods) come back to pandas.
 
