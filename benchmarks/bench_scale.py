@@ -47,7 +47,10 @@ CASES = [c for c in os.environ.get("RF_SCALE_CASES", "").split(",") if c]
 #: Seconds a case may take before it is reported as not completed.
 TIMEOUT = float(os.environ.get("RF_SCALE_TIMEOUT", 6 * 3600))
 #: DuckDB's own memory (it runs inside the Python process, so its buffers count in its RSS).
-DUCKDB_MEMORY = "512MB"
+DUCKDB_MEMORY = os.environ.get("RF_SCALE_DUCKDB_MEMORY", "512MB")
+#: Spark's shuffle partitions (``RF_SCALE_SPARK_PARTITIONS``): twice the two cores, not Spark's
+#: default 200, which on ``local[2]`` runs 200 tasks per shuffle for a few rows each.
+SPARK_PARTITIONS = int(os.environ.get("RF_SCALE_SPARK_PARTITIONS", 4))
 CHUNK = 500_000
 CITIES = 50
 END = pd.Timestamp("2026-06-30 23:59:59", tz="UTC")
@@ -224,6 +227,8 @@ def _read(engine: str, root: Path) -> tuple[Any, Any]:
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "3g")
         .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(SPARK_PARTITIONS))
+        .config("spark.sql.adaptive.enabled", "true")  # Spark's default; coalesces small ones
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")

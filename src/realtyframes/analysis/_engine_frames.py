@@ -29,6 +29,7 @@ __all__ = [
     "DAY",
     "collected",
     "epoch_micros",
+    "first_old",
     "has_rows",
     "history_frame",
     "intervals_frame",
@@ -37,6 +38,7 @@ __all__ = [
     "persist",
     "rank_medians",
     "release",
+    "since_pending",
 ]
 
 DAY = 86_400_000_000  # microseconds
@@ -108,7 +110,8 @@ def has_rows(frame: Any) -> bool:
 
 def persist(frame: Any) -> Any:
     """``frame`` computed once and kept by the engine, for the steps that read it again
-    (Polars: collected; DuckDB: a temporary table of the relation's connection; Spark: cached).
+    (Polars: collected; DuckDB: a temporary table of the relation's connection; Spark: a local
+    checkpoint).
     :func:`release` drops what this kept."""
     native = nw.to_native(frame)
     module = type(native).__module__
@@ -118,14 +121,14 @@ def persist(frame: Any) -> Any:
         name = f"_realtyframes_trends_{uuid.uuid4().hex}"
         native.query("_rows", f'CREATE TEMP TABLE "{name}" AS SELECT * FROM _rows').fetchall()
         return nw.from_native(native.query("_rows", f'SELECT * FROM "{name}"'))
-    if module.startswith("pyspark"):
-        return nw.from_native(native.cache())
+    if module.startswith("pyspark"):  # computed now, and the plan cut: a later step's plan
+        return nw.from_native(native.localCheckpoint(eager=True))  # is not re-analysed
     return frame  # pragma: no cover - every lazy engine narwhals reads is one of these
 
 
 def release(frame: Any) -> None:
     """Drop what :func:`persist` kept for ``frame`` (a DuckDB temporary table, a Spark
-    cache)."""
+    checkpoint's blocks)."""
     native = nw.to_native(frame)
     module = type(native).__module__
     if module.startswith("duckdb"):
@@ -154,6 +157,15 @@ def rank_medians(frame: Any, groups: Sequence[str], columns: Sequence[str]) -> p
         found = found.rename(columns={"_v": column})
         out = found if out is None else out.merge(found, on=list(groups), how="outer")
     return pd.DataFrame(columns=[*groups]) if out is None else out
+
+
+def first_old(changes: Any, id_: str = "id", at: str = "at", old: str = "old") -> Any:
+    """Per listing (``id_``), ``_old``: the largest old price among its price changes at the
+    first change time. Group-bys and a join, which the engines spill to disk (a window over
+    every listing's changes ran DuckDB out of memory at 10M listings)."""
+    firsts = changes.group_by(id_).agg(nw.col(at).min())
+    first = changes.select(id_, at, old).join(firsts, on=[id_, at], how="inner")
+    return first.group_by(id_).agg(nw.col(old).max().alias("_old"))
 
 
 def one_engine(frame: Any, other: Any | None) -> bool:
@@ -278,3 +290,26 @@ def intervals_frame(listings: Any, history: Any | None, keys: Sequence[str]) -> 
     timeline = timeline.with_columns(stop.alias("stop"))
     kept = timeline.filter(nw.col("stop").is_null() | (nw.col("stop") > nw.col("start")))
     return kept.select(*cols, nw.col("code").alias("st"), "start", "stop")
+
+
+def since_pending(listings: Any, intervals: Any, keys: Sequence[str]) -> Any:
+    """The sold ``listings`` (``id``, keys, ``clo``, ``b_clo``) with ``since``: the latest
+    start of a Pending interval (:func:`intervals_frame`) at or before CloseDate (none: left
+    out). One window over each listing's Pending starts and its close in time order (a sort
+    the engine spills; two joins on the text id ran DuckDB out of memory), a Pending start at
+    the close's instant counted."""
+    never = -(2**62)  # before any time; a null would stay null in Polars
+    sold = listings.filter((nw.col("st") == CLOSED) & ~nw.col("clo").is_null()).select(
+        "id", *keys, nw.col("clo").alias("t"), nw.lit(never, nw.Int64).alias("p"),
+        nw.lit(1, nw.Int64).alias("kind"), "b_clo",
+    )  # fmt: skip
+    pending = intervals.filter(nw.col("st") == PENDING).select(
+        "id", *keys, nw.col("start").alias("t"), nw.col("start").alias("p"),
+        nw.lit(0, nw.Int64).alias("kind"), nw.lit(None, nw.Int64).alias("b_clo"),
+    )  # fmt: skip
+    rows = nw.concat([sold, pending], how="vertical")
+    since = nw.col("p").cum_max().over("id", order_by=["t", "kind"])
+    rows = rows.with_columns(since.alias("since")).filter(
+        (nw.col("kind") == 1) & (nw.col("since") > never)
+    )
+    return rows.select("id", *keys, nw.col("t").alias("clo"), "b_clo", "since")

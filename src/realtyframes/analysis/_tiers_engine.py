@@ -1,7 +1,7 @@
 """The price tiers of :mod:`.tiers` assigned on the engine (Polars, DuckDB, PySpark): each
-market × period's 5th, 35th, 65th and 95th percentile by the engine's exact quantile (narwhals
-``quantile(q, "linear")``: Polars ``quantile``, DuckDB ``quantile_cont``, Spark ``percentile``,
-each the linear interpolation of pandas' default), the tier of each row as a column, and the
+market × period's 5th, 35th, 65th and 95th percentile, exact and linear between the two
+closest ranks as pandas' default (:func:`_quantiles`: each price ranked in its group by a
+window, not the engine's quantile aggregate), the tier of each row as a column, and the
 rows of both sides as one frame (:func:`tagged_rows`) for a single run of the trends with the
 tier as a key. Only the bands (markets × periods) come back to pandas.
 
@@ -22,10 +22,10 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
-from realtyframes.analysis._engine_frames import epoch_micros, persist, release
+from realtyframes.analysis._engine_frames import epoch_micros, first_old, persist, release
 from realtyframes.analysis._kernel import collect, newest, segment_filter
 from realtyframes.analysis._periods import Grid, base_periods, spans
-from realtyframes.analysis._trends_engine import Periods, first_old
+from realtyframes.analysis._trends_engine import Periods
 from realtyframes.analysis.market import NEEDED_COLUMNS
 
 __all__ = ["LIST_CODES", "SALE_CODES", "SALE_COPY", "EngineTiers"]
@@ -121,14 +121,10 @@ class EngineTiers:
             release(self._kept.pop())
 
     def _keep(self, frame: Any) -> Any:
-        """``frame`` computed once (:func:`~._engine_frames.persist`); on Spark a local
-        checkpoint, which also cuts the plan (the trends' every step would re-analyse the
+        """``frame`` computed once (:func:`~._engine_frames.persist`; on Spark a local
+        checkpoint, which also cuts the plan: the trends' every step would re-analyse the
         bands, joins and union under it)."""
-        native = nw.to_native(frame)
-        if type(native).__module__.startswith("pyspark"):
-            kept = nw.from_native(native.localCheckpoint(eager=True))
-        else:
-            kept = persist(frame)
+        kept = persist(frame)
         self._kept.append(kept)
         return kept
 

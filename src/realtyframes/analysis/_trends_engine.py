@@ -8,8 +8,8 @@ Sunday, the calendar month or quarter, with no join); a rolling window of ``widt
 holds an event of base period ``b`` in windows ``b - width + 1 .. b`` (the rows repeated once per
 window: :meth:`Periods.windows`). The stocks come back as the differences at each interval's
 first and last window, the age of inventory as counts per (market, entry day, window), and the
-medians as the engine's exact median (Polars ``median``, DuckDB ``median``, Spark
-``median``: none approximates). :func:`trend_cells` is the entry point: it also takes extra
+medians exact, from each value's rank in its group (a window the engine can spill to disk;
+:func:`~._engine_frames.rank_medians`), never an approximate or holistic median aggregate. :func:`trend_cells` is the entry point: it also takes extra
 keys (a price tier assigned on the engine) as markets.
 
 >>> Periods.week(4)  # 1970-01-05, a Monday: the week after the first
@@ -31,6 +31,7 @@ from realtyframes.analysis._competition import TWO_WEEKS
 from realtyframes.analysis._definitions import REDFIN_PENDING_DAYS
 from realtyframes.analysis._engine_frames import (
     DAY,
+    first_old,
     has_rows,
     history_frame,
     intervals_frame,
@@ -38,6 +39,7 @@ from realtyframes.analysis._engine_frames import (
     persist,
     rank_medians,
     release,
+    since_pending,
 )
 from realtyframes.analysis._engine_frames import (
     collected as _collect,
@@ -46,7 +48,7 @@ from realtyframes.analysis._periods import Grid
 from realtyframes.analysis._trends_kernel import ACTIVE, CLOSED, PENDING, UNDER_CONTRACT
 from realtyframes.analysis.market import SALE_TO_LIST_RANGE
 
-__all__ = ["EngineTrends", "Periods", "first_old", "trend_cells"]
+__all__ = ["EngineTrends", "Periods", "trend_cells"]
 
 #: The history's records the trends read.
 _RECORDS = (
@@ -136,6 +138,13 @@ class EngineTrends:
         kept = persist(frame)
         self._kept.append(kept)
         return kept
+
+    def drop(self, frame: Any) -> None:
+        """Drop what the engine kept for ``frame`` (:meth:`keep`) once no step reads it."""
+        for i, kept in enumerate(self._kept):
+            if kept is frame:
+                release(self._kept.pop(i))
+                return
 
     def close(self) -> None:
         """Drop what the engine kept for these trends."""
@@ -306,15 +315,6 @@ def _entry_price(engine: EngineTrends) -> Any:
     )  # fmt: skip
 
 
-def first_old(changes: Any, id_: str = "id", at: str = "at", old: str = "old") -> Any:
-    """Per listing (``id_``), ``_old``: the largest old price among its price changes at the
-    first change time. Group-bys and a join, which the engines spill to disk (a window over
-    every listing's changes ran DuckDB out of memory at 10M listings)."""
-    firsts = changes.group_by(id_).agg(nw.col(at).min())
-    first = changes.select(id_, at, old).join(firsts, on=[id_, at], how="inner")
-    return first.group_by(id_).agg(nw.col(old).max().alias("_old"))
-
-
 def _ratio(num: nw.Expr, den: nw.Expr) -> nw.Expr:
     """num / den, null where den is 0 or null (``safe_div``)."""
     return nw.when(~den.is_null() & (den != 0)).then(num / den)
@@ -356,14 +356,9 @@ def _sales(engine: EngineTrends, periods: Periods, fetch: _Fetch, definitions: s
     skip = {"win", "_market", *engine.keys}
     out = {c: fetch.cells(table, c) for c in table.columns if c not in skip}
     entered = periods.windows(priced.filter(~nw.col("ent").is_null()), "ent")
-    table = fetch.table(
-        entered.with_columns(listed.alias("_p")),
-        ["win"],
-        [nw.col("_p").median().alias("median_list_price"),
-         nw.col("_p").count().alias("median_list_price_n")],
-    )  # fmt: skip
-    out["median_list_price"] = fetch.cells(table, "median_list_price")
-    out["median_list_price_n"] = fetch.cells(table, "median_list_price_n")
+    entered = entered.with_columns(listed.alias("median_list_price"))
+    out.update(_median(fetch, entered, "median_list_price"))
+    engine.drop(priced)
     return pd.DataFrame(out)
 
 
@@ -443,14 +438,11 @@ def _cuts(
     during = during.filter((nw.col("lo2") <= nw.col("win")) & (nw.col("win") < nw.col("upto")))
     during = during.select("id", *keys, "win", "a", "b").unique()
     during = during.with_columns(_ratio(nw.col("b") - nw.col("a"), nw.col("b")).alias("pct"))
-    table = fetch.table(
-        during,
-        ["win"],
-        [nw.len().alias("k"), nw.col("pct").median().alias("median_cut_pct"),
-         nw.col("pct").count().alias("median_cut_pct_n")],
-    )  # fmt: skip
+    during = during.with_columns(nw.col("pct").alias("median_cut_pct"))
+    table = _median_table(fetch, during, "median_cut_pct", [nw.len().alias("k")])
     out["_cut_any"] = fetch.grid_counts(table, "k", "win", n)
     stats = pd.DataFrame({c: fetch.cells(table, c) for c in ("median_cut_pct", "median_cut_pct_n")})
+    engine.drop(changes)
     return out, stats
 
 
@@ -477,20 +469,33 @@ def _contracts(engine: EngineTrends, periods: Periods, fetch: _Fetch, as_of: int
     spells = spells.group_by("id", *keys, "win").agg(
         nw.col("start").min().alias("_s"), nw.col("ent").min().alias("_e")
     )
-    spells = spells.with_columns((nw.col("_s") // DAY - nw.col("_e") // DAY).alias("days"))
-    out.update(_median(fetch, spells, "median_days_to_pending"))
+    days = nw.col("_s") // DAY - nw.col("_e") // DAY
+    out.update(_median(fetch, spells.with_columns(days.alias("median_days_to_pending")),
+                       "median_days_to_pending"))  # fmt: skip
 
-    sold = engine.listings.filter((nw.col("st") == CLOSED) & ~nw.col("clo").is_null())
-    pending = intervals.filter(nw.col("st") == PENDING).select("id", nw.col("start").alias("p"))
-    since = sold.select("id", "clo").join(pending, on="id").filter(nw.col("p") <= nw.col("clo"))
-    since = since.group_by("id").agg(nw.col("p").max().alias("since"))
-    sold = periods.windows(sold.join(since, on="id", how="inner"), "clo")
-    sold = sold.with_columns((nw.col("clo") // DAY - nw.col("since") // DAY).alias("days"))
-    out.update(_median(fetch, sold, "median_days_to_close"))
+    sold = since_pending(engine.listings, engine.intervals, engine.keys)
+    sold = engine.keep(periods.windows(sold, "clo"))
+    days = nw.col("clo") // DAY - nw.col("since") // DAY
+    out.update(_median(fetch, sold.with_columns(days.alias("median_days_to_close")),
+                       "median_days_to_close"))  # fmt: skip
+    engine.drop(sold)
     return pd.DataFrame(out)
 
 
+def _median_table(
+    fetch: _Fetch, frame: Any, name: str, more: Sequence[nw.Expr] = ()
+) -> pd.DataFrame:
+    """Per market × window, the median of the column ``name`` (nulls left out), its n
+    (``<name>_n``) and the aggregates ``more``: the median from ranks
+    (:func:`~._engine_frames.rank_medians`, a sort the engine spills), not the engine's median
+    aggregate (DuckDB's holds every value of every group in memory)."""
+    on = [*fetch.engine.keys, "win"]
+    value = nw.col(name).cast(nw.Float64)
+    table = fetch.table(frame, ["win"], [value.count().alias(f"{name}_n"), *more])
+    return table.merge(rank_medians(frame.with_columns(value), on, [name]), on=on, how="left")
+
+
 def _median(fetch: _Fetch, frame: Any, name: str) -> dict[str, np.ndarray]:
-    days = nw.col("days").cast(nw.Float64)
-    table = fetch.table(frame, ["win"], [days.median().alias(name), nw.len().alias(f"{name}_n")])
+    """:func:`_median_table`'s median and n as flat cells."""
+    table = _median_table(fetch, frame, name)
     return {name: fetch.cells(table, name), f"{name}_n": fetch.cells(table, f"{name}_n")}
