@@ -34,8 +34,8 @@ GOAL = 2.0
 HISTORY = (
     "Before issue 12 every detail body of the load was held at once and parsed in one go, with the "
     "search frame kept meanwhile: 3.3x at 200,000 listings (the issue's figure) and 4.25x at "
-    "44,000 here. Fetching and parsing 2,000 bodies at a time (`loaders/_fetch.py` "
-    "`DETAIL_BATCH`) measured 2.03x; letting go of the search frame before the details, 1.73x. "
+    "44,000 here. Fetching and parsing 2,000 bodies at a time (`REALTYFRAMES_DETAIL_BATCH`, "
+    "2,000 by default) measured 2.03x; letting go of the search frame before the details, 1.73x. "
     "For scale: the cache hit, which only reads the frames back (Parquet to Arrow to pandas), "
     "peaks at about 1.6x itself. At the default size (540,000 sandbox listings, 202,132 loaded) "
     "the load measured 1.73x on 2026-11-24; at the issue's 31,200 (12,988 loaded) 3.78x before "
