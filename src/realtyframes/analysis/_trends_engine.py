@@ -7,10 +7,9 @@ The periods are integer arithmetic on each time's day number (:class:`Periods`: 
 Sunday, the calendar month or quarter, with no join); a rolling window of ``width`` base periods
 holds an event of base period ``b`` in windows ``b - width + 1 .. b`` (the rows repeated once per
 window: :meth:`Periods.windows`). The stocks come back as the differences at each interval's
-first and last window, the age of inventory as counts per (market, entry day, window), and the
-medians exact, from each value's rank in its group (a window the engine can spill to disk;
-:func:`~._engine_frames.rank_medians`), never an approximate or holistic median aggregate. :func:`trend_cells` is the entry point: it also takes extra
-keys (a price tier assigned on the engine) as markets.
+first and last window, the age of inventory as counts per (market, entry day, window), the
+medians exact from ranks (:func:`~._engine_frames.rank_medians`: a window that spills, never a
+holistic median). :func:`trend_cells`, the entry point, also takes extra keys (a tier) as markets.
 
 >>> Periods.week(4)  # 1970-01-05, a Monday: the week after the first
 1
