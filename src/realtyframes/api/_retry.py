@@ -125,8 +125,10 @@ class RetryPolicy:
         60.0
         """
         seconds = parse_retry_after(response.headers.get("retry-after"))
-        if seconds is None:
-            return None
+        return None if seconds is None else self.clamp(seconds)
+
+    def clamp(self, seconds: float) -> float:
+        """A server's wait, within [retry_after_floor, retry_after_cap]."""
         return min(self.retry_after_cap, max(self.retry_after_floor, seconds))
 
     def budget(self, requests: int) -> RetryBudget:

@@ -1,23 +1,12 @@
 """Resilient HTTP as httpx transports, each one small named step, composed once per client.
 
-:func:`compose` stacks them over the transport that speaks HTTP (outermost first):
-
-- :class:`RetryTransport` retries a GET on 429 / 5xx, connect errors, timeouts and transient bad
-  answers (:class:`TransientAnswer`), waiting the server's ``Retry-After`` or a
-  jittered backoff (:meth:`~._retry.RetryPolicy.backoff`), inside the request's deadline and the
-  load's retry budget;
-- :class:`SlotTransport` holds one of the client's slots while a request is on the wire and its
-  body is read: one bounded pool per client, shared by ``with_options`` copies and the sync's feed;
-- :class:`PacingTransport` waits for the host's :class:`~._pacer.Pacer` and tells it the
-  answer's ``RateLimit`` headers (and a ``Retry-After``, which holds every thread);
-- :class:`CountingTransport` counts every attempt (the run history's request counts);
-- :class:`HookTransport` runs the caller's httpx event hooks once per attempt.
-
-Deprecation notices are an httpx response event hook (:func:`note_deprecation`). The client puts
-an :class:`Exchange` in each GET's extensions (``request.extensions[KEY]``): each step reads what
-it needs from it (retry policy and budget, host, deadline, the answer's check) and writes back
-what it learned (the parsed result, deprecation notices). Requests without one (the MCP
-sessions' POSTs) pass through every step untouched.
+:func:`compose` stacks them over the transport that speaks HTTP (outermost first): retry (429 /
+5xx, connect errors, timeouts, :class:`TransientAnswer`; within the deadline and retry budget),
+slot (one bounded pool per client and its copies), pacing (the host's
+:class:`~._pacer.Pacer`, fed the answer's ``RateLimit`` headers), counting, and the caller's
+event hooks. Deprecation notices are a response event hook (:func:`note_deprecation`). Each GET
+carries an :class:`Exchange` in ``request.extensions[KEY]``: what the steps read and write back.
+Requests without one (the MCP sessions' POSTs) pass through untouched.
 
 >>> stack = compose(httpx.MockTransport(lambda r: httpx.Response(200)), Pieces())
 >>> type(stack).__name__
@@ -77,10 +66,8 @@ class DeadlinePassed(Exception):
 
 
 class TransientAnswer(Exception):
-    """A 2xx answer that is not the one asked for: a broken body, or the answer to another
-    request (``cause``: a ``BrokenBody`` or a ``ResponseMismatchError``). Raised by the answer's
-    check where the body is parsed; the retry step retries it, and once retries are spent it is
-    mapped to its typed error by :func:`~realtyframes.api._errors.error_for`."""
+    """A 2xx answer that is not the one asked for (``cause``: a ``BrokenBody`` or a
+    ``ResponseMismatchError``): retried, then mapped by :func:`~._errors.error_for`."""
 
     def __init__(self, cause: Exception, status: int) -> None:
         super().__init__(str(cause))
@@ -107,7 +94,7 @@ class Exchange:
     notices: list[tuple[str, str, Deprecation]] = field(default_factory=list)
     attempt: int = 0
     path: str = ""  # the path asked for (deprecation notices name it)
-    retry_after: float | None = None  # the last answer's Retry-After (clamped), read once
+    wait: float | None = None  # the last answer's wait before a retry (None: the backoff's)
 
     @staticmethod
     def of(request: httpx.Request) -> Exchange | None:
@@ -227,24 +214,28 @@ class Pieces:
 
 
 class _Step(httpx.BaseTransport):
-    def __init__(self, inner: httpx.BaseTransport) -> None:
-        self._inner = inner
+    """One step over ``inner``: :meth:`step` runs for planned requests, the others pass."""
+
+    def __init__(self, inner: httpx.BaseTransport, pieces: Pieces) -> None:
+        self._inner, self._pieces = inner, pieces
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        ex = Exchange.of(request)
+        return self._inner.handle_request(request) if ex is None else self.step(request, ex)
+
+    def step(self, request: httpx.Request, ex: Exchange) -> httpx.Response:
+        raise NotImplementedError
 
     def close(self) -> None:
         self._inner.close()
 
 
 class RetryTransport(_Step):
-    """Retries of a planned GET: what is retried, how long to wait, when to give up. Gives up by
-    returning the last answer, or raising the last exception, for the engine to map."""
+    """Retries of a planned GET. Gives up by returning the last answer, or raising the last
+    exception, for the engine to map."""
 
-    def __init__(self, inner: httpx.BaseTransport, pieces: Pieces) -> None:
-        super().__init__(inner)
-        self._pieces = pieces
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        ex = Exchange.of(request)
-        if ex is None or request.method not in IDEMPOTENT_METHODS:
+    def step(self, request: httpx.Request, ex: Exchange) -> httpx.Response:
+        if request.method not in IDEMPOTENT_METHODS:
             return self._inner.handle_request(request)
         while True:
             if ex.stopped:
@@ -253,8 +244,13 @@ class RetryTransport(_Step):
             outcome = self._try(request, ex)
             if isinstance(outcome, httpx.Response) and outcome.is_success:
                 return outcome
-            retryable, wait_s = self.judge(outcome, ex)
-            if not retryable or ex.attempt > ex.policy.max_retries or not self._wait(ex, wait_s):
+            if isinstance(outcome, TransientAnswer):
+                again, wait_s = True, None
+            elif isinstance(outcome, httpx.HTTPError):
+                again, wait_s = retryable(outcome), None
+            else:
+                again, wait_s = outcome.status_code in RETRY_STATUSES, ex.wait
+            if not again or ex.attempt > ex.policy.max_retries or not self._wait(ex, wait_s):
                 if isinstance(outcome, httpx.Response):
                     return outcome
                 raise outcome
@@ -271,19 +267,6 @@ class RetryTransport(_Step):
             except TransientAnswer as exc:
                 return exc
         return response
-
-    def judge(self, outcome: Outcome, ex: Exchange) -> tuple[bool, float | None]:
-        """Whether ``outcome`` is retried, and the server's wait (None: the backoff's)."""
-        if isinstance(outcome, TransientAnswer):
-            return True, None
-        if isinstance(outcome, httpx.HTTPError):
-            return retryable(outcome), None
-        status, policy = outcome.status_code, ex.policy
-        wait_s = ex.retry_after  # read once, when the answer came (the pacer's hold is the same)
-        info = parse_rate_limit_headers(outcome.headers)
-        if wait_s is None and status == 429 and info is not None and info.reset is not None:
-            wait_s = min(policy.retry_after_cap, max(policy.retry_after_floor, info.reset))
-        return status in RETRY_STATUSES, wait_s
 
     def _wait(self, ex: Exchange, wait_s: float | None) -> bool:
         """Wait before the next attempt; False (give up) when the deadline would pass or the
@@ -306,17 +289,11 @@ class RetryTransport(_Step):
 
 class SlotTransport(_Step):
     """One slot of the client's bounded pool per request on the wire, held until its body is
-    read (the body read here, so a cut body is an httpx error the retry step sees)."""
+    read (read here, so a cut body is an httpx error the retry step sees)."""
 
-    def __init__(self, inner: httpx.BaseTransport, slots: Slots) -> None:
-        super().__init__(inner)
-        self._slots = slots
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        ex = Exchange.of(request)
-        if ex is None:
-            return self._inner.handle_request(request)
-        self._slots.take(ex.limit, ex.stop)
+    def step(self, request: httpx.Request, ex: Exchange) -> httpx.Response:
+        slots = self._pieces.slots
+        slots.take(ex.limit, ex.stop)
         try:
             response = self._inner.handle_request(request)
             try:
@@ -325,21 +302,14 @@ class SlotTransport(_Step):
                 response.close()
             return response
         finally:
-            self._slots.give()
+            slots.give()
 
 
 class PacingTransport(_Step):
     """Waits for the host's pacer, sets the attempt's timeout (within the deadline), and tells
-    the pacer what the answer said about the quota."""
+    the pacer what the answer said about the quota; notes the server's wait for a retry."""
 
-    def __init__(self, inner: httpx.BaseTransport, pieces: Pieces) -> None:
-        super().__init__(inner)
-        self._pieces = pieces
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        ex = Exchange.of(request)
-        if ex is None:
-            return self._inner.handle_request(request)
+    def step(self, request: httpx.Request, ex: Exchange) -> httpx.Response:
         pacer = self._pieces.pacer(ex.host)
         ticket = pacer.acquire(ex.stop, pace=ex.pace)
         try:
@@ -350,33 +320,23 @@ class PacingTransport(_Step):
         except BaseException:
             pacer.cancel(ticket)
             raise
-        retry_after = ex.retry_after = ex.policy.retry_after(response)
-        pacer.release(ticket, _rate_info(response, retry_after))
-        if retry_after is not None and response.status_code in (429, 503):
-            pacer.block(retry_after)
+        wait = ex.wait = ex.policy.retry_after(response)
+        info = parse_rate_limit_headers(response.headers)
+        held = wait if response.status_code in (429, 503) else None
+        if held is not None and info is not None:  # a Retry-After wins over remaining and reset
+            info = RateLimitState(limit=info.limit, window=info.window, policy=info.policy)
+        pacer.release(ticket, info)
+        if held is not None:
+            pacer.block(held)
+        elif response.status_code == 429 and info is not None and info.reset is not None:
+            ex.wait = ex.policy.clamp(info.reset)  # no Retry-After: the quota's reset
         return response
-
-
-def _rate_info(response: httpx.Response, retry_after: float | None) -> RateLimitState | None:
-    """The answer's quota headers for the pacer; a Retry-After on a 429 / 503 wins over the quota
-    headers of the same answer (its remaining count and reset are dropped)."""
-    info = parse_rate_limit_headers(response.headers)
-    if retry_after is not None and response.status_code in (429, 503) and info is not None:
-        info = RateLimitState(limit=info.limit, window=info.window, policy=info.policy)
-    return info
 
 
 class CountingTransport(_Step):
     """Counts every attempt sent (and its status) and logs it at debug level."""
 
-    def __init__(self, inner: httpx.BaseTransport, pieces: Pieces) -> None:
-        super().__init__(inner)
-        self._pieces = pieces
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        ex = Exchange.of(request)
-        if ex is None:
-            return self._inner.handle_request(request)
+    def step(self, request: httpx.Request, ex: Exchange) -> httpx.Response:
         clock, counter = self._pieces.clock, self._pieces.counter
         sent = clock.now()
         try:
@@ -393,20 +353,15 @@ class CountingTransport(_Step):
 
 
 class HookTransport(_Step):
-    """The caller's httpx event hooks (``request`` / ``response``), once per attempt."""
-
-    def __init__(
-        self, inner: httpx.BaseTransport, hooks: Mapping[str, list[Callable[..., Any]]]
-    ) -> None:
-        super().__init__(inner)
-        self._hooks = hooks
+    """The caller's httpx event hooks (``request`` / ``response``), once per attempt of every
+    request."""
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        for hook in self._hooks.get("request", ()):
+        for hook in self._pieces.hooks.get("request", ()):
             hook(request)
         response = self._inner.handle_request(request)
         response.request = request
-        for hook in self._hooks.get("response", ()):
+        for hook in self._pieces.hooks.get("response", ()):
             hook(response)
         return response
 
@@ -414,21 +369,16 @@ class HookTransport(_Step):
 def compose(base: httpx.BaseTransport, pieces: Pieces) -> httpx.BaseTransport:
     """The steps over ``base``, the transport that speaks HTTP (outermost first: retry, slot,
     pacing, counting, hooks)."""
-    inner: httpx.BaseTransport = base
-    if pieces.hooks:
-        inner = HookTransport(inner, pieces.hooks)
-    inner = CountingTransport(inner, pieces)
-    inner = PacingTransport(inner, pieces)
-    inner = SlotTransport(inner, pieces.slots)
-    return RetryTransport(inner, pieces)
+    inner = HookTransport(base, pieces) if pieces.hooks else base
+    for step in (CountingTransport, PacingTransport, SlotTransport, RetryTransport):
+        inner = step(inner, pieces)
+    return inner
 
 
 def compose_all(http: httpx.Client, pieces: Pieces) -> None:
-    """Put the steps of :func:`compose` over every transport ``http`` holds: the
-    one it made for its environment (proxies, certificates) or was given, and those mounted (no
-    proxy for loopback). httpx has no public way to wrap the transports it builds from its
-    environment, so this is the one place reading its private fields (tests check every
-    transport of a client is composed)."""
+    """Put the steps of :func:`compose` over every transport ``http`` holds (the one made for its
+    environment or given, and those mounted). httpx has no public way to wrap them, so this is
+    the one place reading its private fields (tests check every transport is composed)."""
     http._transport = compose(http._transport, pieces)
     http._mounts = {
         pattern: None if mounted is None else compose(mounted, pieces)
