@@ -86,10 +86,7 @@ def _deprecation_link(text: str | None) -> str | None:
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:
-    try:
-        value = headers.get(name)
-    except Exception:
-        return None
+    value = headers.get(name)
     return value if isinstance(value, str) else None
 
 

@@ -1,4 +1,4 @@
-"""Rate-limit headers, and the pacer that keeps a client inside its quota.
+"""Rate-limit headers, parsed for the client's pacer (:mod:`realtyframes.api._pacer`).
 
 Parsed forms (malformed values are ignored, the parsers never raise):
 
@@ -13,8 +13,6 @@ Parsed forms (malformed values are ignored, the parsers never raise):
 ...                                  "RateLimit-Policy": "60;w=60"})
 >>> (info.limit, info.remaining, info.reset, info.window)
 (60, 59, 30.0, 60.0)
-
-What is parsed feeds the client's pacer (:mod:`realtyframes.api._pacer`).
 """
 
 from __future__ import annotations
@@ -195,38 +193,21 @@ def _parse_ratelimit_field(text: str | None) -> tuple[dict[str, float], str | No
     return found, best_name
 
 
-def _get(headers: Mapping[str, str], name: str) -> str | None:
-    try:
-        value = headers.get(name)
-        if value is None and not hasattr(headers, "multi_items"):
-            lower = name.lower()
-            for key, candidate in headers.items():
-                if isinstance(key, str) and key.lower() == lower:
-                    return candidate if isinstance(candidate, str) else None
-        return value if isinstance(value, str) else None
-    except Exception:
-        return None
-
-
-#: The headers :func:`parse_rate_limit_headers` reads.
-_QUOTA_HEADERS = (
-    "RateLimit",
-    "RateLimit-Policy",
-    *(f"{x}RateLimit-{name}" for x in ("", "X-") for name in ("Limit", "Remaining", "Reset")),
+#: The headers :func:`parse_rate_limit_headers` reads (lower-case).
+_QUOTA_NAMES = frozenset(
+    {"ratelimit", "ratelimit-policy"}
+    | {f"{x}ratelimit-{name}" for x in ("", "x-") for name in ("limit", "remaining", "reset")}
 )
-_QUOTA_NAMES = frozenset(name.lower() for name in _QUOTA_HEADERS)
 
 
-def _quota_fields(headers: Mapping[str, str]) -> dict[str, str | None]:
-    """The quota headers by lower-case name. An ``httpx.Headers`` is read in one pass (each of
-    its lookups scans and decodes every header); repeated fields are joined with ``", "`` as its
-    lookups do. Other mappings: :func:`_get` per name."""
+def _quota_fields(headers: Mapping[str, str]) -> dict[str, str]:
+    """The quota headers by lower-case name, repeated fields joined with ``", "`` as httpx's
+    lookups do (an ``httpx.Headers`` is read in one pass: each lookup decodes every header)."""
     multi_items = getattr(headers, "multi_items", None)
-    if multi_items is None:
-        return {name.lower(): _get(headers, name) for name in _QUOTA_HEADERS}
-    found: dict[str, str | None] = {}
-    for key, value in multi_items():  # lower-case names
-        if key in _QUOTA_NAMES:
+    found: dict[str, str] = {}
+    for key, value in multi_items() if multi_items is not None else headers.items():
+        key = key.lower() if isinstance(key, str) else key
+        if key in _QUOTA_NAMES and isinstance(value, str):
             seen = found.get(key)
             found[key] = value if seen is None else f"{seen}, {value}"
     return found
