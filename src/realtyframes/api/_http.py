@@ -352,8 +352,7 @@ class ApiClient:
         """One GET (decoded JSON, or the raw body with ``raw``), its deprecation notice warned."""
         notices: list[Any] = []
         with self._warning(notices):
-            exchange = self._plan(host, path, None, None, None, notices)
-            return self._send(path, params, exchange, acceptor(raw, None, check))
+            return self._send(host, path, params, acceptor(raw, None, check), notices)
 
     def get_many(
         self,
@@ -393,8 +392,8 @@ class ApiClient:
 
         def send(index: int, path: str, params: Params, stop: threading.Event | None) -> Any:
             bound = None if check is None else lambda result: check(index, result)
-            exchange = self._plan(host, path, budget, stop, at, notices)
-            return self._send(path, params, exchange, acceptor(raw, parse, bound))
+            return self._send(host, path, params, acceptor(raw, parse, bound), notices,
+                              budget=budget, stop=stop, load_deadline=at)  # fmt: skip
 
         with self._warning(notices):
             return run_many(jobs, send, limit=self.max_concurrency, workers=self._pool.workers,
@@ -436,16 +435,20 @@ class ApiClient:
         """A retry budget for a load of ``requests`` requests, to share across ``get_many`` calls."""
         return self.retry.budget(requests)
 
-    def _plan(
+    def _send(
         self,
         host: str,
         path: str,
-        budget: RetryBudget | None,
-        stop: threading.Event | None,
-        load_deadline: float | None,
+        params: Params,
+        accept: Callable[[httpx.Response], Any],
         notices: list[Any],
-    ) -> Exchange:
-        """What the transports need to know about one GET (checked before anything is sent)."""
+        *,
+        budget: RetryBudget | None = None,
+        stop: threading.Event | None = None,
+        load_deadline: float | None = None,
+    ) -> Any:
+        """One GET, checked before anything is sent, through the transports: its result, or
+        its typed error."""
         if self._pool.closed:
             raise RuntimeError("this client is closed")
         if host not in HOSTS:
@@ -454,30 +457,22 @@ class ApiClient:
             raise QueryError(
                 "path", f"{path!r} must start with '/'", "an absolute path such as /v1/me"
             )
-        deadline_at = None
+        deadline_at = load_deadline
         if self.retry.deadline is not None:
-            deadline_at = self._pool.pieces.clock.now() + self.retry.deadline
-        if load_deadline is not None:
-            deadline_at = load_deadline if deadline_at is None else min(deadline_at, load_deadline)
-        return Exchange(host=host, shown="", pace=self.pace, limit=self.max_concurrency,
-                        policy=self.retry, budget=budget, stop=stop, deadline_at=deadline_at,
-                        load_deadline=load_deadline, timeout=self.timeout, path=path,
-                        notices=notices)  # fmt: skip
-
-    def _send(
-        self, path: str, params: Params, ex: Exchange, accept: Callable[[httpx.Response], Any]
-    ) -> Any:
-        """One planned GET through the transports; its result, or its typed error."""
-        url = self._hosts[ex.host] + path
-        ex.shown = ShownURL(url, params, self._secrets)  # type: ignore[assignment]  # lazy
-        ex.accept = accept
+            at = self._pool.pieces.clock.now() + self.retry.deadline
+            deadline_at = at if load_deadline is None else min(at, load_deadline)
+        url = self._hosts[host] + path
+        ex = Exchange(host=host, shown=ShownURL(url, params, self._secrets), pace=self.pace,
+                      limit=self.max_concurrency, policy=self.retry, budget=budget, stop=stop,
+                      deadline_at=deadline_at, load_deadline=load_deadline, timeout=self.timeout,
+                      accept=accept, path=path, notices=notices)  # fmt: skip
         accepts = f"{PROBLEM_JSON}, {JSON};q=0.9" if self.error_format == "problem" else JSON
         try:
             response = self._pool.http.get(
                 url,
                 params=dict(params) if params else None,
                 headers={"Accept": accepts},
-                auth=self.auth_for(ex.host),  # type: ignore[arg-type]
+                auth=self.auth_for(host),  # type: ignore[arg-type]
                 extensions={KEY: ex},
             )
         except (httpx.HTTPError, TransientAnswer, DeadlinePassed) as exc:
