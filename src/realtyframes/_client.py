@@ -32,6 +32,7 @@ from realtyframes._client_settings import (
     _configured,
     _embedded_sandbox,
     _settings,
+    refuse_source_options,
     require_api_key,
     session_of,
     split_options,
@@ -47,7 +48,6 @@ from realtyframes.api import (
     RateLimitState,
     RetryPolicy,
 )
-from realtyframes.errors import QueryError
 from realtyframes.oauth import Token
 from realtyframes.schemas import Analytics, OnInvalid
 
@@ -145,9 +145,7 @@ class Client(ResoMixin):
         ...     client.embedded
         True
         """
-        for name in ("base_url", "token", "api_key", "legacy_url", "auth_url", "_explicit_sandbox"):
-            if name in options:
-                raise QueryError(name, "not an option of the sandbox client", "client options")
+        refuse_source_options(options, "the sandbox client", "client options")
         return cls(_explicit_sandbox=True, **options)
 
     # -- properties ----------------------------------------------------------------------------
@@ -480,6 +478,7 @@ class Client(ResoMixin):
         if changes:
             copy._settings = _settings(**{**self._settings.__dict__, **changes})
             copy._session = session_of(api, copy._settings, self._session.unchanged)
+        copy._session = copy._sourced(copy._session)  # a RESO copy syncs with its own settings
         return copy
 
     def close(self) -> None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from realtyframes._client_settings import refuse_source_options, with_request_hook
 from realtyframes.api import RetryPolicy
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
@@ -48,16 +49,6 @@ if TYPE_CHECKING:
     from realtyframes.schemas import OnInvalid
 
 __all__ = ["ResoMixin"]
-
-#: Client options a RESO client sets itself.
-_OWN = (
-    "base_url",
-    "token",
-    "api_key",
-    "legacy_url",
-    "auth_url",
-    "_explicit_sandbox",
-)
 
 
 class _ResoRuns:
@@ -139,9 +130,7 @@ class ResoMixin:
         >>> client = Client.reso("https://api.bridgedataoutput.com/api/v2/OData/test",
         ...                      token="...", vendor="bridge")  # doctest: +SKIP
         """
-        for name in _OWN:
-            if name in options:
-                raise QueryError(name, "not an option of a RESO client", "Client.reso's arguments")
+        refuse_source_options(options, "a RESO client", "Client.reso's arguments")
         settings = reso_settings(
             base_url,
             vendor=vendor,
@@ -158,8 +147,7 @@ class ResoMixin:
             # a vendor that suspends tokens: stop after few refusals, with a resume point
             options["retry"] = RetryPolicy(max_retries=settings.profile.retries_429)
         access = settings.token or client_credentials_token(settings)
-        hooks = {k: list(v) for k, v in (options.pop("event_hooks", None) or {}).items()}
-        hooks["request"] = [settings.request_hook(), *hooks.get("request", [])]
+        hooks = with_request_hook(options.pop("event_hooks", None), settings.request_hook())
         client = cls(  # type: ignore[call-arg]
             settings.base_url, token=access, event_hooks=hooks, **options
         )
@@ -170,10 +158,16 @@ class ResoMixin:
             account = f"{settings.profile.name}:{session.api.fingerprint}"
             kept = Budgets(limits, account, root, clock=budget_clock or time.time)
         client._reso = ResoSource(client._session.api, settings, kept)
-        # the loaders' sync_listings (the report, watches, the MCP server) replicate over RESO,
-        # and their plans count RESO pages
-        client._session = dataclasses.replace(client._session, sync=_ResoRuns(client))
+        client._session = client._sourced(client._session)
         return client
+
+    def _sourced(self, session: Session) -> Session:
+        """``session`` with this client's RESO sync, if it has a RESO source: the loaders'
+        ``sync_listings`` (the report, watches, the MCP server) replicate over RESO, and their
+        plans count RESO pages."""
+        if self._reso is None:
+            return session
+        return dataclasses.replace(session, sync=_ResoRuns(self))
 
     @property
     def source(self) -> str:

@@ -80,9 +80,7 @@ def _settings(
     else:
         _check_ttl("ttl", ttl)
     check_flag("progress", progress, allow_none=True)
-    for (
-        knob
-    ) in KNOBS.values():  # REALTYFRAMES_DETAIL_BATCH ...: a bad value fails here, not mid-load
+    for knob in KNOBS.values():  # REALTYFRAMES_DETAIL_BATCH ...: a bad value fails here
         knob.get()
     return ClientSettings(
         cache_dir=Path(cache_dir).expanduser() if cache_dir is not None else None,
@@ -95,12 +93,30 @@ def _settings(
 
 #: ``with_options`` arguments that are settings of the loaders (the others are the ApiClient's).
 SETTING_NAMES = ("cache_dir", "cache", "ttl", "progress", "on_invalid")
+#: Client options that name the source; a sandbox or RESO client sets them itself.
+SOURCE_OPTIONS = ("base_url", "token", "api_key", "legacy_url", "auth_url", "_explicit_sandbox")
 
 
 def split_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``with_options`` arguments as (the ApiClient's, the settings' changes)."""
     api_options = {k: v for k, v in options.items() if k not in SETTING_NAMES}
     return api_options, {k: v for k, v in options.items() if k in SETTING_NAMES}
+
+
+def refuse_source_options(options: Mapping[str, Any], client: str, allowed: str) -> None:
+    """A QueryError naming the first of :data:`SOURCE_OPTIONS` in ``options``."""
+    for name in SOURCE_OPTIONS:
+        if name in options:
+            raise QueryError(name, f"not an option of {client}", allowed)
+
+
+def with_request_hook(
+    event_hooks: Mapping[str, list[Any]] | None, hook: Callable[[Any], None]
+) -> dict[str, list[Any]]:
+    """A copy of ``event_hooks`` with ``hook`` the first of its ``request`` hooks."""
+    hooks = {k: list(v) for k, v in (event_hooks or {}).items()}
+    hooks["request"] = [hook, *hooks.get("request", [])]
+    return hooks
 
 
 def session_of(api: ApiClient, settings: ClientSettings, unchanged: Callable[[], bool]) -> Session:
@@ -159,9 +175,7 @@ def start_before_requests(
         if not sandbox.started:
             sandbox.ensure_started()
 
-    hooks = {k: list(v) for k, v in (event_hooks or {}).items()}
-    hooks["request"] = [start, *hooks.get("request", [])]
-    return hooks
+    return with_request_hook(event_hooks, start)
 
 
 #: Said once per process (Python's default warning filter) when ``Client()`` finds nothing

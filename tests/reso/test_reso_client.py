@@ -183,3 +183,17 @@ def test_reso_fields_adds_the_buyer_side_after_the_platform_columns(
     assert (got["ListingKey"] == got["ListingId"]).all()
     assert str(got["OnMarketDate"].dtype) == "datetime64[us, UTC]"
     assert (got["OriginalListPrice"] > 0).all()
+
+
+def test_a_copy_with_other_options_syncs_over_reso_into_its_own_cache(
+    sandbox_url: str, tmp_path: Path
+) -> None:
+    # with_options once dropped the RESO sync (the copy ran the platform's sync on the RESO URL:
+    # a 404) or kept the original's (its market went to the original's cache)
+    _, source = pair(sandbox_url, tmp_path / "first")
+    copy = source.with_options(cache_dir=tmp_path / "second", timeout=20.0)
+    market = copy.sync_listings(City="Miami")
+    assert len(market) > 0 and market.attrs["source"] == "reso:generic"
+    assert copy.sync_state(City="Miami") is not None
+    assert source.sync_state(City="Miami") is None
+    assert copy.plan_sync(City="Miami").requests > 0
