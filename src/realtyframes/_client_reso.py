@@ -52,35 +52,60 @@ __all__ = ["ResoMixin"]
 
 
 class _ResoRuns:
-    """A RESO client's own sync as the session's (``Session.sync``), with its plans:
-    ``loaders.plan_sync`` / ``plan_listings`` ask for them (``plan_sync`` / ``plan_listings``
-    here) instead of planning the platform's requests."""
+    """A RESO client's replication as its session's sync (``Session.sync``), with the plans
+    ``loaders.plan_sync`` / ``plan_listings`` ask for instead of the platform's."""
 
     def __init__(self, client: ResoMixin) -> None:
-        self.client = client
+        assert client._reso is not None
+        self.client, self.reso = client, client._reso
 
-    def __call__(self, scope: Mapping[str, Any], **options: Any) -> LoadResult:
-        return self.client._reso_synced(scope, **options)
+    def __call__(
+        self,
+        scope: Mapping[str, Any],
+        *,
+        refresh: bool = False,
+        history_since: Any = None,
+        wait: float | None = SYNC_WAIT,
+        **ignored: Any,
+    ) -> LoadResult:
+        """``scope`` replicated as one recorded run, under the scope's lock (the platform sync's),
+        its market labelled with the source. ``scope``'s ``reconcile`` (True / False) forces or
+        skips the key reconcile; ``ignored``: the platform sync's ``chunk_size`` and ``progress``."""
+        session, scope = self.client._session, dict(scope)
+        reconcile = scope.pop("reconcile", None)
+        started = datetime.now(UTC)
+        with recorded(session, "sync", SYNC_RESOURCE, sync_scope(scope)) as record:
+            done = reso_sync(
+                self.reso, session.cache, scope, refresh=refresh, history_since=history_since,
+                reconcile=reconcile, wait=wait, lock=sync_lock(session, scope),
+            )  # fmt: skip
+            record.result = result = LoadResult(
+                resource=SYNC_RESOURCE,
+                rows=len(done.market),
+                quarantined=len(done.quarantine),
+                requests=done.requests,
+                from_cache=done.from_cache,
+                fetched_at=started,
+                quarantine=done.quarantine,
+                changes=done.changes,
+                frame=with_source(done.market, self.reso.settings.label),
+            )
+        return result
 
     def plan_sync(
         self, scope: Mapping[str, Any], *, refresh: bool = False, history_since: Any = None
     ) -> Plan:
         """The RESO requests of ``sync_listings(**scope)`` (``reconcile`` in ``scope`` too)."""
-        assert self.client._reso is not None
         scope = dict(scope)
         reconcile = scope.pop("reconcile", None)
-        return plan_reso_sync(self.client._reso, self.client._session.cache, scope,
-                              refresh=refresh, history_since=history_since,
-                              reconcile=reconcile)  # fmt: skip
+        return plan_reso_sync(self.reso, self.client._session.cache, scope, refresh=refresh,
+                              history_since=history_since, reconcile=reconcile)  # fmt: skip
 
     def plan_listings(
         self, filters: Mapping[str, Any], *, max_results: int | None = None, details: bool = False
     ) -> Plan:
         """The RESO requests of ``listings(**filters, max_results=)``."""
-        assert self.client._reso is not None
-        return plan_reso_listings(
-            self.client._reso, filters, max_results=max_results, details=details
-        )
+        return plan_reso_listings(self.reso, filters, max_results=max_results, details=details)
 
 
 class ResoMixin:
@@ -202,44 +227,6 @@ class ResoMixin:
             reso_fields=reso_fields,
         )
         return with_source(self._kept(result).frame, self._reso.settings.label)
-
-    def _reso_synced(
-        self,
-        scope: Mapping[str, Any],
-        *,
-        refresh: bool = False,
-        history_since: Any = None,
-        wait: float | None = SYNC_WAIT,
-        **ignored: Any,
-    ) -> LoadResult:
-        """The RESO replication of ``scope`` as the session's sync (``loaders.sync_listings``):
-        recorded as one run, under the scope's lock (``loaders.sync_lock``: the one the platform
-        sync of this client would hold), its market labelled with the source, its ``changes``
-        those of an incremental sync. ``scope``'s ``reconcile`` (True / False): force or skip
-        the key reconcile. ``ignored``: the platform sync's ``chunk_size`` and ``progress``,
-        which a RESO feed has no use for."""
-        assert self._reso is not None
-        scope = dict(scope)
-        reconcile = scope.pop("reconcile", None)
-        started = datetime.now(UTC)
-        with recorded(self._session, "sync", SYNC_RESOURCE, sync_scope(scope)) as record:
-            done = reso_sync(
-                self._reso, self._session.cache, scope, refresh=refresh,
-                history_since=history_since, reconcile=reconcile, wait=wait,
-                lock=sync_lock(self._session, scope),
-            )  # fmt: skip
-            record.result = result = LoadResult(
-                resource=SYNC_RESOURCE,
-                rows=len(done.market),
-                quarantined=len(done.quarantine),
-                requests=done.requests,
-                from_cache=done.from_cache,
-                fetched_at=started,
-                quarantine=done.quarantine,
-                changes=done.changes,
-                frame=with_source(done.market, self._reso.settings.label),
-            )
-        return result
 
     def _reso_sync_state(self, scope: Mapping[str, Any]) -> dict[str, Any] | None:
         assert self._reso is not None
