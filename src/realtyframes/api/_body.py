@@ -1,16 +1,9 @@
 """Checking a 2xx body where it is parsed: a broken one (empty, not JSON, cut short) raises
-:class:`BrokenBody`, which the engine's answer step turns into a ``TransientAnswer`` that the
-retry transport retries; once retries are spent it is a ``BadResponseError`` naming the request.
+:class:`BrokenBody`, retried as a ``TransientAnswer``, then a ``BadResponseError``.
 
-Raw bodies (pages, details: the caller parses them, often with pyarrow) are not decoded here when
-that can be avoided: decoding a 50 kB page into Python objects costs ~0.25 ms of the GIL in the
-worker thread, as much as the rest of the request. :func:`whole_document` proves instead, from
-the brackets outside strings, that the body is one whole JSON value -- which a body cut short
-(by a proxy, or the sandbox's ``truncate_rate`` fault, even right after an inner ``}``) never is.
-When the scan cannot decide (a string holding a bracket or an escape) the body is decoded as
-before. What the scan does not look at is the syntax between the brackets: a whole body that is
-malformed inside (not something a cut produces) reaches the caller's parser, which raises
-``BadResponseError`` itself.
+A raw body (pages, details: the caller parses it) is not decoded when avoidable (~0.25 ms of the
+GIL per 50 kB page): :func:`whole_document` proves from its brackets outside strings that it is
+one whole JSON value, which a body cut short never is; when it cannot tell, the body is decoded.
 
 >>> whole_document(b'{"total": 2, "listings": [{"ListingId": "A1"}]}')
 True
@@ -51,11 +44,8 @@ def looks_like_json(content: bytes) -> bool:
 
 def whole_document(content: bytes) -> bool | None:
     """Whether ``content`` is one whole JSON object or array, from its brackets outside strings:
-    True (it closes exactly at its end), False (it does not: cut short, or not one value), None
-    when a string holds a bracket, a quote or a backslash (the scan cannot tell; decode instead).
-
-    Deleting every other byte leaves quotes and brackets; strings then read ``""`` (they hold
-    no bracket), and what is left once they are removed must be one balanced run of brackets.
+    True, False (cut short, or not one value), or None when a string holds a bracket, a quote or
+    a backslash (decode instead). Strings reduce to ``""``; the rest must balance.
 
     >>> whole_document(b'[{"a": 1}, {"b": [2, 3]}]'), whole_document(b'{"a": 1}{"b": 2}')
     (True, False)

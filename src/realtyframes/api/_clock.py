@@ -1,9 +1,5 @@
-"""The time the request engine keeps: one :class:`Clock` for its deadlines, waits and pacing.
-
-The engine, its transports and its pacers read the time and wait only through the clock they
-are given, so a test passes a fake one (``tests/fakeclock.py``) whose waits move it on at once:
-retries, backoff, ``Retry-After`` and pacing are checked without sleeping and without bounds on
-wall-clock time. :data:`SYSTEM_CLOCK` (``time.monotonic`` and real waits) is the default.
+"""The one :class:`Clock` of the request engine's deadlines, waits and pacing: tests pass a fake
+one (``tests/fakeclock.py``) whose waits move it on at once, so nothing sleeps.
 
 >>> clock = SystemClock()
 >>> clock.sleep(0.0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from realtyframes._spec import DEFAULT_PAGE_SIZE as DEFAULT_PAGE_SIZE
 from realtyframes._spec import MAX_LISTING_IDS as MAX_LISTING_IDS
 from realtyframes._spec import MAX_PAGE_SIZE as MAX_PAGE_SIZE
 
@@ -35,9 +34,6 @@ PACING_SAFETY = 0.97
 
 #: HTTP statuses retried on GET (with connect errors, timeouts and broken bodies).
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-
-# Page size limits and the change feed's id limit are the spec's: declared in realtyframes._spec
-# (imported above: MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE, MAX_LISTING_IDS).
 
 #: Header carrying the personal API key on the main host (design.md; configurable).
 DEFAULT_API_KEY_HEADER = "X-API-Key"

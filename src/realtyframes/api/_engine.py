@@ -1,8 +1,6 @@
-"""What :class:`~realtyframes.api._http.ApiClient` runs its GETs on: the :class:`Pool` it shares
-with its ``with_options`` copies (the httpx client, its transports composed over
-:class:`~._transports.Pieces`, the worker threads), :func:`run_many` (many requests on the
-workers, results in order, the first failure stopping the others), :func:`acceptor` (where a 2xx
-answer is parsed and checked) and the checks of the client's settings.
+"""What :class:`~realtyframes.api._http.ApiClient` runs its GETs on: the :class:`Pool` shared with
+its copies, :func:`run_many` (results in order, the first failure stopping the others),
+:func:`acceptor` (where a 2xx answer is parsed and checked) and the checks of its settings.
 
 >>> run_many([("/a", None), ("/b", None)], lambda i, path, params, stop: path, limit=1,
 ...          workers=None)

@@ -223,14 +223,10 @@ def error_for(
     secrets: Iterable[str] = (),
     auth_kind: str = "none",
 ) -> RealtyFramesError:
-    """The typed error of a GET of ``url`` (secrets already masked) that failed for good.
-
-    An error answer gives an :class:`~realtyframes.errors.ApiError` subclass by its code and
-    status (a 401 saying what to do); a transport failure its own branch of
-    :class:`~realtyframes.errors.TransportError` (a timeout, a failed connection, an undecodable
-    body); a bad 2xx answer a :class:`~realtyframes.errors.BadResponseError`, or the
-    :class:`~realtyframes.errors.ResponseMismatchError` of another request's answer. Callers read
-    the result by type and attributes (``status``, ``code``), never by its message.
+    """The typed error of a GET of ``url`` (secrets already masked) that failed for good: an
+    ``ApiError`` subclass for an error answer, a ``TransportError`` branch for a transport failure,
+    a ``BadResponseError`` (or ``ResponseMismatchError``) for a bad 2xx answer. Read it by type
+    and attributes (``status``, ``code``), never by its message.
 
     >>> error = error_for(httpx.Response(414), url="/v1/listings/changes")
     >>> type(error).__name__, error.status, error.code

@@ -1,11 +1,8 @@
 """``ApiClient``: hosts, auth, retries, pacing, concurrency, deprecation and masked logging.
 
-Loaders go through :meth:`ApiClient.get_json`, :meth:`ApiClient.get_bytes` (the raw body),
-:meth:`ApiClient.get_many` (requests sent concurrently, in order, in one retry budget) and
-:meth:`ApiClient.get_pages` (the page loop). Each GET is planned here (URL, headers,
-sign-in, deadline, how its answer is parsed) and handed to the client's httpx client, whose
-transports (:mod:`._transports`) retry, pace, count and bound it; a failure is mapped to its typed
-error by :func:`~._errors.error_for`.
+Each GET (``get_json``, ``get_bytes``, ``get_many``, ``get_pages``) is planned here and handed to
+the httpx client, whose transports (:mod:`._transports`) retry, pace, count and bound it; a
+failure becomes its typed error (:func:`~._errors.error_for`).
 
 >>> from realtyframes.sandbox import serve  # doctest: +SKIP
 >>> with serve() as url, ApiClient(url) as api:  # doctest: +SKIP
@@ -79,10 +76,9 @@ class ApiClient:
     a Bearer token; ``api_key`` in ``api_key_header`` on the main host and as the ``api_key`` query
     parameter on the legacy host. ``error_format="problem"`` asks for ``application/problem+json``
     errors. ``retry`` tunes waits (tests shrink them); ``pace=False`` turns client pacing off.
-    ``event_hooks`` run once per attempt on the wire. ``clock`` (internal, a test seam): the
-    :class:`~realtyframes.api._clock.Clock` of deadlines, waits and pacing; tests pass a fake
-    one so no test sleeps. ``prepare``: how :meth:`call` validates (a ``Client`` gives the
-    loaders'). It owns the connection pool, shared with its :meth:`with_options` copies.
+    ``event_hooks`` run once per attempt on the wire. ``clock``: a test's fake clock (no sleeps).
+    ``prepare``: how :meth:`call` validates (the loaders'). Its connection pool is shared with
+    its :meth:`with_options` copies.
 
     >>> api = ApiClient("http://127.0.0.1:9", api_key="k-123")
     >>> api
@@ -141,8 +137,7 @@ class ApiClient:
                                           pace=pace, error_format=error_format)  # fmt: skip
         self._pool = Pool.make(transport, event_hooks, clock, rng)
         self._owner = True
-        # A client dropped without close() (or `with`) closes its sockets when collected, with a
-        # ResourceWarning, like files; not at interpreter exit, where the OS closes them anyway.
+        # dropped unclosed: closed when collected, with a ResourceWarning (like files)
         weakref.finalize(self._pool, close_unclosed, self._pool.http).atexit = False
 
     # -- settings and identity -----------------------------------------------------------------
@@ -369,14 +364,12 @@ class ApiClient:
         """GET many ``(path, params)`` concurrently (up to ``max_concurrency``); results in order.
 
         ``raw=True`` gives bodies as bytes; ``parse`` (implies raw) turns each body into a result
-        in the worker thread (a ``ValueError``: a broken body, retried). All share the client's
-        rate budget, its slots (one bounded pool per client and its copies) and one retry budget
-        (``budget``, default ``retry.budget(len(requests))``). ``on_result(index, result)`` runs
-        in the calling thread as each arrives. ``deadline`` (seconds) bounds the whole call.
-        ``check(index, result)`` runs in the worker after ``parse`` and raises
-        :class:`~realtyframes.errors.ResponseMismatchError` when the answer is not one to request
-        ``index``: retried like a broken body, then raised. The first request that fails for good
-        stops the others and its typed error is raised. Threads only.
+        in the worker (a ``ValueError``: a broken body, retried). All share the client's rate
+        budget, slots and one retry budget (``budget``, default ``retry.budget(len(requests))``).
+        ``on_result(index, result)`` runs in the calling thread as each arrives; ``deadline``
+        (seconds) bounds the whole call; ``check(index, result)`` raises
+        :class:`~realtyframes.errors.ResponseMismatchError` for another request's answer
+        (retried, then raised). The first failure stops the others and is raised.
 
         >>> api.get_many([("/v1/listings", {"Offset": "0", "Limit": "50"})])  # doctest: +SKIP
         """

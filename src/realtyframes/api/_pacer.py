@@ -1,9 +1,4 @@
-"""The pacer that keeps a client inside its quota, shared by all its threads.
-
-The :class:`Pacer` spaces requests at ``limit / window`` (a little under it), lets the
-``remaining`` count the server reports correct its estimate (:mod:`._ratelimit` parses it), waits
-for the reset when that count reaches zero, and honours ``Retry-After`` for every thread.
-"""
+"""The pacer that keeps a client inside its quota, shared by all its threads."""
 
 from __future__ import annotations
 
@@ -23,9 +18,7 @@ class Pacer:
     ``acquire()`` before each attempt returns a ticket, ``release(ticket, info)`` after the answer
     (``cancel(ticket)`` when none came). Requests are spaced ``window / (limit * safety)`` apart;
     the server's ``remaining`` (corrected for requests still in flight) stops sending at zero until
-    the reset; ``block(seconds)`` (a ``Retry-After``) holds every thread. ``clock`` is the time it
-    keeps: a test passes a fake one whose ``wait`` moves it on, and checks the pacing without
-    sleeping.
+    the reset; ``block(seconds)`` (a ``Retry-After``) holds every thread. ``clock``: its time.
 
     >>> pacer = Pacer()
     >>> ticket = pacer.acquire()
@@ -62,7 +55,6 @@ class Pacer:
         self._latest: RateLimitState | None = None
         self.waited = 0.0  # seconds spent waiting in acquire (for tests and benchmarks)
 
-    # -- state ---------------------------------------------------------------------------------
     @property
     def state(self) -> RateLimitState | None:
         """The latest quota state a response reported (None before any)."""
@@ -102,7 +94,6 @@ class Pacer:
             return self._next_slot
         return None
 
-    # -- protocol ------------------------------------------------------------------------------
     def acquire(self, stop: threading.Event | None = None, *, pace: bool | None = None) -> int:
         """Wait for a slot and return a ticket; returns early (still a ticket) when ``stop`` is set.
 

@@ -45,7 +45,6 @@ class RateLimitState:
         return self.limit is None and self.remaining is None and self.reset is None
 
 
-# -- low-level tolerant parsing ---------------------------------------------------------------------
 def _int(text: Any) -> int | None:
     if not isinstance(text, str):
         return None
