@@ -113,9 +113,7 @@ class ResoMixin:
 
     _session: Session
     _reso: ResoSource | None = None
-
-    def _kept(self, result: LoadResult) -> LoadResult:  # pragma: no cover - the Client's
-        raise NotImplementedError
+    _kept: Callable[[LoadResult], LoadResult]  # the Client's
 
     @classmethod
     def reso(

@@ -9,7 +9,7 @@ import math
 import os
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -92,7 +92,7 @@ def _settings(
 
 
 #: ``with_options`` arguments that are settings of the loaders (the others are the ApiClient's).
-SETTING_NAMES = ("cache_dir", "cache", "ttl", "progress", "on_invalid")
+SETTING_NAMES = tuple(f.name for f in fields(ClientSettings))
 #: Client options that name the source; a sandbox or RESO client sets them itself.
 SOURCE_OPTIONS = ("base_url", "token", "api_key", "legacy_url", "auth_url", "_explicit_sandbox")
 
