@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from collections.abc import Callable, Mapping
@@ -190,6 +191,9 @@ class ResoMixin:
         plans count RESO pages."""
         if self._reso is None:
             return session
+        if self._reso.api is not session.api:  # a copy's RESO requests go with its options
+            self._reso = copy.copy(self._reso)
+            self._reso.api = session.api
         return dataclasses.replace(session, sync=_ResoRuns(self))
 
     @property

@@ -197,3 +197,20 @@ def test_a_copy_with_other_options_syncs_over_reso_into_its_own_cache(
     assert copy.sync_state(City="Miami") is not None
     assert source.sync_state(City="Miami") is None
     assert copy.plan_sync(City="Miami").requests > 0
+
+
+def test_a_copy_sends_the_reso_requests_with_its_own_options(
+    sandbox_url: str, tmp_path: Path
+) -> None:
+    # the copy's RESO requests went out with the original's options (its RESO source kept the
+    # original's HTTP layer)
+    accepts: list[str] = []
+    source = rf.Client.reso(
+        sandbox_url + "/reso/odata", token="reso-token", cache_dir=tmp_path, progress=False,
+        event_hooks={"request": [lambda request: accepts.append(request.headers["Accept"])]},
+    )  # fmt: skip
+    OPEN.append(source)
+    copy = source.with_options(error_format="problem", cache=False)
+    assert len(copy.listings(City="Miami")) > 0
+    searches = [a for a in accepts if a != "application/xml"]  # $metadata asks for XML
+    assert searches and all(a.startswith("application/problem+json") for a in searches)
