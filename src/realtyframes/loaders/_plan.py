@@ -26,7 +26,7 @@ import pandas as pd
 from realtyframes.api import ApiClient
 from realtyframes.loaders._base import Session
 from realtyframes.loaders._page_info import PAGE_SIZE
-from realtyframes.loaders._sync import _history_since, plan_scope
+from realtyframes.loaders._sync import plan_scope
 from realtyframes.loaders._sync_steps import (
     NOT_ASKED,
     Counts,
@@ -38,7 +38,6 @@ from realtyframes.loaders._sync_steps import (
     run_later,
 )
 from realtyframes.loaders.endpoints import ENDPOINTS
-from realtyframes.schemas import OnInvalid
 
 __all__ = ["Counting", "Plan", "plan_listings", "plan_sync"]
 
@@ -304,16 +303,16 @@ def plan_sync(
     """
     if (own := _own(session, "plan_sync")) is not None:
         return own(scope, refresh=refresh, history_since=history_since)
-    since = _history_since(history_since)
-    params, previous, backfill = plan_scope(session, scope, refresh=refresh, since=since)
-    quiet: OnInvalid = "quarantine"
+    asked, previous, backfill = plan_scope(session, scope, refresh=refresh,
+                                           history_since=history_since)  # fmt: skip
+    since = asked.since
     if previous is None or refresh:
         kept = previous if refresh else None  # a refresh keeps its history, adds the feed since
         known = [] if kept is None else kept.market[_SYNC.key].astype(str).tolist()
         reader = Counting(session.api, known=known)
         result = run_first(
-            _LISTINGS, reader, params, chunk=_SYNC.chunk, previous=kept,
-            since=None if since is False else since, backfill=backfill, on_invalid=quiet,
+            _LISTINGS, reader, asked.params, chunk=_SYNC.chunk, previous=kept,
+            since=None if since is False else since, backfill=backfill, on_invalid="quarantine",
         )  # fmt: skip
         fed = kept is not None and bool(result.counts.feed)
         notes = (
@@ -322,8 +321,8 @@ def plan_sync(
         return _make(session.api, "sync_listings", "first sync", result.counts, reader.rows,
                      reader.probes, notes)  # fmt: skip
     reader = Counting(session.api)
-    result = run_later(_LISTINGS, reader, previous, params, chunk=int(previous.state["chunk"]),
-                       on_invalid=quiet)  # fmt: skip
+    result = run_later(_LISTINGS, reader, previous, asked.params, chunk=int(previous.state["chunk"]),
+                       on_invalid="quarantine")  # fmt: skip
     notes = ("the closings (one detail request each) from a sample of the change feed",)
     return _make(session.api, "sync_listings", "incremental", result.counts, reader.rows,
                  reader.probes, notes)  # fmt: skip

@@ -1,7 +1,6 @@
-"""The cache entry of a synced market: the scope and its key, reading the last complete sync
-(the starting point of the next one, :func:`listing_history`, :func:`synced_market`,
-:func:`sync_state`) and writing a sync's result (market, media, quarantine, history and state in
-one atomic write). See :mod:`realtyframes.loaders._sync`.
+"""The cache entry of a synced market: the scope and its key, the last complete sync read back
+(the next one's start, :func:`listing_history`, :func:`synced_market`, :func:`sync_state`) and a
+sync's result written in one atomic write.
 
 >>> sync_state(client.session, {"City": "Miami"})["syncs"]  # doctest: +SKIP
 """
@@ -16,7 +15,7 @@ import pandas as pd
 
 from realtyframes._spec import LISTING_DEFAULTS
 from realtyframes.api import ApiClient
-from realtyframes.cache import ParquetCache
+from realtyframes.cache import Entry, ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import Session
 from realtyframes.loaders._checkers import refuse_none
@@ -27,10 +26,10 @@ from realtyframes.loaders.endpoints import MARKET
 from realtyframes.schemas import SCHEMA_VERSION, ListingChange, empty_frame, listings_from_pages
 
 __all__ = [
-    "OPERATION",
     "RESOURCE",
+    "SYNC_REFUSED",
+    "identity",
     "listing_history",
-    "previous_sync",
     "sync_scope",
     "sync_state",
     "synced_market",
@@ -45,7 +44,8 @@ RESOURCE = MARKET
 #: Operation name in the cache key and metadata.
 OPERATION = "sync_listings"
 _MOVING = "moves as prices change and days pass, which the change feed does not report"
-_REFUSED: dict[str, str] = {
+#: Parameters a sync scope refuses, with why (:func:`sync_scope`).
+SYNC_REFUSED: dict[str, str] = {
     "Status": "the market keeps every status (Active, Active Under Contract, Pending, Closed); "
     "filter the returned frame instead, e.g. market[market.StandardStatus == 'Active']",
     "Since": "the sync sets Since itself, from the server's own timestamps",
@@ -78,53 +78,32 @@ def sync_scope(scope: Mapping[str, Any]) -> dict[str, str]:
             "scope", f"expected a mapping of filters, got {type(scope).__name__}", "filters"
         )
     for name in scope:
-        if name in _REFUSED:
-            allowed = "listing search filters other than " + ", ".join(_REFUSED)
-            raise QueryError(name, f"not allowed in a sync scope: {_REFUSED[name]}", allowed)
+        if name in SYNC_REFUSED:
+            allowed = "listing search filters other than " + ", ".join(SYNC_REFUSED)
+            raise QueryError(name, f"not allowed in a sync scope: {SYNC_REFUSED[name]}", allowed)
     refuse_none(scope)
     params = validate_listing_search(scope)
     params.setdefault("PropertyType", LISTING_DEFAULTS["PropertyType"])
     return params
 
 
+def identity(api: ApiClient, params: Mapping[str, str]) -> dict[str, Any]:
+    """What names the market of ``params`` (a checked scope): host, operation, scope, account."""
+    return {"host": api.cache_host(), "operation": OPERATION, "params": dict(params),
+            "account": api.fingerprint}  # fmt: skip
+
+
 def scope_key(session: Session, cache: ParquetCache, params: Mapping[str, str]) -> str:
     """The cache key of the market of ``params`` (a checked scope) in ``cache``."""
-    api = session.api
-    return cache.key(
-        host=api.cache_host(), operation=OPERATION, params=params, account=api.fingerprint
-    )
-
-
-def previous_sync(cache: ParquetCache | None, key: str | None) -> SyncResult | None:
-    """The cached market of the scope as a starting point, or None."""
-    if cache is None or key is None:
-        return None
-    entry = cache.read(RESOURCE, key)
-    return None if entry is None else usable(entry.frame, entry.extra, entry.meta)
+    return cache.key(**identity(session.api, params))
 
 
 def write_sync(
     cache: ParquetCache, key: str, api: ApiClient, params: Mapping[str, str], result: SyncResult
 ) -> None:
-    meta = {
-        "host": api.cache_host(),
-        "operation": OPERATION,
-        "params": params,
-        "account": api.fingerprint,
-        "schema_version": SCHEMA_VERSION,
-        "sync": result.state,
-    }
-    cache.write(
-        RESOURCE,
-        key,
-        result.market,
-        meta,
-        extra_frames={
-            "media": result.media,
-            "quarantine": result.quarantine,
-            "history": result.history,
-        },
-    )
+    meta = {**identity(api, params), "schema_version": SCHEMA_VERSION, "sync": result.state}
+    extra = {"media": result.media, "quarantine": result.quarantine, "history": result.history}
+    cache.write(RESOURCE, key, result.market, meta, extra_frames=extra)
 
 
 def listing_history(session: Session, scope: Mapping[str, Any]) -> pd.DataFrame:
@@ -163,32 +142,31 @@ def sync_state(session: Session, scope: Mapping[str, Any]) -> dict[str, Any] | N
     >>> sync_state(client.session, {"City": "Miami"})["last_requests"]  # doctest: +SKIP
     {'search': 4, 'feed': 3, 'details': 1, 'rejected': 0, 'total': 8, 'floor': 8}
     """
+    found = _scope_key(session, scope)
+    return None if found is None else found[0].sync_state(RESOURCE, found[1])  # no Parquet read
+
+
+def _scope_key(session: Session, scope: Mapping[str, Any]) -> tuple[ParquetCache, str] | None:
     params = sync_scope(scope)
     cache = session.cache
-    if cache is None:
-        return None
-    return cache.sync_state(RESOURCE, scope_key(session, cache, params))  # no Parquet read
+    return None if cache is None else (cache, scope_key(session, cache, params))
 
 
-def _synced_entry(session: Session, scope: Mapping[str, Any]) -> Any:
+def _synced_entry(session: Session, scope: Mapping[str, Any]) -> Entry | None:
     """The cache entry of the last complete sync of ``scope``, or None (never synced, no cache)."""
-    params = sync_scope(scope)
-    cache = session.cache
-    if cache is None:
-        return None
-    entry = cache.read(RESOURCE, scope_key(session, cache, params))
-    if entry is None or not isinstance(entry.meta.get("sync"), dict):
-        return None
-    return entry
+    found = _scope_key(session, scope)
+    entry = None if found is None else found[0].read(RESOURCE, found[1])
+    return entry if entry is not None and isinstance(entry.meta.get("sync"), dict) else None
 
 
 # -- reading a previous sync -------------------------------------------------------------------------
 
 
-def usable(
-    frame: pd.DataFrame, extra: Mapping[str, pd.DataFrame], meta: Mapping[str, Any]
-) -> SyncResult | None:
-    """The cached market as a starting point, or None (another layout: do a full load)."""
+def usable(entry: Entry | None) -> SyncResult | None:
+    """The cached market as a starting point, or None (none, or another layout: a full load)."""
+    if entry is None:
+        return None
+    frame, extra, meta = entry.frame, entry.extra, entry.meta
     state = meta.get("sync")
     if (
         not isinstance(state, dict)
@@ -208,20 +186,11 @@ def usable(
     needed = ("ListingId", "OriginalEntryTimestamp", "ModificationTimestamp", "StandardStatus")
     if any(name not in frame.columns for name in needed):
         return None
-    history = extra.get("history")
-    if history is None:
-        history = empty_frame(ListingChange)
-    media = extra.get("media")
-    quarantine = extra.get("quarantine")
+    history, media, quarantine = (extra.get(n) for n in ("history", "media", "quarantine"))
     return SyncResult(
         market=frame,
-        media=media if media is not None else _empty_media(),
+        media=media if media is not None else listings_from_pages([])[1],
         quarantine=quarantine if quarantine is not None else frame.iloc[:0],
-        history=history,
+        history=history if history is not None else empty_frame(ListingChange),
         state=dict(state),
     )
-
-
-def _empty_media() -> pd.DataFrame:
-    _, media = listings_from_pages([])
-    return media
