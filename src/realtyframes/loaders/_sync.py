@@ -7,7 +7,7 @@
 ``refresh=True``) loads every status and backfills the history from the change feed, resumable
 from a checkpoint; a later sync reads the new listings per status, the change feed since the
 watermark and the closings. ``plan_sync`` is the same runner with a counting reader. One sync of a
-scope at a time, across processes (``_sync_lock``). See ``docs/sync.md``.
+scope at a time, across processes (``_sync_entry.scope_lock``). See ``docs/sync.md``.
 
 >>> market = sync_listings(client.session, {"City": "Miami"}).frame  # doctest: +SKIP
 >>> history = listing_history(client.session, {"City": "Miami"})  # doctest: +SKIP
@@ -42,9 +42,14 @@ from realtyframes.loaders._sync_apply import iso, stamp
 from realtyframes.loaders._sync_entry import (
     RESOURCE,
     SYNC_REFUSED,
+    SYNC_WAIT,
+    changes_between,
+    check_wait,
+    describe_scope,
     identity,
     listing_history,
     scope_key,
+    scope_lock,
     sync_scope,
     sync_state,
     synced_market,
@@ -52,13 +57,6 @@ from realtyframes.loaders._sync_entry import (
     write_sync,
 )
 from realtyframes.loaders._sync_fetch import Fetching
-from realtyframes.loaders._sync_lock import (
-    SYNC_WAIT,
-    changes_between,
-    check_wait,
-    describe_scope,
-    scope_lock,
-)
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,
     Counts,

@@ -1,6 +1,7 @@
 """The cache entry of a synced market: the scope and its key, the last complete sync read back
-(the next one's start, :func:`listing_history`, :func:`synced_market`, :func:`sync_state`) and a
-sync's result written in one atomic write.
+(the next one's start, :func:`listing_history`, :func:`synced_market`, :func:`sync_state`), a
+sync's result written in one atomic write, and the scope's lock (:func:`scope_lock`): one sync of
+a scope at a time, whatever the processes.
 
 >>> sync_state(client.session, {"City": "Miami"})["syncs"]  # doctest: +SKIP
 """
@@ -8,19 +9,22 @@ sync's result written in one atomic write.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from realtyframes._changes import sync_changes
 from realtyframes._spec import LISTING_DEFAULTS
 from realtyframes.api import ApiClient
-from realtyframes.cache import Entry, ParquetCache
-from realtyframes.errors import QueryError
+from realtyframes.cache import Entry, ParquetCache, hold_scope, is_locked
+from realtyframes.errors import CacheLockTimeout, QueryError, ScopeBusyError
 from realtyframes.loaders._base import Session
 from realtyframes.loaders._checkers import refuse_none
 from realtyframes.loaders._operations import validate_listing_search
-from realtyframes.loaders._sync_apply import stamp
+from realtyframes.loaders._sync_apply import _HISTORY_KEY, stamp
 from realtyframes.loaders._sync_steps import STATE_VERSION, SyncResult
 from realtyframes.loaders.endpoints import MARKET
 from realtyframes.schemas import SCHEMA_VERSION, ListingChange, empty_frame, listings_from_pages
@@ -28,8 +32,13 @@ from realtyframes.schemas import SCHEMA_VERSION, ListingChange, empty_frame, lis
 __all__ = [
     "RESOURCE",
     "SYNC_REFUSED",
+    "SYNC_WAIT",
+    "changes_between",
+    "check_wait",
+    "describe_scope",
     "identity",
     "listing_history",
+    "scope_lock",
     "sync_scope",
     "sync_state",
     "synced_market",
@@ -43,6 +52,8 @@ logger = logging.getLogger("realtyframes.sync")
 RESOURCE = MARKET
 #: Operation name in the cache key and metadata.
 OPERATION = "sync_listings"
+#: Seconds a sync waits for another one of the same scope (then ScopeBusyError); None: no limit.
+SYNC_WAIT = 900.0
 _MOVING = "moves as prices change and days pass, which the change feed does not report"
 #: Parameters a sync scope refuses, with why (:func:`sync_scope`).
 SYNC_REFUSED: dict[str, str] = {
@@ -157,6 +168,77 @@ def _synced_entry(session: Session, scope: Mapping[str, Any]) -> Entry | None:
     found = _scope_key(session, scope)
     entry = None if found is None else found[0].read(RESOURCE, found[1])
     return entry if entry is not None and isinstance(entry.meta.get("sync"), dict) else None
+
+
+# -- one sync of a scope at a time ---------------------------------------------------------------
+
+
+def check_wait(wait: Any) -> float | None:
+    """``wait=`` checked before any request: seconds >= 0, or None (as long as it takes).
+
+    >>> check_wait(0), check_wait(None)
+    (0.0, None)
+    """
+    if wait is None:
+        return None
+    if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait < 1e7:
+        raise QueryError("wait", f"expected seconds, got {wait!r}", "a number >= 0, or None")
+    return float(wait)
+
+
+def describe_scope(params: Mapping[str, str]) -> str:
+    """``City=Miami, PropertyType=Residential``: a scope as error and log lines show it.
+
+    >>> describe_scope({"City": "Miami", "PropertyType": "Residential"})
+    'City=Miami, PropertyType=Residential'
+    """
+    return ", ".join(f"{name}={value}" for name, value in params.items())
+
+
+@contextmanager
+def scope_lock(path: Path, shown: str, wait: float | None) -> Iterator[None]:
+    """Hold the scope's lock at ``path`` (an ``flock`` the kernel releases when its process dies;
+    its holder in the cache's ``locks`` table) for the block, waiting ``wait`` seconds (None: no
+    limit) for another holder; past it, :class:`ScopeBusyError` naming the scope ``shown``. Held
+    from the read of the cached market to its write, and around a first sync's checkpoint. Lock
+    order: the scope's, then the entry's write lock (no cycle).
+
+    >>> with scope_lock(cache.job_lock("market", key), "City=Miami", wait=900):  # doctest: +SKIP
+    ...     ...  # one sync of City=Miami at a time
+    """
+    if is_locked(path):
+        limit = "as long as it takes" if wait is None else f"up to {wait:g} s"
+        logger.info("another run is syncing %s; waiting %s", shown, limit)
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(hold_scope(path, shown, timeout=wait))
+        except CacheLockTimeout:
+            raise ScopeBusyError(
+                f"another run kept syncing {shown} for over {wait:g} s; this run synced nothing "
+                "(run it again later, or give a longer wait: --wait, wait=)"
+            ) from None
+        yield
+
+
+def changes_between(
+    before: pd.DataFrame,
+    after: pd.DataFrame,
+    history_before: pd.DataFrame,
+    history_after: pd.DataFrame,
+    quarantine: pd.DataFrame,
+) -> pd.DataFrame:
+    """What a sync another run completed changed (``client.last_load.changes``' rows): its
+    history's new records, the listings new to the market, and the ones it dropped (but not
+    into the quarantine), from the markets and histories before and after it."""
+    seen = pd.MultiIndex.from_frame(history_before[_HISTORY_KEY].astype("string"))
+    now = pd.MultiIndex.from_frame(history_after[_HISTORY_KEY].astype("string"))
+    feed = history_after[~now.isin(seen)].reset_index(drop=True)
+    known = set(before["ListingId"].astype("string"))
+    new = after[~after["ListingId"].astype("string").isin(known)]
+    kept = set(after["ListingId"].astype("string")) | set(
+        quarantine["ListingId"].dropna().astype("string") if "ListingId" in quarantine else ()
+    )
+    return sync_changes(feed, new, sorted(known - kept), before, after)
 
 
 # -- reading a previous sync -------------------------------------------------------------------------
