@@ -1,12 +1,9 @@
 """Know the cost before paying it: the requests a load or a sync will make, from a few cheap ones.
 
-A plan is the run itself, dry: :func:`plan_sync` runs the sync's runner
-(:func:`~realtyframes.loaders._sync_steps.run_first` / ``run_later``) with :class:`Counting`, a
-reader that asks each search for its first page only (its total counts the pages) and samples
-the change feed (a ``Limit=50`` page per sample: its total per id, and its share of closings,
-each a detail request). :func:`plan_listings` counts a search's pages and details the same way.
-The time is the requests at the account's rate limit, read from the answers' ``RateLimit`` /
-``RateLimit-Policy`` headers.
+A plan is the run itself, dry: :func:`plan_sync` runs the sync's runner with :class:`Counting`, a
+reader that asks each search for its first page (its total counts the pages) and samples the
+change feed; :func:`plan_listings` counts a search's pages and details the same way. The time is
+the requests at the account's rate limit (the answers' ``RateLimit`` headers).
 
 >>> plan = plan_listings(session, {"City": "Miami"}, details=True)  # doctest: +SKIP
 >>> plan.requests, plan.seconds  # doctest: +SKIP
@@ -142,16 +139,12 @@ def _expected_pages(mean: float) -> float:
 class Counting:
     """The sync runner's reader in a dry run: it counts the requests the run would make.
 
-    A search asks its first page (``sample`` records, in :data:`_SAMPLE_SORT` order): its total
-    gives the pages; its records stand for the rest. The keys of a market read so are its sample
-    keys, then the ``known`` keys (a refresh: the cached market's), padded to the totals with
-    stand-ins (``~n``), so the feed is chunked as in the run (and a refresh's feed skips the
-    keys that were terminal, as the run does). The
-    change feed is sampled (one ``Limit=50`` request per sample: the search samples, weighted by
-    their totals, or the first chunk of real keys): each chunk is counted at the pages its
-    expected changes fill, and the sample's own records are returned to the run, whose ``apply``
-    step finds the closings among them; its details step is then counted at the closings
-    expected over every id (the sample's share of closing records times the expected changes).
+    A search asks its first page (``sample`` records): its total gives the pages, its records
+    stand for the rest. A market's keys are its samples', then ``known`` (a refresh: the cached
+    market's), padded to the totals with stand-ins (``~n``), so the feed is chunked as in the run.
+    The feed is sampled (a ``Limit=50`` page per search sample, weighted by its total, or of the
+    first chunk of real keys): each chunk counts the pages its expected changes fill; the sample's
+    records go back to the run, and the details count their share of closings over every id.
     """
 
     def __init__(self, api: ApiClient, sample: int = PAGE_SIZE, known: Sequence[str] = ()) -> None:

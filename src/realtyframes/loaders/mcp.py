@@ -4,17 +4,12 @@
 documentation MCP: ``<docs_url>/mcp``, or ``<base_url>/docs/mcp`` when no ``docs_url`` is set, as
 the sandbox serves it) open an :class:`McpSession`.
 
-It speaks MCP's streamable HTTP transport (JSON-RPC 2.0, the ``initialize`` handshake,
-``Mcp-Session-Id``, ``DELETE`` at the end) with the client's own httpx client, so it uses the
-client's credentials, rate budget (the ``RateLimit`` headers of MCP answers feed its pacing),
-retries (429, 5xx and transport errors, after ``Retry-After`` or a backoff) and secret masking.
-It is plain synchronous code (no event loop), so it works the same inside Jupyter's running loop.
-Answers come as ``application/json``; a ``text/event-stream`` answer is read as well.
-
-A call's arguments are checked against the tool's ``inputSchema`` before any request (unknown
-names, required ones, enums, ranges, types: :class:`~realtyframes.QueryError`); a tool error
-raises the :class:`~realtyframes.ApiError` subclass of its code; a listing search comes back with
-the same columns and dtypes as ``client.listings`` (the loaders' shaping and validation).
+It speaks MCP's streamable HTTP transport (JSON-RPC 2.0, ``initialize``, ``Mcp-Session-Id``,
+``DELETE`` at the end; JSON or ``text/event-stream`` answers) with the client's own httpx client:
+its credentials, pacing, retries (429, 5xx, transport errors) and secret masking. Plain
+synchronous code, so it works the same inside Jupyter's running loop. Arguments are checked
+against the tool's ``inputSchema`` before any request (QueryError); a tool error raises the
+ApiError subclass of its code; a listing search has ``client.listings``' columns and dtypes.
 
 >>> with client.mcp() as mcp:  # doctest: +SKIP
 ...     mcp.tools()[["name", "required"]]
@@ -282,14 +277,7 @@ class McpSession:
             schema = tool.get("inputSchema") or {}
             required = list(schema.get("required", []))
             optional = [p for p in schema.get("properties", {}) if p not in required]
-            rows.append(
-                {
-                    "name": name,
-                    "description": tool.get("description") or "",
-                    "required": required,
-                    "optional": optional,
-                }
-            )
+            rows.append((name, tool.get("description") or "", required, optional))
         return pd.DataFrame(rows, columns=["name", "description", "required", "optional"])
 
     def call(self, name: str, **arguments: Any) -> pd.DataFrame | dict[str, Any]:
