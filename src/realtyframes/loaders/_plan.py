@@ -22,13 +22,12 @@ import pandas as pd
 
 from realtyframes.api import ApiClient
 from realtyframes.loaders._base import Session
-from realtyframes.loaders._page_info import PAGE_SIZE
+from realtyframes.loaders._page_info import PAGE_SIZE, Paged
 from realtyframes.loaders._sync import plan_scope
 from realtyframes.loaders._sync_steps import (
     NOT_ASKED,
     Counts,
     Fed,
-    Found,
     chunks,
     pages_of,
     run_first,
@@ -159,7 +158,7 @@ class Counting:
         body = json.loads(raw)
         return raw, body if isinstance(body, dict) else {}
 
-    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]:
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Paged]:
         found = []
         for query in queries:
             asked = {**query, "Sort": _SAMPLE_SORT, "Limit": str(self.sample)}
@@ -170,10 +169,10 @@ class Counting:
                 ([str(r["ListingId"]) for r in records if r.get("ListingId")], total)
             )
             self.rows += total
-            found.append(Found([raw], pages_of(total), total))
+            found.append(Paged([raw], total, pages_of(total)))
         return found
 
-    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
+    def keys(self, market: pd.DataFrame, found: Sequence[Paged]) -> list[str]:
         keys = market[_SYNC.key].astype(str).tolist()
         total = sum(f.total for f in found)
         seen = set(keys)

@@ -18,9 +18,9 @@ from realtyframes.cache import Checkpoint
 from realtyframes.errors import ApiError, NotFoundError
 from realtyframes.loaders._answers import check_echo
 from realtyframes.loaders._base import Endpoint
-from realtyframes.loaders._page_info import _Bar, progress_enabled
+from realtyframes.loaders._page_info import Paged, _Bar, progress_enabled
 from realtyframes.loaders._paging import fetch_pages, fetch_pages_many
-from realtyframes.loaders._sync_steps import Fed, Found, chunks, pages_of, too_many
+from realtyframes.loaders._sync_steps import Fed, chunks, pages_of, too_many
 
 __all__ = ["Fetching", "in_threads"]
 
@@ -44,23 +44,21 @@ class Fetching:
         self.api, self.endpoint, self.sync = api, endpoint, endpoint.sync
         self.progress, self.checkpoint = progress, checkpoint
 
-    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]:
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Paged]:
         """Each query paged: one after the other into a checkpoint (its first page notes the
         data's identity), else all at once."""
         item = str(self.endpoint.item_key)
         name = self.sync.partition[0]
         if self.checkpoint is None:
-            paged = fetch_pages_many(self.api, self.endpoint.path, queries, item_key=item,
-                                     progress=self.progress, desc="market")  # fmt: skip
-        else:
-            paged = [
-                fetch_pages(self.api, self.endpoint.path, q, item_key=item, progress=self.progress,
-                            desc=f"market: {q[name]}", checkpoint=self.checkpoint)
-                for q in queries
-            ]  # fmt: skip
-        return [Found(p.pages, p.requests, p.total) for p in paged]
+            return fetch_pages_many(self.api, self.endpoint.path, queries, item_key=item,
+                                    progress=self.progress, desc="market")  # fmt: skip
+        return [
+            fetch_pages(self.api, self.endpoint.path, q, item_key=item, progress=self.progress,
+                        desc=f"market: {q[name]}", checkpoint=self.checkpoint)
+            for q in queries
+        ]  # fmt: skip
 
-    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
+    def keys(self, market: pd.DataFrame, found: Sequence[Paged]) -> list[str]:
         return market[self.sync.key].tolist()
 
     def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed:

@@ -19,7 +19,7 @@ import pandas as pd
 from realtyframes._changes import sync_changes
 from realtyframes.errors import ApiError
 from realtyframes.loaders._base import Endpoint, Sync, ids_in
-from realtyframes.loaders._paging import PAGE_SIZE
+from realtyframes.loaders._page_info import PAGE_SIZE, Paged
 from realtyframes.loaders._sync_apply import (
     append_history,
     clock_window,
@@ -44,7 +44,6 @@ __all__ = [
     "STATE_VERSION",
     "Counts",
     "Fed",
-    "Found",
     "Reader",
     "SyncResult",
     "chunks",
@@ -97,15 +96,6 @@ class Counts:
 
 
 @dataclass
-class Found:
-    """A paged search: its bodies, the requests it took and the server's total."""
-
-    pages: list[bytes]
-    requests: int
-    total: int
-
-
-@dataclass
 class Fed:
     """The change feed over some ids: its bodies, requests, refusals and floor."""
 
@@ -133,8 +123,8 @@ class SyncResult:
 class Reader(Protocol):
     """How the runner reads the server: for real (:class:`Fetching`) or counting (a plan)."""
 
-    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]: ...
-    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]: ...
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Paged]: ...
+    def keys(self, market: pd.DataFrame, found: Sequence[Paged]) -> list[str]: ...
     def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed: ...
     def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]: ...
     def page(self, query: Mapping[str, str]) -> pd.DataFrame:
@@ -204,7 +194,7 @@ class _Run:
 
     def search(
         self, queries: list[dict[str, str]]
-    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[Found]]:
+    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[Paged]]:
         """The searches read, shaped and validated: (valid, invalid, media, what was found)."""
         found = self.reader.search(queries)
         self.counts.add("search", sum(f.requests for f in found),
@@ -277,7 +267,7 @@ def run_first(
 
 
 def _since_kept(
-    run: _Run, result: SyncResult, found: Sequence[Found], previous: SyncResult
+    run: _Run, result: SyncResult, found: Sequence[Paged], previous: SyncResult
 ) -> pd.DataFrame:
     """A refresh's history: the one kept plus the change feed since the last sync's change
     watermark, over the reloaded keys not terminal then (a terminal record never changes again)."""
