@@ -303,7 +303,7 @@ def plan_sync(
         known = [] if kept is None else kept.market[_SYNC.key].astype(str).tolist()
         reader = Counting(session.api, known=known)
         result = run_first(
-            _LISTINGS, reader, asked.params, chunk=_SYNC.chunk, previous=kept,
+            _LISTINGS, reader, asked.params, chunk=asked.chunk, previous=kept,
             since=None if since is False else since, backfill=backfill, on_invalid="quarantine",
         )  # fmt: skip
         fed = kept is not None and bool(result.counts.feed)
@@ -313,7 +313,7 @@ def plan_sync(
         return _make(session.api, "sync_listings", "first sync", result.counts, reader.rows,
                      reader.probes, notes)  # fmt: skip
     reader = Counting(session.api)
-    result = run_later(_LISTINGS, reader, previous, asked.params, chunk=int(previous.state["chunk"]),
+    result = run_later(_LISTINGS, reader, previous, asked.params, chunk=asked.chunk,
                        on_invalid="quarantine")  # fmt: skip
     notes = ("the closings (one detail request each) from a sample of the change feed",)
     return _make(session.api, "sync_listings", "incremental", result.counts, reader.rows,
