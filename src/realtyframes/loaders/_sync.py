@@ -15,6 +15,7 @@ scope at a time, across processes (``_sync_entry.scope_lock``). See ``docs/sync.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Mapping
@@ -43,6 +44,7 @@ from realtyframes.loaders._sync_entry import (
     RESOURCE,
     SYNC_REFUSED,
     SYNC_WAIT,
+    cached_scope,
     changes_between,
     check_wait,
     describe_scope,
@@ -230,9 +232,8 @@ def sync_lock(session: Session, scope: Mapping[str, Any]) -> Path | None:
     >>> sync_lock(client.session, {"City": "Miami"}).name  # doctest: +SKIP
     '3f2c...e1.lock'
     """
-    params = sync_scope(scope)
-    cache = session.cache
-    return None if cache is None else cache.job_lock(RESOURCE, scope_key(session, cache, params))
+    found = cached_scope(session, scope)
+    return None if found is None else found[0].job_lock(RESOURCE, found[1])
 
 
 def _sync_now(
@@ -265,10 +266,9 @@ def plan_scope(
     before any request): the sync's arguments, the cached sync (None: a first sync) and whether
     a first sync backfills the history."""
     asked = _asked(scope, refresh, history_since)
-    cache = session.cache
-    key = None if cache is None else scope_key(session, cache, asked.params)
-    previous = None if cache is None or key is None else usable(cache.read(RESOURCE, key))
-    return asked, previous, asked.since is not False and cache is not None
+    found = cached_scope(session, scope)
+    previous = None if found is None else usable(found[0].read(RESOURCE, found[1]))
+    return asked, previous, asked.since is not False and found is not None
 
 
 def _first(
@@ -364,12 +364,10 @@ def _history_since(value: HistorySince) -> pd.Timestamp | Literal[False] | None:
     if value is None or value is False:
         return value
     allowed = "a date or ISO 8601 timestamp (e.g. '2025-06-01'), None or False"
-    if value is True or not isinstance(value, date | datetime | str):
-        raise QueryError("history_since", f"{value!r} is not a date", allowed)
-    try:
-        when = pd.Timestamp(value)
-    except (TypeError, ValueError):
-        raise QueryError("history_since", f"{value!r} is not a date", allowed) from None
+    when: Any = pd.NaT
+    if isinstance(value, date | datetime | str):  # not True: a bool is none of them
+        with contextlib.suppress(TypeError, ValueError):
+            when = pd.Timestamp(value)
     if when is pd.NaT:
         raise QueryError("history_since", f"{value!r} is not a date", allowed)
     when = when.tz_localize(UTC) if when.tzinfo is None else when.tz_convert(UTC)

@@ -33,6 +33,7 @@ __all__ = [
     "RESOURCE",
     "SYNC_REFUSED",
     "SYNC_WAIT",
+    "cached_scope",
     "changes_between",
     "check_wait",
     "describe_scope",
@@ -153,11 +154,12 @@ def sync_state(session: Session, scope: Mapping[str, Any]) -> dict[str, Any] | N
     >>> sync_state(client.session, {"City": "Miami"})["last_requests"]  # doctest: +SKIP
     {'search': 4, 'feed': 3, 'details': 1, 'rejected': 0, 'total': 8, 'floor': 8}
     """
-    found = _scope_key(session, scope)
+    found = cached_scope(session, scope)
     return None if found is None else found[0].sync_state(RESOURCE, found[1])  # no Parquet read
 
 
-def _scope_key(session: Session, scope: Mapping[str, Any]) -> tuple[ParquetCache, str] | None:
+def cached_scope(session: Session, scope: Mapping[str, Any]) -> tuple[ParquetCache, str] | None:
+    """The session's cache and the key of ``scope`` (checked) in it; None without a cache."""
     params = sync_scope(scope)
     cache = session.cache
     return None if cache is None else (cache, scope_key(session, cache, params))
@@ -165,7 +167,7 @@ def _scope_key(session: Session, scope: Mapping[str, Any]) -> tuple[ParquetCache
 
 def _synced_entry(session: Session, scope: Mapping[str, Any]) -> Entry | None:
     """The cache entry of the last complete sync of ``scope``, or None (never synced, no cache)."""
-    found = _scope_key(session, scope)
+    found = cached_scope(session, scope)
     entry = None if found is None else found[0].read(RESOURCE, found[1])
     return entry if entry is not None and isinstance(entry.meta.get("sync"), dict) else None
 
