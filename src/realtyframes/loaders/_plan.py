@@ -23,15 +23,13 @@ import pandas as pd
 from realtyframes.api import ApiClient
 from realtyframes.loaders._base import Session
 from realtyframes.loaders._page_info import PAGE_SIZE, Paged
-from realtyframes.loaders._sync import plan_scope
+from realtyframes.loaders._sync import plan_scope, run_sync
 from realtyframes.loaders._sync_steps import (
     NOT_ASKED,
     Counts,
     Fed,
     chunks,
     pages_of,
-    run_first,
-    run_later,
 )
 from realtyframes.loaders.endpoints import ENDPOINTS
 
@@ -295,26 +293,21 @@ def plan_sync(
     """
     if (own := _own(session, "plan_sync")) is not None:
         return own(scope, refresh=refresh, history_since=history_since)
-    asked, previous, backfill = plan_scope(session, scope, refresh=refresh,
-                                           history_since=history_since)  # fmt: skip
-    since = asked.since
-    if previous is None or refresh:
-        kept = previous if refresh else None  # a refresh keeps its history, adds the feed since
-        known = [] if kept is None else kept.market[_SYNC.key].astype(str).tolist()
-        reader = Counting(session.api, known=known)
-        result = run_first(
-            _LISTINGS, reader, asked.params, chunk=asked.chunk, previous=kept,
-            since=None if since is False else since, backfill=backfill, on_invalid="quarantine",
-        )  # fmt: skip
-        fed = kept is not None and bool(result.counts.feed)
-        notes = (
-            ("the backfill from a sample of each status",) if result.counts.backfill else ()
-        ) + (("the feed since the last sync from a sample of its first chunk",) if fed else ())
-        return _make(session.api, "sync_listings", "first sync", result.counts, reader.rows,
-                     reader.probes, notes)  # fmt: skip
-    reader = Counting(session.api)
-    result = run_later(_LISTINGS, reader, previous, asked.params, chunk=asked.chunk,
-                       on_invalid="quarantine")  # fmt: skip
-    notes = ("the closings (one detail request each) from a sample of the change feed",)
-    return _make(session.api, "sync_listings", "incremental", result.counts, reader.rows,
-                 reader.probes, notes)  # fmt: skip
+    asked, previous = plan_scope(session, scope, refresh=refresh, history_since=history_since)
+    later = previous is not None and not asked.refresh
+    refreshing = previous is not None and asked.refresh  # its history kept, the feed since added
+    known = [] if previous is None or later else previous.market[_SYNC.key].astype(str).tolist()
+    reader = Counting(session.api, known=known)
+    result = run_sync(asked, reader, previous, cached=session.cache is not None,
+                      on_invalid="quarantine")  # fmt: skip
+    counts, notes = result.counts, []
+    if later:
+        notes.append("the closings (one detail request each) from a sample of the change feed")
+    if counts.backfill:
+        notes.append("the backfill from a sample of each status")
+    if refreshing and counts.feed:
+        notes.append("the feed since the last sync from a sample of its first chunk")
+    mode = "incremental" if later else "first sync"
+    return _make(
+        session.api, "sync_listings", mode, counts, reader.rows, reader.probes, tuple(notes)
+    )

@@ -62,13 +62,14 @@ from realtyframes.loaders._sync_fetch import Fetching
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,
     Counts,
+    Reader,
     SyncResult,
     run_first,
     run_later,
     too_many,
 )
 from realtyframes.loaders.endpoints import ENDPOINTS
-from realtyframes.schemas import SCHEMA_VERSION, STANDARD_STATUSES
+from realtyframes.schemas import SCHEMA_VERSION, STANDARD_STATUSES, OnInvalid
 
 __all__ = [
     "CHANGE_COLUMNS",
@@ -246,8 +247,7 @@ def _sync_now(
         result, resumed = _first(session, asked, key, previous)
     else:
         reader = Fetching(session.api, _MARKET, asked.progress)
-        result = run_later(_MARKET, reader, previous, asked.params, chunk=asked.chunk,
-                           on_invalid=session.on_invalid)  # fmt: skip
+        result = run_sync(asked, reader, previous, cached=True, on_invalid=session.on_invalid)
     result.state["last_requests"] = counted = result.counts.as_dict()
     logger.info("sync_listings %s: %d listings, %d requests (%s)", asked.params,
                 len(result.market), counted["total"], result.state["mode"])  # fmt: skip
@@ -261,14 +261,30 @@ def _sync_now(
 
 def plan_scope(
     session: Session, scope: Mapping[str, Any], *, refresh: Any, history_since: Any
-) -> tuple[_Asked, SyncResult | None, bool]:
+) -> tuple[_Asked, SyncResult | None]:
     """What a plan of a sync of ``scope`` starts from, checked as the sync checks it (QueryError
-    before any request): the sync's arguments, the cached sync (None: a first sync) and whether
-    a first sync backfills the history."""
+    before any request): the sync's arguments and the cached sync (None: a first sync)."""
     asked = _asked(scope, refresh, history_since)
     found = cached_scope(session, scope)
-    previous = None if found is None else usable(found[0].read(RESOURCE, found[1]))
-    return asked, previous, asked.since is not False and found is not None
+    return asked, None if found is None else usable(found[0].read(RESOURCE, found[1]))
+
+
+def run_sync(
+    asked: _Asked, reader: Reader, previous: SyncResult | None, *, cached: bool,
+    on_invalid: OnInvalid,
+) -> SyncResult:  # fmt: skip
+    """The declared sync run through ``reader`` (the sync's and its plan's one path): a first
+    sync (nothing cached, or a refresh keeping ``previous``'s history, backfilled only with a
+    cache) or a later one from ``previous``."""
+    if previous is not None and not asked.refresh:
+        return run_later(_MARKET, reader, previous, asked.params, chunk=asked.chunk,
+                         on_invalid=on_invalid)  # fmt: skip
+    since = asked.since
+    return run_first(
+        _MARKET, reader, asked.params, chunk=asked.chunk, previous=previous,
+        since=None if since is False else since, backfill=since is not False and cached,
+        on_invalid=on_invalid,
+    )  # fmt: skip
 
 
 def _first(
@@ -295,11 +311,8 @@ def _first(
                     f"{RESUME_WITHIN}); loading again from the start"
                 )
         reader = Fetching(api, _MARKET, asked.progress, checkpoint)
-        return run_first(
-            _MARKET, reader, asked.params, chunk=asked.chunk, previous=previous,
-            since=None if since is False else since,
-            backfill=since is not False and cache is not None, on_invalid=session.on_invalid,
-        )  # fmt: skip
+        return run_sync(asked, reader, previous, cached=cache is not None,
+                        on_invalid=session.on_invalid)  # fmt: skip
 
     scope = {
         **identity(api, asked.params),
