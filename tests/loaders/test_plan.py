@@ -16,7 +16,7 @@ import pytest
 
 import realtyframes as rf
 from realtyframes.api import MAX_LISTING_IDS
-from realtyframes.loaders import ENDPOINTS
+from realtyframes.loaders import ENDPOINTS, sync_listings
 from realtyframes.sandbox import RunningSandbox
 
 MakeClient = Callable[..., tuple[rf.Client, Any]]  # (client, the request log of conftest)
@@ -99,6 +99,25 @@ def test_an_incremental_plan_foresees_the_feed_and_the_closings(
     # the closings are sampled from one chunk of the feed: an estimate, not a count
     assert counts["details"] > 0 and plan.details > 0
     assert within(plan.requests, made, 0.25), (plan, counts)
+
+
+def test_an_incremental_plan_counts_the_chunk_the_next_sync_uses(
+    make_client: MakeClient,
+    start_sandbox: Callable[..., RunningSandbox],
+    http_client: httpx.Client,
+) -> None:
+    """A sync's ``chunk_size`` holds for that call; ``plan_sync`` plans the call with the
+    defaults, so its feed is counted in chunks of the spec's 100 ids whatever the last sync used
+    (it counted the last sync's chunk from the saved state: ten times the feed after
+    ``chunk_size=10``)."""
+    sandbox = start_sandbox(listings=3000, history_years=3)
+    client, _ = make_client(sandbox.url)
+    sync_listings(client.session, {}, chunk_size=10, history_since=False)
+    http_client.post(f"{sandbox.url}/_sandbox/clock", json={"advance_days": 7}).raise_for_status()
+    plan = client.plan_sync()
+    client.sync_listings()
+    counts = client.sync_state()["last_requests"]  # type: ignore[index]
+    assert counts["feed"] > 0 and plan.feed == counts["feed"], (plan, counts)
 
 
 def test_a_refresh_plan_counts_the_feed_since_the_last_sync(

@@ -1,25 +1,15 @@
-"""Every answer checked against its question, inside the retry loop of ``ApiClient.get_many``.
+"""Every answer checked against its question, inside the retry loop of ``ApiClient.get_many``:
+a caching proxy (or a confused server) may answer with another request's well-formed body.
 
-A caching proxy (or a confused server) may answer a request with the body of another one: the
-previous page of a search, another listing's detail. The body is well formed, so only a
-comparison with the request tells. What each answer is compared with:
+- a page: its echoed ``offset`` and ``limit``, when present (from ``page_info``'s byte scan);
+- a change-feed page: each record's ListingId is one asked about;
+- a search or feed page: its records must not all contradict the request's ``Status``,
+  ``PropertyType``, ``Since`` or ``ChangeType`` (another query's page at the same offset has the
+  same envelope). One record that fits is enough: a server may lag between index and records;
+- a detail: its top-level id, when present, is the one asked; ``{}`` or a list page is no record.
 
-- a page of the search, the change feed or the contacts: its echoed ``offset`` and ``limit``
-  (from :func:`~realtyframes.loaders._page_info.page_info`'s byte scan; a page that does not
-  echo them is accepted, only a present, different value is a mismatch);
-- a change-feed page: each record's ListingId must be one the request asked about;
-- a search page: the records must not all contradict the request's ``Status`` (their
-  ``StandardStatus``), ``PropertyType`` or ``Since`` (their ``OriginalEntryTimestamp``); a
-  change-feed page likewise its ``Since`` (``ChangeTimestamp``) and ``ChangeType``: another
-  query's page at the same offset has the same envelope, so its records are what give it away.
-  One record that fits is enough (a real server may lag between its index and its records);
-  usually the first one does, which costs one regex search;
-- a detail: its top-level ``ListingId`` (``id`` of a contact, ``contactId`` of an activity,
-  ``period`` of analytics) must be the one asked for, when present; a body that is no record
-  (``{}``, or a list page with ``total`` and its records) is a mismatch too.
-
-A mismatch raises :class:`~realtyframes.errors.ResponseMismatchError`, which the engine retries
-like a broken body and finally raises: the load fails and nothing is cached.
+A mismatch raises :class:`~realtyframes.errors.ResponseMismatchError`, retried like a broken body
+and finally raised: the load fails and nothing is cached.
 
 >>> from realtyframes.loaders._page_info import page_info
 >>> question = PageQuestion.of("listings", {"Status": "Active"})

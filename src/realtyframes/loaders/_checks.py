@@ -30,14 +30,8 @@ def check_flag(name: str, value: Any, *, allow_none: bool = False) -> bool | Non
     """``value`` if it is True or False (or None with ``allow_none``), else a QueryError."""
     if isinstance(value, bool) or (allow_none and value is None):
         return value  # type: ignore[no-any-return]
-    expected, allowed = (
-        ("True, False or None", "True, False, None")
-        if allow_none
-        else (
-            "True or False",
-            "True, False",
-        )
-    )
+    expected = "True, False or None" if allow_none else "True or False"
+    allowed = "True, False, None" if allow_none else "True, False"
     raise QueryError(name, f"expected {expected}, got {value!r}", allowed)
 
 

@@ -4,9 +4,8 @@ checks with (written from the spec, ``service-api.md``, independently of the san
 
 A validator returns the query normalised to strings (booleans ``true``/``false``, timestamps as
 UTC ``Z``, Subtypes in the spec's order) or raises a QueryError naming the parameter and what is
-allowed; unknown names get a "did you mean". On the loaders' floor, above the api (#33);
-``ApiClient.call`` reads it through the ``prepare`` a ``Client`` gives it. Each path is written
-here and nowhere else; the checking itself is :mod:`._checkers`.
+allowed. ``ApiClient.call`` reads it through the ``prepare`` a ``Client`` gives it. Each path is
+written here and nowhere else; the checking itself is :mod:`._checkers`.
 
 >>> prepare("listings", {"City": "Miami", "MinListPrice": 300000, "Pool": True}).params
 {'City': 'Miami', 'MinListPrice': '300000', 'Pool': 'true'}

@@ -119,13 +119,8 @@ def _ids_by_json(body: bytes, item_key: str) -> _Info:
             )
         elif isinstance(record, Mapping) and key is not None and key in record:
             value = record[key]
-            ids.append(
-                _NullId()
-                if value is None
-                else str(value)
-                if isinstance(value, int | float)
-                else value
-            )
+            value = str(value) if isinstance(value, int | float) else value
+            ids.append(_NullId() if value is None else value)
         else:
             ids.append(json.dumps(record, sort_keys=True, default=str))
     return _Info(total, offset, tuple(ids), limit)
@@ -157,17 +152,15 @@ def _scan(body: bytes, item_key: str) -> _Info | None:
     head = body[:at]
     end = body.rfind(b"]")
     tail = body[end:] if end > at else b""
-    total = _envelope_number(head, "total")
-    if total is None:
-        total = _envelope_number(tail, "total")
+
+    def number(name: str) -> int | None:
+        found = _envelope_number(head, name)
+        return found if found is not None else _envelope_number(tail, name)
+
+    total = number("total")
     if total is None:
         return None
-    offset = _envelope_number(head, "offset")
-    if offset is None:
-        offset = _envelope_number(tail, "offset")
-    limit = _envelope_number(head, "limit")
-    if limit is None:
-        limit = _envelope_number(tail, "limit")
+    offset, limit = number("offset"), number("limit")
     found = _ID_VALUE[item_key].findall(body, at)
     ids = tuple(_id_value(v) for v in found)
     if len(ids) > PAGE_SIZE:  # a nested object carries the same field: decode instead

@@ -1,12 +1,9 @@
 """Know the cost before paying it: the requests a load or a sync will make, from a few cheap ones.
 
-A plan is the run itself, dry: :func:`plan_sync` runs the sync's runner
-(:func:`~realtyframes.loaders._sync_steps.run_first` / ``run_later``) with :class:`Counting`, a
-reader that asks each search for its first page only (its total counts the pages) and samples
-the change feed (a ``Limit=50`` page per sample: its total per id, and its share of closings,
-each a detail request). :func:`plan_listings` counts a search's pages and details the same way.
-The time is the requests at the account's rate limit, read from the answers' ``RateLimit`` /
-``RateLimit-Policy`` headers.
+A plan is the run itself, dry: :func:`plan_sync` runs the sync's runner with :class:`Counting`, a
+reader that asks each search for its first page (its total counts the pages) and samples the
+change feed; :func:`plan_listings` counts a search's pages and details the same way. The time is
+the requests at the account's rate limit (the answers' ``RateLimit`` headers).
 
 >>> plan = plan_listings(session, {"City": "Miami"}, details=True)  # doctest: +SKIP
 >>> plan.requests, plan.seconds  # doctest: +SKIP
@@ -25,20 +22,16 @@ import pandas as pd
 
 from realtyframes.api import ApiClient
 from realtyframes.loaders._base import Session
-from realtyframes.loaders._page_info import PAGE_SIZE
-from realtyframes.loaders._sync import _history_since, plan_scope
+from realtyframes.loaders._page_info import PAGE_SIZE, Paged
+from realtyframes.loaders._sync import plan_scope, run_sync
 from realtyframes.loaders._sync_steps import (
     NOT_ASKED,
     Counts,
     Fed,
-    Found,
     chunks,
     pages_of,
-    run_first,
-    run_later,
 )
 from realtyframes.loaders.endpoints import ENDPOINTS
-from realtyframes.schemas import OnInvalid
 
 __all__ = ["Counting", "Plan", "plan_listings", "plan_sync"]
 
@@ -143,16 +136,12 @@ def _expected_pages(mean: float) -> float:
 class Counting:
     """The sync runner's reader in a dry run: it counts the requests the run would make.
 
-    A search asks its first page (``sample`` records, in :data:`_SAMPLE_SORT` order): its total
-    gives the pages; its records stand for the rest. The keys of a market read so are its sample
-    keys, then the ``known`` keys (a refresh: the cached market's), padded to the totals with
-    stand-ins (``~n``), so the feed is chunked as in the run (and a refresh's feed skips the
-    keys that were terminal, as the run does). The
-    change feed is sampled (one ``Limit=50`` request per sample: the search samples, weighted by
-    their totals, or the first chunk of real keys): each chunk is counted at the pages its
-    expected changes fill, and the sample's own records are returned to the run, whose ``apply``
-    step finds the closings among them; its details step is then counted at the closings
-    expected over every id (the sample's share of closing records times the expected changes).
+    A search asks its first page (``sample`` records): its total gives the pages, its records
+    stand for the rest. A market's keys are its samples', then ``known`` (a refresh: the cached
+    market's), padded to the totals with stand-ins (``~n``), so the feed is chunked as in the run.
+    The feed is sampled (a ``Limit=50`` page per search sample, weighted by its total, or of the
+    first chunk of real keys): each chunk counts the pages its expected changes fill; the sample's
+    records go back to the run, and the details count their share of closings over every id.
     """
 
     def __init__(self, api: ApiClient, sample: int = PAGE_SIZE, known: Sequence[str] = ()) -> None:
@@ -167,7 +156,7 @@ class Counting:
         body = json.loads(raw)
         return raw, body if isinstance(body, dict) else {}
 
-    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]:
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Paged]:
         found = []
         for query in queries:
             asked = {**query, "Sort": _SAMPLE_SORT, "Limit": str(self.sample)}
@@ -178,10 +167,10 @@ class Counting:
                 ([str(r["ListingId"]) for r in records if r.get("ListingId")], total)
             )
             self.rows += total
-            found.append(Found([raw], pages_of(total), total))
+            found.append(Paged([raw], total, pages_of(total)))
         return found
 
-    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
+    def keys(self, market: pd.DataFrame, found: Sequence[Paged]) -> list[str]:
         keys = market[_SYNC.key].astype(str).tolist()
         total = sum(f.total for f in found)
         seen = set(keys)
@@ -304,26 +293,21 @@ def plan_sync(
     """
     if (own := _own(session, "plan_sync")) is not None:
         return own(scope, refresh=refresh, history_since=history_since)
-    since = _history_since(history_since)
-    params, previous, backfill = plan_scope(session, scope, refresh=refresh, since=since)
-    quiet: OnInvalid = "quarantine"
-    if previous is None or refresh:
-        kept = previous if refresh else None  # a refresh keeps its history, adds the feed since
-        known = [] if kept is None else kept.market[_SYNC.key].astype(str).tolist()
-        reader = Counting(session.api, known=known)
-        result = run_first(
-            _LISTINGS, reader, params, chunk=_SYNC.chunk, previous=kept,
-            since=None if since is False else since, backfill=backfill, on_invalid=quiet,
-        )  # fmt: skip
-        fed = kept is not None and bool(result.counts.feed)
-        notes = (
-            ("the backfill from a sample of each status",) if result.counts.backfill else ()
-        ) + (("the feed since the last sync from a sample of its first chunk",) if fed else ())
-        return _make(session.api, "sync_listings", "first sync", result.counts, reader.rows,
-                     reader.probes, notes)  # fmt: skip
-    reader = Counting(session.api)
-    result = run_later(_LISTINGS, reader, previous, params, chunk=int(previous.state["chunk"]),
-                       on_invalid=quiet)  # fmt: skip
-    notes = ("the closings (one detail request each) from a sample of the change feed",)
-    return _make(session.api, "sync_listings", "incremental", result.counts, reader.rows,
-                 reader.probes, notes)  # fmt: skip
+    asked, previous = plan_scope(session, scope, refresh=refresh, history_since=history_since)
+    later = previous is not None and not asked.refresh
+    refreshing = previous is not None and asked.refresh  # its history kept, the feed since added
+    known = [] if previous is None or later else previous.market[_SYNC.key].astype(str).tolist()
+    reader = Counting(session.api, known=known)
+    result = run_sync(asked, reader, previous, cached=session.cache is not None,
+                      on_invalid="quarantine")  # fmt: skip
+    counts, notes = result.counts, []
+    if later:
+        notes.append("the closings (one detail request each) from a sample of the change feed")
+    if counts.backfill:
+        notes.append("the backfill from a sample of each status")
+    if refreshing and counts.feed:
+        notes.append("the feed since the last sync from a sample of its first chunk")
+    mode = "incremental" if later else "first sync"
+    return _make(
+        session.api, "sync_listings", mode, counts, reader.rows, reader.probes, tuple(notes)
+    )

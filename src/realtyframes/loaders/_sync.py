@@ -2,19 +2,12 @@
 
 ``sync_listings(session, scope)`` keeps one cache entry per scope and account (resource
 ``market``): the market (one row per ListingId, every status), its ``media``, ``quarantine`` and
-the **history** of every change seen (``market.history``), with the sync state in the entry's
-metadata (member ``sync``). What is synced is declared once, on the listings row of the endpoint
-table (``ENDPOINTS["listings"].sync``: key, cursor, statuses, change feed, chunk of the spec's
-100 ids, apply step); one runner (:mod:`realtyframes.loaders._sync_steps`) runs it:
-
-- a first sync (or ``refresh=True``): every status, then the history backfill from the change
-  feed (since the oldest listing's entry, or ``history_since``), resumable from a checkpoint;
-- a later sync: the new listings per status since the entry watermark, the change feed over the
-  open ids since the change watermark applied in order, a detail request per listing that
-  closed; the whole entry written at once.
-
-:func:`~realtyframes.loaders._plan.plan_sync` is the same runner with a counting reader. One sync
-of a scope at a time, across processes (``_sync_lock``). See ``docs/sync.md``.
+``history`` of every change seen, the sync state in its metadata. What is synced is declared once
+(``ENDPOINTS["listings"].sync``) and run by one runner (:mod:`._sync_steps`): a first sync (or
+``refresh=True``) loads every status and backfills the history from the change feed, resumable
+from a checkpoint; a later sync reads the new listings per status, the change feed since the
+watermark and the closings. ``plan_sync`` is the same runner with a counting reader. One sync of a
+scope at a time, across processes (``_sync_entry.scope_lock``). See ``docs/sync.md``.
 
 >>> market = sync_listings(client.session, {"City": "Miami"}).frame  # doctest: +SKIP
 >>> history = listing_history(client.session, {"City": "Miami"})  # doctest: +SKIP
@@ -22,19 +15,18 @@ of a scope at a time, across processes (``_sync_lock``). See ``docs/sync.md``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
-from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
 import pandas as pd
 
 from realtyframes._changes import CHANGE_COLUMNS, sync_changes
-from realtyframes.api import ApiClient
-from realtyframes.cache import Checkpoint, Entry, ParquetCache
+from realtyframes.cache import Checkpoint, Entry
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadResult, Session, parquet_safe
 from realtyframes.loaders._checks import check_count, check_flag
@@ -47,14 +39,19 @@ from realtyframes.loaders._resume import (
     run_resumable,
     saved_data_time,
 )
-from realtyframes.loaders._sync_apply import HISTORY_COLUMNS, iso, stamp
+from realtyframes.loaders._sync_apply import iso, stamp
 from realtyframes.loaders._sync_entry import (
-    _REFUSED,
-    OPERATION,
     RESOURCE,
+    SYNC_REFUSED,
+    SYNC_WAIT,
+    cached_scope,
+    changes_between,
+    check_wait,
+    describe_scope,
+    identity,
     listing_history,
-    previous_sync,
     scope_key,
+    scope_lock,
     sync_scope,
     sync_state,
     synced_market,
@@ -62,16 +59,10 @@ from realtyframes.loaders._sync_entry import (
     write_sync,
 )
 from realtyframes.loaders._sync_fetch import Fetching
-from realtyframes.loaders._sync_lock import (
-    SYNC_WAIT,
-    changes_between,
-    check_wait,
-    describe_scope,
-    scope_lock,
-)
 from realtyframes.loaders._sync_steps import (
     STATE_VERSION,
     Counts,
+    Reader,
     SyncResult,
     run_first,
     run_later,
@@ -82,8 +73,6 @@ from realtyframes.schemas import SCHEMA_VERSION, STANDARD_STATUSES, OnInvalid
 
 __all__ = [
     "CHANGE_COLUMNS",
-    "DEFAULT_CHUNK",
-    "HISTORY_COLUMNS",
     "RESOURCE",
     "STATUSES",
     "SYNC_REFUSED",
@@ -98,13 +87,10 @@ __all__ = [
     "too_many",
 ]
 
-#: Parameters a sync scope refuses, with why (``sync_scope``).
-SYNC_REFUSED = _REFUSED
 #: The endpoint whose declared sync (``ENDPOINTS["listings"].sync``) the runner runs.
 _MARKET = ENDPOINTS["listings"]
 assert _MARKET.sync is not None
-#: ListingIds per change-feed request: the spec's ``ListingIds`` "at most 100".
-DEFAULT_CHUNK = _MARKET.sync.chunk
+_SYNC = _MARKET.sync
 #: Statuses a market holds, each loaded by its own search.
 STATUSES: tuple[str, ...] = STANDARD_STATUSES
 
@@ -112,6 +98,26 @@ logger = logging.getLogger("realtyframes.sync")
 
 #: ``history_since=``: a date or timestamp, None (from the oldest listing's entry) or False (none).
 HistorySince = date | datetime | str | Literal[False] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Asked:
+    """A sync's arguments, checked before any request (QueryError)."""
+
+    params: dict[str, str]
+    refresh: bool
+    since: pd.Timestamp | Literal[False] | None
+    chunk: int
+    progress: bool | None
+
+
+def _asked(
+    scope: Mapping[str, Any], refresh: Any, history_since: Any, chunk_size: Any = None,
+    progress: bool | None = None,
+) -> _Asked:  # fmt: skip
+    params, refresh = sync_scope(scope), check_flag("refresh", refresh)
+    chunk = check_count("chunk_size", chunk_size) or _SYNC.chunk
+    return _Asked(params, refresh, _history_since(history_since), chunk, progress)
 
 
 # -- public calls ------------------------------------------------------------------------------------
@@ -160,62 +166,62 @@ def sync_listings(
             progress=progress, wait=wait,
         )  # fmt: skip
     with recorded(session, "sync", RESOURCE, sync_scope(scope)) as record:
-        record.result = result = _sync(
-            session, scope, chunk_size=chunk_size, refresh=refresh, history_since=history_since,
-            progress=progress, wait=wait,
-        )  # fmt: skip
+        progress = session.progress if progress is None else progress
+        asked = _asked(scope, refresh, history_since, chunk_size, progress)
+        record.result = result = _sync(session, asked, check_wait(wait))
     return result
 
 
-def _sync(
-    session: Session,
-    scope: Mapping[str, Any],
-    *,
-    chunk_size: int | None,
-    refresh: bool,
-    history_since: HistorySince,
-    progress: bool | None,
-    wait: float | None,
-) -> LoadResult:
-    """:func:`sync_listings` unrecorded."""
-    params = sync_scope(scope)
-    check_flag("refresh", refresh)
-    chunk = check_count("chunk_size", chunk_size) or DEFAULT_CHUNK
-    since = _history_since(history_since)
-    wait = check_wait(wait)
-    if progress is None:
-        progress = session.progress
-    run = partial(_sync_now, session, params, chunk=chunk, refresh=refresh, since=since,
-                  progress=progress)  # fmt: skip
+def _sync(session: Session, asked: _Asked, wait: float | None) -> LoadResult:
+    """:func:`sync_listings` unrecorded: under the scope's lock with a cache."""
     cache = session.cache
     if cache is None:
-        return run(None, None)
-    key = scope_key(session, cache, params)
+        return _sync_now(session, asked, None, None)
+    key = scope_key(session, cache, asked.params)
     entry = cache.read(RESOURCE, key)  # what this call found: a sync completed later replaces it
-    with scope_lock(cache.job_lock(RESOURCE, key), describe_scope(params), wait):
+    with scope_lock(cache.job_lock(RESOURCE, key), describe_scope(asked.params), wait):
         if cache.generation(RESOURCE, key) != (entry.meta.get("generation") if entry else None):
             newer = cache.read(RESOURCE, key)  # another run synced the scope while this one waited
-            taken = _take(key, params, entry, newer, refresh=refresh)
+            taken = _take(key, asked, entry, newer)
             if taken is not None:
                 return taken
             entry = newer
-        previous = None if entry is None else usable(entry.frame, entry.extra, entry.meta)
-        if previous is not None and not refresh and session.source_unchanged:
-            return _unchanged(key, params, previous)
-        return run(key, previous)
+        previous = usable(entry)
+        if previous is not None and not asked.refresh and session.source_unchanged:
+            return _unchanged(key, asked.params, previous)
+        return _sync_now(session, asked, key, previous)
 
 
 def _unchanged(key: str, params: Mapping[str, str], previous: SyncResult) -> LoadResult:
     """The cached sync as this call's answer, no request, when the session's source cannot have
-    changed since (the embedded sandbox not started yet in this process, whose data are fixed
-    by the identity the cache key holds): what an incremental sync would find, nothing new."""
+    changed since (the embedded sandbox not started yet in this process, its data fixed by the
+    identity the cache key holds): what an incremental sync would find, nothing new."""
     market = previous.market
     result = dataclasses.replace(
         previous, counts=Counts(),
         changes=sync_changes(previous.history.iloc[:0], market.iloc[:0], [], market, market),
     )  # fmt: skip
-    logger.info("sync_listings %s: the embedded sandbox's data as last synced; %d listings from "
-                "the cache, no request", describe_scope(params), len(market))  # fmt: skip
+    return _from_cache(key, params, result, "the embedded sandbox's data as last synced")
+
+
+def _take(key: str, asked: _Asked, before: Entry | None, after: Entry | None) -> LoadResult | None:
+    """The market another run's sync just wrote, as this call's answer (no request), or None
+    when there is none to take (cleared meanwhile; another layout; ``refresh=True`` and that
+    sync was incremental); with the changes of that sync (None when it was a full load)."""
+    taken = usable(after)
+    if taken is None or (asked.refresh and taken.state.get("mode") != "full"):
+        return None
+    start = usable(before)
+    if start is not None and taken.state.get("mode") != "full":
+        taken.changes = changes_between(
+            start.market, taken.market, start.history, taken.history, taken.quarantine
+        )
+    return _from_cache(key, asked.params, taken, "another run synced it meanwhile")
+
+
+def _from_cache(key: str, params: Mapping[str, str], result: SyncResult, why: str) -> LoadResult:
+    logger.info("sync_listings %s: %s; %d listings from the cache, no request",
+                describe_scope(params), why, len(result.market))  # fmt: skip
     return _result(key, result, None, from_cache=True)
 
 
@@ -227,120 +233,95 @@ def sync_lock(session: Session, scope: Mapping[str, Any]) -> Path | None:
     >>> sync_lock(client.session, {"City": "Miami"}).name  # doctest: +SKIP
     '3f2c...e1.lock'
     """
-    params = sync_scope(scope)
-    cache = session.cache
-    return None if cache is None else cache.job_lock(RESOURCE, scope_key(session, cache, params))
+    found = cached_scope(session, scope)
+    return None if found is None else found[0].job_lock(RESOURCE, found[1])
 
 
 def _sync_now(
-    session: Session,
-    params: dict[str, str],
-    key: str | None,
-    previous: SyncResult | None,
-    *,
-    chunk: int,
-    refresh: bool,
-    since: pd.Timestamp | Literal[False] | None,
-    progress: bool | None,
+    session: Session, asked: _Asked, key: str | None, previous: SyncResult | None
 ) -> LoadResult:
-    """The sync itself (under the scope's lock when there is a cache): the runner's first sync,
-    or a later one from ``previous``; written to the cache and returned."""
-    api, cache = session.api, session.cache
-    on_invalid: OnInvalid = session.on_invalid
+    """The sync itself: the runner's first sync, or a later one from ``previous``; written to
+    the cache and returned."""
     resumed: Resumed[SyncResult] | None = None
-    if previous is None or refresh:
-        result, resumed = _first(api, cache, key, params, previous, since, chunk=chunk,
-                                    refresh=refresh, progress=progress, on_invalid=on_invalid)  # fmt: skip
+    if previous is None or asked.refresh:
+        result, resumed = _first(session, asked, key, previous)
     else:
-        reader = Fetching(api, _MARKET, progress)
-        result = run_later(_MARKET, reader, previous, params, chunk=chunk, on_invalid=on_invalid)
+        reader = Fetching(session.api, _MARKET, asked.progress)
+        result = run_sync(asked, reader, previous, cached=True, on_invalid=session.on_invalid)
     result.state["last_requests"] = counted = result.counts.as_dict()
-    logger.info("sync_listings %s: %d listings, %d requests (%s)", params, len(result.market),
-                counted["total"], result.state["mode"])  # fmt: skip
+    logger.info("sync_listings %s: %d listings, %d requests (%s)", asked.params,
+                len(result.market), counted["total"], result.state["mode"])  # fmt: skip
     result.quarantine = parquet_safe(result.quarantine)
-    if cache is not None and key is not None:
-        write_sync(cache, key, api, params, result)
+    if session.cache is not None and key is not None:
+        write_sync(session.cache, key, session.api, asked.params, result)
     if resumed is not None and resumed.checkpoint is not None:
         resumed.checkpoint.done()
     return _result(key, result, resumed)
 
 
-def _take(
-    key: str, params: Mapping[str, str], before: Entry | None, after: Entry | None, *,
-    refresh: bool,
-) -> LoadResult | None:  # fmt: skip
-    """The market another run's sync just wrote, as this call's answer (no request), or None
-    when there is none to take (cleared meanwhile; another layout; ``refresh=True`` and that
-    sync was incremental). Its info: ``from_cache``, the changes of that sync (None when it was
-    a full load, as for the one that made it)."""
-    taken = None if after is None else usable(after.frame, after.extra, after.meta)
-    if taken is None or (refresh and taken.state.get("mode") != "full"):
-        return None
-    start = None if before is None else usable(before.frame, before.extra, before.meta)
-    if start is not None and taken.state.get("mode") != "full":
-        taken.changes = changes_between(
-            start.market, taken.market, start.history, taken.history, taken.quarantine
-        )
-    logger.info("sync_listings %s: another run synced it meanwhile; %d listings from the cache, "
-                "no request", describe_scope(params), len(taken.market))  # fmt: skip
-    return _result(key, taken, None, from_cache=True)
-
-
 def plan_scope(
-    session: Session, scope: Mapping[str, Any], *, refresh: bool, since: Any
-) -> tuple[dict[str, str], SyncResult | None, bool]:
+    session: Session, scope: Mapping[str, Any], *, refresh: Any, history_since: Any
+) -> tuple[_Asked, SyncResult | None]:
     """What a plan of a sync of ``scope`` starts from, checked as the sync checks it (QueryError
-    before any request): the scope's parameters, the cached sync (None: a first sync) and
-    whether a first sync backfills the history (as the sync: a refresh keeps the history it has
-    and backfills only when it has none)."""
-    params = sync_scope(scope)
-    check_flag("refresh", refresh)
-    cache = session.cache
-    previous = previous_sync(cache, scope_key(session, cache, params) if cache else None)
-    return params, previous, since is not False and cache is not None
+    before any request): the sync's arguments and the cached sync (None: a first sync)."""
+    asked = _asked(scope, refresh, history_since)
+    found = cached_scope(session, scope)
+    return asked, None if found is None else usable(found[0].read(RESOURCE, found[1]))
+
+
+def run_sync(
+    asked: _Asked, reader: Reader, previous: SyncResult | None, *, cached: bool,
+    on_invalid: OnInvalid,
+) -> SyncResult:  # fmt: skip
+    """The declared sync run through ``reader`` (the sync's and its plan's one path): a first
+    sync (nothing cached, or a refresh keeping ``previous``'s history, backfilled only with a
+    cache) or a later one from ``previous``."""
+    if previous is not None and not asked.refresh:
+        return run_later(_MARKET, reader, previous, asked.params, chunk=asked.chunk,
+                         on_invalid=on_invalid)  # fmt: skip
+    since = asked.since
+    return run_first(
+        _MARKET, reader, asked.params, chunk=asked.chunk, previous=previous,
+        since=None if since is False else since, backfill=since is not False and cached,
+        on_invalid=on_invalid,
+    )  # fmt: skip
 
 
 def _first(
-    api: ApiClient,
-    cache: ParquetCache | None,
-    key: str | None,
-    params: Mapping[str, str],
-    previous: SyncResult | None,
-    since: pd.Timestamp | Literal[False] | None,
-    *,
-    chunk: int,
-    refresh: bool,
-    progress: bool | None,
-    on_invalid: OnInvalid,
+    session: Session, asked: _Asked, key: str | None, previous: SyncResult | None
 ) -> tuple[SyncResult, Resumed[SyncResult]]:
     """The runner's first sync, resumed from the checkpoint of an interrupted identical one
     (``loaders._resume``): discarded when the server's data moved more than
     :data:`RESUME_WITHIN` since; when used, the watermarks go back to its pages' data time.
     The requests that checked the checkpoint count as the search's."""
+    api, cache, since = session.api, session.cache, asked.since
     checked = 0
 
     def run(checkpoint: Checkpoint | None) -> SyncResult:
         nonlocal checked
         if checkpoint is not None and checkpoint.resumed_from is not None:
             checked += saved_data_time(checkpoint) is not None  # data_moved's request
-            name, values = _MARKET.sync.partition  # type: ignore[union-attr]
-            first = {**params, name: values[0], "Sort": _MARKET.sync.sort,  # type: ignore[union-attr]
-                     "Offset": "0", "Limit": str(PAGE_SIZE)}  # fmt: skip
+            name, values = _SYNC.partition
+            first = {**asked.params, name: values[0], "Sort": _SYNC.sort, "Offset": "0",
+                     "Limit": str(PAGE_SIZE)}  # fmt: skip
             moved = data_moved(api, checkpoint, _MARKET.path, first)
             if moved is not None and moved > RESUME_WITHIN:
                 checkpoint.discard(
                     f"the server's data moved {moved} since its pages were read (more than "
                     f"{RESUME_WITHIN}); loading again from the start"
                 )
-        reader = Fetching(api, _MARKET, progress, checkpoint)
-        return run_first(
-            _MARKET, reader, params, chunk=chunk, previous=previous,
-            since=None if since is False else since,
-            backfill=since is not False and cache is not None, on_invalid=on_invalid,
-        )  # fmt: skip
+        reader = Fetching(api, _MARKET, asked.progress, checkpoint)
+        return run_sync(asked, reader, previous, cached=cache is not None,
+                        on_invalid=session.on_invalid)  # fmt: skip
 
-    scope = _checkpoint_scope(api, params, since, previous is not None)
-    resumed = run_resumable(cache, RESOURCE, key, scope, refresh=refresh, run=run, api=api)
+    scope = {
+        **identity(api, asked.params),
+        "history_since": "none" if since is False else iso(since) if since is not None else None,
+        "refresh": previous is not None,
+        "state_version": STATE_VERSION,
+        "schema_version": SCHEMA_VERSION,
+    }  # what the checkpoint must match beyond the cache key
+    resumed = run_resumable(cache, RESOURCE, key, scope, refresh=asked.refresh, run=run, api=api)
     result, checkpoint = resumed.value, resumed.checkpoint
     result.counts.search += checked + resumed.checks
     if checkpoint is not None and checkpoint.resumed_from is not None and checkpoint.reused:
@@ -351,8 +332,7 @@ def _first(
 def _resumed_watermarks(state: dict[str, Any], saved: str | None) -> None:
     """A resumed first sync mixes pages saved before the interruption with pages read after it,
     maybe days later: its watermarks go back to the saved pages' data time, so the next sync
-    asks for every listing entered and every change made since the oldest page it holds, and
-    the old rows catch up (applying a change is idempotent). See docs/sync.md."""
+    asks for everything since the oldest page it holds (applying a change is idempotent)."""
     since = stamp(saved) if saved is not None else None
     if since is None:
         return
@@ -364,23 +344,6 @@ def _resumed_watermarks(state: dict[str, Any], saved: str | None) -> None:
         "sync_listings: resumed from pages read at %s; the next sync asks for what changed since",
         iso(since),
     )
-
-
-def _checkpoint_scope(
-    api: ApiClient, params: Mapping[str, str], since: Any, refreshing: bool
-) -> dict[str, Any]:
-    """What a full load's checkpoint must match: the scope, the history's start and the
-    layouts of the state and frames (all but the scope are outside the cache key)."""
-    return {
-        "host": api.cache_host(),
-        "operation": OPERATION,
-        "params": dict(params),
-        "account": api.fingerprint,
-        "history_since": "none" if since is False else iso(since) if since is not None else None,
-        "refresh": refreshing,
-        "state_version": STATE_VERSION,
-        "schema_version": SCHEMA_VERSION,
-    }
 
 
 def _result(
@@ -414,12 +377,10 @@ def _history_since(value: HistorySince) -> pd.Timestamp | Literal[False] | None:
     if value is None or value is False:
         return value
     allowed = "a date or ISO 8601 timestamp (e.g. '2025-06-01'), None or False"
-    if value is True or not isinstance(value, date | datetime | str):
-        raise QueryError("history_since", f"{value!r} is not a date", allowed)
-    try:
-        when = pd.Timestamp(value)
-    except (TypeError, ValueError):
-        raise QueryError("history_since", f"{value!r} is not a date", allowed) from None
+    when: Any = pd.NaT
+    if isinstance(value, date | datetime | str):  # not True: a bool is none of them
+        with contextlib.suppress(TypeError, ValueError):
+            when = pd.Timestamp(value)
     if when is pd.NaT:
         raise QueryError("history_since", f"{value!r} is not a date", allowed)
     when = when.tz_localize(UTC) if when.tzinfo is None else when.tz_convert(UTC)

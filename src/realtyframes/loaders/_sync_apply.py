@@ -1,7 +1,6 @@
-"""Pure steps of a sync (no request here): apply the feed's changes to the cached rows (the
-``apply`` step the listings row declares), write the close data of listings that closed, grow
-DaysOnMarket with the server's clock, append the history, and move the watermarks.
-"""
+"""Pure steps of a sync (no request): the feed's changes applied to the cached rows (the listings
+row's declared ``apply``), close data, DaysOnMarket grown with the server's clock, the history,
+the watermarks."""
 
 from __future__ import annotations
 
@@ -135,10 +134,7 @@ def data_time_of(fresh: pd.DataFrame, changes: pd.DataFrame | None) -> pd.Timest
     ``OriginalEntryTimestamp + DaysOnMarket`` days of listings not closed."""
     stamps: list[pd.Timestamp | None] = []
     if len(fresh):
-        stamps.append(max_stamp(fresh["ModificationTimestamp"]))
-        open_ = fresh[fresh["StandardStatus"] != "Closed"]
-        days = pd.to_timedelta(open_["DaysOnMarket"].astype("float64"), unit="D")
-        stamps.append(max_stamp(open_["OriginalEntryTimestamp"] + days))
+        stamps += [max_stamp(fresh["ModificationTimestamp"]), max_stamp(_days_since(fresh))]
     if changes is not None and len(changes):
         stamps.append(max_stamp(changes["ChangeTimestamp"]))
     return latest(*stamps)
@@ -160,13 +156,18 @@ def clock_window(
     """
     if not len(fresh):
         return lower, None
-    open_ = fresh[fresh["StandardStatus"].astype("str") != "Closed"]
-    since = open_["OriginalEntryTimestamp"] + pd.to_timedelta(
-        open_["DaysOnMarket"].astype("float64"), unit="D"
-    )
+    since = _days_since(fresh)
     upper = (since + _DAY).min()
     lowest = latest(lower, max_stamp(since), max_stamp(fresh["ModificationTimestamp"]))
     return lowest, None if pd.isna(upper) else pd.Timestamp(upper)
+
+
+def _days_since(fresh: pd.DataFrame) -> pd.Series:
+    """``OriginalEntryTimestamp + DaysOnMarket`` days of the listings not closed."""
+    open_ = fresh[fresh["StandardStatus"].astype("str") != "Closed"]
+    return open_["OriginalEntryTimestamp"] + pd.to_timedelta(
+        open_["DaysOnMarket"].astype("float64"), unit="D"
+    )
 
 
 def turning(market: pd.DataFrame, lower: pd.Timestamp, upper: pd.Timestamp | None) -> pd.Series:

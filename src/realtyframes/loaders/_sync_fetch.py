@@ -1,7 +1,5 @@
-"""The sync runner's reader that makes the requests (:class:`Fetching`): the searches (pages
-saved in a first sync's checkpoint), the change feed in chunks of the declared 100 ids (split
-once on a 400/414), the clock's search page and probes, the details of closings; every request through
-the client's one bounded pool. The counting reader of a plan is ``loaders._plan.Counting``.
+"""The sync runner's reader that makes the requests (:class:`Fetching`), all in the client's one
+bounded pool; a plan's counting reader is ``_plan.Counting``.
 
 >>> reader = Fetching(client.session.api, ENDPOINTS["listings"], progress=False)  # doctest: +SKIP
 """
@@ -20,9 +18,9 @@ from realtyframes.cache import Checkpoint
 from realtyframes.errors import ApiError, NotFoundError
 from realtyframes.loaders._answers import check_echo
 from realtyframes.loaders._base import Endpoint
-from realtyframes.loaders._page_info import _Bar, progress_enabled
+from realtyframes.loaders._page_info import Paged, _Bar, progress_enabled
 from realtyframes.loaders._paging import fetch_pages, fetch_pages_many
-from realtyframes.loaders._sync_steps import Fed, Found, chunks, pages_of, too_many
+from realtyframes.loaders._sync_steps import Fed, chunks, pages_of, too_many
 
 __all__ = ["Fetching", "in_threads"]
 
@@ -32,8 +30,8 @@ R = TypeVar("R")
 
 
 class Fetching:
-    """The runner's :class:`Reader` that makes the requests, through ``api``'s one bounded pool.
-    With a ``checkpoint``, pages it holds are not asked for again and pages fetched are saved."""
+    """The runner's :class:`Reader` for real; with a ``checkpoint``, pages it holds are not asked
+    for again and pages fetched are saved."""
 
     def __init__(
         self,
@@ -46,29 +44,26 @@ class Fetching:
         self.api, self.endpoint, self.sync = api, endpoint, endpoint.sync
         self.progress, self.checkpoint = progress, checkpoint
 
-    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]:
-        """Each query paged; one after the other when saved in a checkpoint (its first page notes
-        the data's identity), else all at once."""
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Paged]:
+        """Each query paged: one after the other into a checkpoint (its first page notes the
+        data's identity), else all at once."""
         item = str(self.endpoint.item_key)
         name = self.sync.partition[0]
         if self.checkpoint is None:
-            paged = fetch_pages_many(self.api, self.endpoint.path, queries, item_key=item,
-                                     progress=self.progress, desc="market")  # fmt: skip
-        else:
-            paged = [
-                fetch_pages(self.api, self.endpoint.path, q, item_key=item, progress=self.progress,
-                            desc=f"market: {q[name]}", checkpoint=self.checkpoint)
-                for q in queries
-            ]  # fmt: skip
-        return [Found(p.pages, p.requests, p.total) for p in paged]
+            return fetch_pages_many(self.api, self.endpoint.path, queries, item_key=item,
+                                    progress=self.progress, desc="market")  # fmt: skip
+        return [
+            fetch_pages(self.api, self.endpoint.path, q, item_key=item, progress=self.progress,
+                        desc=f"market: {q[name]}", checkpoint=self.checkpoint)
+            for q in queries
+        ]  # fmt: skip
 
-    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]:
+    def keys(self, market: pd.DataFrame, found: Sequence[Paged]) -> list[str]:
         return market[self.sync.key].tolist()
 
     def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed:
-        """Change-feed pages of ``ids`` in chunks of ``chunk`` ids (each chunk paged),
-        concurrently; a chunk refused for too many ids (:func:`too_many`) is split in halves
-        once, a half refused again (or any other error) is raised."""
+        """Change-feed pages of ``ids``, ``chunk`` ids a request, concurrently; a chunk refused
+        for too many ids (:func:`too_many`) is split in halves once; any other error is raised."""
         feed = self.sync.feed
 
         def attempt(part: Sequence[str], split: bool = True) -> Fed:
@@ -83,23 +78,16 @@ class Fetching:
                     "change feed refused %d ids (%s); splitting them", len(part), exc.status
                 )
                 half = (len(part) + 1) // 2
-                a, b = attempt(part[:half], False), attempt(part[half:], False)
-                return Fed(a.pages + b.pages, a.requests + b.requests, 1, a.floor + b.floor)
+                return attempt(part[:half], False) + attempt(part[half:], False) + Fed(rejected=1)
             return Fed(got.pages, got.requests, 0, pages_of(got.total))
 
         parts = chunks(ids, chunk)
         bar = _Bar(progress_enabled(self.progress), "market: changes")
         bar.plan(len(parts))
-        fed = Fed()
-        for part in in_threads(self.api, attempt, parts, bar):
-            fed.pages += part.pages
-            fed.requests += part.requests
-            fed.rejected += part.rejected
-            fed.floor += part.floor
-        return fed
+        return sum(in_threads(self.api, attempt, parts, bar), Fed())
 
     def page(self, query: Mapping[str, str]) -> pd.DataFrame:
-        """The first page of a search (``query`` with its ``Limit``), shaped: the clock's page."""
+        """The first page of a search (``query`` with its ``Limit``), shaped."""
         assert self.endpoint.shape is not None
         body = self.api.get_bytes(self.endpoint.path, {**query, "Offset": "0"})
         return self.endpoint.shape([body]).frame
@@ -108,46 +96,40 @@ class Fetching:
         """The detail of one record (None: the server no longer has it)."""
         assert self.endpoint.details is not None
         try:
-            return self.api.get_bytes(
-                self.endpoint.details.at(key), check=_echo(self.sync.key, key)
-            )
+            return self.api.get_bytes(self.endpoint.details.at(key), check=self._echo(key))
         except NotFoundError:
             return None
 
     def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]:
-        """The details of ``ids``, concurrently (a detail of another record than the one asked
-        for is retried, then raised); on a 404, one by one, dropping those gone: (bodies, gone,
-        requests)."""
-        detail = self.endpoint.details
-        assert detail is not None
-        requests = [(detail.at(str(i)), None) for i in ids]
+        """The details of ``ids``, concurrently; on a 404, one by one, dropping those gone:
+        (bodies, gone, requests). A detail of another record is retried, then raised."""
+        assert self.endpoint.details is not None
+        paths = [self.endpoint.details.at(str(i)) for i in ids]
+        echo = [self._echo(str(i)) for i in ids]
         try:
-            bodies = self.api.get_many(requests, raw=True,
-                                       check=lambda n, body: check_echo(body, self.sync.key,
-                                                                        str(ids[n])))  # fmt: skip
+            bodies = self.api.get_many([(p, None) for p in paths], raw=True,
+                                       check=lambda n, body: echo[n](body))  # fmt: skip
             return list(bodies), [], len(ids)
         except NotFoundError:
             pass
         found: list[bytes] = []
         gone: list[str] = []
-        for (path, _), key in zip(requests, ids, strict=True):
+        for path, check, key in zip(paths, echo, ids, strict=True):
             try:
-                found.append(self.api.get_bytes(path, check=_echo(self.sync.key, str(key))))
+                found.append(self.api.get_bytes(path, check=check))
             except NotFoundError:
                 gone.append(key)
         return found, gone, 2 * len(ids)
 
-
-def _echo(field: str, asked: str) -> Callable[[bytes], None]:
-    return lambda body: check_echo(body, field, asked)
+    def _echo(self, asked: str) -> Callable[[bytes], None]:
+        return lambda body: check_echo(body, self.sync.key, asked)
 
 
 def in_threads(
     api: ApiClient, work: Callable[[T], R], items: Sequence[T], bar: _Bar | None = None
 ) -> list[R]:
-    """``work(item)`` for each item in threads, results in order. The threads only coordinate:
-    every request goes through ``api``'s one bounded pool (``max_concurrency``); the first
-    failure cancels what has not started and is raised."""
+    """``work(item)`` for each item in threads, results in order; the requests share ``api``'s one
+    bounded pool. The first failure cancels what has not started and is raised."""
     workers = max(1, min(len(items), api.max_concurrency))
     pool = ThreadPoolExecutor(workers, thread_name_prefix="realtyframes-sync")
     try:

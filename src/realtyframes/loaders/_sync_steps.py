@@ -1,18 +1,9 @@
-"""The sync runner: one loop over the sync an endpoint declares (:class:`~realtyframes.loaders.
-_base.Sync`, the listings row's ``sync``), reading the server through a :class:`Reader`.
-
-- :func:`run_first`: one search per partition value (each status) -> the market; then, unless
-  the history is kept already, the change feed over every key since the oldest entry (the
-  history backfill).
-- :func:`run_later`: the new records per partition value since the entry watermark; the change
-  feed over the keys not terminal since the change watermark, applied by the declared ``apply``
-  step; the detail of each record it closed; the server's clock placed for DaysOnMarket
-  (:func:`server_clock`: one search page of open records, then a binary search of details).
-
-``loaders._sync_fetch.Fetching`` reads for real (pages saved in a load's checkpoint, feed chunks
-of the declared 100 ids split once on a 400/414, every request in the client's one pool);
-``realtyframes.loaders._plan`` runs the same two functions with a counting reader, so a plan
-walks the requests the sync makes.
+"""The sync runner: one loop over the sync an endpoint declares (the listings row's ``sync``),
+reading the server through a :class:`Reader`. :func:`run_first`: a search per status, then the
+history backfill from the change feed. :func:`run_later`: the new records since the entry
+watermark, the feed since the change watermark applied, the closings' details, the server's clock
+for DaysOnMarket. ``_sync_fetch.Fetching`` makes the requests; a plan runs the same two functions
+with ``_plan.Counting``, so it walks the requests the sync makes.
 """
 
 from __future__ import annotations
@@ -28,7 +19,7 @@ import pandas as pd
 from realtyframes._changes import sync_changes
 from realtyframes.errors import ApiError
 from realtyframes.loaders._base import Endpoint, Sync, ids_in
-from realtyframes.loaders._paging import PAGE_SIZE
+from realtyframes.loaders._page_info import PAGE_SIZE, Paged
 from realtyframes.loaders._sync_apply import (
     append_history,
     clock_window,
@@ -53,14 +44,12 @@ __all__ = [
     "STATE_VERSION",
     "Counts",
     "Fed",
-    "Found",
     "Reader",
     "SyncResult",
     "chunks",
     "pages_of",
     "run_first",
     "run_later",
-    "server_clock",
     "too_many",
 ]
 
@@ -91,31 +80,19 @@ class Counts:
     clock: int = 0  # the requests that placed the server's clock (a search page, details)
     floor: int = 0
 
-    def probed(self, requests: int) -> None:
-        """``requests`` detail requests that placed the server's clock."""
-        self.clock += requests
-        self.details += requests
-        self.floor += requests
-
-    def paged(self) -> None:
-        """One search page read to place the server's clock."""
-        self.clock += 1
-        self.search += 1
-        self.floor += 1
+    def add(
+        self, kind: str, requests: int, floor: int | None = None, *, clock: bool = False
+    ) -> None:
+        """``requests`` of ``kind``, ``floor`` of them needed (None: all); ``clock``: they placed
+        the server's clock."""
+        setattr(self, kind, getattr(self, kind) + requests)
+        self.floor += requests if floor is None else floor
+        self.clock += requests if clock else 0
 
     def as_dict(self) -> dict[str, int]:
         counted = {f.name: getattr(self, f.name) for f in fields(self)}
         counted["total"] = sum(v for k, v in counted.items() if k not in ("floor", "clock"))
         return counted
-
-
-@dataclass
-class Found:
-    """A paged search: its bodies, the requests it took and the server's total."""
-
-    pages: list[bytes]
-    requests: int
-    total: int
 
 
 @dataclass
@@ -126,6 +103,10 @@ class Fed:
     requests: int = 0
     rejected: int = 0
     floor: int = 0
+
+    def __add__(self, other: Fed) -> Fed:
+        return Fed(self.pages + other.pages, self.requests + other.requests,
+                   self.rejected + other.rejected, self.floor + other.floor)  # fmt: skip
 
 
 @dataclass
@@ -142,8 +123,8 @@ class SyncResult:
 class Reader(Protocol):
     """How the runner reads the server: for real (:class:`Fetching`) or counting (a plan)."""
 
-    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Found]: ...
-    def keys(self, market: pd.DataFrame, found: Sequence[Found]) -> list[str]: ...
+    def search(self, queries: Sequence[Mapping[str, str]]) -> list[Paged]: ...
+    def keys(self, market: pd.DataFrame, found: Sequence[Paged]) -> list[str]: ...
     def feed(self, ids: Sequence[str], since: str, chunk: int) -> Fed: ...
     def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]: ...
     def page(self, query: Mapping[str, str]) -> pd.DataFrame:
@@ -186,39 +167,56 @@ def too_many(exc: ApiError) -> bool:
 # -- the runner --------------------------------------------------------------------------------------
 
 
-def _queries(sync: Sync, params: Mapping[str, str], since: str | None) -> list[dict[str, str]]:
-    """One search per partition value (each status), in the declared static order."""
-    name, values = sync.partition
-    search = {**params, "Sort": sync.sort, **({"Since": since} if since is not None else {})}
-    return [{**search, name: value} for value in values]
+@dataclass
+class _Run:
+    """One run: the declared endpoint, its reader and options, and the requests it counts."""
 
+    endpoint: Endpoint
+    reader: Reader
+    chunk: int
+    on_invalid: OnInvalid
+    counts: Counts = field(default_factory=Counts)
 
-def _searched(
-    endpoint: Endpoint, reader: Reader, queries: list[dict[str, str]], counts: Counts,
-    on_invalid: OnInvalid,
-) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[Found]]:  # fmt: skip
-    """The searches read, shaped and validated: (valid, invalid, media, what was found)."""
-    found = reader.search(queries)
-    counts.search += sum(f.requests for f in found)
-    counts.floor += sum(pages_of(f.total) for f in found)
-    assert endpoint.shape is not None
-    shaped = endpoint.shape([body for f in found for body in f.pages])
-    valid, bad = validate(shaped.frame, endpoint.model, on_invalid=on_invalid)
-    media = shaped.media if shaped.media is not None else shaped.frame.iloc[:0]
-    return valid, bad, media, found
+    @property
+    def sync(self) -> Sync:
+        assert self.endpoint.sync is not None
+        return self.endpoint.sync
 
+    def queries(self, params: Mapping[str, str], since: str | None) -> list[dict[str, str]]:
+        """One search per partition value (each status), in the declared static order."""
+        name, values = self.sync.partition
+        search = {
+            **params,
+            "Sort": self.sync.sort,
+            **({"Since": since} if since is not None else {}),
+        }
+        return [{**search, name: value} for value in values]
 
-def _fed(sync: Sync, fed: Fed, on_invalid: OnInvalid) -> pd.DataFrame:
-    """The feed's records, validated (invalid records are quarantined with a warning)."""
-    if not fed.pages:
-        return empty_frame(sync.feed.model)
-    assert sync.feed.shape is not None
-    changes, _ = validate(
-        sync.feed.shape(fed.pages).frame,
-        sync.feed.model,
-        on_invalid="raise" if on_invalid == "raise" else "quarantine",
-    )
-    return changes
+    def search(
+        self, queries: list[dict[str, str]]
+    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[Paged]]:
+        """The searches read, shaped and validated: (valid, invalid, media, what was found)."""
+        found = self.reader.search(queries)
+        self.counts.add("search", sum(f.requests for f in found),
+                        sum(pages_of(f.total) for f in found))  # fmt: skip
+        assert self.endpoint.shape is not None
+        shaped = self.endpoint.shape([body for f in found for body in f.pages])
+        valid, bad = validate(shaped.frame, self.endpoint.model, on_invalid=self.on_invalid)
+        media = shaped.media if shaped.media is not None else shaped.frame.iloc[:0]
+        return valid, bad, media, found
+
+    def feed(self, ids: Sequence[str], since: str, kind: str) -> pd.DataFrame:
+        """The change feed of ``ids`` since ``since`` (requests counted as ``kind``), validated:
+        invalid records are quarantined with a warning."""
+        feed = self.sync.feed
+        fed = self.reader.feed(ids, since, self.chunk)
+        self.counts.add(kind, fed.requests, fed.floor)
+        self.counts.rejected += fed.rejected
+        if not fed.pages:
+            return empty_frame(feed.model)
+        assert feed.shape is not None
+        mode: OnInvalid = "raise" if self.on_invalid == "raise" else "quarantine"
+        return validate(feed.shape(fed.pages).frame, feed.model, on_invalid=mode)[0]
 
 
 def run_first(
@@ -235,12 +233,9 @@ def run_first(
     """A full load (every partition value) and, with ``backfill`` and no history kept yet,
     the change feed over every key since ``since`` or the oldest entry: the history. A refresh
     (``previous``) keeps its history and adds the feed since its change watermark to it."""
-    sync = endpoint.sync
-    assert sync is not None
-    counts = Counts()
-    valid, bad, media, found = _searched(
-        endpoint, reader, _queries(sync, params, None), counts, on_invalid
-    )
+    run = _Run(endpoint, reader, chunk, on_invalid)
+    sync = run.sync
+    valid, bad, media, found = run.search(run.queries(params, None))
     market = tidy(valid)
     now = wall_clock()
     state: dict[str, Any] = {
@@ -255,46 +250,36 @@ def run_first(
         state["first_sync"] = previous.state.get("first_sync")
         if "history_since" in previous.state:
             state["history_since"] = previous.state["history_since"]
-    result = SyncResult(
-        market, media_of(media, market), bad.reset_index(drop=True), history, state, counts
-    )
+    result = SyncResult(market, media_of(media, market), bad.reset_index(drop=True), history,
+                        state, run.counts)  # fmt: skip
     if previous is not None and len(history) and len(market):
-        result.history = _since_kept(sync, reader, result, found, previous, chunk, on_invalid)
+        result.history = _since_kept(run, result, found, previous)
         return result
     oldest = market[sync.cursor[0]].min() if len(market) else None
     start = since if since is not None else None if pd.isna(oldest) else pd.Timestamp(oldest)
     if backfill and not len(history) and len(market) and start is not None:
-        fed = reader.feed(reader.keys(market, found), str(iso(start)), chunk)
-        counts.backfill += fed.requests
-        counts.rejected += fed.rejected
-        counts.floor += fed.floor
+        changes = run.feed(reader.keys(market, found), str(iso(start)), "backfill")
         state["history_since"] = iso(start)
-        result.history = append_history(history, _fed(sync, fed, on_invalid))
+        result.history = append_history(history, changes)
         logger.info("sync_listings: backfilled %d changes since %s in %d requests",
-                    len(result.history), iso(start), fed.requests)  # fmt: skip
+                    len(result.history), iso(start), run.counts.backfill)  # fmt: skip
     return result
 
 
 def _since_kept(
-    sync: Sync, reader: Reader, result: SyncResult, found: Sequence[Found],
-    previous: SyncResult, chunk: int, on_invalid: OnInvalid,
-) -> pd.DataFrame:  # fmt: skip
+    run: _Run, result: SyncResult, found: Sequence[Paged], previous: SyncResult
+) -> pd.DataFrame:
     """A refresh's history: the one kept plus the change feed since the last sync's change
-    watermark, over the reloaded keys that were not terminal then (a terminal record never
-    changes again), so no change between the last sync and the refresh is missing from it."""
+    watermark, over the reloaded keys not terminal then (a terminal record never changes again)."""
     since = previous.state.get("change_watermark") or result.state.get("history_since")
     if since is None:
         return previous.history
-    old = previous.market
+    old, sync = previous.market, run.sync
     terminal = set(old.loc[old[sync.status].astype("str") == sync.terminal, sync.key])
-    ids = [k for k in reader.keys(result.market, found) if k not in terminal]
+    ids = [k for k in run.reader.keys(result.market, found) if k not in terminal]
     if not ids:
         return previous.history
-    fed = reader.feed(ids, str(since), chunk)
-    result.counts.feed += fed.requests
-    result.counts.rejected += fed.rejected
-    result.counts.floor += fed.floor
-    changes = _fed(sync, fed, on_invalid)
+    changes = run.feed(ids, str(since), "feed")
     logger.info("sync_listings: refresh; %d changes since the last sync (%s) added to the history",
                 len(changes), since)  # fmt: skip
     return append_history(previous.history, changes)
@@ -310,13 +295,11 @@ def run_later(
     on_invalid: OnInvalid,
 ) -> SyncResult:
     """An incremental sync from ``previous``: new records, the change feed applied, closings."""
-    sync = endpoint.sync
-    assert sync is not None
-    counts = Counts()
+    run = _Run(endpoint, reader, chunk, on_invalid)
+    sync, counts = run.sync, run.counts
     state = dict(previous.state)
     state.pop("chunk_refused", None)  # what earlier releases learned: no longer kept
-    queries = _queries(sync, params, state.get("entry_watermark"))
-    new_valid, new_bad, new_media, _ = _searched(endpoint, reader, queries, counts, on_invalid)
+    new_valid, new_bad, new_media, _ = run.search(run.queries(params, state.get("entry_watermark")))
     fresh = set(new_valid[sync.key]) | set(new_bad[sync.key].dropna())
     market = previous.market
     if fresh:  # the fresh copy of a record wins over a cached one
@@ -326,18 +309,13 @@ def run_later(
     changes = empty_frame(sync.feed.model)
     ids = _feed_ids(sync, previous.market, new_valid)
     if ids and state.get("change_watermark") is not None:
-        fed = reader.feed(ids, state["change_watermark"], chunk)
-        counts.feed += fed.requests
-        counts.rejected += fed.rejected
-        counts.floor += fed.floor
-        changes = _fed(sync, fed, on_invalid)
+        changes = run.feed(ids, state["change_watermark"], "feed")
     market, touched, closing = sync.apply(market, changes)
 
     removed: list[str] = []
     if closing:
         bodies, removed, asked = reader.details(closing)
-        counts.details += asked
-        counts.floor += len(closing)
+        counts.add("details", asked, len(closing))
         market = close_data(market, bodies, removed)
         touched = [i for i in touched if i not in set(removed)]
 
@@ -346,16 +324,14 @@ def run_later(
         data_time_of(new_valid, changes),
         max_stamp(market[sync.cursor[1]]),
     )
-    open_pages = {q[sync.partition[0]]: q for q in _queries(sync, params, None)}
+    open_pages = {q[sync.partition[0]]: q for q in run.queries(params, None)}
     lower, upper = clock_window(new_valid, data_time)
-    data_time = server_clock(reader, market, lower, upper, counts, open_pages)
+    data_time = server_clock(run, market, lower, upper, open_pages)
     market = grow_days_on_market(market, data_time)
     quarantine = previous.quarantine
     if fresh and len(quarantine):
         quarantine = quarantine[~quarantine[sync.key].isin(list(fresh))]
-    market, quarantine = _revalidate(
-        endpoint, market, concat([quarantine, new_bad]), touched, on_invalid
-    )
+    market, quarantine = _revalidate(run, market, concat([quarantine, new_bad]), touched)
     old_media = previous.media[~ids_in(previous.media[sync.key], [*fresh, *removed])]
     state.update(
         {
@@ -378,28 +354,23 @@ def run_later(
 
 
 def server_clock(
-    reader: Reader,
+    run: _Run,
     market: pd.DataFrame,
     lower: pd.Timestamp | None,
     upper: pd.Timestamp | None,
-    counts: Counts,
-    pages: Mapping[str, Mapping[str, str]] | None = None,
+    pages: Mapping[str, Mapping[str, str]],
 ) -> pd.Timestamp | None:
-    """The server's clock to the precision DaysOnMarket needs, as a time from which every open
-    listing's whole days since its entry are the server's: ``lower``, raised by a binary search
-    over the listings whose day turns inside ``[lower, upper)``. Each step reads the detail of
-    the listing whose day turns in the middle (its DaysOnMarket says on which side the clock
-    is), so it costs at most ``log2(open listings) + 1`` requests, none when the listings the
-    sync read already say it. While more than :data:`_PAGE_ABOVE` turn inside the window, a
-    search page first (``pages``: the search of each status; of the status most of them have,
-    each status once), whose 50 open listings each place the clock in a day. A probe that
-    cannot say (gone, closed meanwhile) or contradicts the others ends the search with the
-    lower bound known; a dry run counts the binary search instead (docs/sync.md)."""
+    """The server's clock to the precision DaysOnMarket needs: ``lower``, raised by a binary
+    search of details over the listings whose day turns inside ``[lower, upper)`` (at most
+    ``log2(open listings) + 1`` requests, none when the listings read already say it). While more
+    than :data:`_PAGE_ABOVE` turn inside it, a search page of the status most of them have
+    (``pages``, each status once) narrows it first. A probe that cannot say or contradicts the
+    others ends it at the lower bound known; a dry run counts the search (docs/sync.md)."""
     if lower is None:
         return None
     low, high = lower, upper
     read: set[str] = set()
-    while pages:
+    while True:
         turns = turning(market, low, high)
         if len(turns) <= _PAGE_ABOVE:
             break
@@ -410,13 +381,13 @@ def server_clock(
             break
         most = str(status.value_counts().idxmax())
         read.add(most)
-        counts.paged()
-        at, before = clock_window(reader.page({**pages[most], "Limit": str(PAGE_SIZE)}), low)
+        run.counts.add("search", 1, clock=True)
+        at, before = clock_window(run.reader.page({**pages[most], "Limit": str(PAGE_SIZE)}), low)
         high = before if high is None or before is None else min(high, before)
         if at is None or (high is not None and at >= high):
             return _contradicted(lower, most)
         low = at
-    return _bisect(reader, market, low, high, counts, lower)
+    return _bisect(run, market, low, high, lower)
 
 
 def _contradicted(lower: pd.Timestamp, what: str) -> pd.Timestamp:
@@ -426,8 +397,8 @@ def _contradicted(lower: pd.Timestamp, what: str) -> pd.Timestamp:
 
 
 def _bisect(
-    reader: Reader, market: pd.DataFrame, low: pd.Timestamp, high: pd.Timestamp | None,
-    counts: Counts, lower: pd.Timestamp,
+    run: _Run, market: pd.DataFrame, low: pd.Timestamp, high: pd.Timestamp | None,
+    lower: pd.Timestamp,
 ) -> pd.Timestamp:  # fmt: skip
     """:func:`server_clock`'s binary search of details over ``[low, high)``."""
     skip: set[str] = set()
@@ -437,11 +408,11 @@ def _bisect(
         if not len(turns):
             return low
         key = str(turns.index[len(turns) // 2])
-        body = reader.detail(key)
+        body = run.reader.detail(key)
         if body is NOT_ASKED:  # a dry run: a binary search over these (one more to start)
-            counts.probed(len(turns).bit_length() + (high is None))
+            run.counts.add("details", len(turns).bit_length() + (high is None), clock=True)
             break
-        counts.probed(1)
+        run.counts.add("details", 1, clock=True)
         if body is None:
             break
         found, _ = listings_from_records([body], detail=False)
@@ -457,17 +428,13 @@ def _bisect(
 
 
 def _revalidate(
-    endpoint: Endpoint,
-    market: pd.DataFrame,
-    quarantine: pd.DataFrame,
-    touched: list[str],
-    on_invalid: OnInvalid,
+    run: _Run, market: pd.DataFrame, quarantine: pd.DataFrame, touched: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rows the changes touched, validated again: invalid ones move to the quarantine."""
-    key = endpoint.sync.key if endpoint.sync is not None else "ListingId"
+    key = run.sync.key
     if touched:
         rows = market.loc[market[key].isin(touched)]
-        _, bad = validate(rows, endpoint.model, on_invalid=on_invalid)
+        _, bad = validate(rows, run.endpoint.model, on_invalid=run.on_invalid)
         if len(bad):
             market = market[~market[key].isin(bad[key])]
             quarantine = concat([quarantine[~quarantine[key].isin(bad[key])], bad])

@@ -4,17 +4,12 @@
 documentation MCP: ``<docs_url>/mcp``, or ``<base_url>/docs/mcp`` when no ``docs_url`` is set, as
 the sandbox serves it) open an :class:`McpSession`.
 
-It speaks MCP's streamable HTTP transport (JSON-RPC 2.0, the ``initialize`` handshake,
-``Mcp-Session-Id``, ``DELETE`` at the end) with the client's own httpx client, so it uses the
-client's credentials, rate budget (the ``RateLimit`` headers of MCP answers feed its pacing),
-retries (429, 5xx and transport errors, after ``Retry-After`` or a backoff) and secret masking.
-It is plain synchronous code (no event loop), so it works the same inside Jupyter's running loop.
-Answers come as ``application/json``; a ``text/event-stream`` answer is read as well.
-
-A call's arguments are checked against the tool's ``inputSchema`` before any request (unknown
-names, required ones, enums, ranges, types: :class:`~realtyframes.QueryError`); a tool error
-raises the :class:`~realtyframes.ApiError` subclass of its code; a listing search comes back with
-the same columns and dtypes as ``client.listings`` (the loaders' shaping and validation).
+It speaks MCP's streamable HTTP transport (JSON-RPC 2.0, ``initialize``, ``Mcp-Session-Id``,
+``DELETE`` at the end; JSON or ``text/event-stream`` answers) with the client's own httpx client:
+its credentials, pacing, retries (429, 5xx, transport errors) and secret masking. Plain
+synchronous code, so it works the same inside Jupyter's running loop. Arguments are checked
+against the tool's ``inputSchema`` before any request (QueryError); a tool error raises the
+ApiError subclass of its code; a listing search has ``client.listings``' columns and dtypes.
 
 >>> with client.mcp() as mcp:  # doctest: +SKIP
 ...     mcp.tools()[["name", "required"]]
@@ -235,9 +230,7 @@ class McpSession:
         if self._session_id is None:
             return
         try:
-            self._api.engine.http.delete(
-                self.url, headers=self._headers(), auth=self._auth() or httpx.USE_CLIENT_DEFAULT
-            )
+            self._api.http.delete(self.url, headers=self._headers(), auth=self._auth())
         except httpx.HTTPError as exc:
             logger.info("MCP %s: ending the session failed (%s)", self.url, type(exc).__name__)
         self._session_id = None
@@ -282,14 +275,7 @@ class McpSession:
             schema = tool.get("inputSchema") or {}
             required = list(schema.get("required", []))
             optional = [p for p in schema.get("properties", {}) if p not in required]
-            rows.append(
-                {
-                    "name": name,
-                    "description": tool.get("description") or "",
-                    "required": required,
-                    "optional": optional,
-                }
-            )
+            rows.append((name, tool.get("description") or "", required, optional))
         return pd.DataFrame(rows, columns=["name", "description", "required", "optional"])
 
     def call(self, name: str, **arguments: Any) -> pd.DataFrame | dict[str, Any]:
@@ -344,11 +330,13 @@ class McpSession:
         request = httpx.Request("POST", f"{self.url}#tools/call:{name}")
         response = httpx.Response(status, json=body, request=request)
         return error_from_response(response, method="MCP", url=f"{self.url} tool {name}",
-                                   secrets=self._api.engine.secrets)  # fmt: skip
+                                   secrets=self._api.secrets)  # fmt: skip
 
     # -- the wire ---------------------------------------------------------------------------------
-    def _auth(self) -> httpx.Auth | None:
-        return self._api.engine.auth_for("base") if self.host == "main" else None
+    def _auth(self) -> Any:
+        """The product MCP's sign-in (the client's); the docs MCP takes none."""
+        auth = self._api.auth_for("base") if self.host == "main" else None
+        return auth or httpx.USE_CLIENT_DEFAULT
 
     def _headers(self) -> dict[str, str]:
         headers = {"Accept": _ACCEPT}
@@ -383,9 +371,9 @@ class McpSession:
 
     def _send(self, message: dict[str, Any]) -> Any:
         """POST one message with the client's pacing and retries; the JSON-RPC answer (or None)."""
-        if self._api.engine.closed:
+        if self._api.closed:
             raise RuntimeError("this client is closed")
-        pacer = self._api.engine.pacer(self._pacer_host)
+        pacer = self._api.pacer(self._pacer_host)
         policy = self._api.retry
         attempt = 0
         while True:
@@ -393,10 +381,8 @@ class McpSession:
             error: RealtyFramesError
             wait_s: float | None = None
             try:
-                response = self._api.engine.http.post(
-                    self.url, json=message, headers=self._headers(), auth=self._auth() or httpx.USE_CLIENT_DEFAULT,
-                    timeout=self._api.timeout,
-                )  # fmt: skip
+                response = self._api.http.post(self.url, json=message, headers=self._headers(),
+                                               auth=self._auth(), timeout=self._api.timeout)  # fmt: skip
             except httpx.HTTPError as exc:
                 pacer.cancel(ticket)
                 error = TransportError(self._api.mask(f"{type(exc).__name__}: {exc}"),
@@ -408,7 +394,7 @@ class McpSession:
                 if status < 400:
                     return self._answer(response, message)
                 error = error_from_response(response, method="POST", url=self.url,
-                                            secrets=self._api.engine.secrets)  # fmt: skip
+                                            secrets=self._api.secrets)  # fmt: skip
                 if status not in (429, 500, 502, 503, 504):
                     raise error
                 wait_s = policy.retry_after(response)
