@@ -18,9 +18,17 @@ import pytest
 from realtyframes import Client
 from realtyframes.api import RetryPolicy
 from realtyframes.errors import DataQualityWarning, QueryError, SchemaValidationError
-from realtyframes.loaders import PAGE_SIZE, DriftWarning, LoadInfo
+from realtyframes.loaders import PAGE_SIZE, DriftWarning, LoadInfo, fetch_pages
 from realtyframes.sandbox import Faults, RunningSandbox
-from realtyframes.schemas import DETAIL_FIELDS, SUMMARY_FIELDS, Listing, target_dtypes
+from realtyframes.schemas import (
+    DETAIL_FIELDS,
+    SUMMARY_FIELDS,
+    Listing,
+    listings_from_pages,
+    listings_from_records,
+    target_dtypes,
+    validate,
+)
 
 MakeClient = Callable[..., tuple[Client, Any]]  # (client, RequestLog of tests/loaders/conftest.py)
 
@@ -322,3 +330,41 @@ def test_details_keep_search_rows_without_an_id_for_the_quarantine(
     assert len(frame) + info.quarantined == info.total
     pages = math.ceil(info.total / PAGE_SIZE)  # one detail request per listing with an id
     assert info.requests == pages + info.total - kinds["null_listing_id"]
+
+
+def test_details_equal_the_whole_search_and_details_shaped_at_once(
+    start_sandbox: Callable[..., RunningSandbox],
+    make_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A details load keeps only the ids of the search pages and makes its frames from the
+    details' Arrow columns once, at the end (#33: memory). Its frame, photos and quarantine
+    equal those made the plain way: the whole search pages shaped, every detail fetched and
+    shaped in one call, the search rows without an id added, all validated. Bad records in the
+    search make some pages stay whole (a record without an id) next to reduced ones."""
+    sb = start_sandbox(listings=3000, faults=Faults(bad_records=0.1))
+    monkeypatch.setenv("REALTYFRAMES_DETAIL_BATCH", "60")  # several batches
+    client, _ = make_client(sb.url)
+    with pytest.warns(DataQualityWarning, match="quarantined"):
+        got = client.listings(details=True)
+    info = client.last_load
+    assert sb.admin.faults.bad_record_kinds.get("null_listing_id", 0) > 0
+
+    api = client.api
+    pages = fetch_pages(api, "/v1/listings", {}, item_key="listings", progress=False).pages
+    search, _ = listings_from_pages(pages)
+    known = search["ListingId"].notna()
+    ids = list(dict.fromkeys(search.loc[known, "ListingId"].astype(str)))
+    bodies = api.get_many([(f"/v1/listings/{i}", None) for i in ids], raw=True)
+    frame, media = listings_from_records(bodies)
+    frame = pd.concat([frame, search.loc[~known]], ignore_index=True)
+    with pytest.warns(DataQualityWarning):
+        valid, quarantined = validate(frame, Listing)
+    valid, quarantined = valid.reset_index(drop=True), quarantined.reset_index(drop=True)
+    media = media.loc[media["ListingId"].isin(set(valid["ListingId"]))].reset_index(drop=True)
+    assert len(got) > 200 and len(info.quarantine) > 0 and len(info.media) > len(got)
+    pdt.assert_frame_equal(got, valid)
+    pdt.assert_frame_equal(info.media, media)
+    pdt.assert_frame_equal(info.quarantine, quarantined)
+    cached = client.listings(details=True)  # the cache holds the same
+    pdt.assert_frame_equal(cached, valid)

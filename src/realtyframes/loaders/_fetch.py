@@ -16,6 +16,7 @@ that means "none").
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import operator
 from collections.abc import Iterator, Mapping, Sequence
@@ -133,6 +134,33 @@ class _EarlyShape:
         return Loaded(kept, 0, media=both, meta={"merged": merged})
 
 
+#: What a details load needs of a search record: its id, and the time that picks the newest of
+#: two copies (:func:`~realtyframes.schemas.latest_per_listing`); the details carry the rest.
+_SEARCH_KEPT = ("ListingId", "ModificationTimestamp")
+
+
+def search_ids(body: bytes) -> bytes:
+    """A search page reduced to what a details load needs of it (:data:`_SEARCH_KEPT` of each
+    record, the envelope as it is), so that the search leaves little held when the details
+    start. A page that is not an object of records that all have an id stays whole (those
+    records are kept as they are: :func:`with_details`).
+
+    >>> search_ids(b'{"total": 1, "listings": [{"ListingId": "A1", "City": "Miami"}]}')
+    b'{"total": 1, "listings": [{"ListingId": "A1"}]}'
+    """
+    try:
+        page = json.loads(body)
+    except ValueError:
+        return body
+    records = page.get("listings") if isinstance(page, dict) else None
+    if not isinstance(records, list) or not all(
+        isinstance(r, dict) and r.get("ListingId") is not None for r in records
+    ):
+        return body
+    page["listings"] = [{k: r[k] for k in _SEARCH_KEPT if k in r} for r in records]
+    return json.dumps(page).encode()
+
+
 def shape_listing(bodies: Sequence[bytes]) -> Loaded:
     """One listing's detail body -> one row with every detail field, and its media."""
     frame, media = listings_from_records(bodies, detail=True)
@@ -214,8 +242,9 @@ def fetch_paged(
     record's detail from the endpoint's ``details`` row (:func:`with_details`)."""
     assert endpoint.item_key is not None
     max_results = call.options.get("max_results")
+    details = endpoint.details is not None and bool(call.options.get("details"))
     early = None
-    if endpoint.shape is shape_listings:  # shaped as they arrive
+    if endpoint.shape is shape_listings and not details:  # shaped as they arrive
         early = _EarlyShape(int(call.query.get("Offset", 0) or 0))
     paged = fetch_pages(
         session.api,
@@ -227,6 +256,7 @@ def fetch_paged(
         desc=endpoint.resource or endpoint.name,
         checkpoint=checkpoint,
         on_page=early,
+        keep=search_ids if details else None,  # the details carry the rest
     )
     shaped = early.finish(paged.pages) if early is not None else _shape(endpoint, paged.pages)
     frame = shaped.frame
@@ -241,8 +271,9 @@ def fetch_paged(
         expected=expected,
         warnings=paged.warnings,
     )
-    if endpoint.details is None or not call.options.get("details"):
+    if not details:
         return loaded
+    assert endpoint.details is not None
     del paged, shaped, frame, early  # the pages and the search frame are not held meanwhile
     return with_details(session, endpoint.details, loaded, checkpoint)
 

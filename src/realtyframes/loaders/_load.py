@@ -50,7 +50,7 @@ from realtyframes.loaders._base import (
 from realtyframes.loaders._checkers import prepare_call
 from realtyframes.loaders._checks import check_flag, check_on_invalid
 from realtyframes.loaders._resume import run_resumable
-from realtyframes.schemas import OnInvalid
+from realtyframes.schemas import OnInvalid, give_back_memory
 
 logger = logging.getLogger("realtyframes.loaders")
 
@@ -383,6 +383,7 @@ def _store(
         "load_warnings": list(checked.messages),
         **loaded.meta,
     }
+    give_back_memory()  # what fetching and validating freed, before the write needs more
     try:
         cache.write(_resource(endpoint), key, checked.valid, meta, extra_frames=companions)
     except (OSError, CacheLockTimeout, pa.ArrowException) as exc:

@@ -82,16 +82,29 @@ def _query(params: Mapping[str, Any], offset: int) -> dict[str, Any]:
 #: ``on_page(offset, body)``: a page read in order (not a re-read of drift recovery), as it
 #: arrives, in the calling thread (what it does overlaps the other pages' requests).
 OnPage = Callable[[int, bytes], None]
+#: ``keep(body)``: what of a page is kept once it is checked and saved in the checkpoint (a
+#: details load keeps the ids only: :func:`~realtyframes.loaders._fetch.search_ids`).
+Keep = Callable[[bytes], bytes]
 #: What the pages of a load are read by: each ``yield`` hands the api's pager
 #: (:meth:`~realtyframes.api.ApiClient.get_pages`) a batch of (query index, offset) to read,
 #: and resumes once their answers are in.
 Flow = Generator[list[tuple[int, int]], None, None]
 
 
+class _Answer:
+    """A page as read: its body (replaced by what is kept of it once saved) and envelope."""
+
+    __slots__ = ("body", "info")
+
+    def __init__(self, body: bytes, info: _Info) -> None:
+        self.body, self.info = body, info
+
+
 class _Reader:
     """Which pages of several queries are read (:meth:`flow`, sent by the api's page loop); the
     answers absorbed, requests counted per query. A page the ``checkpoint`` holds is taken from
-    it, each page fetched saved in it (drift re-reads neither: they must see the data of now)."""
+    it, each page fetched saved in it (drift re-reads neither: they must see the data of now);
+    ``keep`` (None: all) is what of each page is held afterwards."""
 
     def __init__(
         self,
@@ -100,22 +113,23 @@ class _Reader:
         bar: _Bar,
         checkpoint: Checkpoint | None = None,
         on_page: OnPage | None = None,
+        keep: Keep | None = None,
     ) -> None:
         self.bar, self.checkpoint = bar, checkpoint
         self.item_key = item_key
         self.path = path  # the checkpoint's names of pages
-        self.on_page = on_page
+        self.on_page, self.keep = on_page, keep
         self.pagers: list[_Pager] = []
         self.first: _Pager | None = None  # the query whose pages on_page is told of
         self.batch: list[tuple[_Pager, int]] = []  # the pages being read
-        self.arrived: list[tuple[int, tuple[bytes, _Info]]] = []
+        self.arrived: list[tuple[int, _Answer]] = []
 
     def _tell(self, pager: _Pager, offset: int, body: bytes) -> None:
         if self.on_page is not None and pager is self.first and not pager._extra:
             self.on_page(offset, body)
 
-    def parse(self, body: bytes) -> tuple[bytes, _Info]:
-        return body, page_info(body, self.item_key)
+    def parse(self, body: bytes) -> _Answer:
+        return _Answer(body, page_info(body, self.item_key))
 
     def _name(self, pager: _Pager, offset: int) -> str:
         return page_name(self.path, _query(pager.base, offset))
@@ -133,6 +147,8 @@ class _Reader:
             info = page_info(body, self.item_key)
             if pager.saved_total is None and info.total is not None:
                 pager.saved_total = info.total
+            if self.keep is not None:
+                body = self.keep(body)
             self._tell(pager, offset, body)
             pager.absorb(offset, body, info)
         return left
@@ -146,27 +162,30 @@ class _Reader:
         self.bar.plan(len(jobs))
         self.batch, self.arrived = jobs, []
         yield [(pager.index, offset) for pager, offset in jobs]
-        for index, (body, info) in self.arrived:
+        for index, answer in self.arrived:
             pager, offset = jobs[index]
             pager.requests += 1
-            pager.check_drift(info)
-            pager.absorb(offset, body, info)
+            pager.check_drift(answer.info)
+            pager.absorb(offset, answer.body, answer.info)
 
-    def on_result(self, index: int, result: tuple[bytes, _Info]) -> None:
-        """A page of the batch has arrived (the calling thread, as each one does)."""
-        self.arrived.append((index, result))
+    def on_result(self, index: int, answer: _Answer) -> None:
+        """A page of the batch has arrived (the calling thread, as each one does): saved whole
+        in the checkpoint, then only what ``keep`` keeps of it is held."""
+        self.arrived.append((index, answer))
         self.bar.update()
         pager, offset = self.batch[index]
         checkpoint = self.checkpoint
         if checkpoint is not None and not pager._extra:
-            note_identity(checkpoint, result[0], self.item_key)  # before the first page
-            checkpoint.put(self._name(pager, offset), result[0])
-        self._tell(pager, offset, result[0])
+            note_identity(checkpoint, answer.body, self.item_key)  # before the first page
+            checkpoint.put(self._name(pager, offset), answer.body)
+        if self.keep is not None:
+            answer.body = self.keep(answer.body)  # the api's result list holds the answer
+        self._tell(pager, offset, answer.body)
 
-    def check(self, index: int, result: tuple[bytes, _Info]) -> None:
+    def check(self, index: int, answer: _Answer) -> None:
         """A page answers its request (the worker thread, inside the retry loop)."""
         pager, offset = self.batch[index]
-        pager.question.check(*result, offset=offset, limit=PAGE_SIZE)
+        pager.question.check(answer.body, answer.info, offset=offset, limit=PAGE_SIZE)
 
     def flow(self) -> Flow:
         """The first pages, the rest their totals plan, then each query read on and recovered."""
@@ -306,6 +325,7 @@ def fetch_pages(
     desc: str = "",
     checkpoint: Checkpoint | None = None,
     on_page: OnPage | None = None,
+    keep: Keep | None = None,
 ) -> Paged:
     """Every page of a list operation, as raw bodies, with the fewest requests.
 
@@ -316,12 +336,13 @@ def fetch_pages(
     ``tqdm.auto`` bar (None: in terminals and notebooks). A :class:`DriftWarning` when the data
     moved under paging and the gap stayed open. ``checkpoint``: pages it holds are not asked for
     again, pages fetched are saved in it. ``on_page(offset, body)``: each page read in order.
+    ``keep(body)``: what of each page is held and returned once saved (None: the whole body).
 
     >>> fetch_pages(client.api, "/v1/listings", {"City": "Miami"}, item_key="listings")  # doctest: +SKIP
     """
     many = fetch_pages_many(api, path, [params], item_key=item_key, max_results=max_results,
                             progress=progress, desc=desc, checkpoint=checkpoint,
-                            on_page=on_page)  # fmt: skip
+                            on_page=on_page, keep=keep)  # fmt: skip
     return many[0]
 
 
@@ -336,6 +357,7 @@ def fetch_pages_many(
     desc: str = "",
     checkpoint: Checkpoint | None = None,
     on_page: OnPage | None = None,
+    keep: Keep | None = None,
 ) -> list[Paged]:
     """:func:`fetch_pages` for several queries of one operation (id chunks of the change feed):
     the first pages of all in one batch, then every further page in a second. One :class:`Paged`
@@ -349,7 +371,7 @@ def fetch_pages_many(
     if item_key not in ID_FIELDS:
         raise ValueError(f"item_key: unknown value {item_key!r}; allowed: {', '.join(ID_FIELDS)}")
     bar = _Bar(progress_enabled(progress), desc)
-    reader = _Reader(path, item_key, bar, checkpoint, on_page)
+    reader = _Reader(path, item_key, bar, checkpoint, on_page, keep)
     reader.pagers = pagers = [_Pager(reader, i, q, max_results) for i, q in enumerate(queries)]
     reader.first = pagers[0] if pagers else None
     try:  # the path and the queries go down once: the api's pager sends every page

@@ -45,12 +45,14 @@ from realtyframes.schemas._shape_parse import (
     _CONTACT_SPEC,
     _STR,
     Model,
+    _assemble,
     _child_columns,
     _decode,
     _listing_spec,
     _order,
     _PageInfo,
     _parse_bodies,
+    _parse_parts,
     _Spec,
     _typed_frame,
     _Unit,
@@ -62,6 +64,7 @@ __all__ = [
     "analytics_from_json",
     "changes_from_pages",
     "contacts_from_pages",
+    "give_back_memory",
     "latest_per_listing",
     "listings_from_pages",
     "listings_from_record_batches",
@@ -307,10 +310,14 @@ def _load_libc() -> Any:
 _LIBC = _load_libc()
 
 
-def _give_back() -> None:
-    """Give the memory a parsed batch freed back to the system, not only to the allocators: a
-    batch's raw bodies were allocated by the fetching threads, each in its own glibc arena, and
-    stay resident there otherwise (#33: a details load of 12,988 listings peaked 15-20 MB lower)."""
+def give_back_memory() -> None:
+    """Give freed memory back to the system, not only to the allocators (glibc's
+    ``malloc_trim``; pyarrow's pool). A details batch's raw bodies were allocated by the
+    fetching threads, each in its own glibc arena, and stay resident there otherwise (#33: a
+    details load of 12,988 listings peaked 15-20 MB lower).
+
+    >>> give_back_memory()
+    """
     pa.default_memory_pool().release_unused()
     if _LIBC is not None:
         _LIBC.malloc_trim(0)
@@ -320,19 +327,21 @@ def listings_from_record_batches(
     batches: Iterable[Sequence[bytes]], *, detail: bool = True
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`listings_from_records` for bodies that arrive in batches (e.g. a generator that
-    fetches them): each batch is parsed into typed columns before the next is asked for, so the
-    raw bodies of one batch only are held at a time. Same result as one call on all the bodies.
+    fetches them): each batch is parsed into Arrow columns before the next is asked for, so the
+    raw bodies of one batch only are held at a time; the columns of all become pandas once, at
+    the end (no frame per batch, no concatenation). Same result as one call on all the bodies.
 
     >>> listings, media = listings_from_record_batches(fetch(ids[i : i + 2000]) for i in starts)  # doctest: +SKIP
     """
     spec = _listing_spec(detail)
-    units: list[_Unit] = []
+    parts: list[pa.Table | _Unit] = []  # Arrow tables: converted to pandas once, at the end
     for batch in batches:
-        units.extend(_parse_bodies(_split_bodies(batch), spec, None)[0])
+        parts.extend(_parse_parts(_split_bodies(batch), spec, None, []))
         del batch  # before the next batch is fetched
-        _give_back()
-    frame, media, parents = _concat(units, spec)
+        give_back_memory()
+    frame, media, parents = _concat(_assemble(parts, spec), spec)
     frame, media = latest_per_listing(frame, media, parents=parents)
+    give_back_memory()  # what the conversion freed, before the caller goes on (validation, the cache)
     assert media is not None
     return frame, media
 

@@ -34,6 +34,10 @@ _STR = pd.StringDtype(na_value=np.nan)
 _MIN_BLOCK = 1 << 22  # Arrow JSON block size; grown to fit the longest body
 _SPLIT = 8  # a failing chunk is split in this many parts, down to single bodies
 _ARRAY_BODY = re.compile(rb"\s*\[")
+#: Where shaping's Arrow buffers are allocated: the system allocator, which gives freed buffers
+#: back to the system (pyarrow's default pool, mimalloc, kept what each parsed batch freed: #33,
+#: a details load of 12,988 listings held 30-40 MB more at its peak).
+_POOL = pa.system_memory_pool()
 
 
 Model: TypeAlias = type[pa_model.DataFrameModel]
@@ -135,6 +139,7 @@ def _read_ndjson(bodies: Sequence[bytes], schema: pa.Schema) -> pa.Table:
         pa.BufferReader(buf),
         read_options=pj.ReadOptions(block_size=block, use_threads=True),
         parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="infer"),
+        memory_pool=_POOL,
     )
 
 
@@ -142,16 +147,19 @@ def _encode_enum(arr: pa.ChunkedArray, categories: Sequence[str]) -> pa.ChunkedA
     """Strings -> dictionary with the fixed categories (unknown values appended after them)."""
     values = pa.array(list(categories), pa.string())
     if not pa.types.is_string(arr.type) and not pa.types.is_large_string(arr.type):
-        arr = arr.cast(pa.string())
-    idx = pc.index_in(arr, value_set=values)
-    unknown = pc.and_(pc.is_valid(arr), pc.is_null(idx))
+        arr = pc.cast(arr, pa.string(), memory_pool=_POOL)
+    idx = pc.index_in(arr, value_set=values, memory_pool=_POOL)
+    unknown = pc.and_(pc.is_valid(arr), pc.is_null(idx), memory_pool=_POOL)
     if pc.any(unknown).as_py():
         extras = pc.unique(pc.filter(arr, unknown)).cast(pa.string())
         extras = pa.array(sorted(extras.to_pylist()), pa.string())
         values = pa.concat_arrays([values, extras])
-        idx = pc.index_in(arr, value_set=values)
+        idx = pc.index_in(arr, value_set=values, memory_pool=_POOL)
     itype = pa.int8() if len(values) < 128 else pa.int32()
-    chunks = [pa.DictionaryArray.from_arrays(c.cast(itype), values) for c in idx.chunks]
+    chunks = [
+        pa.DictionaryArray.from_arrays(pc.cast(c, itype, memory_pool=_POOL), values)
+        for c in idx.chunks
+    ]
     return pa.chunked_array(chunks, pa.dictionary(itype, pa.string()))
 
 
@@ -165,7 +173,7 @@ def _cast_columns(table: pa.Table, model: Model) -> pa.Table:
         kind = _kind(dtype)
         if kind == "int" and pa.types.is_floating(col.type):
             try:
-                col = col.cast(pa.int64(), safe=True)
+                col = pc.cast(col, pa.int64(), safe=True, memory_pool=_POOL)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 continue  # a fraction: stays float, validation reports the rows
         elif kind == "category" and not pa.types.is_dictionary(col.type):
@@ -202,17 +210,17 @@ def _split_records(
             for j in range(col.type.num_fields):
                 sub = col.type.field(j).name
                 records = records.append_column(
-                    spec.struct_column(member, sub), pc.struct_field(col, [j])
+                    spec.struct_column(member, sub), pc.struct_field(col, [j], memory_pool=_POOL)
                 )
     child = parents = None
     if spec.child and spec.child in records.column_names:
         col = records.column(spec.child)
         records = records.remove_column(records.column_names.index(spec.child))
         if pa.types.is_list(col.type) and pa.types.is_struct(col.type.value_type):
-            parents = pc.list_parent_indices(col)
-            items = pc.list_flatten(col)
+            parents = pc.list_parent_indices(col, memory_pool=_POOL)
+            items = pc.list_flatten(col, memory_pool=_POOL)
             child = pa.Table.from_struct_array(items)
-            keys = records.column(spec.parent_key).take(parents)
+            keys = pc.take(records.column(spec.parent_key), parents, memory_pool=_POOL)
             child = child.add_column(0, spec.parent_key, keys)
             parents = parents.to_numpy()
     return records, child, parents
@@ -242,12 +250,12 @@ class _Unit:
 def _arrow_unit(records: pa.Table, spec: _Spec) -> _Unit:
     records, child, parents = _split_records(records, spec)
     records = _cast_columns(records, spec.model)
-    frame = records.to_pandas(types_mapper=_types_mapper)
+    frame = records.to_pandas(types_mapper=_types_mapper, memory_pool=_POOL)
     frame = _order(frame, spec.columns, target_dtypes(spec.model))
     child_frame = None
     if child is not None and spec.child_model is not None:
         child = _cast_columns(child, spec.child_model)
-        child_frame = child.to_pandas(types_mapper=_types_mapper)
+        child_frame = child.to_pandas(types_mapper=_types_mapper, memory_pool=_POOL)
         child_frame = _order(child_frame, _child_columns(spec), target_dtypes(spec.child_model))
     return _Unit(frame, child_frame, parents)
 
@@ -322,7 +330,7 @@ def _parse_chunk(
             strict=True,
         )
     )
-    return [pa.Table.from_struct_array(pc.list_flatten(col))]
+    return [pa.Table.from_struct_array(pc.list_flatten(col, memory_pool=_POOL))]
 
 
 def _parse_bodies(
@@ -330,34 +338,52 @@ def _parse_bodies(
 ) -> tuple[list[_Unit], list[_PageInfo]]:
     """Parse bodies with Arrow in chunks (a body that fails goes the tolerant way alone)."""
     info: list[_PageInfo] = []
+    return _assemble(_parse_parts(bodies, spec, key, info), spec), info
+
+
+def _parse_parts(
+    bodies: Sequence[bytes], spec: _Spec, key: str | None, info: list[_PageInfo]
+) -> list[pa.Table | _Unit]:
+    """Arrow records tables (chunks of about ``PARSE_CHUNK_BYTES``) or tolerant units, in body
+    order, not yet converted to pandas; ``info`` receives each body's envelope."""
     if not bodies:
-        return [], info
+        return []
     schema = _page_schema(spec, key) if key else pa.schema(list(_record_type(spec)))
     parts: list[pa.Table | _Unit] = []
     for chunk in _chunks(bodies, PARSE_CHUNK_BYTES.get()):  # REALTYFRAMES_PARSE_CHUNK_BYTES
         parts.extend(_parse_chunk(chunk, schema, spec, key, info))
+    return parts
+
+
+def _assemble(parts: list[pa.Table | _Unit], spec: _Spec) -> list[_Unit]:
+    """Parts (:func:`_parse_parts`, of one or several calls) -> units: each run of Arrow tables
+    converted to pandas once (:func:`_arrow_units`). ``parts`` is emptied."""
     units: list[_Unit] = []
     run: list[pa.Table] = []
-    for part in [*parts, None]:
+    parts.reverse()
+    while parts:
+        part = parts.pop()  # not held by the list while the run is converted
         if isinstance(part, pa.Table):
             run.append(part)
             continue
         if run:
             units.extend(_arrow_units(run, spec))
             run = []
-        if part is not None:
-            units.append(part)
-    return units, info
+        units.append(part)
+    if run:
+        units.extend(_arrow_units(run, spec))
+    return units
 
 
 def _arrow_units(tables: list[pa.Table], spec: _Spec) -> list[_Unit]:
     """One unit for tables whose added fields agree, else one per table."""
     if len(tables) == 1:
-        return [_arrow_unit(tables[0], spec)]
+        return [_arrow_unit(tables.pop(), spec)]
     try:
-        merged = pa.concat_tables(tables, promote_options="permissive")
+        merged = pa.concat_tables(tables, promote_options="permissive", memory_pool=_POOL)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return [_arrow_unit(t, spec) for t in tables]
+    tables.clear()  # the merged table holds the same buffers
     return [_arrow_unit(merged, spec)]
 
 
