@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -150,3 +151,44 @@ def test_an_ended_session_is_reopened_once(sandbox_url: str, make_client: MakeCl
         assert mcp.call("me")["email"] == DEMO.email
         assert mcp.session_id not in (None, first)
     assert mcp.session_id is None
+
+
+def test_a_session_retries_in_the_clients_transports_on_its_clock() -> None:
+    """A 503 and a 429 (``Retry-After: 3``) on the session's POSTs are retried by the client's own
+    retry and pacing transports: the waits go to the injected clock (no sleep), every attempt is
+    counted. A scripted server: the sandbox's faults are on ``/v1/*`` only."""
+    from fakeclock import FakeClock
+    from realtyframes.api import ApiClient, RetryPolicy
+    from realtyframes.loaders.mcp import McpSession
+
+    faults = {"initialize": [503], "tools/list": [429]}
+    seen: list[str] = []
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.method == "DELETE":
+            return httpx.Response(200)
+        message = json.loads(request.content)
+        seen.append(message["method"])
+        if faults.get(message["method"]):
+            status = faults[message["method"]].pop(0)
+            return httpx.Response(status, headers={"Retry-After": "3"} if status == 429 else {})
+        if "id" not in message:
+            return httpx.Response(202)
+        tool = {"name": "me", "inputSchema": {"type": "object", "properties": {}}}
+        result = {"tools": [tool]} if message["method"] == "tools/list" else {}
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+        return httpx.Response(200, json=answer, headers={"Mcp-Session-Id": "s-1"})
+
+    clock = FakeClock()
+    policy = RetryPolicy(max_retries=2, backoff_base=0.25, backoff_cap=0.5, retry_after_cap=10)
+    api = ApiClient(
+        "http://api.test", transport=httpx.MockTransport(server), retry=policy, clock=clock
+    )
+    with api, McpSession(api) as mcp:
+        assert mcp.tools().name.tolist() == ["me"]
+    assert seen == [
+        "initialize", "initialize", "notifications/initialized", "tools/list", "tools/list"
+    ]  # fmt: skip
+    assert 3.0 in clock.sleeps and clock.now() >= 1003.0  # the 429's wait, on the fake clock
+    counts = api.request_counts()
+    assert (counts.requests, counts.retries, counts.throttled) == (5, 2, 1)

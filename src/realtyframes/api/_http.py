@@ -1,8 +1,8 @@
 """``ApiClient``: hosts, auth, retries, pacing, concurrency, deprecation and masked logging.
 
-Each GET (``get_json``, ``get_bytes``, ``get_many``, ``get_pages``) is planned here and handed to
-the httpx client, whose transports (:mod:`._transports`) retry, pace, count and bound it; a
-failure becomes its typed error (:func:`~._errors.error_for`).
+Each GET (``get_json``, ``get_bytes``, ``get_many``, ``get_pages``; and MCP's ``post``) is planned
+here for the transports (:mod:`._transports`: retry, pace, count, bound); a failure becomes its
+typed error (:func:`~._errors.error_for`).
 
 >>> from realtyframes.sandbox import serve  # doctest: +SKIP
 >>> with serve() as url, ApiClient(url) as api:  # doctest: +SKIP
@@ -450,15 +450,9 @@ class ApiClient:
             raise QueryError(
                 "path", f"{path!r} must start with '/'", "an absolute path such as /v1/me"
             )
-        deadline_at = load_deadline
-        if self.retry.deadline is not None:
-            at = self._pool.pieces.clock.now() + self.retry.deadline
-            deadline_at = at if load_deadline is None else min(at, load_deadline)
         url = self._hosts[host] + path
-        ex = Exchange(host=host, shown=ShownURL(url, params, self._secrets), pace=self.pace,
-                      limit=self.max_concurrency, policy=self.retry, budget=budget, stop=stop,
-                      deadline_at=deadline_at, load_deadline=load_deadline, timeout=self.timeout,
-                      accept=accept, path=path, notices=notices)  # fmt: skip
+        ex = self._exchange(host, ShownURL(url, params, self._secrets), load_deadline=load_deadline,
+                            budget=budget, stop=stop, accept=accept, path=path, notices=notices)  # fmt: skip
         accepts = f"{PROBLEM_JSON}, {JSON};q=0.9" if self.error_format == "problem" else JSON
         try:
             response = self._pool.http.get(
@@ -473,6 +467,24 @@ class ApiClient:
         if not response.is_success:
             raise self._error(response, ex)
         return ex.result
+
+    def post(self, host: str, url: str, message: Any, **options: Any) -> httpx.Response:
+        """POST ``message`` (an MCP session's JSON-RPC, safe to send again) through the transports
+        of a GET, paced as ``host``: the last answer (error answers too) or httpx's error."""
+        if self._pool.closed:
+            raise RuntimeError("this client is closed")
+        ex = self._exchange(host, self.mask(url), method="POST", repeatable=True)
+        return self._pool.http.post(url, json=message, extensions={KEY: ex}, **options)
+
+    def _exchange(self, host: str, shown: object, **fields: Any) -> Exchange:
+        """A request's :class:`Exchange`: this client's pacing, pool, policy and deadlines."""
+        deadline_at = load = fields.get("load_deadline")
+        if self.retry.deadline is not None:
+            at = self._pool.pieces.clock.now() + self.retry.deadline
+            deadline_at = at if load is None else min(at, load)
+        return Exchange(host=host, shown=shown, pace=self.pace, limit=self.max_concurrency,
+                        policy=self.retry, deadline_at=deadline_at, timeout=self.timeout,
+                        **fields)  # fmt: skip
 
     def _error(self, failure: httpx.Response | BaseException, ex: Exchange) -> Exception:
         return error_for(failure, url=str(ex.shown), secrets=self._secrets,

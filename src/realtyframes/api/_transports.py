@@ -5,8 +5,9 @@
 slot (one bounded pool per client and its copies), pacing (the host's
 :class:`~._pacer.Pacer`, fed the answer's ``RateLimit`` headers), counting, and the caller's
 event hooks. Deprecation notices are a response event hook (:func:`note_deprecation`). Each GET
-carries an :class:`Exchange` in ``request.extensions[KEY]``: what the steps read and write back.
-Requests without one (the MCP sessions' POSTs) pass through untouched.
+carries an :class:`Exchange` in ``request.extensions[KEY]``: what the steps read and write back
+(so does an MCP session's POST, which its caller declares safe to send again); requests without
+one pass through untouched.
 
 >>> stack = compose(httpx.MockTransport(lambda r: httpx.Response(200)), Pieces())
 >>> type(stack).__name__
@@ -77,7 +78,7 @@ class TransientAnswer(Exception):
 
 @dataclass
 class Exchange:
-    """What the transports need to know about one GET, and what they report back."""
+    """What the transports need to know about one request, and what they report back."""
 
     host: str
     shown: object  # the URL with secrets masked (its str()), for logs and errors
@@ -95,6 +96,8 @@ class Exchange:
     attempt: int = 0
     path: str = ""  # the path asked for (deprecation notices name it)
     wait: float | None = None  # the last answer's wait before a retry (None: the backoff's)
+    method: str = "GET"
+    repeatable: bool = False  # a POST its caller declares safe to send again (MCP's JSON-RPC)
 
     @staticmethod
     def of(request: httpx.Request) -> Exchange | None:
@@ -231,11 +234,11 @@ class _Step(httpx.BaseTransport):
 
 
 class RetryTransport(_Step):
-    """Retries of a planned GET. Gives up by returning the last answer, or raising the last
-    exception, for the engine to map."""
+    """Retries of a planned GET (or repeatable POST). Gives up by returning the last answer, or
+    raising the last exception, for the engine to map."""
 
     def step(self, request: httpx.Request, ex: Exchange) -> httpx.Response:
-        if request.method not in IDEMPOTENT_METHODS:
+        if request.method not in IDEMPOTENT_METHODS and not ex.repeatable:
             return self._inner.handle_request(request)
         while True:
             if ex.stopped:
@@ -274,13 +277,13 @@ class RetryTransport(_Step):
         clock = self._pieces.clock
         wait_s = ex.policy.backoff(ex.attempt - 1, self._pieces.rng) if wait_s is None else wait_s
         if ex.deadline_at is not None and clock.now() + wait_s > ex.deadline_at:
-            logger.info("GET %s: giving up, the deadline would pass", ex.shown)
+            logger.info("%s %s: giving up, the deadline would pass", ex.method, ex.shown)
             return False
         if ex.budget is not None and not ex.budget.try_spend():
-            logger.info("GET %s: giving up, the retry budget (%d) is spent", ex.shown,
+            logger.info("%s %s: giving up, the retry budget (%d) is spent", ex.method, ex.shown,
                         ex.budget.total)  # fmt: skip
             return False
-        logger.info("GET %s failed; retry %d/%d in %.2f s", ex.shown, ex.attempt,
+        logger.info("%s %s failed; retry %d/%d in %.2f s", ex.method, ex.shown, ex.attempt,
                     ex.policy.max_retries, wait_s)  # fmt: skip
         if clock.sleep(wait_s, ex.stop):
             raise Cancelled()
@@ -343,11 +346,11 @@ class CountingTransport(_Step):
             response = self._inner.handle_request(request)
         except httpx.HTTPError as exc:
             counter.sent()
-            logger.debug("GET %s -> %s after %.0f ms (attempt %d)", ex.shown,
+            logger.debug("%s %s -> %s after %.0f ms (attempt %d)", ex.method, ex.shown,
                          type(exc).__name__, (clock.now() - sent) * 1000, ex.attempt)  # fmt: skip
             raise
         counter.sent(response.status_code)
-        logger.debug("GET %s -> %d in %.0f ms (attempt %d)", ex.shown, response.status_code,
+        logger.debug("%s %s -> %d in %.0f ms (attempt %d)", ex.method, ex.shown, response.status_code,
                      (clock.now() - sent) * 1000, ex.attempt)  # fmt: skip
         return response
 

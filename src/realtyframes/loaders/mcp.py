@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import random
-import time
 import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -30,14 +28,13 @@ import httpx
 import pandas as pd
 
 from realtyframes._version import __version__
-from realtyframes.api import ApiClient, error_from_response, parse_rate_limit_headers
+from realtyframes.api import ApiClient, error_from_response
 from realtyframes.errors import (
     ApiError,
     BadResponseError,
     DataQualityWarning,
     NotFoundError,
     QueryError,
-    RealtyFramesError,
     TransportError,
 )
 from realtyframes.loaders._base import validate_frame
@@ -207,7 +204,6 @@ class McpSession:
         self._session_id: str | None = None
         self._next_id = 0
         self._tools: dict[str, dict[str, Any]] | None = None
-        self._rng = random.Random()
         self.server_info: dict[str, Any] = {}
         self.protocol_version: str | None = None
 
@@ -370,44 +366,19 @@ class McpSession:
         return result if isinstance(result, dict) else {}
 
     def _send(self, message: dict[str, Any]) -> Any:
-        """POST one message with the client's pacing and retries; the JSON-RPC answer (or None)."""
-        if self._api.closed:
-            raise RuntimeError("this client is closed")
-        pacer = self._api.pacer(self._pacer_host)
-        policy = self._api.retry
-        attempt = 0
-        while True:
-            ticket = pacer.acquire(pace=self._api.pace)
-            error: RealtyFramesError
-            wait_s: float | None = None
-            try:
-                response = self._api.http.post(self.url, json=message, headers=self._headers(),
-                                               auth=self._auth(), timeout=self._api.timeout)  # fmt: skip
-            except httpx.HTTPError as exc:
-                pacer.cancel(ticket)
-                error = TransportError(self._api.mask(f"{type(exc).__name__}: {exc}"),
-                                       method="POST", url=self.url)  # fmt: skip
-            else:
-                pacer.release(ticket, parse_rate_limit_headers(response.headers))
-                status = response.status_code
-                logger.debug("MCP %s %s -> %d", message.get("method"), self.url, status)
-                if status < 400:
-                    return self._answer(response, message)
-                error = error_from_response(response, method="POST", url=self.url,
-                                            secrets=self._api.secrets)  # fmt: skip
-                if status not in (429, 500, 502, 503, 504):
-                    raise error
-                wait_s = policy.retry_after(response)
-                if wait_s is not None:
-                    pacer.block(wait_s)
-            if attempt >= policy.max_retries:
-                raise error
-            if wait_s is None:
-                wait_s = policy.backoff(attempt, self._rng)
-            attempt += 1
-            logger.info("MCP %s failed (%s); retry %d/%d in %.2f s", self.url, type(error).__name__,
-                        attempt, policy.max_retries, wait_s)  # fmt: skip
-            time.sleep(wait_s)
+        """POST one message through the client's transports (pacing, pool, retries of 429 / 5xx and
+        transport errors, counting); the JSON-RPC answer (or None), or the typed error."""
+        try:
+            response = self._api.post(self._pacer_host, self.url, message,
+                                      headers=self._headers(), auth=self._auth())  # fmt: skip
+        except httpx.HTTPError as exc:
+            text = self._api.mask(f"{type(exc).__name__}: {exc}")
+            raise TransportError(text, method="POST", url=self.url) from None
+        logger.debug("MCP %s %s -> %d", message.get("method"), self.url, response.status_code)
+        if response.status_code >= 400:
+            raise error_from_response(response, method="POST", url=self.url,
+                                      secrets=self._api.secrets)  # fmt: skip
+        return self._answer(response, message)
 
     def _answer(self, response: httpx.Response, message: dict[str, Any]) -> Any:
         if message.get("method") == "initialize":
