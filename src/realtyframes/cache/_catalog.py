@@ -40,26 +40,31 @@ class Current:
         return [MAIN, *(self.meta.get("extras") or {})]
 
 
+_SELECT = (
+    "SELECT e.resource, e.key, e.generation, e.account, e.meta, s.state FROM entries e"
+    " LEFT JOIN sync_state s ON s.resource = e.resource AND s.key = e.key"
+)
+
+
+def _current(row: tuple[str, str, str, str, str, str | None]) -> Current:
+    meta = json.loads(row[4])
+    if row[5] is not None:
+        meta["sync"] = json.loads(row[5])
+    return Current(row[2], row[3], meta)
+
+
 def current(db: sqlite3.Connection, resource: str, key: str) -> Current | None:
     """The current generation of ``resource``'s ``key``, or None."""
-    row = db.execute(
-        "SELECT e.generation, e.account, e.meta, s.state FROM entries e LEFT JOIN sync_state s "
-        "ON s.resource = e.resource AND s.key = e.key WHERE e.resource = ? AND e.key = ?",
-        (resource, key),
-    ).fetchone()
-    if row is None:
-        return None
-    meta = json.loads(row[2])
-    if row[3] is not None:
-        meta["sync"] = json.loads(row[3])
-    return Current(row[0], row[1], meta)
+    row = db.execute(f"{_SELECT} WHERE e.resource = ? AND e.key = ?", (resource, key)).fetchone()
+    return None if row is None else _current(row)
 
 
-def all_entries(db: sqlite3.Connection, resource: str | None = None) -> list[tuple[str, str]]:
-    """``(resource, key)`` of every entry (of ``resource``)."""
-    sql = "SELECT resource, key FROM entries"
-    rows = db.execute(sql + " WHERE resource = ? ORDER BY key", (resource,)) if resource else None
-    return [tuple(r) for r in (rows or db.execute(sql + " ORDER BY resource, key")).fetchall()]
+def all_entries(
+    db: sqlite3.Connection, resource: str | None = None
+) -> list[tuple[str, str, Current]]:
+    """``(resource, key, current generation)`` of every entry (of ``resource``), in order."""
+    where = "WHERE ? IS NULL OR e.resource = ? ORDER BY e.resource, e.key"
+    return [(r[0], r[1], _current(r)) for r in db.execute(f"{_SELECT} {where}", (resource,) * 2)]
 
 
 def commit(

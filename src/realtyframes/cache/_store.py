@@ -53,7 +53,6 @@ from realtyframes.cache._entries import (
 )
 from realtyframes.cache._inventory import (
     clear,
-    jobs,
     list_entries,
     lock_path,
     no_job_running,
@@ -389,11 +388,7 @@ class ParquetCache:
         >>> cache.clear_checkpoints("market")  # doctest: +SKIP
         1
         """
-        if resource is not None:
-            _check_name(resource, "resource", _NAME)
-        with no_job_running(
-            self._layout, jobs(self._layout, resource), keys
-        ):  # a sync's own checkpoint
+        with no_job_running(self._layout, resource, keys):  # a sync's own checkpoint
             return remove_checkpoints(self.root, resource, keys)
 
     def check_idle(self, resource: str | None = None) -> None:
@@ -402,7 +397,7 @@ class ParquetCache:
 
         >>> cache.check_idle("market")  # doctest: +SKIP
         """
-        with no_job_running(self._layout, jobs(self._layout, resource), None):
+        with no_job_running(self._layout, resource, None):
             pass
 
     def list(self) -> pd.DataFrame:
