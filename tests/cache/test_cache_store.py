@@ -257,9 +257,10 @@ def test_secrets_never_reach_the_files(cache: ParquetCache):
     assert SECRET not in repr(cache) and SECRET not in key
 
 
-def test_a_password_in_the_host_url_never_reaches_the_files(cache: ParquetCache):
+@pytest.mark.parametrize("password", [SECRET, f"p@ss-{SECRET}"])  # an "@" in it, too
+def test_a_password_in_the_host_url_never_reaches_the_files(cache: ParquetCache, password: str):
     """A base URL with ``user:password@`` is stored without them (footers, state database)."""
-    with_password = HOST.replace("://", f"://analyst:{SECRET}@")
+    with_password = HOST.replace("://", f"://analyst:{password}@")
     entry = cache.write("listings", "k1", listings_frame(), {"host": with_password})
     assert entry.meta["host"] == HOST
     assert cache.list()["host"].tolist() == [HOST]

@@ -30,8 +30,8 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 _SECRET_PARAM = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
 _REDACTED = "<redacted>"
-#: The ``user:password@`` of a URL (never stored: the host is kept without it).
-_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", re.I)
+#: The ``user:password@`` of a URL, up to its last ``@`` (a password may hold one).
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", re.I)
 
 
 class _ResourceTtl(enum.Enum):
@@ -87,6 +87,15 @@ def normalise_params(params: Mapping[str, Any] | None) -> dict[str, str]:
     return {
         str(k): _norm_value(v) for k, v in sorted(items, key=lambda kv: str(kv[0])) if v is not None
     }
+
+
+def plain_host(host: str | None) -> str | None:
+    """``host`` without a user and password (never stored).
+
+    >>> plain_host("https://me:p@ss@api.example.com/v1"), plain_host("http://u:pw@[::1]:8000")
+    ('https://api.example.com/v1', 'http://[::1]:8000')
+    """
+    return _USERINFO.sub(r"\1", host) if host else host
 
 
 def _redact(params: Mapping[str, str]) -> dict[str, str]:
@@ -231,7 +240,7 @@ def entry_doc(
     doc: dict[str, Any] = {
         "resource": resource,
         "key": key,
-        "host": _USERINFO.sub(r"\1", str(host)) if (host := given.pop("host", None)) else host,
+        "host": plain_host(str(host) if (host := given.pop("host", None)) else host),
         "operation": given.pop("operation", resource),
         "params": params,
         "account": given.pop("account", None),
