@@ -143,23 +143,16 @@ class Entry:
         return dict(self.meta.get("params") or {})
 
 
-def _ttl_seconds(ttl: timedelta | float | None) -> float | None:
-    if ttl is None:
-        return None
-    return ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
-
-
 def is_fresh(entry: Entry, ttl: timedelta | float | None, *, now: datetime | None = None) -> bool:
     """Whether ``entry`` is younger than ``ttl`` (a timedelta or seconds; ``None``: never expires).
 
     >>> is_fresh(entry, timedelta(hours=1))  # doctest: +SKIP
     True
     """
-    seconds = _ttl_seconds(ttl)
-    if seconds is None:
+    if ttl is None:
         return True
-    current = now or datetime.now(UTC)
-    return (current - entry.fetched_at).total_seconds() <= seconds
+    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+    return ((now or datetime.now(UTC)) - entry.fetched_at).total_seconds() <= seconds
 
 
 def _check_name(value: str, what: str, pattern: re.Pattern[str]) -> str:

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import secrets
-import shutil
 import sqlite3
 import zlib
 from collections.abc import Iterator
@@ -23,8 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realtyframes.cache._catalog import Current, commit
-from realtyframes.cache._entries import FILE_MODE, _private_dirs
-from realtyframes.cache._layout import GENERATION, MAIN, Layout, entry_meta, part_path
+from realtyframes.cache._entries import _private_dirs
+from realtyframes.cache._layout import GENERATION, MAIN, Layout, entry_meta, link, part_path
 from realtyframes.cache._runs_table import SCHEMA, insert_record
 
 __all__ = ["import_legacy", "register_entries"]
@@ -224,17 +222,7 @@ def _register(db: sqlite3.Connection, layout: Layout, resource: str, key: str, m
     target = layout.generation(resource, key, generation)
     _private_dirs(target)
     for part, source in files.items():
-        _link(source, part_path(target, part))
+        link(source, part_path(target, part))
     account = main.parent.parent.name.removeprefix("account=")
     commit(db, resource, key, Current(generation, account, meta), 0.0)
     return True
-
-
-def _link(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        pass  # linked by a migration that did not commit
-    except OSError:  # a file system without hard links
-        shutil.copyfile(source, target)
-        os.chmod(target, FILE_MODE)
