@@ -1,8 +1,6 @@
-"""The store's tables in the state database: which generation of each entry is current
+"""The store's tables in the state database: the current generation of each entry
 (``entries``), the generations kept for their grace period (``generations``) and the synced
-scopes' state and watermarks (``sync_state``). :mod:`._store` reads and changes them; one
-transaction makes a new generation current, retires the one it replaces and stores the scope's
-sync state with it (the migration that made these tables: :mod:`._migrate`).
+scopes' state (``sync_state``); one transaction makes a generation current (:func:`commit`).
 
 >>> with connect(root) as db:  # doctest: +SKIP
 ...     current(db, "market", key).generation

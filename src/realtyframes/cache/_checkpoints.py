@@ -362,7 +362,7 @@ class Checkpoint:
                             (self.resource, self.key),
                         )
                     self._db = None  # handed to the thread, which closes it
-                    self._writer.shrink((self.resource, self.key), db)
+                    self._writer.shrink(db, self.resource, self.key)
                 except sqlite3.Error as exc:  # the age limit ends it
                     logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
             self._created = False

@@ -1,8 +1,6 @@
-"""The ``runs`` table's record: its columns and types, and how a record goes in and comes out.
-
-Shared by the run history (:mod:`._runs`) and the migration of 0.7's run files
-(:mod:`._migrate`), so the record is declared once. Times are ISO 8601 text in UTC with
-microseconds (they sort as time does).
+"""The ``runs`` table's record, declared once for the run history (:mod:`._runs`) and the
+migration of 0.7's run files (:mod:`._migrate`): its columns and types, and how it goes in and
+comes out. Times are ISO 8601 text in UTC with microseconds (they sort as time does).
 
 >>> time_text(datetime(2026, 6, 1, 9, tzinfo=UTC))
 '2026-06-01T09:00:00.000000+00:00'

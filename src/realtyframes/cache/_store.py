@@ -1,11 +1,6 @@
 """The Parquet cache: one hive-partitioned dataset per resource, one file per key, each entry's
-current generation named by the state database (where each file lives: :mod:`._layout` and
-``docs/cache.md``).
-
-Every file carries Parquet key-value metadata ``realtyframes`` (JSON: host, operation, params with
-secrets redacted, account fingerprint, fetched_at, schema_version, rows, extras' rows). A write
-makes a new generation whole, then one transaction makes it current and publishes it into the
-dataset; a file that cannot be read is a miss, moved to ``.rf/corrupt``. No pickles.
+current generation named by the state database; every file carries its metadata (JSON, Parquet
+key ``realtyframes``); an unreadable file is a miss, moved aside. No pickles (docs/cache.md).
 
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
 >>> key = cache.key(host=h, operation="listings", params={"City": "Miami"}, account=fp)  # doctest: +SKIP
@@ -87,11 +82,9 @@ __all__ = [
     "normalise_params",
 ]
 
-#: Kept for compatibility: readers no longer wait for writers (``ParquetCache(read_wait=...)``
-#: is accepted and unused).
+#: Kept for compatibility: ``ParquetCache(read_wait=...)`` is accepted and unused.
 READ_WAIT = 30.0
-#: How long a replaced generation's files stay on disk for the readers that named it just
-#: before it was replaced (``ParquetCache(grace=...)``).
+#: How long a replaced generation's files stay for the readers that named it before.
 GRACE = timedelta(minutes=10)
 
 
@@ -100,11 +93,10 @@ class ParquetCache:
     ``account`` and ``scope``) that DuckDB, Polars, pyarrow and Spark read as one table.
 
     ``ttl``: per-resource freshness (the loaders pass their endpoints' lifetimes; a resource
-    not in it: one hour; ``None``: never expires). ``lock_timeout``: seconds ``clear`` waits
-    for a scope's job lock. ``grace``: how long a replaced generation stays readable (see
-    ``docs/cache.md``). ``read_wait`` is accepted and unused (readers never wait: they read the
-    generation the state database names). Reading never creates files or folders. A cache of
-    realtyframes 0.8 and earlier is migrated when opened, with one log line.
+    not in it: one hour; ``None``: never expires). ``grace``: how long a replaced generation
+    stays readable. ``lock_timeout`` and ``read_wait`` are accepted and unused (``clear``
+    refuses a scope being synced at once; readers never wait). Reading never creates files or
+    folders. An older cache is migrated when opened, with one log line.
 
     >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
     >>> cache.read("listings", "0" * 32) is None  # doctest: +SKIP
