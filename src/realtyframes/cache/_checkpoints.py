@@ -28,7 +28,6 @@ from realtyframes.cache._writer import WRITE_BATCH, Writer, delete_orphans
 
 __all__ = [
     "CHECKPOINT_MAX_AGE",
-    "WRITE_BATCH",
     "Checkpoint",
     "SavedCheckpoint",
     "remove_checkpoints",
@@ -55,15 +54,6 @@ _UPSERT = (
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def scope_digest(scope: Mapping[str, Any]) -> str:
-    """A stable digest of a load's scope (host, operation, parameters, account, options).
-
-    >>> scope_digest({"a": 1, "b": [2]}) == scope_digest({"b": [2], "a": 1})
-    True
-    """
-    return _digest(json.dumps(scope, sort_keys=True, default=str))
 
 
 @dataclass(frozen=True)
@@ -151,13 +141,13 @@ def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
             if left or db.execute("PRAGMA freelist_count").fetchone()[0]:
                 shrink(db)  # no deleted answer stays in the file's free pages
     for saved in old:
-        logger.info(
-            "checkpoint %s discarded: it was last written %s ago, more than %s",
-            saved.name,
-            timedelta(seconds=int((now - saved.updated).total_seconds())),
-            max_age,
-        )
+        age = (now - saved.updated).total_seconds()
+        logger.info("checkpoint %s discarded: %s", saved.name, _too_old(age, max_age))
     return len(old)
+
+
+def _too_old(age: float, max_age: timedelta) -> str:
+    return f"it was last written {timedelta(seconds=int(age))} ago, more than {max_age}"
 
 
 class Checkpoint:
@@ -173,7 +163,7 @@ class Checkpoint:
 
     def __init__(self, root: Path, resource: str, key: str, scope: Mapping[str, Any]) -> None:
         self.root, self.resource, self.key = Path(root), resource, key
-        self.digest = scope_digest(scope)
+        self.digest = _digest(json.dumps(scope, sort_keys=True, default=str))  # of the scope
         params = _redact(normalise_params(scope.get("params") or {}))
         self._params = json.dumps(params, sort_keys=True)
         self._notes: dict[str, Any] = {}
@@ -223,9 +213,7 @@ class Checkpoint:
         if digest != checkpoint.digest:
             checkpoint.discard("it was made for another scope (parameters, options or version)")
         elif age > max_age.total_seconds():
-            checkpoint.discard(
-                f"it was last written {timedelta(seconds=int(age))} ago, more than {max_age}"
-            )
+            checkpoint.discard(_too_old(age, max_age))
         else:
             checkpoint._notes = json.loads(notes)
             if answers:

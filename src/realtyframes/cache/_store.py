@@ -300,22 +300,19 @@ class ParquetCache:
         ...             extra_frames={"media": media, "quarantine": quarantined})  # doctest: +SKIP
         """
         extras = dict(extra_frames or {})
-        folders = {name: self._folder(resource, key, name) for name in extras}  # checks names
+        folders = {part: self._folder(resource, key, part) for part in extras}  # checks names
+        folders[MAIN] = self._folder(resource, key)
         given = dict(meta or {})
         sync = given.pop("sync", None)
         doc = entry_doc(resource, key, frame, given, extras)
         account = account_label(doc["account"])
-        folder = self._layout.generation(self._folder(resource, key), key, doc["generation"])
+        targets = {part: (f, self._layout.entry(f, account, key)) for part, f in folders.items()}
+        folder = self._layout.generation(resource, key, doc["generation"])
         parts = [(MAIN, frame, doc)]
         parts += [
             (name, extra, {**doc, "role": name, "rows": len(extra), **_categories(extra)})
             for name, extra in extras.items()
         ]
-        targets = {
-            name: (folders[name], self._layout.entry(folders[name], account, key))
-            for name in extras
-        }
-        targets[MAIN] = (resource, self._layout.entry(resource, account, key))
         write_parts(folder, parts)
         new = Current(doc["generation"], account, doc if sync is None else {**doc, "sync": sync})
         try:
@@ -336,13 +333,8 @@ class ParquetCache:
         with connect(self.root) as db:
             with transaction(db):
                 gone = retired(db, before)
-            known = {
-                g
-                for (g,) in db.execute(
-                    "SELECT generation FROM generations WHERE resource = ? AND key = ?",
-                    (resource, key),
-                )
-            }
+            query = "SELECT generation FROM generations WHERE resource = ? AND key = ?"
+            known = {g for (g,) in db.execute(query, (resource, key))}
         for res, k, generation in gone:
             remove_generation(self._layout, res, k, generation)
         for path in self._layout.generation(resource, key, "x").parent.glob("*"):
