@@ -239,8 +239,10 @@ def test_opening_the_cache_removes_only_dead_writers_temporary_files(tmp_path: P
     live = folder / f".listings.other.parquet.tmp-{os.getpid()}-beef"
     dead.write_bytes(b"half")
     live.write_bytes(b"half")  # a write in progress in a live process: left alone
-    ParquetCache(tmp_path)
-    assert not dead.exists() and live.exists()
+    no_such_pid = folder / f".listings.other.parquet.tmp-{2**70}-cafe"  # os.kill overflows
+    no_such_pid.write_bytes(b"half")
+    ParquetCache(tmp_path)  # opening never fails on a stray name
+    assert not dead.exists() and live.exists() and not no_such_pid.exists()
 
 
 def test_secrets_never_reach_the_files(cache: ParquetCache):

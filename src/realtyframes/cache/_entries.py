@@ -201,6 +201,25 @@ def _stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, Linux), to tell a reused PID."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def pid_alive(pid: int, started: str | None = None) -> bool:
+    """Whether process ``pid`` runs (and is the one that ``started`` then, when given)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # (no PID is that large)
+        return False
+    except OSError:
+        pass  # another user's process, or cannot tell: alive
+    return started is None or process_start(pid) in (None, started)
+
+
 def _caller_level(module: str) -> int:
     """The ``stacklevel`` (for a warning issued by the caller of this function) of the first
     frame outside ``module``: the warning names the caller of the cache."""

@@ -32,6 +32,7 @@ from realtyframes.cache._entries import (
     _private_dirs,
     _restore_categories,
     _stamp,
+    pid_alive,
 )
 
 __all__ = [
@@ -158,12 +159,9 @@ def _writer_alive(temp_name: str) -> bool:
     """Whether the process that named a temporary file ``.<name>.tmp-<pid>-<hex>`` still runs."""
     try:
         pid = int(temp_name.rsplit(TEMP_MARKER, 1)[1].split("-", 1)[0])
-        os.kill(pid, 0)
-    except (IndexError, ValueError, ProcessLookupError):
+    except (IndexError, ValueError):
         return False
-    except (PermissionError, OSError):  # exists, owned by another user; or cannot tell
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def remove_dead_writers_files(layout: Layout) -> int:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
+from realtyframes.cache._entries import pid_alive, process_start
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import CacheLockError, CacheLockTimeout
 
@@ -190,24 +191,6 @@ class Holder:
         return f"process {self.pid} on {self.host} since {self.since[:19]}Z"
 
 
-def _process_start(pid: int) -> str | None:
-    """When process ``pid`` started (clock ticks since boot, Linux), to tell a reused PID."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _alive(pid: int, started: str | None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # another user's process: alive
-    return started is None or _process_start(pid) in (None, started)
-
-
 def _name(lock: Path) -> tuple[Path, str]:
     """The cache root and the row's name (``<resource>/<key>``) of a job lock's path,
     ``<root>/.rf/locks/<resource>.sync/<key>.lock``."""
@@ -221,7 +204,7 @@ def hold_scope(lock: Path, scope: str, *, timeout: float | None) -> Iterator[Non
     root, name = _name(lock)
     with file_lock(lock, timeout=timeout):
         pid, since = os.getpid(), datetime.now(UTC).isoformat(timespec="microseconds")
-        row = (name, scope, pid, socket.gethostname(), since, _process_start(pid))
+        row = (name, scope, pid, socket.gethostname(), since, process_start(pid))
         with connect(root) as db, transaction(db):
             db.execute("INSERT OR REPLACE INTO locks VALUES (?, ?, ?, ?, ?, ?)", row)
         try:
@@ -244,6 +227,6 @@ def holder(root: Path, resource: str, key: str) -> Holder | None:
     if row is None:
         return None
     scope, pid, host, since, started = row
-    if host == socket.gethostname() and not _alive(pid, started):
+    if host == socket.gethostname() and not pid_alive(pid, started):
         return None  # stale: its process has died
     return Holder(scope, pid, host, since)
