@@ -11,7 +11,6 @@ import json
 import os
 import re
 import secrets
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -218,15 +217,6 @@ def pid_alive(pid: int, started: str | None = None) -> bool:
     except OSError:
         pass  # another user's process, or cannot tell: alive
     return started is None or process_start(pid) in (None, started)
-
-
-def _caller_level(module: str) -> int:
-    """The ``stacklevel`` (for a warning issued by the caller of this function) of the first
-    frame outside ``module``: the warning names the caller of the cache."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__") == module:
-        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
-    return level
 
 
 def entry_doc(

@@ -35,7 +35,6 @@ from realtyframes.cache._entries import (
     _KEY,
     _NAME,
     Entry,
-    _caller_level,
     _categories,
     _check_name,
     _private_dirs,
@@ -266,10 +265,12 @@ class ParquetCache:
                 where = f"moved aside to {target}"
             except OSError as move_exc:
                 where = f"could not be moved aside ({move_exc.strerror})"
+        from realtyframes.api import caller_level  # (the user's line; httpx only on this path)
+
         warnings.warn(
             f"cache file {path} is unreadable ({bad}); treated as a miss, {where}",
             CacheWarning,
-            stacklevel=_caller_level(__name__),
+            stacklevel=caller_level(),
         )
 
     # -- write -----------------------------------------------------------------------------------
