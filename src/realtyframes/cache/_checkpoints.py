@@ -344,11 +344,9 @@ class Checkpoint:
             db = self._open_quietly() if db is None else db
             if self._created and db is not None:
                 try:
+                    head = "DELETE FROM checkpoints WHERE resource = ? AND key = ?"
                     with transaction(db):
-                        db.execute(
-                            "DELETE FROM checkpoints WHERE resource = ? AND key = ?",
-                            (self.resource, self.key),
-                        )
+                        db.execute(head, (self.resource, self.key))
                     self._db = None  # handed to the thread, which closes it
                     self._writer.shrink(db, self.resource, self.key)
                 except sqlite3.Error as exc:  # the age limit ends it

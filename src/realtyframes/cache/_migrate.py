@@ -154,15 +154,9 @@ def _import_watches(db: sqlite3.Connection, root: Path) -> list[Path]:
     now = datetime.now(UTC).isoformat()
     for name, definition in (data.get("watches") or {}).items():
         snapshot = path.parent / f"{name}.parquet"
-        db.execute(
-            "INSERT OR REPLACE INTO watches VALUES (?, ?, ?, ?)",
-            (
-                name,
-                json.dumps(definition, sort_keys=True),
-                snapshot.name if snapshot.exists() else None,
-                now,
-            ),
-        )
+        kept = snapshot.name if snapshot.exists() else None
+        row = (name, json.dumps(definition, sort_keys=True), kept, now)
+        db.execute("INSERT OR REPLACE INTO watches VALUES (?, ?, ?, ?)", row)
     return [path]
 
 
