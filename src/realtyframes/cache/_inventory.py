@@ -17,9 +17,9 @@ import pandas as pd
 
 from realtyframes.cache._catalog import all_entries, forget, retired
 from realtyframes.cache._checkpoints import remove_checkpoints
-from realtyframes.cache._entries import _NAME, _check_name, _private_dirs
+from realtyframes.cache._entries import _NAME, _check_name
 from realtyframes.cache._layout import Layout, remove_dead_writers_files, remove_generation
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, holder, lock_error
+from realtyframes.cache._lock import CacheLockTimeout, file_lock, holder
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import ScopeBusyError
 
@@ -27,7 +27,6 @@ __all__ = [
     "LIST_COLUMNS",
     "clear",
     "list_entries",
-    "lock_path",
     "no_job_running",
     "unpublish",
 ]
@@ -35,16 +34,6 @@ __all__ = [
 #: Columns of :meth:`ParquetCache.list`.
 LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")
 LIST_COLUMNS += ("size", "host", "operation", "params", "path")
-
-
-def lock_path(layout: Layout, resource: str, key: str) -> Path:
-    """The write lock of ``resource``'s ``key``, its folder made (a typed error if it cannot be)."""
-    lock = layout.lock(resource, key)
-    try:
-        _private_dirs(lock.parent)
-    except OSError as exc:  # a file where a folder of the locks should be
-        raise lock_error(lock, exc) from None
-    return lock
 
 
 def unpublish(layout: Layout, resource: str, key: str, keep: Collection[Path] = ()) -> None:

@@ -48,7 +48,6 @@ from realtyframes.cache._entries import (
 from realtyframes.cache._inventory import (
     clear,
     list_entries,
-    lock_path,
     no_job_running,
     unpublish,
 )
@@ -65,7 +64,7 @@ from realtyframes.cache._layout import (
     remove_generation,
     write_parts,
 )
-from realtyframes.cache._lock import Holder, holder
+from realtyframes.cache._lock import Holder, holder, lock_error
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import CacheWarning
 
@@ -143,12 +142,13 @@ class ParquetCache:
     def path(self, resource: str, key: str, extra: str | None = None) -> Path:
         """Where an entry's dataset file (or its ``extra`` companion's) lives: the existing
         file, else the partition of the entry's account (``account=unset`` when none)."""
-        found = self._layout.find(self._folder(resource, key, extra), key)
+        folder = self._folder(resource, key, extra)
+        found = self._layout.find(folder, key)
         if found is not None:
             return found
         main = self._layout.find(resource, key)
         account = main.parent.parent.name.removeprefix("account=") if main else account_label(None)
-        return self._layout.entry(self._folder(resource, key, extra), account, key)
+        return self._layout.entry(folder, account, key)
 
     @staticmethod
     def _folder(resource: str, key: str, extra: str | None = None) -> str:
@@ -171,7 +171,12 @@ class ParquetCache:
         """The lock file a long job on ``key`` holds from its first read to its write (a market's
         sync: ``.rf/locks/<resource>.sync/<key>.lock``; docs/sync.md)."""
         self._folder(resource, key)  # checks both names
-        return lock_path(self._layout, f"{resource}.sync", key)
+        lock = self._layout.lock(f"{resource}.sync", key)
+        try:
+            _private_dirs(lock.parent)
+        except OSError as exc:  # a file where a folder of the locks should be
+            raise lock_error(lock, exc) from None
+        return lock
 
     def job_holder(self, resource: str, key: str) -> Holder | None:
         """Who holds the job lock of ``key`` now (scope, PID, host, since), from the ``locks``
