@@ -65,17 +65,10 @@ def all_entries(
     return [(r[0], r[1], _current(r)) for r in db.execute(f"{_SELECT} {where}", (resource,) * 2)]
 
 
-def commit(
-    db: sqlite3.Connection,
-    resource: str,
-    key: str,
-    new: Current,
-    now: float,
-) -> Current | None:
+def commit(db: sqlite3.Connection, resource: str, key: str, new: Current, now: float) -> None:
     """Make ``new`` the current generation (inside the caller's transaction): retire the one it
-    replaces, store its sync state (``new.meta["sync"]``) or remove the old one. Returns the
-    generation replaced, or None."""
-    old = current(db, resource, key)
+    replaces (the key's one generation not retired), store its sync state (``new.meta["sync"]``)
+    or remove the old one."""
     meta = dict(new.meta)
     sync = meta.pop("sync", None)
     db.execute(
@@ -83,13 +76,13 @@ def commit(
         (resource, key, new.generation, new.account, json.dumps(meta, sort_keys=True)),
     )
     db.execute(
+        "UPDATE generations SET retired = ? WHERE resource = ? AND key = ? AND generation != ?"
+        " AND retired IS NULL",
+        (now, resource, key, new.generation),
+    )
+    db.execute(
         "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, NULL)", (resource, key, new.generation)
     )
-    if old is not None and old.generation != new.generation:
-        db.execute(
-            "UPDATE generations SET retired = ? WHERE resource = ? AND key = ? AND generation = ?",
-            (now, resource, key, old.generation),
-        )
     db.execute("DELETE FROM sync_state WHERE resource = ? AND key = ?", (resource, key))
     if isinstance(sync, Mapping):
         marks = [None if sync.get(n) is None else str(sync.get(n)) for n in _WATERMARKS]
@@ -97,17 +90,14 @@ def commit(
             "INSERT INTO sync_state VALUES (?, ?, ?, ?, ?, ?, ?)",
             (resource, key, new.generation, *marks, json.dumps(sync, sort_keys=True)),
         )
-    return old
 
 
-def forget(db: sqlite3.Connection, resource: str, key: str) -> Current | None:
+def forget(db: sqlite3.Connection, resource: str, key: str) -> None:
     """Remove the entry (inside the caller's transaction); its generations are retired at once
-    (``retired`` 0: the next collection removes them). Returns what was current, or None."""
-    old = current(db, resource, key)
+    (``retired`` 0: the next collection removes them)."""
     db.execute("DELETE FROM entries WHERE resource = ? AND key = ?", (resource, key))
     db.execute("DELETE FROM sync_state WHERE resource = ? AND key = ?", (resource, key))
     db.execute("UPDATE generations SET retired = 0 WHERE resource = ? AND key = ?", (resource, key))
-    return old
 
 
 def retired(db: sqlite3.Connection, before: float) -> list[tuple[str, str, str]]:
