@@ -239,8 +239,10 @@ def test_opening_the_cache_removes_only_dead_writers_temporary_files(tmp_path: P
     live = folder / f".listings.other.parquet.tmp-{os.getpid()}-beef"
     dead.write_bytes(b"half")
     live.write_bytes(b"half")  # a write in progress in a live process: left alone
-    ParquetCache(tmp_path)
-    assert not dead.exists() and live.exists()
+    no_such_pid = folder / f".listings.other.parquet.tmp-{2**70}-cafe"  # os.kill overflows
+    no_such_pid.write_bytes(b"half")
+    ParquetCache(tmp_path)  # opening never fails on a stray name
+    assert not dead.exists() and live.exists() and not no_such_pid.exists()
 
 
 def test_secrets_never_reach_the_files(cache: ParquetCache):
@@ -257,9 +259,10 @@ def test_secrets_never_reach_the_files(cache: ParquetCache):
     assert SECRET not in repr(cache) and SECRET not in key
 
 
-def test_a_password_in_the_host_url_never_reaches_the_files(cache: ParquetCache):
+@pytest.mark.parametrize("password", [SECRET, f"p@ss-{SECRET}"])  # an "@" in it, too
+def test_a_password_in_the_host_url_never_reaches_the_files(cache: ParquetCache, password: str):
     """A base URL with ``user:password@`` is stored without them (footers, state database)."""
-    with_password = HOST.replace("://", f"://analyst:{SECRET}@")
+    with_password = HOST.replace("://", f"://analyst:{password}@")
     entry = cache.write("listings", "k1", listings_frame(), {"host": with_password})
     assert entry.meta["host"] == HOST
     assert cache.list()["host"].tolist() == [HOST]

@@ -66,6 +66,23 @@ def test_a_watch_appends_through_the_public_function(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("host", "stored"),
+    [
+        ("https://user:p@ss-pw@api.example.com/v1", "https://api.example.com/v1"),
+        ("http://user:secret-pw@[::1]:8000", "http://[::1]:8000"),
+        ("https://API.example.com", "https://API.example.com"),
+    ],
+)
+def test_a_run_record_keeps_its_host_without_user_and_password(
+    tmp_path: Path, host: str, stored: str
+) -> None:
+    """The same rule as the cache's footers: only ``user:password@`` goes (an IPv6 host keeps
+    its brackets, so the host stays a URL)."""
+    assert append_run(tmp_path, kind="load", resource="listings", host=host)["host"] == stored
+    assert read_runs(tmp_path)["host"].tolist() == [stored]
+
+
+@pytest.mark.parametrize(
     ("fields", "message"),
     [
         ({"kind": "nap"}, "kind"),

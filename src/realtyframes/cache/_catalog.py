@@ -1,8 +1,6 @@
-"""The store's tables in the state database: which generation of each entry is current
+"""The store's tables in the state database: the current generation of each entry
 (``entries``), the generations kept for their grace period (``generations``) and the synced
-scopes' state and watermarks (``sync_state``). :mod:`._store` reads and changes them; one
-transaction makes a new generation current, retires the one it replaces and stores the scope's
-sync state with it (the migration that made these tables: :mod:`._migrate`).
+scopes' state (``sync_state``); one transaction makes a generation current (:func:`commit`).
 
 >>> with connect(root) as db:  # doctest: +SKIP
 ...     current(db, "market", key).generation
@@ -40,39 +38,37 @@ class Current:
         return [MAIN, *(self.meta.get("extras") or {})]
 
 
+_SELECT = (
+    "SELECT e.resource, e.key, e.generation, e.account, e.meta, s.state FROM entries e"
+    " LEFT JOIN sync_state s ON s.resource = e.resource AND s.key = e.key"
+)
+
+
+def _current(row: tuple[str, str, str, str, str, str | None]) -> Current:
+    meta = json.loads(row[4])
+    if row[5] is not None:
+        meta["sync"] = json.loads(row[5])
+    return Current(row[2], row[3], meta)
+
+
 def current(db: sqlite3.Connection, resource: str, key: str) -> Current | None:
     """The current generation of ``resource``'s ``key``, or None."""
-    row = db.execute(
-        "SELECT e.generation, e.account, e.meta, s.state FROM entries e LEFT JOIN sync_state s "
-        "ON s.resource = e.resource AND s.key = e.key WHERE e.resource = ? AND e.key = ?",
-        (resource, key),
-    ).fetchone()
-    if row is None:
-        return None
-    meta = json.loads(row[2])
-    if row[3] is not None:
-        meta["sync"] = json.loads(row[3])
-    return Current(row[0], row[1], meta)
+    row = db.execute(f"{_SELECT} WHERE e.resource = ? AND e.key = ?", (resource, key)).fetchone()
+    return None if row is None else _current(row)
 
 
-def all_entries(db: sqlite3.Connection, resource: str | None = None) -> list[tuple[str, str]]:
-    """``(resource, key)`` of every entry (of ``resource``)."""
-    sql = "SELECT resource, key FROM entries"
-    rows = db.execute(sql + " WHERE resource = ? ORDER BY key", (resource,)) if resource else None
-    return [tuple(r) for r in (rows or db.execute(sql + " ORDER BY resource, key")).fetchall()]
+def all_entries(
+    db: sqlite3.Connection, resource: str | None = None
+) -> list[tuple[str, str, Current]]:
+    """``(resource, key, current generation)`` of every entry (of ``resource``), in order."""
+    where = "WHERE ? IS NULL OR e.resource = ? ORDER BY e.resource, e.key"
+    return [(r[0], r[1], _current(r)) for r in db.execute(f"{_SELECT} {where}", (resource,) * 2)]
 
 
-def commit(
-    db: sqlite3.Connection,
-    resource: str,
-    key: str,
-    new: Current,
-    now: float,
-) -> Current | None:
+def commit(db: sqlite3.Connection, resource: str, key: str, new: Current, now: float) -> None:
     """Make ``new`` the current generation (inside the caller's transaction): retire the one it
-    replaces, store its sync state (``new.meta["sync"]``) or remove the old one. Returns the
-    generation replaced, or None."""
-    old = current(db, resource, key)
+    replaces (the key's one generation not retired), store its sync state (``new.meta["sync"]``)
+    or remove the old one."""
     meta = dict(new.meta)
     sync = meta.pop("sync", None)
     db.execute(
@@ -80,13 +76,13 @@ def commit(
         (resource, key, new.generation, new.account, json.dumps(meta, sort_keys=True)),
     )
     db.execute(
+        "UPDATE generations SET retired = ? WHERE resource = ? AND key = ? AND generation != ?"
+        " AND retired IS NULL",
+        (now, resource, key, new.generation),
+    )
+    db.execute(
         "INSERT OR REPLACE INTO generations VALUES (?, ?, ?, NULL)", (resource, key, new.generation)
     )
-    if old is not None and old.generation != new.generation:
-        db.execute(
-            "UPDATE generations SET retired = ? WHERE resource = ? AND key = ? AND generation = ?",
-            (now, resource, key, old.generation),
-        )
     db.execute("DELETE FROM sync_state WHERE resource = ? AND key = ?", (resource, key))
     if isinstance(sync, Mapping):
         marks = [None if sync.get(n) is None else str(sync.get(n)) for n in _WATERMARKS]
@@ -94,17 +90,14 @@ def commit(
             "INSERT INTO sync_state VALUES (?, ?, ?, ?, ?, ?, ?)",
             (resource, key, new.generation, *marks, json.dumps(sync, sort_keys=True)),
         )
-    return old
 
 
-def forget(db: sqlite3.Connection, resource: str, key: str) -> Current | None:
+def forget(db: sqlite3.Connection, resource: str, key: str) -> None:
     """Remove the entry (inside the caller's transaction); its generations are retired at once
-    (``retired`` 0: the next collection removes them). Returns what was current, or None."""
-    old = current(db, resource, key)
+    (``retired`` 0: the next collection removes them)."""
     db.execute("DELETE FROM entries WHERE resource = ? AND key = ?", (resource, key))
     db.execute("DELETE FROM sync_state WHERE resource = ? AND key = ?", (resource, key))
     db.execute("UPDATE generations SET retired = 0 WHERE resource = ? AND key = ?", (resource, key))
-    return old
 
 
 def retired(db: sqlite3.Connection, before: float) -> list[tuple[str, str, str]]:

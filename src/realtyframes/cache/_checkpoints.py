@@ -1,23 +1,7 @@
-"""Checkpoints of long loads: the answers a load has fetched so far, kept in the cache's state
-database (:mod:`._state`) so that the next identical call, after an interruption (Ctrl-C,
-SIGKILL, a lost network, retries spent), resumes where it stopped instead of starting over.
-
-A checkpoint is one row of ``checkpoints`` (resource, key, the scope's digest, the redacted
-parameters, when the load started, when it was last written, its notes) and one row of
-``checkpoint_answers`` per saved answer (``name``: the SHA-256 of what the caller named the
-answer, a request's path and query, so no query string and no credential is written; ``body``:
-the raw answer). Answers are committed by the checkpoint's writer thread, all those waiting in one
-transaction (a load's calling thread only hands them over): a process killed at any point (even
-by SIGKILL) loses at most the last :data:`WRITE_BATCH` answers handed to :meth:`Checkpoint.put`
-(``put`` waits while that many are not committed yet); an interrupted load that closes its
-checkpoint (an error, Ctrl-C) loses none. A resumed load reads the answers one at a time, as it
-asks for them (never all of them in memory).
-
-Nothing under ``.rf`` is part of a dataset: readers never see a checkpoint, and what they see
-stays "complete or nothing". A checkpoint is discarded (a log line at INFO) when the scope it was
-made for differs from the call's, when it has not been written to for longer than its maximum age
-(:data:`CHECKPOINT_MAX_AGE`), on ``refresh=True``, by ``ParquetCache.clear`` and, once its load
-is stored, by the loader.
+"""Checkpoints of long loads: the answers a load has fetched so far, kept in the state database
+(``checkpoints``, one row of ``checkpoint_answers`` per answer, named by the SHA-256 of the
+request), so the next identical call resumes where an interrupted one stopped. How they are
+written, read, removed and discarded: docs/cache.md, "Checkpoints of interrupted loads".
 
 >>> cp = Checkpoint.open(root, "listings", key, {"host": "h"})  # doctest: +SKIP
 >>> cp.put("/v1/listings?Offset=0", body); cp.get("/v1/listings?Offset=0") == body  # doctest: +SKIP
@@ -44,7 +28,6 @@ from realtyframes.cache._writer import WRITE_BATCH, Writer, delete_orphans
 
 __all__ = [
     "CHECKPOINT_MAX_AGE",
-    "WRITE_BATCH",
     "Checkpoint",
     "SavedCheckpoint",
     "remove_checkpoints",
@@ -54,22 +37,23 @@ __all__ = [
 
 logger = logging.getLogger("realtyframes.cache")
 
-#: A checkpoint not written to for longer than this is discarded (its answers are too old to
-#: be mixed with fresh ones).
+#: A checkpoint not written to for longer than this is discarded (too old to mix with fresh answers).
 CHECKPOINT_MAX_AGE = timedelta(hours=24)
+#: A checkpoint's header row and how many answers it has.
+_HEAD = (
+    "SELECT scope, started, updated, notes, (SELECT count(*) FROM checkpoint_answers a"
+    " WHERE a.resource = c.resource AND a.key = c.key) FROM checkpoints c"
+    " WHERE resource = ? AND key = ?"
+)
+_UPSERT = (
+    "INSERT INTO checkpoints (resource, key, scope, params, started, updated, notes)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (resource, key)"
+    " DO UPDATE SET updated = excluded.updated, notes = excluded.notes"
+)
 
 
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def scope_digest(scope: Mapping[str, Any]) -> str:
-    """A stable digest of a load's scope (host, operation, parameters, account, options).
-
-    >>> scope_digest({"a": 1, "b": [2]}) == scope_digest({"b": [2], "a": 1})
-    True
-    """
-    return _digest(json.dumps(scope, sort_keys=True, default=str))
 
 
 @dataclass(frozen=True)
@@ -117,18 +101,6 @@ def saved_checkpoints(root: Path, resource: str | None = None) -> list[SavedChec
     ]
 
 
-def orphans(db: sqlite3.Connection) -> list[tuple[str, str]]:
-    """(resource, key) of the answers whose checkpoint was removed (:meth:`Checkpoint.done`)
-    and which are not deleted yet (its thread runs, or its process was killed first)."""
-    saved = set(db.execute("SELECT DISTINCT resource, key FROM checkpoint_answers"))
-    return sorted(saved - set(db.execute("SELECT resource, key FROM checkpoints")))
-
-
-def _delete(db: sqlite3.Connection, resource: str, key: str) -> None:
-    db.execute("DELETE FROM checkpoint_answers WHERE resource = ? AND key = ?", (resource, key))
-    db.execute("DELETE FROM checkpoints WHERE resource = ? AND key = ?", (resource, key))
-
-
 def remove_checkpoints(
     root: Path, resource: str | None = None, keys: Collection[str] | None = None
 ) -> int:
@@ -143,8 +115,11 @@ def _delete_all(root: Path, found: Collection[SavedCheckpoint]) -> None:
     if found:
         with connect(root) as db:
             with transaction(db):
-                for saved in found:
-                    _delete(db, saved.resource, saved.key)
+                for table in ("checkpoint_answers", "checkpoints"):
+                    db.executemany(
+                        f"DELETE FROM {table} WHERE resource = ? AND key = ?",
+                        [(saved.resource, saved.key) for saved in found],
+                    )
             shrink(db)
 
 
@@ -155,9 +130,10 @@ def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
     now = datetime.now(UTC)
     old = [c for c in saved_checkpoints(root) if now - c.updated > max_age]
     _delete_all(root, old)
-    if exists(root):  # a process killed before its removed checkpoint's thread ended
+    if exists(root):  # answers of a removed checkpoint whose process was killed before its thread
         with connect(root) as db:
-            left = orphans(db)
+            left = set(db.execute("SELECT DISTINCT resource, key FROM checkpoint_answers"))
+            left -= set(db.execute("SELECT resource, key FROM checkpoints"))
             if left:
                 with transaction(db):
                     for resource, key in left:
@@ -165,13 +141,13 @@ def remove_old_checkpoints(root: Path, max_age: timedelta) -> int:
             if left or db.execute("PRAGMA freelist_count").fetchone()[0]:
                 shrink(db)  # no deleted answer stays in the file's free pages
     for saved in old:
-        logger.info(
-            "checkpoint %s discarded: it was last written %s ago, more than %s",
-            saved.name,
-            timedelta(seconds=int((now - saved.updated).total_seconds())),
-            max_age,
-        )
+        age = (now - saved.updated).total_seconds()
+        logger.info("checkpoint %s discarded: %s", saved.name, _too_old(age, max_age))
     return len(old)
+
+
+def _too_old(age: float, max_age: timedelta) -> str:
+    return f"it was last written {timedelta(seconds=int(age))} ago, more than {max_age}"
 
 
 class Checkpoint:
@@ -187,8 +163,9 @@ class Checkpoint:
 
     def __init__(self, root: Path, resource: str, key: str, scope: Mapping[str, Any]) -> None:
         self.root, self.resource, self.key = Path(root), resource, key
-        self.digest = scope_digest(scope)
-        self._params = _redact(normalise_params(scope.get("params") or {}))
+        self.digest = _digest(json.dumps(scope, sort_keys=True, default=str))  # of the scope
+        params = _redact(normalise_params(scope.get("params") or {}))
+        self._params = json.dumps(params, sort_keys=True)
         self._notes: dict[str, Any] = {}
         self._lock = threading.Lock()  # the reading connection
         self._db: sqlite3.Connection | None = None
@@ -223,7 +200,7 @@ class Checkpoint:
         if not exists(root):
             return checkpoint
         try:
-            found = checkpoint._head()
+            found = checkpoint._conn().execute(_HEAD, (resource, key)).fetchone()
         except sqlite3.Error as exc:
             logger.warning("checkpoint %s cannot be read (%s)", checkpoint.name, exc)
             checkpoint._broken = True
@@ -236,9 +213,7 @@ class Checkpoint:
         if digest != checkpoint.digest:
             checkpoint.discard("it was made for another scope (parameters, options or version)")
         elif age > max_age.total_seconds():
-            checkpoint.discard(
-                f"it was last written {timedelta(seconds=int(age))} ago, more than {max_age}"
-            )
+            checkpoint.discard(_too_old(age, max_age))
         else:
             checkpoint._notes = json.loads(notes)
             if answers:
@@ -251,19 +226,6 @@ class Checkpoint:
                     started,
                 )
         return checkpoint
-
-    def _head(self) -> tuple[str, str, float, str, int] | None:
-        row = (
-            self._conn()
-            .execute(
-                "SELECT scope, started, updated, notes, (SELECT count(*) FROM checkpoint_answers a"
-                " WHERE a.resource = c.resource AND a.key = c.key) FROM checkpoints c"
-                " WHERE resource = ? AND key = ?",
-                (self.resource, self.key),
-            )
-            .fetchone()
-        )
-        return None if row is None else tuple(row)  # type: ignore[return-value]
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
@@ -278,17 +240,10 @@ class Checkpoint:
         body = self._writer.waiting(digest)
         if body is not None or not self._created:
             return body
+        query = "SELECT body FROM checkpoint_answers WHERE resource = ? AND key = ? AND name = ?"
         with self._lock:
             try:
-                row = (
-                    self._conn()
-                    .execute(
-                        "SELECT body FROM checkpoint_answers WHERE resource = ? AND key = ?"
-                        " AND name = ?",
-                        (self.resource, self.key, digest),
-                    )
-                    .fetchone()
-                )
+                row = self._conn().execute(query, (self.resource, self.key, digest)).fetchone()
             except sqlite3.Error:
                 return None
         return None if row is None else bytes(row[0])
@@ -339,21 +294,8 @@ class Checkpoint:
             with transaction(db):
                 if not self._created:  # answers of a removed checkpoint not deleted yet
                     delete_orphans(db, self.resource, self.key)
-                db.execute(
-                    "INSERT INTO checkpoints (resource, key, scope, params, started,"
-                    " updated, notes) VALUES (?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT (resource, key) DO UPDATE SET updated = excluded.updated,"
-                    " notes = excluded.notes",
-                    (
-                        self.resource,
-                        self.key,
-                        self.digest,
-                        json.dumps(self._params, sort_keys=True),
-                        self.started.isoformat(),
-                        time.time(),
-                        notes,
-                    ),
-                )
+                head = (self.resource, self.key, self.digest, self._params)
+                db.execute(_UPSERT, (*head, self.started.isoformat(), time.time(), notes))
                 db.executemany(
                     "INSERT OR REPLACE INTO checkpoint_answers VALUES (?, ?, ?, ?)",
                     [(self.resource, self.key, name, body) for name, body in answers.items()],
@@ -392,26 +334,21 @@ class Checkpoint:
             self._db = None
 
     def done(self) -> None:
-        """The load is stored: remove the checkpoint (answers not committed yet are dropped).
-        It is gone when this returns: its header row is deleted, so no load resumes from it and
-        :meth:`ParquetCache.checkpoints` does not list it. Its answers' rows are deleted and the
-        file's freed pages given back by a thread, off the load's path (:meth:`close` waits for
-        it; the process does at exit); answers a killed process left without their header are
-        deleted by the next checkpoint of the key, and by every opening of the cache."""
+        """The load is stored: remove the checkpoint (answers not committed yet are dropped); it
+        is gone when this returns. Its answers are deleted, and their pages given back, by a
+        thread (:meth:`close` waits for it; docs/cache.md)."""
         with self._lock:  # opened before the writer's connection closes, so that closing that
             db = self._open_quietly()  # one copies no log into the file: the thread does
         self._writer.stop(drop=True)
         with self._lock:
-            db = db if db is not None or not self._created else self._open_quietly()
+            db = self._open_quietly() if db is None else db
             if self._created and db is not None:
                 try:
+                    head = "DELETE FROM checkpoints WHERE resource = ? AND key = ?"
                     with transaction(db):
-                        db.execute(
-                            "DELETE FROM checkpoints WHERE resource = ? AND key = ?",
-                            (self.resource, self.key),
-                        )
+                        db.execute(head, (self.resource, self.key))
                     self._db = None  # handed to the thread, which closes it
-                    self._writer.shrink((self.resource, self.key), db)
+                    self._writer.shrink(db, self.resource, self.key)
                 except sqlite3.Error as exc:  # the age limit ends it
                     logger.warning("could not remove the checkpoint %s: %s", self.name, exc)
             self._created = False

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import secrets
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -30,8 +29,8 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 _SECRET_PARAM = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
 _REDACTED = "<redacted>"
-#: The ``user:password@`` of a URL (never stored: the host is kept without it).
-_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", re.I)
+#: The ``user:password@`` of a URL, up to its last ``@`` (a password may hold one).
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", re.I)
 
 
 class _ResourceTtl(enum.Enum):
@@ -89,6 +88,15 @@ def normalise_params(params: Mapping[str, Any] | None) -> dict[str, str]:
     }
 
 
+def plain_host(host: str | None) -> str | None:
+    """``host`` without a user and password (never stored).
+
+    >>> plain_host("https://me:p@ss@api.example.com/v1"), plain_host("http://u:pw@[::1]:8000")
+    ('https://api.example.com/v1', 'http://[::1]:8000')
+    """
+    return _USERINFO.sub(r"\1", host) if host else host
+
+
 def _redact(params: Mapping[str, str]) -> dict[str, str]:
     return {k: (_REDACTED if _SECRET_PARAM.search(k) else v) for k, v in params.items()}
 
@@ -134,23 +142,16 @@ class Entry:
         return dict(self.meta.get("params") or {})
 
 
-def _ttl_seconds(ttl: timedelta | float | None) -> float | None:
-    if ttl is None:
-        return None
-    return ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
-
-
 def is_fresh(entry: Entry, ttl: timedelta | float | None, *, now: datetime | None = None) -> bool:
     """Whether ``entry`` is younger than ``ttl`` (a timedelta or seconds; ``None``: never expires).
 
     >>> is_fresh(entry, timedelta(hours=1))  # doctest: +SKIP
     True
     """
-    seconds = _ttl_seconds(ttl)
-    if seconds is None:
+    if ttl is None:
         return True
-    current = now or datetime.now(UTC)
-    return (current - entry.fetched_at).total_seconds() <= seconds
+    seconds = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+    return ((now or datetime.now(UTC)) - entry.fetched_at).total_seconds() <= seconds
 
 
 def _check_name(value: str, what: str, pattern: re.Pattern[str]) -> str:
@@ -199,13 +200,23 @@ def _stamp() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def _caller_level(module: str) -> int:
-    """The ``stacklevel`` (for a warning issued by the caller of this function) of the first
-    frame outside ``module``: the warning names the caller of the cache."""
-    level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__") == module:
-        level, frame = level + 1, frame.f_back  # type: ignore[assignment]
-    return level
+def process_start(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, Linux), to tell a reused PID."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def pid_alive(pid: int, started: str | None = None) -> bool:
+    """Whether process ``pid`` runs (and is the one that ``started`` then, when given)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # (no PID is that large)
+        return False
+    except OSError:
+        pass  # another user's process, or cannot tell: alive
+    return started is None or process_start(pid) in (None, started)
 
 
 def entry_doc(
@@ -231,7 +242,7 @@ def entry_doc(
     doc: dict[str, Any] = {
         "resource": resource,
         "key": key,
-        "host": _USERINFO.sub(r"\1", str(host)) if (host := given.pop("host", None)) else host,
+        "host": plain_host(str(host) if (host := given.pop("host", None)) else host),
         "operation": given.pop("operation", resource),
         "params": params,
         "account": given.pop("account", None),

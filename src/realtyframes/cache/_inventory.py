@@ -1,10 +1,6 @@
-"""The cache's inventory: listing its entries, clearing them (never under a running sync).
-
-:class:`~realtyframes.cache.ParquetCache`'s ``list``, ``clear`` and ``check_idle`` are these
-functions, over the ``entries`` of the state database; ``clear`` holds the job locks of what it removes (a market's sync:
-``.rf/locks/<resource>.sync/<key>.lock``) so no sync starts meanwhile, and refuses, removing
-nothing, a scope whose sync is running (:class:`~realtyframes.errors.ScopeBusyError` naming the
-scope and its holder from the ``locks`` table).
+"""The cache's inventory: :class:`~realtyframes.cache.ParquetCache`'s ``list``, ``clear`` and
+``check_idle``, over the state database's ``entries``. ``clear`` holds the job locks of what it
+removes and refuses a scope being synced (docs/cache.md, "Inventory and cleaning").
 
 >>> clear(Layout(Path("data/cache")), "analytics")  # doctest: +SKIP
 1
@@ -19,20 +15,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from realtyframes.cache._catalog import Current, all_entries, current, forget, retired
+from realtyframes.cache._catalog import all_entries, forget, retired
 from realtyframes.cache._checkpoints import remove_checkpoints
-from realtyframes.cache._entries import _NAME, _check_name, _private_dirs
+from realtyframes.cache._entries import _NAME, _check_name
 from realtyframes.cache._layout import Layout, remove_dead_writers_files, remove_generation
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, holder, lock_error
+from realtyframes.cache._lock import CacheLockTimeout, file_lock, holder
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import ScopeBusyError
 
 __all__ = [
     "LIST_COLUMNS",
     "clear",
-    "jobs",
     "list_entries",
-    "lock_path",
     "no_job_running",
     "unpublish",
 ]
@@ -40,16 +34,6 @@ __all__ = [
 #: Columns of :meth:`ParquetCache.list`.
 LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")
 LIST_COLUMNS += ("size", "host", "operation", "params", "path")
-
-
-def lock_path(layout: Layout, resource: str, key: str) -> Path:
-    """The write lock of ``resource``'s ``key``, its folder made (a typed error if it cannot be)."""
-    lock = layout.lock(resource, key)
-    try:
-        _private_dirs(lock.parent)
-    except OSError as exc:  # a file where a folder of the locks should be
-        raise lock_error(lock, exc) from None
-    return lock
 
 
 def unpublish(layout: Layout, resource: str, key: str, keep: Collection[Path] = ()) -> None:
@@ -63,35 +47,20 @@ def unpublish(layout: Layout, resource: str, key: str, keep: Collection[Path] = 
                     layout.remove_empty_partition(path)
 
 
-def jobs(layout: Layout, resource: str | None) -> list[str]:
-    """The resources whose job locks a clear of ``resource`` must find idle (every one with a
-    job lock, for all: a first sync has no dataset yet)."""
-    if resource is not None:
-        return [_check_name(resource, "resource", _NAME)]
-    return [p.name.removesuffix(".sync") for p in layout.internal.glob("locks/*.sync")]
-
-
 def list_entries(layout: Layout) -> pd.DataFrame:
     """:meth:`ParquetCache.list <realtyframes.cache.ParquetCache.list>`: the state database only."""
-    rows = []
-    for resource, key, found in _entries(layout):
-        folder = layout.generation(resource, key, found.generation)
-        meta = found.meta
-        size = sum(p.stat().st_size for p in folder.glob("*.parquet")) if folder.is_dir() else 0
-        rows.append(
-            {
-                "resource": resource,
-                "key": key,
-                "rows": meta.get("rows"),
-                "quarantined": meta.get("quarantined"),
-                "fetched_at": meta.get("fetched_at"),
-                "size": size,
-                "host": meta.get("host"),
-                "operation": meta.get("operation"),
-                "params": json.dumps(meta.get("params") or {}, sort_keys=True),
-                "path": str(layout.entry(resource, found.account, key)),
-            }
-        )
+    entries, rows = [], []
+    if exists(layout.root):
+        with connect(layout.root) as db:
+            entries = all_entries(db)
+    for resource, key, found in entries:
+        meta, folder = found.meta, layout.generation(resource, key, found.generation)
+        known = [meta.get(name) for name in ("rows", "quarantined", "fetched_at")]
+        size = sum(p.stat().st_size for p in folder.glob("*.parquet"))
+        params = json.dumps(meta.get("params") or {}, sort_keys=True)
+        path = str(layout.entry(resource, found.account, key))
+        host, operation = meta.get("host"), meta.get("operation")
+        rows.append([resource, key, *known, size, host, operation, params, path])
     frame = pd.DataFrame(rows, columns=list(LIST_COLUMNS))
     types = dict.fromkeys(("resource", "key", "host", "operation", "params", "path"), "str")
     frame = frame.astype({**types, "rows": "Int64", "quarantined": "Int64", "size": "Int64"})
@@ -99,26 +68,16 @@ def list_entries(layout: Layout) -> pd.DataFrame:
     return frame.assign(fetched_at=stamps.dt.as_unit("us"))
 
 
-def _entries(layout: Layout) -> list[tuple[str, str, Current]]:
-    if not exists(layout.root):
-        return []
-    with connect(layout.root) as db:
-        found = [(res, key, current(db, res, key)) for res, key in all_entries(db)]
-    return [(res, key, c) for res, key, c in found if c is not None]
-
-
 def clear(
     layout: Layout, resource: str | None = None, *, keys: Collection[str] | None = None
 ) -> int:
     """:meth:`ParquetCache.clear <realtyframes.cache.ParquetCache.clear>`, under the job locks of
     what it removes (:func:`no_job_running`)."""
-    if resource is not None:
-        _check_name(resource, "resource", _NAME)
-    with no_job_running(layout, jobs(layout, resource), keys) as held:
+    with no_job_running(layout, resource, keys) as held:
         removed, gone = 0, []
         if exists(layout.root):
             with connect(layout.root) as db, transaction(db):
-                for res, key in all_entries(db, resource):
+                for res, key, _current in all_entries(db, resource):
                     if keys is None or key in keys:
                         forget(db, res, key)
                         unpublish(layout, res, key)
@@ -137,10 +96,15 @@ def clear(
 
 @contextmanager
 def no_job_running(
-    layout: Layout, resources: Collection[str], keys: Collection[str] | None
+    layout: Layout, resource: str | None, keys: Collection[str] | None
 ) -> Iterator[list[Path]]:
-    """Hold the job locks of ``resources`` (of ``keys``) for the block, so that no sync
-    starts meanwhile; one held by a job at work raises :class:`ScopeBusyError`."""
+    """Hold the job locks of ``resource`` (of every resource with one when None: a first sync
+    has no dataset yet; of ``keys`` only, when given) for the block, so that no sync starts
+    meanwhile; one held by a job at work raises :class:`ScopeBusyError`."""
+    if resource is not None:
+        resources = [_check_name(resource, "resource", _NAME)]
+    else:
+        resources = [p.name.removesuffix(".sync") for p in layout.internal.glob("locks/*.sync")]
     with ExitStack() as stack:
         held: list[Path] = []
         for res in resources:

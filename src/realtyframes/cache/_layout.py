@@ -1,34 +1,11 @@
-"""Where the cache's files live, and the generations' files: each resource is a hive-partitioned
-Parquet dataset, and each entry's generations are immutable files under ``.rf/generations``.
-
-::
-
-    <root>/<folder>/account=<account>/scope=key-<key>/part-0.parquet   the entry's current file
-    <root>/.rf/generations/<resource>/<key>/<generation>/<part>.parquet    its generations
-    <root>/.rf/state.sqlite3                                           which generation is current
-    <root>/.rf/locks/<folder>/<key>.lock                               job locks (a market's sync)
-    <root>/.rf/staging/.<folder>.<key>.parquet.tmp-<pid>-<hex>         links being published
-    <root>/.rf/corrupt/<folder>.<key>.<UTC stamp>.parquet              unreadable files moved aside
-
-``<folder>`` is a resource (``listings``) or a companion (``listings.media``); ``<part>`` is
-``main`` or the companion's name. Partition values are text that no reader takes for a number:
-``anon-…`` (no credentials) or ``acct-`` + the account fingerprint, and ``key-`` + the cache key.
-
-A write makes a new *generation* (16 hex digits): its main file and each companion are written,
-flushed and never changed again (:func:`write_parts`). One transaction of the state database then
-makes it the entry's current generation (:mod:`._catalog`); a reader reads the current
-generation's name and the files of that generation, so it never mixes two writes and never
-waits. Inside that transaction the writer publishes the files into the dataset
-(:func:`publish`): each partition's ``part-0.parquet`` becomes a hard link to the generation's
-file (a copy where the file system has none) by one rename, so DuckDB, Polars, pyarrow or Spark
-see every entry once, never half of one. A replaced generation stays on disk for a grace period
-(``ParquetCache(grace=...)``), so a reader that read its name just before it was replaced still
-opens its files; then it is removed.
+"""Where the cache's files live (docs/cache.md, "Layout"), and the generations' files: each
+resource is a hive-partitioned Parquet dataset whose ``part-0.parquet`` files are hard links to
+the current generations' files, immutable under ``.rf/generations/<resource>/<key>/<generation>``.
+A generation is written whole (:func:`write_parts`), made current by one state transaction, and
+published by one rename per file (:func:`publish`), so readers never see half of one.
 
 >>> partition("anon-1f2e3d4c5b6", "3f9c")
 'account=anon-1f2e3d4c5b6/scope=key-3f9c'
->>> GENERATION.match("9f2c4e1a0b3d5e7f") is not None
-True
 """
 
 from __future__ import annotations
@@ -55,6 +32,7 @@ from realtyframes.cache._entries import (
     _private_dirs,
     _restore_categories,
     _stamp,
+    pid_alive,
 )
 
 __all__ = [
@@ -62,12 +40,12 @@ __all__ = [
     "INTERNAL",
     "MAIN",
     "META_KEY",
-    "PARTITION_COLUMNS",
     "PART_FILE",
     "Layout",
     "Unreadable",
     "account_label",
     "entry_meta",
+    "link",
     "part_path",
     "partition",
     "publish",
@@ -81,8 +59,6 @@ __all__ = [
 INTERNAL = ".rf"
 #: The one file of a partition.
 PART_FILE = "part-0.parquet"
-#: The hive partition columns a reader of a dataset folder gets, in path order.
-PARTITION_COLUMNS = ("account", "scope")
 _SCOPE_PREFIX = "key-"
 _NO_ACCOUNT = "unset"
 _LABEL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -183,12 +159,9 @@ def _writer_alive(temp_name: str) -> bool:
     """Whether the process that named a temporary file ``.<name>.tmp-<pid>-<hex>`` still runs."""
     try:
         pid = int(temp_name.rsplit(TEMP_MARKER, 1)[1].split("-", 1)[0])
-        os.kill(pid, 0)
-    except (IndexError, ValueError, ProcessLookupError):
+    except (IndexError, ValueError):
         return False
-    except (PermissionError, OSError):  # exists, owned by another user; or cannot tell
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def remove_dead_writers_files(layout: Layout) -> int:
@@ -308,11 +281,7 @@ def publish(
         _private_dirs(target.parent)
         tmp = temp_path(layout.staging(dataset, key))
         _private_dirs(tmp.parent)
-        try:
-            os.link(part_path(folder, part), tmp)
-        except OSError:  # a file system without hard links: a copy
-            shutil.copyfile(part_path(folder, part), tmp)
-            os.chmod(tmp, FILE_MODE)
+        link(part_path(folder, part), tmp)
         try:
             os.replace(tmp, target)
         except BaseException:
@@ -320,6 +289,18 @@ def publish(
             raise
     for partition in dict.fromkeys(target.parent for _dataset, target in targets.values()):
         fsync_dir(partition)
+
+
+def link(source: Path, target: Path) -> None:
+    """Hard-link ``source`` at ``target`` (kept if there already; a private copy on a file
+    system without hard links)."""
+    try:
+        os.link(source, target)
+    except FileExistsError:
+        pass
+    except OSError:
+        shutil.copyfile(source, target)
+        os.chmod(target, FILE_MODE)
 
 
 def remove_generation(layout: Layout, resource: str, key: str, generation: str) -> None:

@@ -1,18 +1,8 @@
-"""An exclusive lock file serialising cache writers across processes (``fcntl.flock``), and who
-holds a scope's lock (the ``locks`` table of the state database, :mod:`._state`).
+"""An exclusive lock file serialising cache writers across processes (``fcntl.flock``: the kernel
+releases it when its process dies), re-taken if the path was replaced meanwhile; and who holds a
+scope's lock, in the ``locks`` table while :func:`hold_scope` holds it (a row of a dead process is
+stale). Why both: docs/cache.md, "The state database".
 
-The lock is tied to the open file, so the kernel releases it when its process dies (even by
-SIGKILL): a crashed writer never leaves the key locked. After taking the lock, the holder checks
-that the path still names the file it locked (a ``clear`` may have removed it) and retries if not.
-A sync holds its scope's lock (``.rf/locks/<resource>.sync/<key>.lock``) for minutes, which a
-SQLite transaction cannot do without stopping every other writer of the database; what SQLite
-adds is the holder: while :func:`hold_scope` holds the lock, the row ``(name, scope, pid, host,
-since, process_start)`` says who it is. A row whose process has died (its PID is gone on this
-host, or is now another process) is stale: :func:`holder` ignores it and the next holder replaces
-it. ``realtyframes cache clear`` names the holder when it refuses a scope being synced.
-
->>> with file_lock(Path("/tmp/example.lock")):  # doctest: +SKIP
-...     ...  # only one process at a time gets here
 >>> with hold_scope(cache.job_lock("market", key), "City=Miami", timeout=900):  # doctest: +SKIP
 ...     holder(cache.root, "market", key)
 Holder(scope='City=Miami', pid=4242, host='box', since='2026-06-01T09:00:00+00:00')
@@ -32,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
+from realtyframes.cache._entries import pid_alive, process_start
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import CacheLockError, CacheLockTimeout
 
@@ -52,7 +43,7 @@ _POLL = 0.05  # seconds between attempts when waiting with a timeout
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
 
-    def _try_lock(fd: int) -> bool:
+    def _try_lock(fd: int, shared: bool = False) -> bool:  # no shared locks: a probe locks
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         except OSError:
@@ -67,14 +58,13 @@ if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         while not _try_lock(fd):
             time.sleep(_POLL)
 
-    _try_shared = _try_lock  # no shared locks here: a probe takes the lock for a moment
-
 else:
     import fcntl
 
-    def _try_lock(fd: int) -> bool:
+    def _try_lock(fd: int, shared: bool = False) -> bool:
+        """``shared``: refused while a writer holds the lock, never refused by another probe."""
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except BlockingIOError:
             return False
         return True
@@ -84,14 +74,6 @@ else:
 
     def _lock_blocking(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
-
-    def _try_shared(fd: int) -> bool:
-        """A shared lock: refused while a writer holds the lock, never refused by another probe."""
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        return True
 
 
 def lock_error(path: Path, exc: OSError) -> CacheLockError:
@@ -134,7 +116,7 @@ def is_locked(path: Path) -> bool:
     except FileNotFoundError:
         return False
     try:
-        if not _try_shared(fd):
+        if not _try_lock(fd, shared=True):
             return True
         _unlock(fd)
         return False
@@ -209,24 +191,6 @@ class Holder:
         return f"process {self.pid} on {self.host} since {self.since[:19]}Z"
 
 
-def _process_start(pid: int) -> str | None:
-    """When process ``pid`` started (clock ticks since boot, Linux), to tell a reused PID."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return None
-
-
-def _alive(pid: int, started: str | None) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # another user's process: alive
-    return started is None or _process_start(pid) in (None, started)
-
-
 def _name(lock: Path) -> tuple[Path, str]:
     """The cache root and the row's name (``<resource>/<key>``) of a job lock's path,
     ``<root>/.rf/locks/<resource>.sync/<key>.lock``."""
@@ -240,7 +204,7 @@ def hold_scope(lock: Path, scope: str, *, timeout: float | None) -> Iterator[Non
     root, name = _name(lock)
     with file_lock(lock, timeout=timeout):
         pid, since = os.getpid(), datetime.now(UTC).isoformat(timespec="microseconds")
-        row = (name, scope, pid, socket.gethostname(), since, _process_start(pid))
+        row = (name, scope, pid, socket.gethostname(), since, process_start(pid))
         with connect(root) as db, transaction(db):
             db.execute("INSERT OR REPLACE INTO locks VALUES (?, ?, ?, ?, ?, ?)", row)
         try:
@@ -263,6 +227,6 @@ def holder(root: Path, resource: str, key: str) -> Holder | None:
     if row is None:
         return None
     scope, pid, host, since, started = row
-    if host == socket.gethostname() and not _alive(pid, started):
+    if host == socket.gethostname() and not pid_alive(pid, started):
         return None  # stale: its process has died
     return Holder(scope, pid, host, since)

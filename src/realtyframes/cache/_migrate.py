@@ -1,35 +1,15 @@
-"""Moving an older cache into the state database: every migration that reads an old format.
-
-Version 1 (:mod:`._state` runs each once, inside its transaction) imports a cache written by
-realtyframes 0.7 and earlier:
-
-* ``runs/run.*.parquet`` (one run record per file) become rows of ``runs``. A file of another
-  schema (not a run record: a column of the record is missing or of another type) is skipped
-  with a log line and left where it is; its rows never become blank records.
-* ``.rf/staging/checkpoints/<resource>.<key>.journal`` (records
-  ``RFCK1 <kind> <name> <length> <crc32>\\n<body>\\n``) become a checkpoint and its answers,
-  read one record at a time; a torn or corrupt record ends the reading, as it did.
-* ``.watches/watches.json`` becomes rows of ``watches`` (the snapshots stay Parquet files).
-
-Version 2 (:func:`to_v2`) registers the entries of a cache written by realtyframes 0.8: each
-``part-0.parquet`` with its companions of the same generation (in place, or kept in
-``.rf/previous`` by a write that died) becomes a generation, hard-linked into ``.rf/generations``,
-its sync state moved from the file's footer into ``sync_state``.
-
-The files moved are removed once the transaction is committed (:func:`remove_moved`), so a
-migration that fails leaves the old cache as it was.
-
->>> with connect(root) as db:  # doctest: +SKIP
-...     ...  # an old cache is migrated by its first open
+"""Moving an older cache into the state database (docs/cache.md, "The state database"): a 0.7
+cache's run records, checkpoint journals and watches file (version 1, :func:`import_legacy`), a
+0.8 cache's entries registered as generations (version 2, :func:`register_entries`). Each returns
+the old files it moved in; :mod:`._state` removes them once committed, so a failed migration
+leaves the old cache as it was. A run file of another schema is skipped, never blank rows.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import secrets
-import shutil
 import sqlite3
 import zlib
 from collections.abc import Iterator
@@ -41,45 +21,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from realtyframes.cache._catalog import Current, commit
-from realtyframes.cache._entries import FILE_MODE, _private_dirs
-from realtyframes.cache._layout import GENERATION, MAIN, Layout, entry_meta, part_path
+from realtyframes.cache._entries import _private_dirs
+from realtyframes.cache._layout import GENERATION, MAIN, Layout, entry_meta, link, part_path
 from realtyframes.cache._runs_table import SCHEMA, insert_record
 
-__all__ = ["forget_moved", "import_legacy", "moved_files", "remove_moved", "to_v2"]
+__all__ = ["import_legacy", "register_entries"]
 
 logger = logging.getLogger("realtyframes.cache")
 
 _JOURNALS = Path(".rf") / "staging" / "checkpoints"
 _WATCHES = Path(".watches") / "watches.json"
-_MAGIC = b"RFCK1"
+_MAGIC = b"RFCK1"  # a record: RFCK1 <kind> <name> <length> <crc32>\n<body>\n
 #: The columns without which a Parquet file in ``runs/`` is not a run record.
 _REQUIRED = ("run_id", "started", "finished", "kind", "resource", "scope", "scope_key", "outcome")
-#: Files moved into the database by a migration not committed yet, by cache root.
-_MOVED: dict[Path, list[Path]] = {}
 
 
-def moved_files(root: Path) -> list[Path]:
-    """The files a migration of ``root`` not committed yet moved into the database."""
-    return _MOVED.setdefault(root, [])
-
-
-def import_legacy(db: sqlite3.Connection, root: Path) -> None:
+def import_legacy(db: sqlite3.Connection, root: Path) -> list[Path]:
     """Move the run records, checkpoints and watches of an older cache at ``root`` into ``db``."""
-    moved = moved_files(root)
-    moved += _import_runs(db, root)
-    moved += _import_journals(db, root)
-    moved += _import_watches(db, root)
-
-
-def remove_moved(root: Path) -> None:
-    """Remove the files a committed migration of ``root`` moved into the database."""
-    for path in _MOVED.pop(root, []):
-        path.unlink(missing_ok=True)
-
-
-def forget_moved(root: Path) -> None:
-    """A migration rolled back: keep the old files."""
-    _MOVED.pop(root, None)
+    return _import_runs(db, root) + _import_journals(db, root) + _import_watches(db, root)
 
 
 # -- run records -------------------------------------------------------------------------------
@@ -146,35 +105,23 @@ def _records(file: BinaryIO) -> Iterator[tuple[bytes, str, bytes]]:
 
 def _import_journals(db: sqlite3.Connection, root: Path) -> list[Path]:
     folder = root / _JOURNALS
-    moved = []
-    for path in sorted(folder.glob("*.journal")) if folder.is_dir() else ():
+    moved = sorted(folder.glob("*.journal")) if folder.is_dir() else []
+    for path in moved:
         resource, _, key = path.name.removesuffix(".journal").partition(".")
         try:
-            moved += _import_journal(db, path, resource, key)
+            _import_journal(db, path, resource, key)
         except (OSError, ValueError) as exc:
             logger.info("checkpoint %s discarded: it cannot be read (%s)", path.name, exc)
-            moved.append(path)
     return moved
 
 
-def _import_journal(db: sqlite3.Connection, path: Path, resource: str, key: str) -> list[Path]:
+def _import_journal(db: sqlite3.Connection, path: Path, resource: str, key: str) -> None:
     head: dict[str, Any] | None = None
     notes: dict[str, Any] = {}
     with path.open("rb") as file:
         for kind, name, body in _records(file):
             if kind == b"head":
                 head = json.loads(body)
-                db.execute(
-                    "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, '{}')",
-                    (
-                        resource,
-                        key,
-                        head["scope"],
-                        json.dumps(head.get("params") or {}, sort_keys=True),
-                        head["started"],
-                        path.stat().st_mtime,
-                    ),
-                )
             elif head is None:
                 break
             elif kind == b"note":
@@ -185,11 +132,11 @@ def _import_journal(db: sqlite3.Connection, path: Path, resource: str, key: str)
                     (resource, key, name, body),
                 )
     if head is not None:
+        params, notes_json = json.dumps(head.get("params") or {}, sort_keys=True), json.dumps(notes)
+        row = (resource, key, head["scope"], params, head["started"], path.stat().st_mtime)
         db.execute(
-            "UPDATE checkpoints SET notes = ? WHERE resource = ? AND key = ?",
-            (json.dumps(notes, sort_keys=True), resource, key),
+            "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, notes_json)
         )
-    return [path]
 
 
 # -- watches -----------------------------------------------------------------------------------
@@ -207,55 +154,18 @@ def _import_watches(db: sqlite3.Connection, root: Path) -> list[Path]:
     now = datetime.now(UTC).isoformat()
     for name, definition in (data.get("watches") or {}).items():
         snapshot = path.parent / f"{name}.parquet"
-        db.execute(
-            "INSERT OR REPLACE INTO watches VALUES (?, ?, ?, ?)",
-            (
-                name,
-                json.dumps(definition, sort_keys=True),
-                snapshot.name if snapshot.exists() else None,
-                now,
-            ),
-        )
+        kept = snapshot.name if snapshot.exists() else None
+        row = (name, json.dumps(definition, sort_keys=True), kept, now)
+        db.execute("INSERT OR REPLACE INTO watches VALUES (?, ?, ?, ?)", row)
     return [path]
 
 
 # -- version 2: the entries of a 0.8 cache ----------------------------------------------------------
 
-SCHEMA_V2 = """
-CREATE TABLE entries (
-    resource TEXT NOT NULL,
-    key TEXT NOT NULL,
-    generation TEXT NOT NULL,
-    account TEXT NOT NULL,
-    meta TEXT NOT NULL,
-    PRIMARY KEY (resource, key)
-);
-CREATE TABLE generations (
-    resource TEXT NOT NULL,
-    key TEXT NOT NULL,
-    generation TEXT NOT NULL,
-    retired REAL,
-    PRIMARY KEY (resource, key, generation)
-);
-CREATE TABLE sync_state (
-    resource TEXT NOT NULL,
-    key TEXT NOT NULL,
-    generation TEXT NOT NULL,
-    entry_watermark TEXT,
-    change_watermark TEXT,
-    data_time TEXT,
-    state TEXT NOT NULL,
-    PRIMARY KEY (resource, key)
-);
-"""
 
-
-def to_v2(db: sqlite3.Connection, root: Path) -> list[Path]:
-    """Create the tables and register the entries of an older cache at ``root``; returns the
-    files to remove once committed (companions kept in ``.rf/previous``)."""
-    for statement in SCHEMA_V2.split(";"):
-        if statement.strip():
-            db.execute(statement)
+def register_entries(db: sqlite3.Connection, root: Path) -> list[Path]:
+    """Register the entries of an older cache at ``root`` as generations; returns the files to
+    remove once committed (companions kept in ``.rf/previous``)."""
     layout = Layout(root)
     registered = skipped = 0
     for resource in layout.resources():
@@ -306,17 +216,7 @@ def _register(db: sqlite3.Connection, layout: Layout, resource: str, key: str, m
     target = layout.generation(resource, key, generation)
     _private_dirs(target)
     for part, source in files.items():
-        _link(source, part_path(target, part))
+        link(source, part_path(target, part))
     account = main.parent.parent.name.removeprefix("account=")
     commit(db, resource, key, Current(generation, account, meta), 0.0)
     return True
-
-
-def _link(source: Path, target: Path) -> None:
-    try:
-        os.link(source, target)
-    except FileExistsError:
-        pass  # linked by a migration that did not commit
-    except OSError:  # a file system without hard links
-        shutil.copyfile(source, target)
-        os.chmod(target, FILE_MODE)

@@ -1,13 +1,6 @@
 """The run history: one row per load, sync, report or watch run in the ``runs`` table of the
-cache's state database (``<root>/.rf/state.sqlite3``, :mod:`._state`).
-
-Each run appends one record (:data:`RUN_COLUMNS`) in one transaction: runs of several processes
-never mix, and a reader (``client.runs()``, DuckDB's ``sqlite_scan``) sees every committed
-record whole. Before it is written, a record is compared with the latest successful run of the
-same scope that is not dated in the future (:func:`anomaly`): rows down by more than
-:data:`ROW_DROP_SHARE`, or a quarantine share up by more than :data:`QUARANTINE_JUMP`, is
-written in its ``anomaly`` column. Timestamps are ISO 8601 text in UTC
-(``2026-06-01T09:00:00.000000+00:00``), which sorts as time does.
+cache's state database, appended in one transaction and flagged against the previous run of its
+scope (:func:`anomaly`); docs/cache.md, "The run history".
 
 >>> record = append_run("data/cache", kind="watch", resource="market", scope={"City": "Miami"},
 ...                     rows=1506, outcome="ok")  # doctest: +SKIP
@@ -26,12 +19,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pandas as pd
 
 from realtyframes._version import __version__
-from realtyframes.cache._entries import normalise_params
+from realtyframes.cache._entries import normalise_params, plain_host
 from realtyframes.cache._runs_table import (
     _INTS,
     RUN_COLUMNS,
@@ -68,26 +60,6 @@ ROW_DROP_MIN = 20
 QUARANTINE_JUMP = 0.05
 
 _SECRET_NAME = re.compile(r"key|token|secret|password|passwd|auth|credential", re.IGNORECASE)
-
-
-def _plain_host(host: str | None) -> str | None:
-    """``host`` without a user or password (``https://u:p@h/`` -> ``https://h/``).
-
-    >>> _plain_host("https://me:pw@api.example.com/v1")
-    'https://api.example.com/v1'
-    """
-    if not host:
-        return host
-    try:
-        parts = urlsplit(host)
-    except ValueError:
-        return "<unparsable host>"
-    if parts.username is None and parts.password is None:
-        return host
-    netloc = parts.hostname or ""
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def scope_text(scope: Mapping[str, Any] | None) -> str:
@@ -130,7 +102,7 @@ def read_runs(root: str | os.PathLike[str]) -> pd.DataFrame:
     >>> read_runs("data/cache")[["started", "kind", "resource", "requests", "outcome"]]  # doctest: +SKIP
     """
     root = Path(root).expanduser()
-    if not exists(root) and not (root / RUNS).is_dir():
+    if not exists(root):
         return frame_of([])
     with connect(root) as db:
         rows = db.execute(
@@ -139,28 +111,17 @@ def read_runs(root: str | os.PathLike[str]) -> pd.DataFrame:
     return frame_of(rows)
 
 
-def anomaly(record: Mapping[str, Any], previous: pd.DataFrame) -> str | None:
-    """Why ``record`` is flagged against the latest successful run of its scope in ``previous``
-    (the run history) that is not dated in the future, or None. Rows down by more than :data:`ROW_DROP_SHARE` (when that run had
-    :data:`ROW_DROP_MIN` rows or more); the quarantined share of rows up by more than
-    :data:`QUARANTINE_JUMP`.
+def anomaly(record: Mapping[str, Any], last: Mapping[str, Any] | None) -> str | None:
+    """Why ``record`` is flagged against ``last``, the latest successful run of its scope with
+    rows, not dated in the future (:func:`_latest_ok`), or None: rows down by more than
+    :data:`ROW_DROP_SHARE` (when ``last`` had :data:`ROW_DROP_MIN` rows or more), the quarantined
+    share of rows up by more than :data:`QUARANTINE_JUMP`.
 
-    >>> before = pd.DataFrame({"scope_key": ["s"], "outcome": ["ok"], "rows": [100],
-    ...                        "quarantined": [0], "started": [pd.Timestamp("2026-01-01", tz="UTC")]})
-    >>> anomaly({"scope_key": "s", "outcome": "ok", "rows": 70, "quarantined": 0}, before)
+    >>> anomaly({"outcome": "ok", "rows": 70, "quarantined": 0}, {"rows": 100, "quarantined": 0})
     'rows fell 30% against the previous run of this scope (100 -> 70; flagged above 20%)'
     """
-    if record.get("outcome") != "ok" or record.get("rows") is None or not len(previous):
+    if record.get("outcome") != "ok" or record.get("rows") is None or last is None:
         return None
-    same = previous[
-        (previous["scope_key"] == record["scope_key"])
-        & (previous["outcome"] == "ok")
-        & previous["rows"].notna()
-        & (previous["started"] <= pd.Timestamp.now(tz=UTC))  # never a record from the future
-    ]
-    if not len(same):
-        return None
-    last = same.sort_values("started", kind="stable").iloc[-1]
     rows, before = int(record["rows"]), int(last["rows"])
     found = []
     if before >= ROW_DROP_MIN and before - rows > ROW_DROP_SHARE * before:
@@ -169,7 +130,7 @@ def anomaly(record: Mapping[str, Any], previous: pd.DataFrame) -> str | None:
             f"({before} -> {rows}; flagged above {ROW_DROP_SHARE:.0%})"
         )
     quarantined = int(record.get("quarantined") or 0)
-    then = 0 if pd.isna(last["quarantined"]) else int(last["quarantined"])
+    then = int(last["quarantined"] or 0)
     share = quarantined / (rows + quarantined) if rows + quarantined else 0.0
     share_before = then / (before + then) if before + then else 0.0
     if share - share_before > QUARANTINE_JUMP:
@@ -201,7 +162,7 @@ def append_run(
     class name or the exit code. ``counts``: ``requests``, ``retries``, ``throttled``, ``rows``,
     ``quarantined``, ``new``, ``changed``, ``removed`` (None: unknown) and ``from_cache``.
     ``host`` loses any user and password; scope values with credential-like names are
-    redacted. The file is ``0600`` and appears whole (written aside, then renamed).
+    redacted. The record is committed whole, in one transaction.
 
     >>> append_run(client.dataset_path("listings").parent, kind="watch", resource="market",
     ...            scope={"City": "Miami"}, rows=1506, new=3, changed=5, removed=0)  # doctest: +SKIP
@@ -214,7 +175,7 @@ def append_run(
     if unknown:
         raise TypeError(f"append_run: unexpected fields {sorted(unknown)}")
     text = scope_text(scope)
-    host = _plain_host(host)
+    host = plain_host(host)
     record: dict[str, Any] = {
         "run_id": secrets.token_hex(8),
         "started": stamp(started),
@@ -239,12 +200,12 @@ def append_run(
     return record
 
 
-def _latest_ok(db: sqlite3.Connection, key: str) -> pd.DataFrame:
+def _latest_ok(db: sqlite3.Connection, key: str) -> dict[str, Any] | None:
     """The latest successful record of scope ``key`` with rows, not dated in the future: a
     record from a clock set ahead (or a bad ``started=``) is never a baseline."""
-    rows = db.execute(
-        f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE scope_key = ? AND outcome = 'ok'"
+    row = db.execute(
+        "SELECT rows, quarantined FROM runs WHERE scope_key = ? AND outcome = 'ok'"
         " AND rows IS NOT NULL AND started <= ? ORDER BY started DESC, run_id DESC LIMIT 1",
         (key, time_text(datetime.now(UTC))),
-    ).fetchall()
-    return frame_of(rows)
+    ).fetchone()
+    return None if row is None else {"rows": row[0], "quarantined": row[1]}

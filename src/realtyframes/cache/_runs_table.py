@@ -1,8 +1,6 @@
-"""The ``runs`` table's record: its columns and types, and how a record goes in and comes out.
-
-Shared by the run history (:mod:`._runs`) and the migration of 0.7's run files
-(:mod:`._migrate`), so the record is declared once. Times are ISO 8601 text in UTC with
-microseconds (they sort as time does).
+"""The ``runs`` table's record, declared once for the run history (:mod:`._runs`) and the
+migration of 0.7's run files (:mod:`._migrate`): its columns and types, and how it goes in and
+comes out. Times are ISO 8601 text in UTC with microseconds (they sort as time does).
 
 >>> time_text(datetime(2026, 6, 1, 9, tzinfo=UTC))
 '2026-06-01T09:00:00.000000+00:00'
@@ -20,37 +18,19 @@ import pyarrow as pa
 
 __all__ = ["RUN_COLUMNS", "SCHEMA", "frame_of", "insert_record", "stamp", "time_text"]
 
-_TIME = pa.timestamp("us", tz="UTC")
+_TIME, _TEXT = pa.timestamp("us", tz="UTC"), pa.string()
+#: The counts of a run record (Int64; None: unknown).
+_INTS = ("requests", "retries", "throttled", "rows", "quarantined", "new", "changed", "removed")
 #: The columns of a run record and their Arrow types (the schema of every runs file).
 SCHEMA = pa.schema(
-    [
-        ("run_id", pa.string()),
-        ("started", _TIME),
-        ("finished", _TIME),
-        ("kind", pa.string()),
-        ("resource", pa.string()),
-        ("scope", pa.string()),
-        ("scope_key", pa.string()),
-        ("host", pa.string()),
-        ("account", pa.string()),
-        ("requests", pa.int64()),
-        ("retries", pa.int64()),
-        ("throttled", pa.int64()),
-        ("rows", pa.int64()),
-        ("quarantined", pa.int64()),
-        ("new", pa.int64()),
-        ("changed", pa.int64()),
-        ("removed", pa.int64()),
-        ("from_cache", pa.bool_()),
-        ("outcome", pa.string()),
-        ("error_code", pa.string()),
-        ("anomaly", pa.string()),
-        ("toolkit_version", pa.string()),
-        ("resumed_from", pa.string()),
-    ]
+    [("run_id", _TEXT), ("started", _TIME), ("finished", _TIME)]
+    + [(name, _TEXT) for name in ("kind", "resource", "scope", "scope_key", "host", "account")]
+    + [(name, pa.int64()) for name in _INTS]
+    + [("from_cache", pa.bool_())]
+    + [(name, _TEXT) for name in ("outcome", "error_code", "anomaly", "toolkit_version")]
+    + [("resumed_from", _TEXT)]
 )
 RUN_COLUMNS: tuple[str, ...] = tuple(SCHEMA.names)
-_INTS = ("requests", "retries", "throttled", "rows", "quarantined", "new", "changed", "removed")
 
 
 def stamp(value: datetime | None) -> pd.Timestamp:

@@ -1,20 +1,6 @@
-"""The cache's state: one SQLite database per cache root, ``<root>/.rf/state.sqlite3``.
-
-Everything the cache knows besides the data (which stays Parquet) lives here: the answers of
-interrupted loads (``checkpoints``, ``checkpoint_answers``), the run history (``runs``), who holds
-a scope's sync (``locks``), the watches (``watches``) and a RESO source's budgets
-(``reso_budgets``). Every table is documented in
-``docs/cache.md``. The file is ``0600`` in the ``0700`` folder ``.rf`` (answers may hold contacts,
-watches notification URLs); the database runs in WAL mode, so readers never wait for a writer
-and a process killed at any point (even by SIGKILL) leaves every committed transaction whole.
-
-This module owns the connection and the schema. The schema's version is SQLite's
-``user_version``; :data:`MIGRATIONS` take a database from one version to the next, each in one
-transaction taken with ``BEGIN IMMEDIATE`` (two processes opening an old cache at once migrate it
-once). Version 0 -> 1 creates the tables and imports a cache written by realtyframes 0.7 and
-earlier (:mod:`._migrate`: run records as Parquet, checkpoint journals, the watches file);
-1 -> 2 registers the entries' generations and sync state (:mod:`._catalog`'s tables), which 0.8 kept in
-the Parquet files' footers.
+"""The cache's state: one SQLite database per cache root, ``<root>/.rf/state.sqlite3`` (``0600``,
+WAL), holding everything besides the data; this module owns the connection and the schema. Its
+tables and migrations: ``docs/cache.md``, "The state database".
 
 >>> with connect(Path("data/cache")) as db:  # doctest: +SKIP
 ...     db.execute("SELECT count(*) FROM runs").fetchone()
@@ -28,12 +14,11 @@ import os
 import sqlite3
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
-from realtyframes.cache._entries import _private_dirs
+from realtyframes.cache._entries import _private_dirs, _stamp
 from realtyframes.cache._layout import INTERNAL, PART_FILE
 from realtyframes.errors import CacheWarning
 
@@ -57,93 +42,66 @@ FILE = Path(INTERNAL) / "state.sqlite3"
 BUSY_TIMEOUT = 60.0
 
 _SCHEMA_V1 = """
-CREATE TABLE checkpoints (
-    resource TEXT NOT NULL,
-    key TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    params TEXT NOT NULL,
-    started TEXT NOT NULL,
-    updated REAL NOT NULL,
-    notes TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (resource, key)
-);
-CREATE TABLE checkpoint_answers (
-    resource TEXT NOT NULL,
-    key TEXT NOT NULL,
-    name TEXT NOT NULL,
-    body BLOB NOT NULL,
-    PRIMARY KEY (resource, key, name)
-);
-CREATE TABLE runs (
-    run_id TEXT PRIMARY KEY,
-    started TEXT NOT NULL,
-    finished TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    resource TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    scope_key TEXT NOT NULL,
-    host TEXT,
-    account TEXT,
-    requests INTEGER,
-    retries INTEGER,
-    throttled INTEGER,
-    rows INTEGER,
-    quarantined INTEGER,
-    new INTEGER,
-    changed INTEGER,
-    removed INTEGER,
-    from_cache INTEGER NOT NULL,
-    outcome TEXT NOT NULL,
-    error_code TEXT,
-    anomaly TEXT,
-    toolkit_version TEXT,
-    resumed_from TEXT
-);
+CREATE TABLE checkpoints (resource TEXT NOT NULL, key TEXT NOT NULL, scope TEXT NOT NULL,
+    params TEXT NOT NULL, started TEXT NOT NULL, updated REAL NOT NULL,
+    notes TEXT NOT NULL DEFAULT '{}', PRIMARY KEY (resource, key));
+CREATE TABLE checkpoint_answers (resource TEXT NOT NULL, key TEXT NOT NULL, name TEXT NOT NULL,
+    body BLOB NOT NULL, PRIMARY KEY (resource, key, name));
+CREATE TABLE runs (run_id TEXT PRIMARY KEY, started TEXT NOT NULL, finished TEXT NOT NULL,
+    kind TEXT NOT NULL, resource TEXT NOT NULL, scope TEXT NOT NULL, scope_key TEXT NOT NULL,
+    host TEXT, account TEXT, requests INTEGER, retries INTEGER, throttled INTEGER, rows INTEGER,
+    quarantined INTEGER, new INTEGER, changed INTEGER, removed INTEGER,
+    from_cache INTEGER NOT NULL, outcome TEXT NOT NULL, error_code TEXT, anomaly TEXT,
+    toolkit_version TEXT, resumed_from TEXT);
 CREATE INDEX runs_by_scope ON runs (scope_key, started);
-CREATE TABLE locks (
-    name TEXT PRIMARY KEY,
-    scope TEXT NOT NULL,
-    pid INTEGER NOT NULL,
-    host TEXT NOT NULL,
-    since TEXT NOT NULL,
-    process_start TEXT
-);
-CREATE TABLE watches (
-    name TEXT PRIMARY KEY,
-    definition TEXT NOT NULL,
-    snapshot TEXT,
-    updated TEXT NOT NULL
-);
+CREATE TABLE locks (name TEXT PRIMARY KEY, scope TEXT NOT NULL, pid INTEGER NOT NULL,
+    host TEXT NOT NULL, since TEXT NOT NULL, process_start TEXT);
+CREATE TABLE watches (name TEXT PRIMARY KEY, definition TEXT NOT NULL, snapshot TEXT,
+    updated TEXT NOT NULL)
+"""
+_SCHEMA_V2 = """
+CREATE TABLE entries (resource TEXT NOT NULL, key TEXT NOT NULL, generation TEXT NOT NULL,
+    account TEXT NOT NULL, meta TEXT NOT NULL, PRIMARY KEY (resource, key));
+CREATE TABLE generations (resource TEXT NOT NULL, key TEXT NOT NULL, generation TEXT NOT NULL,
+    retired REAL, PRIMARY KEY (resource, key, generation));
+CREATE TABLE sync_state (resource TEXT NOT NULL, key TEXT NOT NULL, generation TEXT NOT NULL,
+    entry_watermark TEXT, change_watermark TEXT, data_time TEXT, state TEXT NOT NULL,
+    PRIMARY KEY (resource, key))
+"""
+_SCHEMA_V3 = """
+CREATE TABLE reso_budgets (account TEXT NOT NULL, budget TEXT NOT NULL,
+    window INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (account, budget))
 """
 
 
-def _to_v1(db: sqlite3.Connection, root: Path) -> None:
-    from realtyframes.cache._migrate import import_legacy  # reads the old formats (pyarrow)
-
-    for statement in _SCHEMA_V1.split(";"):  # not executescript: it would commit at once
+def _create(db: sqlite3.Connection, schema: str) -> None:
+    for statement in schema.split(";"):  # not executescript: it would commit at once
         if statement.strip():
             db.execute(statement)
-    import_legacy(db, root)
 
 
-def _to_v2(db: sqlite3.Connection, root: Path) -> None:
-    from realtyframes.cache._migrate import moved_files, to_v2
+def _to_v1(db: sqlite3.Connection, root: Path) -> list[Path]:
+    from realtyframes.cache._migrate import import_legacy  # reads the old formats (pyarrow)
 
-    moved_files(root).extend(to_v2(db, root))
-
-
-def _to_v3(db: sqlite3.Connection, root: Path) -> None:
-    """A RESO source's budgets across runs (``reso_budgets``): per account (vendor and account
-    fingerprint, never a secret) and budget, the window counted and what it used; the row
-    ``suspended`` holds until when (epoch seconds) the vendor suspended the account."""
-    db.execute(
-        "CREATE TABLE reso_budgets (account TEXT NOT NULL, budget TEXT NOT NULL,"
-        " window INTEGER NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (account, budget))"
-    )
+    _create(db, _SCHEMA_V1)
+    return import_legacy(db, root)
 
 
-#: ``MIGRATIONS[n]`` takes a database at ``user_version`` n to n + 1, inside one transaction.
-MIGRATIONS: tuple[Callable[[sqlite3.Connection, Path], None], ...] = (_to_v1, _to_v2, _to_v3)
+def _to_v2(db: sqlite3.Connection, root: Path) -> list[Path]:
+    from realtyframes.cache._migrate import register_entries
+
+    _create(db, _SCHEMA_V2)
+    return register_entries(db, root)
+
+
+def _to_v3(db: sqlite3.Connection, root: Path) -> list[Path]:
+    _create(db, _SCHEMA_V3)
+    return []
+
+
+#: ``MIGRATIONS[n]`` takes a database at ``user_version`` n to n + 1, inside one transaction,
+#: and returns the old files it moved in (removed once committed).
+MIGRATIONS: tuple[Callable[[sqlite3.Connection, Path], list[Path]], ...] = (_to_v1, _to_v2, _to_v3)
 #: The schema's version this code writes (``PRAGMA user_version``).
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -189,8 +147,7 @@ def open_db(root: Path) -> sqlite3.Connection:
 
 def _move_aside(root: Path, exc: sqlite3.DatabaseError) -> None:
     path = state_file(root)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    target = root / INTERNAL / "corrupt" / f"state.{stamp}.sqlite3"
+    target = root / INTERNAL / "corrupt" / f"state.{_stamp()}.sqlite3"
     _private_dirs(target.parent)
     os.replace(path, target)
     for suffix in ("-wal", "-shm"):
@@ -228,28 +185,19 @@ def _open(root: Path) -> sqlite3.Connection:
 
 
 def _migrate(db: sqlite3.Connection, root: Path) -> None:
-    from realtyframes.cache._migrate import forget_moved, remove_moved
-
-    try:
-        with transaction(db):
-            version = db.execute("PRAGMA user_version").fetchone()[0]  # another process's?
-            for step in range(version, SCHEMA_VERSION):
-                MIGRATIONS[step](db, root)
-                logger.debug("cache state %s: schema version %d", state_file(root), step + 1)
-            db.execute(f"PRAGMA user_version = {max(version, SCHEMA_VERSION)}")
-    except BaseException:
-        forget_moved(root)
-        raise
-    remove_moved(root)  # the old files, now in the database
+    moved: list[Path] = []
+    with transaction(db):
+        version = db.execute("PRAGMA user_version").fetchone()[0]  # another process's?
+        for step in range(version, SCHEMA_VERSION):
+            moved += MIGRATIONS[step](db, root)
+            logger.debug("cache state %s: schema version %d", state_file(root), step + 1)
+        db.execute(f"PRAGMA user_version = {max(version, SCHEMA_VERSION)}")
+    for path in moved:  # the old files, now in the database (a rollback keeps them)
+        path.unlink(missing_ok=True)
 
 
 def shrink(db: sqlite3.Connection) -> None:
-    """Give the pages freed by removed rows (a stored load's checkpoint) back to the file
-    system (outside a transaction).
-
-    >>> with connect(root) as db:  # doctest: +SKIP
-    ...     shrink(db)
-    """
+    """Give the pages freed by removed rows back to the file system (outside a transaction)."""
     db.executescript("PRAGMA incremental_vacuum;")  # stepped to the end: every free page
 
 
@@ -270,15 +218,10 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     db.execute("COMMIT")
 
 
-@contextmanager
-def connect(root: Path) -> Iterator[sqlite3.Connection]:
+def connect(root: Path) -> closing[sqlite3.Connection]:
     """:func:`open_db` for the ``with`` block, closed after it.
 
     >>> with connect(Path("data/cache")) as db:  # doctest: +SKIP
     ...     db.execute("SELECT name FROM watches").fetchall()
     """
-    db = open_db(root)
-    try:
-        yield db
-    finally:
-        db.close()
+    return closing(open_db(root))

@@ -1,11 +1,6 @@
 """The Parquet cache: one hive-partitioned dataset per resource, one file per key, each entry's
-current generation named by the state database (where each file lives: :mod:`._layout` and
-``docs/cache.md``).
-
-Every file carries Parquet key-value metadata ``realtyframes`` (JSON: host, operation, params with
-secrets redacted, account fingerprint, fetched_at, schema_version, rows, extras' rows). A write
-makes a new generation whole, then one transaction makes it current and publishes it into the
-dataset; a file that cannot be read is a miss, moved to ``.rf/corrupt``. No pickles.
+current generation named by the state database; every file carries its metadata (JSON, Parquet
+key ``realtyframes``); an unreadable file is a miss, moved aside. No pickles (docs/cache.md).
 
 >>> cache = ParquetCache("data/cache")  # doctest: +SKIP
 >>> key = cache.key(host=h, operation="listings", params={"City": "Miami"}, account=fp)  # doctest: +SKIP
@@ -40,7 +35,6 @@ from realtyframes.cache._entries import (
     _KEY,
     _NAME,
     Entry,
-    _caller_level,
     _categories,
     _check_name,
     _private_dirs,
@@ -53,9 +47,7 @@ from realtyframes.cache._entries import (
 )
 from realtyframes.cache._inventory import (
     clear,
-    jobs,
     list_entries,
-    lock_path,
     no_job_running,
     unpublish,
 )
@@ -72,7 +64,7 @@ from realtyframes.cache._layout import (
     remove_generation,
     write_parts,
 )
-from realtyframes.cache._lock import Holder, holder
+from realtyframes.cache._lock import Holder, holder, lock_error
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import CacheWarning
 
@@ -88,11 +80,9 @@ __all__ = [
     "normalise_params",
 ]
 
-#: Kept for compatibility: readers no longer wait for writers (``ParquetCache(read_wait=...)``
-#: is accepted and unused).
+#: Kept for compatibility: ``ParquetCache(read_wait=...)`` is accepted and unused.
 READ_WAIT = 30.0
-#: How long a replaced generation's files stay on disk for the readers that named it just
-#: before it was replaced (``ParquetCache(grace=...)``).
+#: How long a replaced generation's files stay for the readers that named it before.
 GRACE = timedelta(minutes=10)
 
 
@@ -101,11 +91,10 @@ class ParquetCache:
     ``account`` and ``scope``) that DuckDB, Polars, pyarrow and Spark read as one table.
 
     ``ttl``: per-resource freshness (the loaders pass their endpoints' lifetimes; a resource
-    not in it: one hour; ``None``: never expires). ``lock_timeout``: seconds ``clear`` waits
-    for a scope's job lock. ``grace``: how long a replaced generation stays readable (see
-    ``docs/cache.md``). ``read_wait`` is accepted and unused (readers never wait: they read the
-    generation the state database names). Reading never creates files or folders. A cache of
-    realtyframes 0.8 and earlier is migrated when opened, with one log line.
+    not in it: one hour; ``None``: never expires). ``grace``: how long a replaced generation
+    stays readable. ``lock_timeout`` and ``read_wait`` are accepted and unused (``clear``
+    refuses a scope being synced at once; readers never wait). Reading never creates files or
+    folders. An older cache is migrated when opened, with one log line.
 
     >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
     >>> cache.read("listings", "0" * 32) is None  # doctest: +SKIP
@@ -153,12 +142,13 @@ class ParquetCache:
     def path(self, resource: str, key: str, extra: str | None = None) -> Path:
         """Where an entry's dataset file (or its ``extra`` companion's) lives: the existing
         file, else the partition of the entry's account (``account=unset`` when none)."""
-        found = self._layout.find(self._folder(resource, key, extra), key)
+        folder = self._folder(resource, key, extra)
+        found = self._layout.find(folder, key)
         if found is not None:
             return found
         main = self._layout.find(resource, key)
         account = main.parent.parent.name.removeprefix("account=") if main else account_label(None)
-        return self._layout.entry(self._folder(resource, key, extra), account, key)
+        return self._layout.entry(folder, account, key)
 
     @staticmethod
     def _folder(resource: str, key: str, extra: str | None = None) -> str:
@@ -181,7 +171,12 @@ class ParquetCache:
         """The lock file a long job on ``key`` holds from its first read to its write (a market's
         sync: ``.rf/locks/<resource>.sync/<key>.lock``; docs/sync.md)."""
         self._folder(resource, key)  # checks both names
-        return lock_path(self._layout, f"{resource}.sync", key)
+        lock = self._layout.lock(f"{resource}.sync", key)
+        try:
+            _private_dirs(lock.parent)
+        except OSError as exc:  # a file where a folder of the locks should be
+            raise lock_error(lock, exc) from None
+        return lock
 
     def job_holder(self, resource: str, key: str) -> Holder | None:
         """Who holds the job lock of ``key`` now (scope, PID, host, since), from the ``locks``
@@ -275,10 +270,12 @@ class ParquetCache:
                 where = f"moved aside to {target}"
             except OSError as move_exc:
                 where = f"could not be moved aside ({move_exc.strerror})"
+        from realtyframes.api import caller_level  # (the user's line; httpx only on this path)
+
         warnings.warn(
             f"cache file {path} is unreadable ({bad}); treated as a miss, {where}",
             CacheWarning,
-            stacklevel=_caller_level(__name__),
+            stacklevel=caller_level(),
         )
 
     # -- write -----------------------------------------------------------------------------------
@@ -309,22 +306,19 @@ class ParquetCache:
         ...             extra_frames={"media": media, "quarantine": quarantined})  # doctest: +SKIP
         """
         extras = dict(extra_frames or {})
-        folders = {name: self._folder(resource, key, name) for name in extras}  # checks names
+        folders = {part: self._folder(resource, key, part) for part in extras}  # checks names
+        folders[MAIN] = self._folder(resource, key)
         given = dict(meta or {})
         sync = given.pop("sync", None)
         doc = entry_doc(resource, key, frame, given, extras)
         account = account_label(doc["account"])
-        folder = self._layout.generation(self._folder(resource, key), key, doc["generation"])
+        targets = {part: (f, self._layout.entry(f, account, key)) for part, f in folders.items()}
+        folder = self._layout.generation(resource, key, doc["generation"])
         parts = [(MAIN, frame, doc)]
         parts += [
             (name, extra, {**doc, "role": name, "rows": len(extra), **_categories(extra)})
             for name, extra in extras.items()
         ]
-        targets = {
-            name: (folders[name], self._layout.entry(folders[name], account, key))
-            for name in extras
-        }
-        targets[MAIN] = (resource, self._layout.entry(resource, account, key))
         write_parts(folder, parts)
         new = Current(doc["generation"], account, doc if sync is None else {**doc, "sync": sync})
         try:
@@ -345,13 +339,8 @@ class ParquetCache:
         with connect(self.root) as db:
             with transaction(db):
                 gone = retired(db, before)
-            known = {
-                g
-                for (g,) in db.execute(
-                    "SELECT generation FROM generations WHERE resource = ? AND key = ?",
-                    (resource, key),
-                )
-            }
+            query = "SELECT generation FROM generations WHERE resource = ? AND key = ?"
+            known = {g for (g,) in db.execute(query, (resource, key))}
         for res, k, generation in gone:
             remove_generation(self._layout, res, k, generation)
         for path in self._layout.generation(resource, key, "x").parent.glob("*"):
@@ -389,11 +378,7 @@ class ParquetCache:
         >>> cache.clear_checkpoints("market")  # doctest: +SKIP
         1
         """
-        if resource is not None:
-            _check_name(resource, "resource", _NAME)
-        with no_job_running(
-            self._layout, jobs(self._layout, resource), keys
-        ):  # a sync's own checkpoint
+        with no_job_running(self._layout, resource, keys):  # a sync's own checkpoint
             return remove_checkpoints(self.root, resource, keys)
 
     def check_idle(self, resource: str | None = None) -> None:
@@ -402,7 +387,7 @@ class ParquetCache:
 
         >>> cache.check_idle("market")  # doctest: +SKIP
         """
-        with no_job_running(self._layout, jobs(self._layout, resource), None):
+        with no_job_running(self._layout, resource, None):
             pass
 
     def list(self) -> pd.DataFrame:

@@ -1,8 +1,6 @@
-"""The writer thread of a checkpoint (:class:`realtyframes.cache.Checkpoint`): the answers a
-load hands over are committed by it, all those waiting in one transaction, on its own connection
-to the state database, so that the load's thread never waits for SQLite; at most
-:data:`WRITE_BATCH` wait uncommitted (what a SIGKILL can lose). After a checkpoint is removed, a
-second thread gives the file's freed pages back (:meth:`Writer.shrink`).
+"""The writer thread of a checkpoint: it commits the answers a load hands over, all those
+waiting in one transaction on its own connection, so the load never waits for SQLite; a second
+thread gives a removed checkpoint's pages back (:meth:`Writer.shrink`).
 
 >>> writer = Writer(root, notes=lambda: {}, commit=commit, fail=fail)  # doctest: +SKIP
 >>> writer.put(digest, body); writer.flush()  # doctest: +SKIP
@@ -19,7 +17,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from realtyframes.cache._state import connect, open_db, transaction
+from realtyframes.cache._state import open_db, transaction
 
 __all__ = ["WRITE_BATCH", "Writer", "delete_orphans"]
 
@@ -45,10 +43,8 @@ Commit = Callable[[sqlite3.Connection, dict[str, bytes], str], bool]
 
 
 class Writer:
-    """The writer thread of one checkpoint under the cache ``root``: commits the answers handed
-    to it, all those waiting in one transaction, on its own connection (``commit``), with the
-    checkpoint's ``notes()``; :data:`WRITE_BATCH` at most wait. ``fail(exc)``: the database
-    cannot be opened (nothing is saved)."""
+    """The writer thread of one checkpoint under the cache ``root``: ``commit`` writes each
+    batch with ``notes()``; ``fail(exc)``: the database cannot be opened (nothing is saved)."""
 
     def __init__(
         self,
@@ -145,31 +141,25 @@ class Writer:
         finally:
             db.close()
 
-    def shrink(
-        self, orphans: tuple[str, str] | None = None, db: sqlite3.Connection | None = None
-    ) -> None:
-        """Delete the answers of the removed checkpoint ``orphans`` (resource, key) and give the
-        pages they freed back to the file system, in a thread (in steps of :data:`_SHRINK_STEP`
-        pages; the process waits for it at exit). Its pages are not overwritten by the delete:
-        the vacuum moves pages into them or cuts them off the file (docs/cache.md). ``db``: a
-        connection the thread uses and closes (else it opens its own)."""
+    def shrink(self, db: sqlite3.Connection, resource: str, key: str) -> None:
+        """Delete the answers of the removed checkpoint of ``resource``'s ``key`` and give their
+        pages back, in a thread, on ``db`` (which it closes), in steps of :data:`_SHRINK_STEP`
+        pages. No secure delete: the vacuum moves pages into them or cuts them off the file."""
         if self.shrinking is not None:
             self.shrinking.join()  # an earlier removal of this checkpoint (rare: discarded)
-        root = self.root
 
         def run() -> None:
             try:
-                with closing(db) if db is not None else connect(root) as conn:
-                    if orphans is not None:
-                        conn.execute("PRAGMA secure_delete=OFF")
-                        with transaction(conn):
-                            delete_orphans(conn, *orphans)
-                    free, before = _free_pages(conn), None
+                with closing(db):
+                    db.execute("PRAGMA secure_delete=OFF")
+                    with transaction(db):
+                        delete_orphans(db, resource, key)
+                    free, before = _free_pages(db), None
                     while free and free != before:  # (a file without auto_vacuum frees none)
-                        conn.execute(f"PRAGMA incremental_vacuum({_SHRINK_STEP})").fetchall()
-                        free, before = _free_pages(conn), free
+                        db.execute(f"PRAGMA incremental_vacuum({_SHRINK_STEP})").fetchall()
+                        free, before = _free_pages(db), free
             except sqlite3.Error as exc:
-                logger.debug("could not shrink the cache's state %s: %s", root, exc)
+                logger.debug("could not shrink the cache's state %s: %s", self.root, exc)
 
         self.shrinking = threading.Thread(target=run, name="realtyframes-checkpoint-shrink")
         self.shrinking.start()
