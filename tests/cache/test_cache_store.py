@@ -24,6 +24,7 @@ from realtyframes.cache import (
     cache_key,
     is_fresh,
 )
+from realtyframes.cache._runs import scope_text
 
 HOST = "http://127.0.0.1:8765"
 SECRET = "rfk_live_DO_NOT_LEAK_4242"
@@ -243,6 +244,20 @@ def test_opening_the_cache_removes_only_dead_writers_temporary_files(tmp_path: P
     no_such_pid.write_bytes(b"half")
     ParquetCache(tmp_path)  # opening never fails on a stray name
     assert not dead.exists() and live.exists() and not no_such_pid.exists()
+
+
+@pytest.mark.parametrize("name", ["api_key", "X-Api-Key", "key", "access_key", "passwd",
+                                  "Authorization", "refresh_token", "client_secret"])  # fmt: skip
+def test_one_rule_for_secret_names_in_footers_and_run_records(cache: ParquetCache, name: str):
+    """The cache footers and the run records redact the same names (the footers missed
+    ``passwd``, ``key`` and ``access_key``); a record's key such as ``ListingKey`` is kept in both
+    (the run records redacted it)."""
+    params = {"City": "Miami", name: SECRET, "ListingKey": "L-1"}
+    key = cache_key(host=HOST, operation="listings", params=params, account="a")
+    entry = cache.write("listings", key, listings_frame(), {"host": HOST, "params": params})
+    shown = json.loads(scope_text(params))
+    for kept in (entry.meta["params"], shown):
+        assert kept[name] == "<redacted>" and kept["ListingKey"] == "L-1", kept
 
 
 def test_secrets_never_reach_the_files(cache: ParquetCache):

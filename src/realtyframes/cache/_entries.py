@@ -27,8 +27,13 @@ from realtyframes._version import __version__
 _DEFAULT_TTL = timedelta(hours=1)
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
-_SECRET_PARAM = re.compile(r"(api[_-]?key|token|secret|password|authorization|credential)", re.I)
-_REDACTED = "<redacted>"
+#: Names of parameters whose values never reach a file (cache footers, run records): a bare
+#: ``key`` or one ending ``_key`` / ``-key`` / ``apikey``, tokens, secrets, passwords, auth,
+#: credentials; not a record's key such as RESO's ``ListingKey``.
+SECRET_PARAM = re.compile(
+    r"(^|[_-])key$|api[_-]?key|token|secret|passw(or)?d|auth|credential", re.IGNORECASE
+)
+REDACTED = "<redacted>"
 #: The ``user:password@`` of a URL, up to its last ``@`` (a password may hold one).
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/?#]*@", re.I)
 
@@ -98,7 +103,7 @@ def plain_host(host: str | None) -> str | None:
 
 
 def _redact(params: Mapping[str, str]) -> dict[str, str]:
-    return {k: (_REDACTED if _SECRET_PARAM.search(k) else v) for k, v in params.items()}
+    return {k: (REDACTED if SECRET_PARAM.search(k) else v) for k, v in params.items()}
 
 
 def cache_key(*, host: str, operation: str, params: Mapping[str, Any] | None, account: str) -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import secrets
 import sqlite3
 from collections.abc import Mapping
@@ -23,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from realtyframes._version import __version__
-from realtyframes.cache._entries import normalise_params, plain_host
+from realtyframes.cache._entries import REDACTED, SECRET_PARAM, normalise_params, plain_host
 from realtyframes.cache._runs_table import (
     _INTS,
     RUN_COLUMNS,
@@ -59,9 +58,6 @@ ROW_DROP_MIN = 20
 #: A run whose quarantined share of rows rises by more than this (absolute) is flagged.
 QUARANTINE_JUMP = 0.05
 
-_SECRET_NAME = re.compile(r"key|token|secret|password|passwd|auth|credential", re.IGNORECASE)
-
-
 def scope_text(scope: Mapping[str, Any] | None) -> str:
     """The scope as sorted JSON: values normalised as in cache keys, credential-like names
     ``<redacted>``, id lists longer than 10 as their count and a digest.
@@ -73,8 +69,8 @@ def scope_text(scope: Mapping[str, Any] | None) -> str:
     """
     shown: dict[str, Any] = {}
     for name, value in dict(scope or {}).items():
-        if _SECRET_NAME.search(str(name)):
-            shown[name] = "<redacted>"
+        if SECRET_PARAM.search(str(name)):
+            shown[name] = REDACTED
         elif isinstance(value, list | tuple | set | frozenset) and len(value) > 10:
             items = sorted(str(v) for v in value)
             digest = hashlib.sha256(",".join(items).encode()).hexdigest()[:16]
