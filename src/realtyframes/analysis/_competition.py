@@ -113,10 +113,9 @@ def active_any(intervals: Intervals, grid: Grid) -> dict[str, np.ndarray]:
     market = intervals.of(ACTIVE).market
     width = grid.n_periods + 1
     size = grid.n_markets * width
-    some = hi > lo
-    diff = np.bincount(market[some] * width + lo[some], minlength=size) - np.bincount(
-        market[some] * width + hi[some], minlength=size
-    )
+    row = market * width  # an interval in no window (hi == lo) adds and takes 1 in one place
+    diff = np.bincount(row + lo, minlength=size)
+    diff -= np.bincount(row + hi, minlength=size)
     counts = np.cumsum(diff.reshape(grid.n_markets, width), axis=1)[:, : grid.n_periods]
     return {"active_listings_any": counts}
 
