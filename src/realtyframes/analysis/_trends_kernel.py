@@ -192,8 +192,18 @@ def status_codes(
 
 def _micros(values: pd.Series, column: str) -> np.ndarray:
     """Timestamps as naive UTC microseconds (int64; NaT as numpy's NaT value)."""
-    utc = to_utc(values, column, "market_trends")
-    return utc.dt.tz_convert(None).to_numpy(dtype="datetime64[us]").view("int64")
+    if isinstance(values.dtype, pd.DatetimeTZDtype):  # read as it is, in UTC (no unit cast)
+        naive = values.dt.tz_convert(None).to_numpy()
+    elif values.dtype.kind == "M":  # numpy datetime64: naive, taken as UTC
+        naive = values.to_numpy()
+    else:
+        naive = to_utc(values, column, "market_trends").dt.tz_convert(None).to_numpy()
+    if naive.dtype != np.dtype("datetime64[ns]"):
+        return naive.astype("datetime64[us]", copy=False).view("int64")
+    nanos = naive.view("int64")  # nanoseconds: floored to microseconds, as numpy's cast does
+    micros = nanos // 1_000
+    micros[nanos == NAT] = NAT  # NaT is the smallest int64 in any unit
+    return micros
 
 
 def _market_codes(rows: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.Index]:
