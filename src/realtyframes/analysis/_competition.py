@@ -132,8 +132,9 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: i
     end_day = np.minimum(grid.ends, as_of) // _DAY  # never a day in the future
     entry_day = (listings.entered // _DAY)[pos]
     some = hi > lo
-    low = int(entry_day[some].min()) if some.any() else 0
-    span = int(entry_day[some].max()) - low + 1 if some.any() else 1
+    counted = entry_day[some]
+    low = int(counted.min()) if len(counted) else 0
+    span = int(counted.max()) - low + 1 if len(counted) else 1
     width = grid.n_periods + 1
     table = grid.n_markets * width * span
     if table > _HISTOGRAM_CELLS:
@@ -141,7 +142,7 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: i
         cells = listings.market[pos[which]] * grid.n_periods + window
         age = end_day[window] - entry_day[which]
         return _by_cell(cells, age, "age_of_inventory", "median", grid.size)
-    row = (listings.market[pos[some]] * width) * span + (entry_day[some] - low)
+    row = (listings.market[pos[some]] * width) * span + (counted - low)
     diff = np.bincount(row + lo[some] * span, minlength=table) - np.bincount(
         row + hi[some] * span, minlength=table
     )
@@ -212,10 +213,11 @@ def contract_stats(
     day = entered // _DAY
     contract = _contract_at(listings, intervals)
     rows, cells = placed[0]  # the entries in a window (none at NaT)
-    old = as_of // _DAY - day[rows] >= TWO_WEEKS  # those 14 days before as_of's date
-    cohort, cells = rows[old], cells[old]
+    entry_day = day[rows]
+    old = as_of // _DAY - entry_day >= TWO_WEEKS  # those 14 days before as_of's date
+    cohort, cells, entry_day = rows[old], cells[old], entry_day[old]
     went_at = contract[cohort]
-    quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
+    quick = (went_at != NAT) & (went_at // _DAY - entry_day <= TWO_WEEKS)
     off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
 
     went = np.flatnonzero(_spells(intervals))
