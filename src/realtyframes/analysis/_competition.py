@@ -223,7 +223,9 @@ def contract_stats(
     went = np.flatnonzero(_spells(intervals))
     start = intervals.start[went]
     rows, cells = grid.pairs(intervals.market[went], start)
-    pos, start = intervals.pos[went[rows]], start[rows]
+    if len(rows) < len(went) or grid.width > 1:  # else every one, once, in order
+        went, start = went[rows], start[rows]
+    pos = intervals.pos[went]
     key = pos * grid.size + cells
     if not bool(np.all(key[1:] >= key[:-1])):  # calendar periods: in order already
         order = np.argsort(key, kind="stable")  # by listing and cell, then time: the first
@@ -234,10 +236,11 @@ def contract_stats(
     pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median", size)
 
     sold, cells = placed[1]  # a sale in a window has a CloseDate
-    pending_at = since[sold]
+    pending_at, closed_at = since[sold], listings.closed_at[sold]
     known = pending_at != NAT
-    to_close = days(listings.closed_at[sold][known], pending_at[known])
-    close = _by_cell(cells[known], to_close, "median_days_to_close", "median", size)
+    if not known.all():
+        pending_at, closed_at, cells = pending_at[known], closed_at[known], cells[known]
+    close = _by_cell(cells, days(closed_at, pending_at), "median_days_to_close", "median", size)
     return pd.concat([off, pending, close], axis=1)
 
 
