@@ -194,7 +194,7 @@ def _micros(values: pd.Series, column: str) -> np.ndarray:
     """Timestamps as naive UTC microseconds (int64; NaT as numpy's NaT value)."""
     if isinstance(values.dtype, pd.DatetimeTZDtype):  # read as it is, in UTC (no unit cast)
         naive = values.dt.tz_convert(None).to_numpy()
-    elif values.dtype.kind == "M":  # numpy datetime64: naive, taken as UTC
+    elif isinstance(values.dtype, np.dtype) and values.dtype.kind == "M":  # naive: UTC
         naive = values.to_numpy()
     else:
         naive = to_utc(values, column, "market_trends").dt.tz_convert(None).to_numpy()
