@@ -50,6 +50,9 @@ __all__ = [
 ]
 
 _DAY = 86_400_000_000  # microseconds
+_LAST = np.iinfo("int64").max
+#: Per status code: Pending, Closed or Active Under Contract (a contract date, or a sale).
+_CONTRACT_OR_CLOSED = np.isin(np.arange(UNDER_CONTRACT + 1), [PENDING, CLOSED, UNDER_CONTRACT])
 #: Cells × distinct values up to which a median of whole days is read from a histogram.
 _HISTOGRAM_CELLS = 8_000_000
 #: Days from listing within which a listing that went under contract counts as off the market
@@ -101,8 +104,14 @@ def _by_cell(cells: np.ndarray, values: np.ndarray, name: str, how: str, size: i
 def _histogram_median(counts: np.ndarray, n: np.ndarray) -> np.ndarray:
     """The median value (0 .. columns - 1) of each row of a histogram ``counts`` holding ``n``
     values (NaN where none)."""
+    rows, columns = counts.shape
     below = np.cumsum(counts, axis=1)  # values up to each one, per row
-    middle = [(below <= k[:, None]).sum(axis=1) for k in ((n - 1) // 2, n // 2)]  # 0-based ranks
+    lift = np.cumsum(n + 1) - (n + 1)  # each row lifted above the ones before: one sorted run
+    below += lift[:, None]
+    flat, first = below.reshape(-1), np.arange(rows) * columns
+    middle = [  # the values whose count up to them is at most rank k (0-based), per row
+        np.searchsorted(flat, k + lift, side="right") - first for k in ((n - 1) // 2, n // 2)
+    ]
     return np.where(n > 0, (middle[0] + middle[1]) / 2, np.nan)
 
 
@@ -155,14 +164,16 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: i
 
 
 def _contract_at(listings: Listings, intervals: Intervals) -> np.ndarray:
-    """When each listing first went under contract (NAT: never)."""
-    under = np.flatnonzero(_under(intervals) | (intervals.status == CLOSED))
-    pos = intervals.pos[under]
-    first = np.ones(len(pos), dtype=bool)
-    first[1:] = pos[1:] != pos[:-1]  # by listing, then time
-    first = np.flatnonzero(first)
+    """When each listing first went under contract (NAT: never): the earliest start of its
+    Pending, Active Under Contract or Closed intervals (one reduction per listing's run)."""
+    start = np.where(_CONTRACT_OR_CLOSED[intervals.status], intervals.start, _LAST)
+    count = np.bincount(intervals.pos, minlength=len(listings))
+    has = count > 0
+    first = np.cumsum(count) - count
+    earliest = np.minimum.reduceat(start, first[has]) if len(start) else start
+    earliest[earliest == _LAST] = NAT
     out = np.full(len(listings), NAT, dtype="int64")
-    out[pos[first]] = intervals.start[under[first]]
+    out[has] = earliest
     return out
 
 
