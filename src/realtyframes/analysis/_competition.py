@@ -50,9 +50,6 @@ __all__ = [
 ]
 
 _DAY = 86_400_000_000  # microseconds
-_LAST = np.iinfo("int64").max
-#: Per status code: Pending, Closed or Active Under Contract (a contract date, or a sale).
-_CONTRACT_OR_CLOSED = np.isin(np.arange(UNDER_CONTRACT + 1), [PENDING, CLOSED, UNDER_CONTRACT])
 #: Cells × distinct values up to which a median of whole days is read from a histogram.
 _HISTOGRAM_CELLS = 8_000_000
 #: Days from listing within which a listing that went under contract counts as off the market
@@ -164,16 +161,14 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: i
 
 
 def _contract_at(listings: Listings, intervals: Intervals) -> np.ndarray:
-    """When each listing first went under contract (NAT: never): the earliest start of its
-    Pending, Active Under Contract or Closed intervals (one reduction per listing's run)."""
-    start = np.where(_CONTRACT_OR_CLOSED[intervals.status], intervals.start, _LAST)
-    count = np.bincount(intervals.pos, minlength=len(listings))
-    has = count > 0
-    first = np.cumsum(count) - count
-    earliest = np.minimum.reduceat(start, first[has]) if len(start) else start
-    earliest[earliest == _LAST] = NAT
+    """When each listing first went under contract (NAT: never)."""
+    under = np.flatnonzero(_under(intervals) | (intervals.status == CLOSED))
+    pos = intervals.pos[under]
+    first = np.ones(len(pos), dtype=bool)
+    first[1:] = pos[1:] != pos[:-1]  # by listing, then time
+    first = np.flatnonzero(first)
     out = np.full(len(listings), NAT, dtype="int64")
-    out[has] = earliest
+    out[pos[first]] = intervals.start[under[first]]
     return out
 
 
