@@ -18,6 +18,7 @@ from realtyframes.analysis import (
     price_drops,
     traffic_summary,
 )
+from realtyframes.analysis._common import to_utc
 from realtyframes.analysis._order import (
     descending_order,
     match_last,
@@ -25,8 +26,8 @@ from realtyframes.analysis._order import (
     stable_order,
     text_keys,
 )
-from realtyframes.analysis._stocks import NEVER, period_of
-from realtyframes.analysis._trends_kernel import NAT
+from realtyframes.analysis._stocks import NEVER, distinct, event_order, period_of
+from realtyframes.analysis._trends_kernel import NAT, _micros, text_codes
 
 AS_OF = pd.Timestamp("2024-06-30T00:00:00Z")
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -287,3 +288,45 @@ def test_period_of_is_a_search_of_the_period_ends(freq: str, n: int, offsets: li
     at = np.concatenate([at, [NAT, NEVER, ends[-1], ends[-1] + 1, starts[0], starts[0] - 1]])
     expected = np.searchsorted(ends, at, side="left")
     assert period_of(at, starts, ends).tolist() == expected.tolist()
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(-3, 3)), max_size=60),
+    st.booleans(),
+)
+def test_event_order_is_a_lexsort_by_listing_then_time(events: list, by_listing: bool) -> None:
+    """Also with the records already by listing (the sort by listing, then a check of the times
+    within each listing) and with times in order (by listing only)."""
+    rows = sorted(events, key=lambda e: e[0]) if by_listing else events
+    pos = np.array([p for p, _ in rows], dtype="int64")
+    at = np.array([a for _, a in rows], dtype="int64")
+    for times in (at, np.sort(at)):
+        assert event_order(pos, times).tolist() == np.lexsort((times, pos)).tolist()
+    assert distinct(pos).tolist() == np.unique(pos).tolist()
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["Active", "Pending", "Closed", "Hold", "", None]), max_size=40))
+def test_text_codes_are_each_values_place_in_the_names(values: list) -> None:
+    names = ["Active", "Pending", "Closed"]
+    expected = [names.index(v) if v in names else len(names) for v in values]
+    for dtype in ("str", "object", "category"):
+        assert text_codes(pd.Series(values, dtype=dtype), names).tolist() == expected
+    numbers = pd.Series([len(v) if v else 0 for v in values], dtype="int64")  # not text
+    assert text_codes(numbers, [6, 7]).tolist() == [
+        [6, 7].index(n) if n in (6, 7) else 2 for n in numbers
+    ]
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(-(2**50), 2**50), max_size=40),
+    st.sampled_from(["UTC", None, "Asia/Kolkata"]),
+)
+def test_micros_are_to_utcs_microseconds(nanos: list[int], zone: str | None) -> None:
+    """Nanoseconds floored to the microsecond (as numpy's and pandas' casts), NaT kept."""
+    times = pd.Series(np.array([*nanos, NAT], dtype="int64").view("datetime64[ns]"))
+    times = times.dt.tz_localize("UTC").dt.tz_convert(zone) if zone else times
+    expected = to_utc(times, "t", "f").dt.tz_convert(None).to_numpy().view("int64")
+    assert _micros(times, "t").tolist() == expected.tolist()

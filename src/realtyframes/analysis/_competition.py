@@ -101,8 +101,14 @@ def _by_cell(cells: np.ndarray, values: np.ndarray, name: str, how: str, size: i
 def _histogram_median(counts: np.ndarray, n: np.ndarray) -> np.ndarray:
     """The median value (0 .. columns - 1) of each row of a histogram ``counts`` holding ``n``
     values (NaN where none)."""
+    rows, columns = counts.shape
     below = np.cumsum(counts, axis=1)  # values up to each one, per row
-    middle = [(below <= k[:, None]).sum(axis=1) for k in ((n - 1) // 2, n // 2)]  # 0-based ranks
+    lift = np.cumsum(n + 1) - (n + 1)  # each row lifted above the ones before: one sorted run
+    below += lift[:, None]
+    flat, first = below.reshape(-1), np.arange(rows) * columns
+    middle = [  # the values whose count up to them is at most rank k (0-based), per row
+        np.searchsorted(flat, k + lift, side="right") - first for k in ((n - 1) // 2, n // 2)
+    ]
     return np.where(n > 0, (middle[0] + middle[1]) / 2, np.nan)
 
 
@@ -113,10 +119,9 @@ def active_any(intervals: Intervals, grid: Grid) -> dict[str, np.ndarray]:
     market = intervals.of(ACTIVE).market
     width = grid.n_periods + 1
     size = grid.n_markets * width
-    some = hi > lo
-    diff = np.bincount(market[some] * width + lo[some], minlength=size) - np.bincount(
-        market[some] * width + hi[some], minlength=size
-    )
+    row = market * width  # an interval in no window (hi == lo) adds and takes 1 in one place
+    diff = np.bincount(row + lo, minlength=size)
+    diff -= np.bincount(row + hi, minlength=size)
     counts = np.cumsum(diff.reshape(grid.n_markets, width), axis=1)[:, : grid.n_periods]
     return {"active_listings_any": counts}
 
@@ -133,8 +138,9 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: i
     end_day = np.minimum(grid.ends, as_of) // _DAY  # never a day in the future
     entry_day = (listings.entered // _DAY)[pos]
     some = hi > lo
-    low = int(entry_day[some].min()) if some.any() else 0
-    span = int(entry_day[some].max()) - low + 1 if some.any() else 1
+    counted = entry_day[some]
+    low = int(counted.min()) if len(counted) else 0
+    span = int(counted.max()) - low + 1 if len(counted) else 1
     width = grid.n_periods + 1
     table = grid.n_markets * width * span
     if table > _HISTOGRAM_CELLS:
@@ -142,7 +148,7 @@ def inventory_age(listings: Listings, intervals: Intervals, grid: Grid, as_of: i
         cells = listings.market[pos[which]] * grid.n_periods + window
         age = end_day[window] - entry_day[which]
         return _by_cell(cells, age, "age_of_inventory", "median", grid.size)
-    row = (listings.market[pos[some]] * width) * span + (entry_day[some] - low)
+    row = (listings.market[pos[some]] * width) * span + (counted - low)
     diff = np.bincount(row + lo[some] * span, minlength=table) - np.bincount(
         row + hi[some] * span, minlength=table
     )
@@ -213,16 +219,19 @@ def contract_stats(
     day = entered // _DAY
     contract = _contract_at(listings, intervals)
     rows, cells = placed[0]  # the entries in a window (none at NaT)
-    old = as_of // _DAY - day[rows] >= TWO_WEEKS  # those 14 days before as_of's date
-    cohort, cells = rows[old], cells[old]
+    entry_day = day[rows]
+    old = as_of // _DAY - entry_day >= TWO_WEEKS  # those 14 days before as_of's date
+    cohort, cells, entry_day = rows[old], cells[old], entry_day[old]
     went_at = contract[cohort]
-    quick = (went_at != NAT) & (went_at // _DAY - day[cohort] <= TWO_WEEKS)
+    quick = (went_at != NAT) & (went_at // _DAY - entry_day <= TWO_WEEKS)
     off = _by_cell(cells, quick.astype("float64"), "off_market_in_two_weeks", "mean", size)
 
     went = np.flatnonzero(_spells(intervals))
     start = intervals.start[went]
     rows, cells = grid.pairs(intervals.market[went], start)
-    pos, start = intervals.pos[went[rows]], start[rows]
+    if len(rows) < len(went) or grid.width > 1:  # else every one, once, in order
+        went, start = went[rows], start[rows]
+    pos = intervals.pos[went]
     key = pos * grid.size + cells
     if not bool(np.all(key[1:] >= key[:-1])):  # calendar periods: in order already
         order = np.argsort(key, kind="stable")  # by listing and cell, then time: the first
@@ -233,10 +242,11 @@ def contract_stats(
     pending = _by_cell(cells[once], to_pending, "median_days_to_pending", "median", size)
 
     sold, cells = placed[1]  # a sale in a window has a CloseDate
-    pending_at = since[sold]
+    pending_at, closed_at = since[sold], listings.closed_at[sold]
     known = pending_at != NAT
-    to_close = days(listings.closed_at[sold][known], pending_at[known])
-    close = _by_cell(cells[known], to_close, "median_days_to_close", "median", size)
+    if not known.all():
+        pending_at, closed_at, cells = pending_at[known], closed_at[known], cells[known]
+    close = _by_cell(cells, days(closed_at, pending_at), "median_days_to_close", "median", size)
     return pd.concat([off, pending, close], axis=1)
 
 

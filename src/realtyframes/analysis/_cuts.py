@@ -101,17 +101,28 @@ def prices_at(
     """Each listing ``pos``'s price at the instant ``when``: the new price of its last change at
     or before it (``strictly``: before it), else its price at entry. A listing's few changes are
     looked at one step per change."""
+    return _prices_at(pos, [(when, strictly)], changes)[0]
+
+
+def _prices_at(
+    pos: np.ndarray, instants: list[tuple[np.ndarray, bool]], changes: PriceChanges
+) -> list[np.ndarray]:
+    """:func:`prices_at` of the same listings at several instants ``(when, strictly)``, their
+    runs of changes looked up once."""
     first, count = changes.before[pos], changes.length[pos]
-    seen = np.zeros(len(pos), dtype="int64")
+    seen = [np.zeros(len(pos), dtype="int64") for _ in instants]
     for k in range(int(count.max(initial=0))):
         j = np.minimum(first + k, len(changes.at) - 1)
-        at = changes.at[j]
-        before = at < when if strictly else at <= when
-        seen += (k < count) & before
-    price = changes.entry[pos]
-    changed = seen > 0
-    price[changed] = changes.new[first[changed] + seen[changed] - 1]
-    return price
+        at, has = changes.at[j], k < count
+        for (when, strictly), counted in zip(instants, seen, strict=True):
+            counted += has & ((at < when) if strictly else (at <= when))
+    prices = []
+    for counted in seen:
+        price = changes.entry[pos]
+        changed = counted > 0
+        price[changed] = changes.new[first[changed] + counted[changed] - 1]
+        prices.append(price)
+    return prices
 
 
 def price_cut_share(
@@ -127,8 +138,7 @@ def price_cut_share(
     pos, cell = pairs // grid.size, pairs % grid.size
     window = cell % grid.n_periods
     begin, end = grid.starts[window], grid.ends[window]
-    before = prices_at(pos, begin, changes, strictly=True)
-    after = prices_at(pos, end, changes)
+    before, after = _prices_at(pos, [(begin, True), (end, False)], changes)
     with np.errstate(invalid="ignore"):
         cut = after < before
     cut[cut] = active_during(intervals, pos[cut], begin[cut], end[cut])

@@ -24,6 +24,8 @@ __all__ = ["Ids", "descending_order", "match_last", "radix_order", "stable_order
 _SIGN = np.uint64(1 << 63)
 _WORD = 8  # bytes of text that fit one uint64 key
 _FEW_RUNS = 1 / 1024  # descents per key below which a merge sort beats the radix passes
+#: The mask of a value's own bytes in its 8-byte word, by its length (0 .. 8).
+_OWN_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(_WORD + 1)], dtype="uint64")
 
 
 def radix_order(keys: np.ndarray) -> np.ndarray:
@@ -87,13 +89,17 @@ def text_keys(text: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
     data = np.frombuffer(data_buffer or b"", dtype="uint8")[offsets[0] : offsets[-1]]
     if not data.all():  # a NUL byte would read as padding
         return None
-    padded = np.zeros(len(data) + _WORD, dtype="uint8")
-    padded[: len(data)] = data
-    windows = np.ndarray((len(data) + 1,), dtype="<u8", buffer=padded, strides=(1,))
-    words = windows[offsets[:-1] - offsets[0]]  # 8 bytes from each value's start
-    short = (np.uint64(1) << (8 * lengths).astype("uint64")) - np.uint64(1)
-    kept = np.where(lengths < _WORD, short, ~np.uint64(0))  # the value's own bytes only
-    return (words & kept).byteswap()
+    if len(data) < _WORD:  # too short to read 8 bytes in place: a zero-padded copy
+        data = np.concatenate([data, np.zeros(_WORD, dtype="uint8")])
+    last = len(data) - _WORD  # the last place 8 bytes can be read from
+    starts = offsets[:-1] - offsets[0]
+    windows = np.ndarray((last + 1,), dtype="<u8", buffer=data, strides=(1,))
+    whole = int(np.searchsorted(starts, last, side="right"))  # values read from their start
+    shift = (8 * (starts[whole:] - last)).astype("uint64")  # the last few: from the last 8 bytes
+    words = windows[np.minimum(starts, last, out=starts)]
+    words[whole:] >>= shift  # ... moved down to their own start
+    words &= _OWN_BYTES[lengths]  # the value's own bytes only
+    return words.byteswap(inplace=True)
 
 
 class Ids:
@@ -136,7 +142,8 @@ def match_last(values: Ids | pa.Array, table: Ids | pa.Array) -> np.ndarray:
     if not len(table):
         return np.full(len(values), -1)
     order, keys = ordered
-    at = np.searchsorted(keys, needles, side="right") - 1  # the last equal key, stable order
-    hit = at >= 0
-    hit[hit] = keys[at[hit]] == needles[hit]
-    return np.where(hit, order[np.maximum(at, 0)], -1)
+    at = np.searchsorted(keys, needles, side="right")
+    at -= 1  # the last equal key, stable order (-1: before every key, read as the first)
+    found = order.take(at, mode="clip")
+    found[keys.take(at, mode="clip") != needles] = -1
+    return found

@@ -109,11 +109,17 @@ class Grid:
         one per window the time falls in (none outside every window). Calendar periods (width 1)
         give the rows in order, each once."""
         base = period_of(at, self.base_starts, self.base_ends)
-        inside = (base < len(self.base_ends)) & (at >= self.base_starts[0])  # NaT: smallest int
-        rows = np.flatnonzero(inside)
-        base, market = base[rows], market[rows]
+        inside = base < len(self.base_ends)
+        inside &= at >= self.base_starts[0]  # NaT: the smallest int64
+        if inside.all():
+            rows = np.arange(len(at))
+        else:
+            rows = np.flatnonzero(inside)
+            base, market = base[inside], market[inside]
         if self.width == 1:
-            return rows, market * self.n_periods + base
+            cells = market * self.n_periods
+            cells += base
+            return rows, cells
         got_rows, got_cells = [], []
         for k in range(self.width):
             window = base - k

@@ -72,8 +72,9 @@ def period_of(at: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
 
 
 def distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values, sorted (one sort; numpy's hash-based ``unique`` is slower here)."""
-    ordered = np.sort(values)
+    """The distinct values, sorted (one sort, none when they come in order; numpy's hash-based
+    ``unique`` is slower here)."""
+    ordered = values if bool(np.all(values[1:] >= values[:-1])) else np.sort(values)
     keep = np.ones(len(ordered), dtype=bool)
     keep[1:] = ordered[1:] != ordered[:-1]
     return ordered[keep]
@@ -82,25 +83,38 @@ def distinct(values: np.ndarray) -> np.ndarray:
 def event_order(pos: np.ndarray, at: np.ndarray) -> np.ndarray:
     """The stable order of events by listing, then time (as ``np.lexsort((at, pos))``).
 
-    A history sorted by time (as the sync keeps it) needs only a stable sort by listing; else
-    listing and time are one integer key (in microseconds, or a coarser unit when the product
-    would not fit, checked afterwards: an order a coarser unit cannot tell falls back to
-    ``lexsort``)."""
+    A history sorted by time (as the sync keeps it) needs only a stable sort by listing, and so
+    does one whose records of each listing come in time order (records appended by kind, for
+    instance: checked after the sort); else listing and time are one integer key (in
+    microseconds, or a coarser unit when the product would not fit, checked afterwards: an
+    order a coarser unit cannot tell falls back to ``lexsort``)."""
     if len(pos) < 2:
         return np.arange(len(pos))
     if bool(np.all(at[1:] >= at[:-1])):
         return radix_order(pos)
+    if _few_runs(pos):  # listings in a few runs: the merge sort by listing costs little
+        order = np.argsort(pos, kind="stable")
+        if _in_time_order(pos[order], at[order]):
+            return order
     low = int(at.min())
     span, rows = int(at.max()) - low, int(pos.max()) + 1
     unit = next((u for u in (1, 1_000, 1_000_000) if rows * (span // u + 1) < _LIMIT), 0)
     if not unit:
         return np.lexsort((at, pos))
     order = np.argsort(pos * (span // unit + 1) + (at - low) // unit, kind="stable")
-    if unit > 1:
-        p, a = pos[order], at[order]
-        if bool(np.any((p[1:] == p[:-1]) & (a[1:] < a[:-1]))):
-            return np.lexsort((at, pos))
+    if unit > 1 and not _in_time_order(pos[order], at[order]):
+        return np.lexsort((at, pos))
     return order
+
+
+def _few_runs(values: np.ndarray) -> bool:
+    """Whether ``values`` descend at most once per 1,024 (a few ascending runs)."""
+    return int(np.count_nonzero(values[1:] < values[:-1])) <= len(values) // 1024
+
+
+def _in_time_order(pos: np.ndarray, at: np.ndarray) -> bool:
+    """Whether the events ordered by listing ``pos`` are in time order within each listing."""
+    return not bool(np.any((at[1:] < at[:-1]) & (pos[1:] == pos[:-1])))
 
 
 class Spans:
@@ -181,11 +195,14 @@ def _events(listings: Listings, history: History | None) -> tuple[np.ndarray, ..
         closing_seen = np.zeros(len(listings), dtype=bool)
         closing_seen[history.pos[s & (history.status == CLOSED)]] = True
         extra = has_close & ~closing_seen  # a closing the history does not show
-        pos = np.concatenate([history.pos[s], np.flatnonzero(extra)])
-        times = np.concatenate([history.at[s], closed_at[extra]])
-        codes = np.concatenate([history.status[s], np.full(int(extra.sum()), CLOSED, "int8")])
+        pos, times, codes = history.pos[s], history.at[s], history.status[s]
+        if extra.any():
+            pos = np.concatenate([pos, np.flatnonzero(extra)])
+            times = np.concatenate([times, closed_at[extra]])
+            codes = np.concatenate([codes, np.full(int(extra.sum()), CLOSED, "int8")])
     entered = listings.entered[pos]
-    ok = (times != NAT) & (entered != NAT) & (times >= entered)  # nothing before the entry
+    ok = times >= entered  # nothing before the entry (a NaT time is the smallest int64) ...
+    ok &= entered != NAT  # ... and nothing without one
     if ok.all():
         return pos, times, codes.astype("int8", copy=False)
     return pos[ok], times[ok], codes[ok].astype("int8", copy=False)
@@ -205,26 +222,31 @@ def status_intervals(listings: Listings, history: History | None) -> Intervals:
     del pos, order
     has_entry = listings.entered != NAT  # every listing with an event has an entry
     per_listing += has_entry
-    total = int(per_listing.sum())
-    run_start = np.cumsum(per_listing)
-    run_start -= per_listing
-    first = np.flatnonzero(has_entry)
-    entry_at = run_start[first]  # a run's first place: its entry
-    all_pos = np.repeat(np.arange(len(listings)), per_listing)
+    run_end = np.cumsum(per_listing)  # one past each run's last place
+    total = int(run_end[-1]) if len(run_end) else 0
+    run_start = run_end - per_listing
+    every = bool(has_entry.all())
+    entry_at = run_start if every else run_start[has_entry]  # a run's first place: its entry
     all_at = np.empty(total, dtype="int64")
     all_code = np.empty(total, dtype="int8")
     event = np.ones(total, dtype=bool)
     event[entry_at] = False
-    all_at[entry_at], all_code[entry_at] = listings.entered[first], ACTIVE
+    all_at[entry_at] = listings.entered if every else listings.entered[has_entry]
+    all_code[entry_at] = ACTIVE
     all_at[event], all_code[event] = times, codes
-    del times, codes, event
+    del times, codes, event, entry_at, run_start
     stop = np.empty_like(all_at)
     stop[:-1] = all_at[1:]
-    stop[(run_start + per_listing - 1)[per_listing > 0]] = NEVER  # a run's last interval
+    run_end -= 1  # each run's last interval
+    stop[run_end if every else run_end[per_listing > 0]] = NEVER
+    del run_end
     keep = stop > all_at
+    all_pos = np.repeat(np.arange(len(listings)), per_listing)
+    market = np.repeat(listings.market, per_listing)
     if not keep.all():  # an event at the same instant as the next one of its listing
-        all_pos, all_code, all_at, stop = all_pos[keep], all_code[keep], all_at[keep], stop[keep]
-    return Intervals(all_pos, listings.market[all_pos], all_code, all_at, stop, len(listings))
+        all_pos, market, all_code = all_pos[keep], market[keep], all_code[keep]
+        all_at, stop = all_at[keep], stop[keep]
+    return Intervals(all_pos, market, all_code, all_at, stop, len(listings))
 
 
 def stocks_at(
@@ -234,15 +256,21 @@ def stocks_at(
     count arrays, from one difference array over (status, market, period end); the last as
     ``_under_contract`` (read by ``pending_ratio``, not a column)."""
     width = len(ends) + 1
-    layers = np.full(UNDER_CONTRACT + 1, -1, dtype="int64")
+    layers = np.full(UNDER_CONTRACT + 1, 3, dtype="int64")  # layer 3: not counted, dropped
     layers[[ACTIVE, PENDING, UNDER_CONTRACT]] = (0, 1, 2)
-    layer = layers[intervals.status]
-    part = layer >= 0
-    row = (layer[part] * n_markets + intervals.market[part]) * width
-    lo = period_of(intervals.start[part], starts, ends)
-    hi = period_of(intervals.stop[part], starts, ends)
-    size = 3 * n_markets * width
-    diff = np.bincount(row + lo, minlength=size) - np.bincount(row + hi, minlength=size)
+    row = layers[intervals.status]  # every interval (no selection: fewer passes)
+    row *= n_markets
+    row += intervals.market
+    row *= width
+    lo = period_of(intervals.start, starts, ends)
+    lo += row
+    hi = period_of(intervals.stop, starts, ends)
+    hi += row
+    del row
+    size = 4 * n_markets * width
+    diff = np.bincount(lo, minlength=size)
+    diff -= np.bincount(hi, minlength=size)
+    diff = diff[: 3 * n_markets * width]
     counts = np.cumsum(diff.reshape(3, n_markets, width), axis=2)[:, :, : len(ends)]
     return {
         "active_listings": counts[0],

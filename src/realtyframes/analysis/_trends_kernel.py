@@ -46,6 +46,7 @@ __all__ = [
     "listing_rows",
     "status_codes",
     "status_of",
+    "text_codes",
 ]
 
 #: Status codes of the timelines: Active, Pending, Closed, any other status (OTHER) and Active
@@ -58,6 +59,8 @@ _FLAGS: dict[str, str] = {
     "Closed": "_Closed",
     "Active Under Contract": "_UnderContract",
 }
+#: The change types read from a history: status changes, then price changes.
+_KINDS = ("status_change", "price_change")
 _NUMBERS = ("ListPrice", "PreviousListPrice", "ClosePrice", "LivingArea", "DaysOnMarket")
 _TIMES = {
     "entered": "OriginalEntryTimestamp",
@@ -99,6 +102,9 @@ def history_rows(frame: Any) -> pd.DataFrame:
     (a status change, else a price change), ChangeTimestamp, the new StandardStatus (as the
     frame holds it: :func:`status_of` reads it; absent where the history lacks it), and the old
     and new prices (null where the history lacks the column)."""
+    native = frame.to_native() if isinstance(frame, nw.DataFrame) else None
+    if isinstance(native, pd.DataFrame):
+        return _pandas_history_rows(native)
     schema = frame.collect_schema()
     kind = nw.col("ChangeType").cast(nw.String)
     is_status = (kind == "status_change").fill_null(False)
@@ -120,30 +126,52 @@ def history_rows(frame: Any) -> pd.DataFrame:
     return collect(rows)
 
 
+def _pandas_history_rows(native: pd.DataFrame) -> pd.DataFrame:
+    """:func:`history_rows` of a pandas frame (typed by ``frame_of``): the change types coded in
+    one pass over their text (:func:`text_codes`), the rows filtered only when some are
+    neither kind."""
+    kind = text_codes(native["ChangeType"], _KINDS)
+    columns = {"ListingId": native["ListingId"], "_status": kind == 0}
+    columns["ChangeTimestamp"] = native["ChangeTimestamp"]
+    if "StandardStatus" in native.columns:
+        columns["StandardStatus"] = native["StandardStatus"]
+    for column in ("PreviousListPrice", "ListPrice"):
+        present = column in native.columns
+        columns[column] = native[column] if present else np.full(len(native), np.nan)
+    rows = pd.DataFrame(columns, copy=False).reset_index(drop=True)
+    keep = kind < len(_KINDS)
+    return rows if keep.all() else rows[keep].reset_index(drop=True)
+
+
 #: The status codes of :data:`_FLAGS`' statuses, in its order.
 _CODES = np.array([ACTIVE, PENDING, CLOSED, UNDER_CONTRACT], dtype="int8")
 
 
-def status_of(values: pd.Series | None) -> np.ndarray:
-    """The status codes of a status column as text or a pandas categorical (OTHER for any other
-    status and a missing one; all OTHER without the column): one pass over the values' text,
-    where a comparison per status would make four."""
-    if values is None:
-        return np.full(0, OTHER, dtype="int8")
+def text_codes(values: pd.Series, names: Sequence[str]) -> np.ndarray:
+    """Each value's place in ``names`` (int8; ``len(names)`` for any other value and a missing
+    one), from text or a pandas categorical (its categories looked up once): one pass over the
+    values' text, where a comparison per name would make one each."""
     if isinstance(values.dtype, pd.CategoricalDtype):
-        names = pd.Series(values.cat.categories.astype("str"))
-        table = np.append(status_of(names), np.int8(OTHER))  # code -1 (missing): the last
+        categories = pd.Series(values.cat.categories.astype("str"))
+        table = np.append(text_codes(categories, names), np.int8(len(names)))  # code -1: last
         return table[values.cat.codes.to_numpy()]
-    code = np.full(len(values), OTHER, dtype="int8")
     try:
         text = pa.array(values, from_pandas=True)
-        found = pc.index_in(text, value_set=pa.array(list(_FLAGS), type=text.type))
+        found = pc.index_in(text, value_set=pa.array(list(names), type=text.type))
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        for name, status in zip(_FLAGS, _CODES, strict=True):  # not text: compared as it is
-            code[(values == name).to_numpy(dtype=bool, na_value=False)] = status
+        code = np.full(len(values), len(names), dtype="int8")
+        for i, name in enumerate(names):  # not text: compared as it is
+            code[(values == name).to_numpy(dtype=bool, na_value=False)] = i
         return code
-    where = pc.fill_null(found, len(_CODES)).to_numpy()  # none of them: OTHER, the last
-    return np.append(_CODES, np.int8(OTHER))[where]
+    return pc.fill_null(found, len(names)).to_numpy().astype("int8")
+
+
+def status_of(values: pd.Series | None) -> np.ndarray:
+    """The status codes of a status column as text or a pandas categorical (OTHER for any other
+    status and a missing one; all OTHER without the column): :func:`text_codes`."""
+    if values is None:
+        return np.full(0, OTHER, dtype="int8")
+    return np.append(_CODES, np.int8(OTHER))[text_codes(values, list(_FLAGS))]
 
 
 def status_codes(
@@ -164,8 +192,18 @@ def status_codes(
 
 def _micros(values: pd.Series, column: str) -> np.ndarray:
     """Timestamps as naive UTC microseconds (int64; NaT as numpy's NaT value)."""
-    utc = to_utc(values, column, "market_trends")
-    return utc.dt.tz_convert(None).to_numpy(dtype="datetime64[us]").view("int64")
+    if isinstance(values.dtype, pd.DatetimeTZDtype):  # read as it is, in UTC (no unit cast)
+        naive = values.dt.tz_convert(None).to_numpy()
+    elif isinstance(values.dtype, np.dtype) and values.dtype.kind == "M":  # naive: UTC
+        naive = values.to_numpy()
+    else:
+        naive = to_utc(values, column, "market_trends").dt.tz_convert(None).to_numpy()
+    if naive.dtype != np.dtype("datetime64[ns]"):
+        return naive.astype("datetime64[us]", copy=False).view("int64")
+    nanos = naive.view("int64")  # nanoseconds: floored to microseconds, as numpy's cast does
+    micros = nanos // 1_000
+    micros[nanos == NAT] = NAT  # NaT is the smallest int64 in any unit
+    return micros
 
 
 def _market_codes(rows: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, pd.Index]:

@@ -82,10 +82,12 @@ class LocalTrends:
 
     def bounds(self) -> tuple[int | None, int | None]:
         """The earliest and the newest time of the listings (microseconds), None if none."""
-        times = (self.listings.entered, self.listings.major, self.listings.closed_at)
-        known = [t[t != NAT] for t in times]
-        lows = [int(t.min()) for t in known if len(t)]
-        highs = [int(t.max()) for t in known if len(t)]
+        lows, highs = [], []
+        for times in (self.listings.entered, self.listings.major, self.listings.closed_at):
+            high = int(times.max(initial=NAT))  # NaT is the smallest int64: the max is a time
+            if high != NAT:  # unless every one is NaT
+                lows.append(int(times.min(where=times != NAT, initial=high)))
+                highs.append(high)
         return (min(lows) if lows else None, max(highs) if highs else None)
 
     def cells(
@@ -227,17 +229,25 @@ def _medians(
     ``entries`` / ``closings``: :func:`_placed`."""
     sold, cell = closings
     close = listings.close[sold]
-    ratio, above = (safe_div(close, p[sold]) for p in (prices.against, listings.list))
     lo, hi = SALE_TO_LIST_RANGE
-    with np.errstate(invalid="ignore"):
-        in_range = (ratio >= lo) & (ratio <= hi)
-        above_range = (above >= lo) & (above <= hi)
+
+    def in_range(ratio: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore"):
+            return (ratio >= lo) & (ratio <= hi)
+
+    ratio = safe_div(close, prices.against[sold])
+    ratio_in = in_range(ratio)
+    if prices.against is listings.list:  # the default: one ratio for both
+        above, above_range = ratio, ratio_in
+    else:
+        above = safe_div(close, listings.list[sold])
+        above_range = in_range(above)
     sales = pd.DataFrame(
         {
             "median_sale_price": close,
             "median_sale_ppsf": safe_div(close, listings.area[sold]),
             "median_dom": listings.dom[sold],
-            "avg_sale_to_list": np.where(in_range, ratio, np.nan),
+            "avg_sale_to_list": np.where(ratio_in, ratio, np.nan),
             "pct_sold_above_list": np.where(above_range, (above > 1.0).astype("float64"), np.nan),
         },
         copy=False,

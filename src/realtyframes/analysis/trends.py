@@ -371,10 +371,13 @@ def _finish(out: pd.DataFrame, grid: Grid, as_of: int, min_sample: int) -> int:
     blanked = 0
     for metric in SAMPLED:
         n = f"{metric}_n"
-        out[n] = out[n].fillna(0).astype("int64")
-        thin = (out[n] < min_sample).to_numpy() & out[metric].notna().to_numpy()
-        blanked += int(thin.sum())
-        out.loc[thin, metric] = np.nan
+        sizes = out[n].fillna(0).astype("int64")
+        out[n] = sizes
+        values = out[metric].to_numpy(dtype="float64")
+        thin = (sizes.to_numpy() < min_sample) & ~np.isnan(values)
+        if thin.any():  # the column replaced only where some value is blanked
+            blanked += int(thin.sum())
+            out[metric] = np.where(thin, np.nan, values)
     return blanked
 
 
