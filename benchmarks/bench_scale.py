@@ -18,7 +18,8 @@ cell to 1e-9 (attrs too).
 Command: ``.venv/bin/python benchmarks/run_all.py scale`` (sizes: ``RF_SCALE_N``, default
 1,000,000; ``RF_SCALE_SAMPLE``, default 200,000; the Spark interpreter: ``RF_SPARK_PYTHON``,
 default ``.venv-spark/bin/python`` when present). One case by hand:
-``python benchmarks/bench_scale.py case duckdb trends DATASET OUT``.
+``python benchmarks/bench_scale.py case duckdb trends DATASET OUT`` (``OUT``: a file), with
+``RF_SCALE_STEPS=1`` to log the memory at each step of the engine trends and tiers.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ CASES = [c for c in os.environ.get("RF_SCALE_CASES", "").split(",") if c]
 TIMEOUT = float(os.environ.get("RF_SCALE_TIMEOUT", 6 * 3600))
 #: DuckDB's own memory (it runs inside the Python process, so its buffers count in its RSS).
 DUCKDB_MEMORY = os.environ.get("RF_SCALE_DUCKDB_MEMORY", "512MB")
+#: ``RF_SCALE_STEPS=1``: a case logs its resident memory (VmRSS, VmHWM) and DuckDB's own
+#: (``duckdb_memory()``) before and after each step of the engine trends and tiers, to stderr.
+STEPS = os.environ.get("RF_SCALE_STEPS", "") == "1"
 #: Spark's shuffle partitions (``RF_SCALE_SPARK_PARTITIONS``): twice the two cores, not Spark's
 #: default 200, which on ``local[2]`` runs 200 tasks per shuffle for a few rows each.
 SPARK_PARTITIONS = int(os.environ.get("RF_SCALE_SPARK_PARTITIONS", 4))
@@ -235,10 +239,56 @@ def _read(engine: str, root: Path) -> tuple[Any, Any]:
     return tuple(spark.read.parquet(str(p)) for p in paths)  # type: ignore[return-value]
 
 
+class _Steps:
+    """Where a case's memory goes (``RF_SCALE_STEPS=1``): each step of the engine tiers and
+    trends wrapped to log the process's VmRSS / VmHWM and DuckDB's accounted memory and spill."""
+
+    def __init__(self, market: Any) -> None:
+        from realtyframes.analysis import _tiers_engine, _trends_engine
+
+        duck = type(market).__module__.startswith("duckdb")
+        self.relation, self.start = market if duck else None, time.perf_counter()
+        steps = ("_stocks", "_flows", "_sales", "_age", "_cuts", "_contracts")
+        for name in steps:
+            self._wrap(_trends_engine, name)
+        self._wrap(_trends_engine.EngineTrends, "__init__", "the trends' inputs")
+        self._wrap(_trends_engine.EngineTrends, "prepare")
+        self._wrap(_tiers_engine.EngineTiers, "tag")
+        self._wrap(_tiers_engine.EngineTiers, "tagged_rows")
+
+    def log(self, what: str) -> None:
+        mb = {}
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(("VmRSS", "VmHWM")):
+                mb[line[:5]] = int(line.split()[1]) // 1024
+        duck = ""
+        if self.relation is not None:  # the relation's own database
+            used = self.relation.query("_m", "SELECT sum(memory_usage_bytes) >> 20, "
+                                       "sum(temporary_storage_bytes) >> 20 FROM duckdb_memory()")  # fmt: skip
+            duck = "; DuckDB {} MB, spilled {} MB".format(*used.fetchall()[0])
+        seconds = time.perf_counter() - self.start
+        print(f"{seconds:8.1f} s  RSS {mb['VmRSS']:5d} MB  peak {mb['VmHWM']:5d} MB  {what}{duck}",
+              file=sys.stderr, flush=True)  # fmt: skip
+
+    def _wrap(self, owner: Any, name: str, label: str | None = None) -> None:
+        step = getattr(owner, name)
+
+        def logged(*args: Any, **kwargs: Any) -> Any:
+            self.log(f"> {label or name}")
+            try:
+                return step(*args, **kwargs)
+            finally:
+                self.log(f"< {label or name}")
+
+        setattr(owner, name, logged)
+
+
 def case(engine: str, call: str, root: Path, out: Path) -> dict[str, Any]:
     """One call on one engine (this process): seconds, the process's peak RSS, result rows."""
     start = time.perf_counter()
     market, history = _read(engine, root)
+    if STEPS:
+        _Steps(market)
     result = _calls()[call](market, history)
     seconds = time.perf_counter() - start
     result.to_pickle(out)

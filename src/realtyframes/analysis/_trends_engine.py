@@ -7,7 +7,7 @@ The periods are integer arithmetic on each time's day number (:class:`Periods`: 
 Sunday, the calendar month or quarter, with no join); a rolling window of ``width`` base periods
 holds an event of base period ``b`` in windows ``b - width + 1 .. b`` (the rows repeated once per
 window: :meth:`Periods.windows`). The stocks come back as the differences at each interval's
-first and last window, the age of inventory as counts per (market, entry day, window), the
+first and last window, the age of inventory's median entry day per market and window, the
 medians exact from ranks (:func:`~._engine_frames.rank_medians`: a window that spills, never a
 holistic median). :func:`trend_cells`, the entry point, also takes extra keys (a tier) as markets.
 
@@ -24,7 +24,6 @@ import narwhals as nw
 import numpy as np
 import pandas as pd
 
-from realtyframes.analysis._age_cells import age_cells
 from realtyframes.analysis._common import as_key
 from realtyframes.analysis._competition import TWO_WEEKS
 from realtyframes.analysis._definitions import REDFIN_PENDING_DAYS
@@ -32,9 +31,11 @@ from realtyframes.analysis._engine_frames import (
     DAY,
     first_old,
     has_rows,
+    held_medians,
     history_frame,
     intervals_frame,
     listing_frame,
+    market_codes,
     persist,
     rank_medians,
     release,
@@ -180,9 +181,7 @@ class EngineTrends:
             return np.zeros(len(table), dtype="int64")
         if len(self.keys) == 1:
             return self.markets.get_indexer(as_key(table[self.keys[0]]))
-        parts = [as_key(table[k]).tolist() for k in self.keys]
-        values = pd.Index(list(zip(*parts, strict=True)), tupleize_cols=False)
-        return self.markets.get_indexer(values)
+        return market_codes(self.markets, [as_key(table[k]) for k in self.keys])
 
     def cells(
         self, grid: Grid, freq: str, as_of: int, definitions: str
@@ -363,21 +362,20 @@ def _sales(engine: EngineTrends, periods: Periods, fetch: _Fetch, definitions: s
 
 def _age(engine: EngineTrends, periods: Periods, fetch: _Fetch, as_of: int) -> pd.DataFrame:
     """age_of_inventory: the window's last day (the data's end for the running one) minus the
-    median entry day of the listings Active at its end, from counts per (market, entry day,
-    window) (a difference over the windows each Active interval spans at their end)."""
-    n, grid = periods.n, fetch.grid
+    median entry day of the listings Active at its end (:func:`~._engine_frames.held_medians`
+    over the windows each Active interval spans at their end: only markets × windows come back)."""
+    grid = fetch.grid
     active = engine.intervals.filter(nw.col("st") == ACTIVE).with_columns(
         periods.window_of("start").alias("lo"),
         periods.window_of("stop").alias("hi"),
         (nw.col("ent") // DAY).alias("day"),
     ).filter(nw.col("hi") > nw.col("lo"))  # fmt: skip
-    diff = fetch.differences(active, "lo", "hi", ["day"])
-    if diff.empty:
-        empty = np.full(grid.size, np.nan)
-        return pd.DataFrame({"age_of_inventory": empty, "age_of_inventory_n": np.zeros(grid.size)})
+    table = held_medians(active.select(*engine.keys, "day", "lo", "hi"), engine.keys, "day")
+    table = table.assign(_market=engine.codes(table)).query("_market >= 0")
     end_day = np.minimum(grid.ends, as_of) // DAY
-    age, total = age_cells(diff, grid.n_markets, n, end_day)  # a block of markets at a time
-    return pd.DataFrame({"age_of_inventory": age, "age_of_inventory_n": total})
+    table["age"] = end_day[table["win"].to_numpy(dtype="int64")] - table["median"]
+    n = np.nan_to_num(fetch.cells(table, "n")).astype("int64")  # no row: none Active
+    return pd.DataFrame({"age_of_inventory": fetch.cells(table, "age"), "age_of_inventory_n": n})
 
 
 def _changes(engine: EngineTrends) -> Any:
