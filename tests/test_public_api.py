@@ -161,7 +161,7 @@ def test_the_tuning_settings_are_documented_variables_checked_before_any_request
     from realtyframes._tuning import KNOBS
 
     docs = (Path(__file__).resolve().parents[1] / "docs" / "loading.md").read_text()
-    assert set(KNOBS) == set(TUNING_VARIABLES) and len(KNOBS) == 4
+    assert set(KNOBS) == set(TUNING_VARIABLES) and len(KNOBS) == 3
     for knob in KNOBS.values():
         assert knob.variable in KNOWN_VARIABLES
         assert f"| `{knob.variable}` | {knob.default} " in docs, knob.variable

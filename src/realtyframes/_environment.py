@@ -52,7 +52,6 @@ TUNING_VARIABLES: dict[str, str] = {
     "detail_batch": "REALTYFRAMES_DETAIL_BATCH",
     "shape_batch": "REALTYFRAMES_SHAPE_BATCH",
     "parse_chunk_bytes": "REALTYFRAMES_PARSE_CHUNK_BYTES",
-    "age_block_cells": "REALTYFRAMES_AGE_BLOCK_CELLS",
 }
 #: Every variable read, in one tuple.
 KNOWN_VARIABLES: tuple[str, ...] = (

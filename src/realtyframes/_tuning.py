@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from realtyframes._environment import TUNING_VARIABLES
 from realtyframes.errors import ConfigError
 
-__all__ = ["AGE_BLOCK_CELLS", "DETAIL_BATCH", "KNOBS", "PARSE_CHUNK_BYTES", "SHAPE_BATCH", "Knob"]
+__all__ = ["DETAIL_BATCH", "KNOBS", "PARSE_CHUNK_BYTES", "SHAPE_BATCH", "Knob"]
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,7 @@ DETAIL_BATCH = Knob("detail_batch", 2_000, "listing details fetched and parsed p
 SHAPE_BATCH = Knob("shape_batch", 50, "search pages shaped per batch")
 #: Bytes of answers parsed per Arrow JSON call (a chunk that fails is re-parsed alone, split).
 PARSE_CHUNK_BYTES = Knob("parse_chunk_bytes", 1 << 25, "bytes of answers parsed per call")
-#: Cells (markets × windows × entry days, int64) of one block of the age-of-inventory kernel.
-AGE_BLOCK_CELLS = Knob("age_block_cells", 4_000_000, "cells per block of the age kernel")
 #: Every tuning setting, by name (the names of ``TUNING_VARIABLES``).
 KNOBS: dict[str, Knob] = {
-    knob.name: knob for knob in (DETAIL_BATCH, SHAPE_BATCH, PARSE_CHUNK_BYTES, AGE_BLOCK_CELLS)
+    knob.name: knob for knob in (DETAIL_BATCH, SHAPE_BATCH, PARSE_CHUNK_BYTES)
 }

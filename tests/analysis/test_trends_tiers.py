@@ -199,13 +199,12 @@ def test_polars_and_duckdb_frames_give_the_same_tiers(
     assert out.attrs["tiers"] == tiered.attrs["tiers"]
 
 
-def test_the_age_of_inventory_in_blocks_of_markets_is_the_same(
-    synced: Any, tiered: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+def test_the_age_of_inventory_on_a_lazy_engine_is_the_same(
+    synced: Any, tiered: pd.DataFrame
 ) -> None:
-    """The engine's age of inventory a market at a time (the driver's memory bounded with
-    city × tier markets) gives the numbers of the pandas path."""
+    """The age of inventory's medians computed on the engine (a Polars LazyFrame; only markets ×
+    periods come back) give the numbers of the pandas path, city × tier markets."""
     pl = pytest.importorskip("polars")
-    monkeypatch.setenv("REALTYFRAMES_AGE_BLOCK_CELLS", "1")  # a market per block
     market, history = synced
     out = rf.market_trends(
         pl.from_pandas(market).lazy(),

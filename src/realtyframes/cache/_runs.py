@@ -58,6 +58,7 @@ ROW_DROP_MIN = 20
 #: A run whose quarantined share of rows rises by more than this (absolute) is flagged.
 QUARANTINE_JUMP = 0.05
 
+
 def scope_text(scope: Mapping[str, Any] | None) -> str:
     """The scope as sorted JSON: values normalised as in cache keys, credential-like names
     ``<redacted>``, id lists longer than 10 as their count and a digest.
