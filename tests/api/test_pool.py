@@ -119,3 +119,44 @@ def test_the_syncs_change_feed_is_requests_in_the_clients_pool(
         market = client.sync_listings()
     assert len(market) > 300 and wire.feed > 3  # chunks of 100 ids: the feed ran in threads
     assert wire.peak <= 3
+
+
+class Watched(threading.Condition):
+    """A condition that says each time a thread starts waiting on it (released before the wait,
+    under the lock, so the waiter is in the queue before anyone else can take the lock)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = threading.Semaphore(0)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waiting.release()
+        return super().wait(timeout)
+
+
+def test_a_freed_slot_reaches_a_waiter_whose_limit_allows_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A copy with a smaller max_concurrency waits in the same queue: a freed slot it may not use
+    must still reach a waiter with a larger limit (not wait for the next slot to be freed)."""
+    from realtyframes.api import _transports
+
+    cond = Watched()
+    with monkeypatch.context() as patch:  # the slots wait on a condition the test watches
+        patch.setattr(_transports, "threading", type("T", (), {"Condition": lambda: cond}))
+        slots = _transports.Slots()
+    slots.take(2, None)
+    slots.take(2, None)  # two in flight
+    took = threading.Event()
+    small = threading.Thread(target=slots.take, args=(1, None), daemon=True)
+    small.start()
+    cond.waiting.acquire()  # a copy of limit 1 waits first
+    large = threading.Thread(target=lambda: (slots.take(2, None), took.set()), daemon=True)
+    large.start()
+    cond.waiting.acquire()  # then a call of limit 2
+    slots.give()  # one in flight: the call of limit 2 may go, the copy of limit 1 may not
+    assert took.wait(timeout=30)  # done at once; without the fix it waits for the other slot
+    assert slots.busy == 2
+    slots.give()
+    slots.give()
+    small.join()

@@ -189,9 +189,10 @@ class Slots:
             self.busy += 1
 
     def give(self) -> None:
+        """Free a slot: every waiter looks again (a waiter with a smaller limit may not use it)."""
         with self._cond:
             self.busy -= 1
-            self._cond.notify()
+            self._cond.notify_all()
 
 
 @dataclass
