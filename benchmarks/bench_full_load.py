@@ -164,7 +164,7 @@ class _Bench:
             name = f"get_many {concurrency}"
             pages = self._timed(name, lambda: client.api.get_many(self.requests, raw=True))
             self._same_pages(name, pages)
-            self.paced += client.api.engine.pacer("base").waited
+            self.paced += client.api.pacer("base").waited
 
     def listings(self, concurrency: int) -> None:
         with self._client(concurrency) as client:
@@ -174,7 +174,7 @@ class _Bench:
             info = client.last_load
             if len(frame) != self.total or info.requests != len(self.requests):
                 raise RuntimeError(f"{name}: {len(frame)} rows in {info.requests} requests")
-            self.paced += client.api.engine.pacer("base").waited
+            self.paced += client.api.pacer("base").waited
 
     def median(self, name: str) -> float:
         return median(self.runs[name].wall)

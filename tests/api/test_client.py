@@ -276,7 +276,7 @@ def test_a_client_dropped_without_close_warns_and_closes_its_connections(sandbox
 
     client = Client(sandbox_url, cache=False, progress=False)
     client.me()
-    http = client.api.engine.http
+    http = client.api.http
     with pytest.warns(ResourceWarning, match="was not closed"):
         del client
         gc.collect()

@@ -80,7 +80,7 @@ def test_a_smaller_copy_uses_fewer_of_the_same_slots() -> None:
 @pytest.mark.parametrize("transport", [None, httpx.MockTransport(lambda r: httpx.Response(200))])
 def test_every_transport_of_a_client_is_composed(transport: httpx.BaseTransport | None) -> None:
     with ApiClient("http://api.test", transport=transport) as api:
-        http = api.engine.http
+        http = api.http
         held = [http._transport, *(t for t in http._mounts.values() if t is not None)]
     assert held and all(isinstance(t, RetryTransport) for t in held)
 

@@ -350,7 +350,7 @@ def test_retry_after_holds_every_thread_of_the_client() -> None:
     cap = 0.5
     policy = RetryPolicy(max_retries=2, retry_after_cap=cap, retry_after_floor=0.01)
     with _client(script, policy, max_concurrency=4) as api:
-        pacer = api.engine.pacer("base")
+        pacer = api.pacer("base")
         block = pacer.block
 
         def block_and_tell(seconds: float) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from realtyframes.api import MAX_LISTING_IDS, MAX_PAGE_SIZE, ApiClient, Engine
+from realtyframes.api import MAX_LISTING_IDS, MAX_PAGE_SIZE, ApiClient
 from realtyframes.cli import main
 from realtyframes.errors import QueryError
 from realtyframes.loaders import ENDPOINTS, MAX_IDS_PER_REQUEST, OPERATIONS, PAGE_SIZE, fetch_pages
@@ -69,14 +69,13 @@ def test_fetch_refuses_a_bad_max_results_by_the_loaders_rule(
     assert not out.exists()
 
 
-def test_the_api_client_is_its_engine() -> None:
+def test_the_api_client_holds_its_settings_and_shares_its_pool() -> None:
     with ApiClient("http://127.0.0.1:9", api_key="k-1", max_concurrency=2) as api:
-        assert api.engine is api and Engine is ApiClient  # one object: settings, pool, requests
         assert api.has_api_key
         with ApiClient("http://127.0.0.1:9", token="t") as signed_in:
             assert not signed_in.has_api_key  # a token alone does not reach the legacy host
         fast = api.with_options(max_concurrency=8, timeout=5.0)
         assert (fast.max_concurrency, fast.timeout) == (8, 5.0)
-        assert (api.max_concurrency, api.engine.max_concurrency) == (2, 2)  # the original kept
-        assert fast.engine.http is api.engine.http  # one pool, one rate budget
+        assert api.max_concurrency == 2  # the original kept
+        assert fast.http is api.http  # one pool, one rate budget
         assert api.mask("key k-1") == "key ***"

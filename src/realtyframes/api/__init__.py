@@ -27,7 +27,7 @@ from realtyframes.api._constants import (
 )
 from realtyframes.api._engine import Host, caller_level
 from realtyframes.api._errors import error_from_response
-from realtyframes.api._http import USER_AGENT, ApiClient, Engine, ErrorFormat
+from realtyframes.api._http import USER_AGENT, ApiClient, ErrorFormat
 from realtyframes.api._ratelimit import RateLimitState, parse_rate_limit_headers
 from realtyframes.api._retry import RetryBudget, RetryPolicy
 from realtyframes.api._transports import RequestCounts
@@ -45,7 +45,6 @@ __all__ = [
     "ApiClient",
     "ApiKeyAuth",
     "BearerAuth",
-    "Engine",
     "ErrorFormat",
     "Host",
     "LegacyKeyAuth",

@@ -229,11 +229,6 @@ class ApiClient:
 
     # -- the pool, shared with the copies ------------------------------------------------------
     @property
-    def engine(self) -> ApiClient:
-        """The client itself (kept for callers of the former request engine)."""
-        return self
-
-    @property
     def http(self) -> httpx.Client:
         """The httpx client (other methods than GET on the same pool: the MCP sessions)."""
         return self._pool.http
@@ -494,7 +489,4 @@ class ApiClient:
         return Notices(notices, self._pool.pieces.deprecations.forget)
 
 
-#: The request engine of earlier releases is the client itself (``api.engine is api``).
-Engine = ApiClient
-
-__all__ = ["USER_AGENT", "ApiClient", "Engine", "ErrorFormat", "RateLimitState"]
+__all__ = ["USER_AGENT", "ApiClient", "ErrorFormat", "RateLimitState"]

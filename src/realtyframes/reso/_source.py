@@ -96,13 +96,12 @@ class ResoSource:
             if self._metadata is None:
                 if self.budgets is not None:
                     self.budgets.admit()
-                engine = self.api.engine
                 url = self.api.base_url + "/$metadata"
-                answer = engine.http.get(
-                    url, auth=engine.auth_for("base"), headers={"Accept": "application/xml"}
+                answer = self.api.http.get(
+                    url, auth=self.api.auth_for("base"), headers={"Accept": "application/xml"}
                 )
                 if not answer.is_success:
-                    raise error_from_response(answer, url=url, secrets=engine.secrets)
+                    raise error_from_response(answer, url=url, secrets=self.api.secrets)
                 self._metadata = read_metadata(answer.content)
             return self._metadata.types
 
