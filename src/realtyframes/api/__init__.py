@@ -24,8 +24,9 @@ from realtyframes.api._constants import (
     MAX_LISTING_IDS,
     MAX_PAGE_SIZE,
     SERVICE_API_VERSION,
+    Host,
 )
-from realtyframes.api._engine import Host, caller_level
+from realtyframes.api._engine import caller_level
 from realtyframes.api._errors import error_from_response
 from realtyframes.api._http import USER_AGENT, ApiClient, ErrorFormat
 from realtyframes.api._ratelimit import RateLimitState, parse_rate_limit_headers

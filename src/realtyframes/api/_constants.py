@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from realtyframes._spec import MAX_LISTING_IDS as MAX_LISTING_IDS
 from realtyframes._spec import MAX_PAGE_SIZE as MAX_PAGE_SIZE
 
@@ -40,8 +42,9 @@ DEFAULT_API_KEY_HEADER = "X-API-Key"
 #: Query parameter carrying the key on the legacy host (spec).
 LEGACY_KEY_PARAM = "api_key"
 
-#: Host names an ``ApiClient`` knows.
-HOSTS = ("base", "auth", "legacy", "docs")
+#: The hosts of the service (design.md): base, auth, legacy and the documentation host.
+Host = Literal["base", "auth", "legacy", "docs"]
+HOSTS: tuple[str, ...] = get_args(Host)
 
 #: Media types.
 JSON = "application/json"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 
@@ -37,8 +37,8 @@ from realtyframes.errors import ApiDeprecationWarning, QueryError, ResponseMisma
 
 __all__ = [
     "USER_AGENT",
-    "Host",
     "Notices",
+    "Params",
     "Pool",
     "acceptor",
     "caller_level",
@@ -46,8 +46,6 @@ __all__ = [
     "run_many",
 ]
 
-#: The hosts of the service (design.md): base, auth, legacy and the documentation host.
-Host = Literal["base", "auth", "legacy", "docs"]
 Params = Mapping[str, Any] | None
 #: ``send(index, path, params, stop)``: one request of :func:`run_many`, its result.
 Send = Callable[[int, str, Params, "threading.Event | None"], Any]

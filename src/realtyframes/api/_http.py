@@ -38,11 +38,12 @@ from realtyframes.api._constants import (
     HOSTS,
     JSON,
     PROBLEM_JSON,
+    Host,
 )
 from realtyframes.api._engine import (
     USER_AGENT,
-    Host,
     Notices,
+    Params,
     Pool,
     acceptor,
     checked_settings,
@@ -65,7 +66,6 @@ from realtyframes.errors import QueryError
 
 T = TypeVar("T")
 ErrorFormat = Literal["json", "problem"]
-Params = Mapping[str, Any] | None
 _SETTINGS = ("timeout", "max_retries", "max_concurrency", "retry", "pace", "error_format")
 
 
@@ -468,7 +468,7 @@ class ApiClient:
         of a GET, paced as ``host``: the last answer (error answers too) or httpx's error."""
         if self._pool.closed:
             raise RuntimeError("this client is closed")
-        ex = self._exchange(host, self.mask(url), method="POST", repeatable=True)
+        ex = self._exchange(host, self.mask(url), method="POST")
         return self._pool.http.post(url, json=message, extensions={KEY: ex}, **options)
 
     def _exchange(self, host: str, shown: object, **fields: Any) -> Exchange:

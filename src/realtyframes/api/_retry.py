@@ -28,9 +28,6 @@ from realtyframes.api._constants import (
     DEFAULT_RETRY_BUDGET_RATIO,
 )
 
-#: The methods retried (never a POST: the token exchange); statuses: ``RETRY_STATUSES``.
-IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
 
 def retryable(exc: BaseException) -> bool:
     """Whether an attempt that raised ``exc`` is retried: connect errors, timeouts, dropped

@@ -6,8 +6,8 @@ slot (one bounded pool per client and its copies), pacing (the host's
 :class:`~._pacer.Pacer`, fed the answer's ``RateLimit`` headers), counting, and the caller's
 event hooks. Deprecation notices are a response event hook (:func:`note_deprecation`). Each GET
 carries an :class:`Exchange` in ``request.extensions[KEY]``: what the steps read and write back
-(so does an MCP session's POST, which its caller declares safe to send again); requests without
-one pass through untouched.
+(so does an MCP session's POST, safe to send again); a request without one (the token exchange's
+POST) passes through untouched.
 
 >>> stack = compose(httpx.MockTransport(lambda r: httpx.Response(200)), Pieces())
 >>> type(stack).__name__
@@ -30,7 +30,7 @@ from realtyframes.api._constants import RETRY_STATUSES
 from realtyframes.api._deprecation import Deprecation, DeprecationRegistry, parse_deprecation
 from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitState, parse_rate_limit_headers
-from realtyframes.api._retry import IDEMPOTENT_METHODS, RetryBudget, RetryPolicy, retryable
+from realtyframes.api._retry import RetryBudget, RetryPolicy, retryable
 
 __all__ = [
     "KEY",
@@ -97,7 +97,6 @@ class Exchange:
     path: str = ""  # the path asked for (deprecation notices name it)
     wait: float | None = None  # the last answer's wait before a retry (None: the backoff's)
     method: str = "GET"
-    repeatable: bool = False  # a POST its caller declares safe to send again (MCP's JSON-RPC)
 
     @staticmethod
     def of(request: httpx.Request) -> Exchange | None:
@@ -235,12 +234,10 @@ class _Step(httpx.BaseTransport):
 
 
 class RetryTransport(_Step):
-    """Retries of a planned GET (or repeatable POST). Gives up by returning the last answer, or
-    raising the last exception, for the engine to map."""
+    """Retries of a planned request (a GET, or a POST its caller planned as safe to send again).
+    Gives up by returning the last answer, or raising the last exception, for the engine to map."""
 
     def step(self, request: httpx.Request, ex: Exchange) -> httpx.Response:
-        if request.method not in IDEMPOTENT_METHODS and not ex.repeatable:
-            return self._inner.handle_request(request)
         while True:
             if ex.stopped:
                 raise Cancelled()
