@@ -103,7 +103,7 @@ class Client(ResoMixin):
         _explicit_sandbox: bool = False,
     ) -> None:
         access_token = token.access_token if isinstance(token, Token) else token
-        max_retries = _check_credentials(access_token, api_key, retry, max_retries)
+        _check_credentials(access_token, api_key, retry, max_retries)
         self._sandbox: EmbeddedSandbox | None = None
         cache_identity: str | None = None
         if base_url is None and not _explicit_sandbox:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from realtyframes._config import load_settings
 from realtyframes._tuning import KNOBS
-from realtyframes.api import DEFAULT_MAX_RETRIES, ApiClient, RetryPolicy
+from realtyframes.api import ApiClient, RetryPolicy
 from realtyframes.errors import ConfigError, QueryError
 from realtyframes.loaders import Session, check_flag, check_on_invalid, make_cache
 from realtyframes.schemas import OnInvalid
@@ -188,8 +188,8 @@ _SYNTHETIC = (
 
 def _check_credentials(
     access_token: Any, api_key: Any, retry: RetryPolicy | None, max_retries: int | None
-) -> int | None:
-    """Credentials and retry settings checked before anything starts; the retries to use."""
+) -> None:
+    """Credentials and retry settings checked before anything starts."""
     if access_token is not None and (not isinstance(access_token, str) or not access_token.strip()):
         raise QueryError("token", "expected a non-empty string or an oauth.Token", "a token")
     if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
@@ -200,7 +200,6 @@ def _check_credentials(
             f"{max_retries} disagrees with retry.max_retries={retry.max_retries}",
             "one of them, or the same value in both",
         )
-    return DEFAULT_MAX_RETRIES if retry is None and max_retries is None else max_retries
 
 
 def _configured(

@@ -344,14 +344,14 @@ def test_pacer_ignores_answers_from_an_ended_window() -> None:
 
 def test_pacer_block_and_disabled_pacing() -> None:
     clock = FakeClock()
-    pacer = clock.pacer(enabled=False)
-    pacer.release(pacer.acquire(), _info(0, 30.0, limit=1, window=60.0))
+    pacer = clock.pacer()
+    pacer.release(pacer.acquire(pace=False), _info(0, 30.0, limit=1, window=60.0))
     started = clock()
     for _ in range(5):
-        pacer.release(pacer.acquire(), None)
+        pacer.release(pacer.acquire(pace=False), None)
     assert clock() == started  # not paced: paced, it would wait out the 30 s reset
     pacer.block(0.2)
-    pacer.acquire()
+    pacer.acquire(pace=False)
     assert clock() - started == pytest.approx(0.2)  # Retry-After is honoured even so
 
 

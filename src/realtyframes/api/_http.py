@@ -125,7 +125,6 @@ class ApiClient:
             self._base_auth = self._base_auth or key_auth
             self._legacy_auth = LegacyKeyAuth(api_key)
         self._secrets = (*secrets, *(s for s in (token, api_key) if s is not None))
-        self._has_api_key = api_key is not None
         self._auth_kind = "token" if token is not None else "api_key" if api_key else "none"
         # A stable name for caches when the URL is not (the embedded sandbox's port changes).
         self._cache_identity = cache_identity
@@ -180,7 +179,7 @@ class ApiClient:
         ...     api.has_api_key
         False
         """
-        return self._has_api_key
+        return self._legacy_auth is not None
 
     @property
     def base_url(self) -> str:

@@ -27,17 +27,10 @@ class Pacer:
     59
     """
 
-    def __init__(
-        self,
-        *,
-        safety: float = PACING_SAFETY,
-        enabled: bool = True,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> None:
+    def __init__(self, *, safety: float = PACING_SAFETY, clock: Clock = SYSTEM_CLOCK) -> None:
         if not 0 < safety <= 1:
             raise ValueError("safety must be in (0, 1]")
         self.safety = safety
-        self.enabled = enabled
         self._clock = clock.now
         self._wait = clock.wait
         self._cond = threading.Condition()
@@ -94,14 +87,10 @@ class Pacer:
             return self._next_slot
         return None
 
-    def acquire(self, stop: threading.Event | None = None, *, pace: bool | None = None) -> int:
+    def acquire(self, stop: threading.Event | None = None, *, pace: bool = True) -> int:
         """Wait for a slot and return a ticket; returns early (still a ticket) when ``stop`` is set.
-
-        ``pace=False`` skips spacing and the quota estimate (``block`` is still honoured);
-        None uses ``enabled``.
-        """
+        ``pace=False`` skips spacing and the quota estimate (``block`` is still honoured)."""
         started = self._clock()
-        pace = self.enabled if pace is None else pace
         with self._cond:
             while True:
                 now = self._clock()
