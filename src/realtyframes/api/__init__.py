@@ -26,9 +26,9 @@ from realtyframes.api._constants import (
     SERVICE_API_VERSION,
     Host,
 )
-from realtyframes.api._engine import caller_level
+from realtyframes.api._engine import USER_AGENT, caller_level
 from realtyframes.api._errors import error_from_response
-from realtyframes.api._http import USER_AGENT, ApiClient, ErrorFormat
+from realtyframes.api._http import ApiClient, ErrorFormat
 from realtyframes.api._ratelimit import RateLimitState, parse_rate_limit_headers
 from realtyframes.api._retry import RetryBudget, RetryPolicy
 from realtyframes.api._transports import RequestCounts

@@ -128,7 +128,19 @@ def _check_secret(name: str, value: object) -> str:
     return value
 
 
-class BearerAuth(httpx.Auth):
+class _SecretAuth(httpx.Auth):
+    """Credentials of one secret, checked when given and never shown."""
+
+    def __init__(self, name: str, secret: str) -> None:
+        self._secret = _check_secret(name, secret)
+
+    @property
+    def secret(self) -> str:
+        """The secret (for masking; never printed)."""
+        return self._secret
+
+
+class BearerAuth(_SecretAuth):
     """``Authorization: Bearer <token>`` (an OAuth access token).
 
     >>> BearerAuth("t").secret
@@ -136,22 +148,17 @@ class BearerAuth(httpx.Auth):
     """
 
     def __init__(self, token: str) -> None:
-        self._token = _check_secret("token", token)
-
-    @property
-    def secret(self) -> str:
-        """The token (for masking; never printed)."""
-        return self._token
+        super().__init__("token", token)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.headers["Authorization"] = f"Bearer {self._token}"
+        request.headers["Authorization"] = f"Bearer {self._secret}"
         yield request
 
     def __repr__(self) -> str:
         return f"BearerAuth(token={MASK})"
 
 
-class ApiKeyAuth(httpx.Auth):
+class ApiKeyAuth(_SecretAuth):
     """A personal API key in a header (``X-API-Key`` by default).
 
     >>> ApiKeyAuth("k", header="X-Key")
@@ -159,28 +166,23 @@ class ApiKeyAuth(httpx.Auth):
     """
 
     def __init__(self, key: str, header: str = DEFAULT_API_KEY_HEADER) -> None:
-        self._key = _check_secret("api_key", key)
+        super().__init__("api_key", key)
         if not isinstance(header, str) or not re.fullmatch(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+", header):
             raise ValueError(f"api_key_header must be an HTTP header name, got {header!r}")
         self.header = header
 
-    @property
-    def secret(self) -> str:
-        """The key (for masking; never printed)."""
-        return self._key
-
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
         if self.header.lower() == "authorization":
-            request.headers["Authorization"] = f"Bearer {self._key}"
+            request.headers["Authorization"] = f"Bearer {self._secret}"
         else:
-            request.headers[self.header] = self._key
+            request.headers[self.header] = self._secret
         yield request
 
     def __repr__(self) -> str:
         return f"ApiKeyAuth(header={self.header!r}, key={MASK})"
 
 
-class LegacyKeyAuth(httpx.Auth):
+class LegacyKeyAuth(_SecretAuth):
     """The legacy host's ``api_key`` query parameter.
 
     >>> request = httpx.Request("GET", "https://legacy.example/api/me")
@@ -189,15 +191,10 @@ class LegacyKeyAuth(httpx.Auth):
     """
 
     def __init__(self, key: str) -> None:
-        self._key = _check_secret("api_key", key)
-
-    @property
-    def secret(self) -> str:
-        """The key (for masking; never printed)."""
-        return self._key
+        super().__init__("api_key", key)
 
     def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        request.url = request.url.copy_set_param(LEGACY_KEY_PARAM, self._key)
+        request.url = request.url.copy_set_param(LEGACY_KEY_PARAM, self._secret)
         yield request
 
     def __repr__(self) -> str:

@@ -41,7 +41,6 @@ from realtyframes.api._constants import (
     Host,
 )
 from realtyframes.api._engine import (
-    USER_AGENT,
     Notices,
     Params,
     Pool,
@@ -488,4 +487,4 @@ class ApiClient:
         return Notices(notices, self._pool.pieces.deprecations.forget)
 
 
-__all__ = ["USER_AGENT", "ApiClient", "ErrorFormat", "RateLimitState"]
+__all__ = ["ApiClient", "ErrorFormat"]
