@@ -61,7 +61,6 @@ class Pool:
 
     http: httpx.Client
     pieces: Pieces
-    closed: bool = False
     _workers: ThreadPoolExecutor | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -100,7 +99,6 @@ class Pool:
             return self._workers
 
     def close(self) -> None:
-        self.closed = True
         self.http.close()
         if self._workers is not None:
             self._workers.shutdown(wait=False, cancel_futures=True)

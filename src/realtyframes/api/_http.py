@@ -231,11 +231,6 @@ class ApiClient:
         """The httpx client (other methods than GET on the same pool: the MCP sessions)."""
         return self._pool.http
 
-    @property
-    def closed(self) -> bool:
-        """True once the client owning the pool closed it."""
-        return self._pool.closed
-
     def pacer(self, host: str) -> Pacer:
         """The pacer of ``host``, shared by every thread and copy of the client."""
         return self._pool.pieces.pacer(host)
@@ -279,7 +274,7 @@ class ApiClient:
 
     def close(self) -> None:
         """Close the connection pool (copies made by ``with_options`` leave it to the original)."""
-        if self._owner and not self._pool.closed:
+        if self._owner and not self._pool.http.is_closed:
             self._pool.close()
 
     def __enter__(self) -> ApiClient:
@@ -435,7 +430,7 @@ class ApiClient:
     ) -> Any:
         """One GET, checked before anything is sent, through the transports: its result, or
         its typed error."""
-        if self._pool.closed:
+        if self._pool.http.is_closed:
             raise RuntimeError("this client is closed")
         if host not in HOSTS:
             raise QueryError("host", f"unknown host {host!r}", HOSTS)
@@ -464,7 +459,7 @@ class ApiClient:
     def post(self, host: str, url: str, message: Any, **options: Any) -> httpx.Response:
         """POST ``message`` (an MCP session's JSON-RPC, safe to send again) through the transports
         of a GET, paced as ``host``: the last answer (error answers too) or httpx's error."""
-        if self._pool.closed:
+        if self._pool.http.is_closed:
             raise RuntimeError("this client is closed")
         ex = self._exchange(host, self.mask(url), method="POST")
         return self._pool.http.post(url, json=message, extensions={KEY: ex}, **options)
