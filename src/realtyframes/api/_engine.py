@@ -137,11 +137,12 @@ class Notices:
     """Around a call: its deprecation notices warned (from the calling thread) once per
     operation; on a failed call only logged, the warning left to the next successful call."""
 
-    def __init__(self, notices: list[Any], forget: Callable[[str], None]) -> None:
-        self.notices, self.forget = notices, forget
+    def __init__(self, forget: Callable[[str], None]) -> None:
+        self.notices: list[Any] = []
+        self.forget = forget
 
-    def __enter__(self) -> None:
-        pass
+    def __enter__(self) -> list[Any]:
+        return self.notices
 
     def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
         for key, operation, notice in list(self.notices):

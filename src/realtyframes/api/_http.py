@@ -333,8 +333,7 @@ class ApiClient:
         check: Callable[[Any], None] | None = None,
     ) -> Any:  # fmt: skip
         """One GET (decoded JSON, or the raw body with ``raw``), its deprecation notice warned."""
-        notices: list[Any] = []
-        with self._warning(notices):
+        with self._warning() as notices:
             return self._send(host, path, params, acceptor(raw, None, check), notices)
 
     def get_many(
@@ -369,16 +368,15 @@ class ApiClient:
         budget = budget if budget is not None else self.retry.budget(len(jobs))
         at = None if deadline is None else self._pool.pieces.clock.now() + deadline
         raw = raw or parse is not None
-        notices: list[Any] = []
+        with self._warning() as notices:
 
-        def send(index: int, path: str, params: Params, stop: threading.Event | None) -> Any:
-            bound = None if check is None else lambda result: check(index, result)
-            return self._send(host, path, params, acceptor(raw, parse, bound), notices,
-                              budget=budget, stop=stop, load_deadline=at)  # fmt: skip
+            def send(index: int, path: str, params: Params, stop: threading.Event | None) -> Any:
+                bound = None if check is None else lambda result: check(index, result)
+                return self._send(host, path, params, acceptor(raw, parse, bound), notices,
+                                  budget=budget, stop=stop, load_deadline=at)  # fmt: skip
 
-        with self._warning(notices):
-            return run_many(jobs, send, limit=self.max_concurrency, workers=self._pool.workers,
-                            on_result=on_result)  # fmt: skip
+            return run_many(jobs, send, limit=self.max_concurrency,
+                            workers=self._pool.workers, on_result=on_result)  # fmt: skip
 
     def get_pages(
         self,
@@ -404,8 +402,7 @@ class ApiClient:
             batch = next(flow)
             while True:
                 jobs = [(path, {**queries[i], "Offset": str(o), "Limit": size}) for i, o in batch]
-                self.get_many(jobs, parse=parse, budget=self.new_budget(len(jobs)),
-                              on_result=on_result, check=check)  # fmt: skip
+                self.get_many(jobs, parse=parse, on_result=on_result, check=check)
                 batch = flow.send(None)
         except StopIteration:
             return
@@ -478,8 +475,8 @@ class ApiClient:
         return error_for(failure, url=str(ex.shown), secrets=self._secrets,
                          auth_kind=self._auth_kind)  # fmt: skip
 
-    def _warning(self, notices: list[Any]) -> Notices:
-        return Notices(notices, self._pool.pieces.deprecations.forget)
+    def _warning(self) -> Notices:
+        return Notices(self._pool.pieces.deprecations.forget)
 
 
 __all__ = ["ApiClient", "ErrorFormat"]
