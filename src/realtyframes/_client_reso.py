@@ -49,8 +49,6 @@ from realtyframes.reso import (
 if TYPE_CHECKING:
     from realtyframes.schemas import OnInvalid
 
-__all__ = ["ResoMixin"]
-
 
 class _ResoRuns:
     """A RESO client's replication as its session's sync (``Session.sync``), with the plans

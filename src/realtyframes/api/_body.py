@@ -17,8 +17,6 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BrokenBody", "body_problem", "check_body", "looks_like_json", "whole_document"]
-
 #: Every byte but the ones that delimit structure: ``translate`` deletes them (at C speed).
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'"\\{}[]')
 #: Nesting levels the scan checks (one pass each) before it leaves a body to the decoder.

@@ -12,8 +12,6 @@ import threading
 import time
 from typing import Protocol
 
-__all__ = ["SYSTEM_CLOCK", "Clock", "SystemClock"]
-
 
 class Clock(Protocol):
     """Monotonic seconds and the three ways the engine waits."""

@@ -35,17 +35,6 @@ from realtyframes.api._retry import RetryPolicy
 from realtyframes.api._transports import Pieces, TransientAnswer, compose_all, note_deprecation
 from realtyframes.errors import ApiDeprecationWarning, QueryError, ResponseMismatchError
 
-__all__ = [
-    "USER_AGENT",
-    "Notices",
-    "Params",
-    "Pool",
-    "acceptor",
-    "caller_level",
-    "checked_settings",
-    "run_many",
-]
-
 Params = Mapping[str, Any] | None
 #: ``send(index, path, params, stop)``: one request of :func:`run_many`, its result.
 Send = Callable[[int, str, Params, "threading.Event | None"], Any]

@@ -477,6 +477,3 @@ class ApiClient:
 
     def _warning(self) -> Notices:
         return Notices(self._pool.pieces.deprecations.forget)
-
-
-__all__ = ["ApiClient", "ErrorFormat"]

@@ -9,8 +9,6 @@ from realtyframes.api._clock import SYSTEM_CLOCK, Clock
 from realtyframes.api._constants import PACING_SAFETY
 from realtyframes.api._ratelimit import RateLimitState
 
-__all__ = ["Pacer"]
-
 
 class Pacer:
     """One rate budget per client, shared by all its threads.

@@ -32,26 +32,6 @@ from realtyframes.api._pacer import Pacer
 from realtyframes.api._ratelimit import RateLimitState, parse_rate_limit_headers
 from realtyframes.api._retry import RetryBudget, RetryPolicy, retryable
 
-__all__ = [
-    "KEY",
-    "Cancelled",
-    "CountingTransport",
-    "DeadlinePassed",
-    "Exchange",
-    "HookTransport",
-    "PacingTransport",
-    "Pieces",
-    "RequestCounter",
-    "RequestCounts",
-    "RetryTransport",
-    "SlotTransport",
-    "Slots",
-    "TransientAnswer",
-    "compose",
-    "compose_all",
-    "note_deprecation",
-]
-
 logger = logging.getLogger("realtyframes.api")
 
 #: The request extension holding the :class:`Exchange`.
