@@ -39,7 +39,8 @@ class Deprecation:
         return text
 
 
-def _http_date(text: str | None) -> datetime | None:
+def http_date(text: str | None) -> datetime | None:
+    """An HTTP-date in UTC (a naive one read as UTC); None if malformed."""
     if not text:
         return None
     try:
@@ -64,7 +65,7 @@ def _deprecation_value(text: str) -> tuple[bool, datetime | None]:
             except (ValueError, OverflowError, OSError):
                 return True, None
         return True, None  # present but unreadable: still a deprecation signal
-    when = _http_date(value)
+    when = http_date(value)
     return True, when
 
 
@@ -107,7 +108,7 @@ def parse_deprecation(headers: Mapping[str, str]) -> Deprecation | None:
             return None
         return Deprecation(
             since=since,
-            sunset=_http_date(_header(headers, "Sunset")),
+            sunset=http_date(_header(headers, "Sunset")),
             link=_deprecation_link(_header(headers, "Link")),
         )
     except Exception:  # never let a header break a request

@@ -14,7 +14,6 @@ import random
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 
 import httpx
 
@@ -27,6 +26,7 @@ from realtyframes.api._constants import (
     DEFAULT_RETRY_AFTER_FLOOR,
     DEFAULT_RETRY_BUDGET_RATIO,
 )
+from realtyframes.api._deprecation import http_date
 
 
 def retryable(exc: BaseException) -> bool:
@@ -61,9 +61,9 @@ def parse_retry_after(value: str | None, *, now: datetime | None = None) -> floa
         elif all(c.isdigit() or c == "." for c in text) and text.count(".") == 1:
             seconds = float(text)
         else:
-            when = parsedate_to_datetime(text)
-            if when.tzinfo is None:
-                when = when.replace(tzinfo=UTC)
+            when = http_date(text)
+            if when is None:
+                return None
             seconds = (when - (now or datetime.now(UTC))).total_seconds()
     except (ValueError, TypeError, IndexError, OverflowError):
         return None
