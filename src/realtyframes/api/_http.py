@@ -246,7 +246,7 @@ class ApiClient:
         >>> before = api.request_counts(); api.call("me"); (api.request_counts() - before).requests  # doctest: +SKIP
         1
         """
-        return self._pool.pieces.counter.snapshot()
+        return self._pool.pieces.counter.counts
 
     @property
     def rate_limit(self) -> RateLimitState | None:

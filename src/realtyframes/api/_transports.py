@@ -20,7 +20,7 @@ import logging
 import random
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -123,28 +123,23 @@ class RequestCounts:
 
 
 class RequestCounter:
-    """A thread-safe :class:`RequestCounts`."""
+    """A thread-safe :class:`RequestCounts`: ``counts``, the counts so far."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._requests = self._retries = self._throttled = 0
+        self.counts = RequestCounts()
 
     def sent(self, status: int | None = None) -> None:
         """One attempt went out; ``status``: its answer's status (None: no answer came)."""
         with self._lock:
-            self._requests += 1
-            if status == 429:
-                self._throttled += 1
+            done = self.counts
+            self.counts = replace(done, requests=done.requests + 1,
+                                  throttled=done.throttled + (status == 429))  # fmt: skip
 
     def retried(self) -> None:
         """A request is attempted again."""
         with self._lock:
-            self._retries += 1
-
-    def snapshot(self) -> RequestCounts:
-        """The counts so far."""
-        with self._lock:
-            return RequestCounts(self._requests, self._retries, self._throttled)
+            self.counts = replace(self.counts, retries=self.counts.retries + 1)
 
 
 Outcome = httpx.Response | httpx.HTTPError | TransientAnswer
