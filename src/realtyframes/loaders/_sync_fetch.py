@@ -101,25 +101,32 @@ class Fetching:
             return None
 
     def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]:
-        """The details of ``ids``, concurrently; on a 404, one by one, dropping those gone:
-        (bodies, gone, requests). A detail of another record is retried, then raised."""
+        """The details of ``ids``, concurrently; after a 404, those not read yet one by one,
+        dropping those gone: (bodies, gone, requests sent). A detail of another record is
+        retried, then raised."""
         assert self.endpoint.details is not None
         paths = [self.endpoint.details.at(str(i)) for i in ids]
         echo = [self._echo(str(i)) for i in ids]
+        got: dict[int, bytes] = {}
+
+        def keep(n: int, body: bytes) -> None:  # the last check of an answer: it is the result
+            echo[n](body)
+            got[n] = body
+
+        before = self.api.request_counts()
         try:
-            bodies = self.api.get_many([(p, None) for p in paths], raw=True,
-                                       check=lambda n, body: echo[n](body))  # fmt: skip
-            return list(bodies), [], len(ids)
+            return self.api.get_many([(p, None) for p in paths], raw=True, check=keep), [], len(ids)
         except NotFoundError:
-            pass
-        found: list[bytes] = []
+            spent = self.api.request_counts() - before  # those in flight at the 404 included
+        todo = [n for n in range(len(ids)) if n not in got]
         gone: list[str] = []
-        for path, check, key in zip(paths, echo, ids, strict=True):
+        for n in todo:
             try:
-                found.append(self.api.get_bytes(path, check=check))
+                got[n] = self.api.get_bytes(paths[n], check=echo[n])
             except NotFoundError:
-                gone.append(key)
-        return found, gone, 2 * len(ids)
+                gone.append(ids[n])
+        asked = spent.requests - spent.retries + len(todo)
+        return [got[n] for n in sorted(got)], gone, asked
 
     def _echo(self, asked: str) -> Callable[[bytes], None]:
         return lambda body: check_echo(body, self.sync.key, asked)
