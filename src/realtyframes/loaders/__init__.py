@@ -83,7 +83,6 @@ if TYPE_CHECKING:  # the package's names, one line each: the only place they are
     from realtyframes.loaders._sync_entry import describe_scope as describe_scope
     from realtyframes.loaders._sync_entry import scope_lock as scope_lock
     from realtyframes.loaders.endpoints import ENDPOINTS as ENDPOINTS
-    from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS  # noqa: F401
     from realtyframes.loaders.endpoints import Endpoint as Endpoint
     from realtyframes.loaders.endpoints import make_cache as make_cache
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from realtyframes._changes import CHANGE_COLUMNS, sync_changes
+from realtyframes._changes import sync_changes
 from realtyframes.cache import Checkpoint, Entry
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadResult, Session, parquet_safe
@@ -66,15 +66,12 @@ from realtyframes.loaders._sync_steps import (
     SyncResult,
     run_first,
     run_later,
-    too_many,
 )
 from realtyframes.loaders.endpoints import ENDPOINTS
-from realtyframes.schemas import SCHEMA_VERSION, STANDARD_STATUSES, OnInvalid
+from realtyframes.schemas import SCHEMA_VERSION, OnInvalid
 
 __all__ = [
-    "CHANGE_COLUMNS",
     "RESOURCE",
-    "STATUSES",
     "SYNC_REFUSED",
     "SYNC_WAIT",
     "listing_history",
@@ -84,15 +81,12 @@ __all__ = [
     "sync_scope",
     "sync_state",
     "synced_market",
-    "too_many",
 ]
 
 #: The endpoint whose declared sync (``ENDPOINTS["listings"].sync``) the runner runs.
 _MARKET = ENDPOINTS["listings"]
 assert _MARKET.sync is not None
 _SYNC = _MARKET.sync
-#: Statuses a market holds, each loaded by its own search.
-STATUSES: tuple[str, ...] = STANDARD_STATUSES
 
 logger = logging.getLogger("realtyframes.sync")
 
