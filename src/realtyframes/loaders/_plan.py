@@ -232,7 +232,7 @@ def _make(
     notes: tuple[str, ...] = (),
 ) -> Plan:  # fmt: skip
     feed = counts.feed + counts.backfill + counts.rejected
-    requests = counts.search + counts.details + feed
+    requests = counts.as_dict()["total"]
     state = api.rate_limit
     limit = state.limit if state is not None else None
     window = state.window if state is not None else None

@@ -42,7 +42,7 @@ class Fetching:
     ) -> None:
         assert endpoint.sync is not None and endpoint.details is not None
         self.api, self.endpoint, self.sync = api, endpoint, endpoint.sync
-        self.progress, self.checkpoint = progress, checkpoint
+        self.at, self.progress, self.checkpoint = endpoint.details.at, progress, checkpoint
 
     def search(self, queries: Sequence[Mapping[str, str]]) -> list[Paged]:
         """Each query paged: one after the other into a checkpoint (its first page notes the
@@ -94,9 +94,8 @@ class Fetching:
 
     def detail(self, key: str) -> bytes | None:
         """The detail of one record (None: the server no longer has it)."""
-        assert self.endpoint.details is not None
         try:
-            return self.api.get_bytes(self.endpoint.details.at(key), check=self._echo(key))
+            return self.api.get_bytes(self.at(key), check=self._echo(key))
         except NotFoundError:
             return None
 
@@ -104,8 +103,7 @@ class Fetching:
         """The details of ``ids``, concurrently; after a 404, those not read yet one by one,
         dropping those gone: (bodies, gone, requests sent). A detail of another record is
         retried, then raised."""
-        assert self.endpoint.details is not None
-        paths = [self.endpoint.details.at(str(i)) for i in ids]
+        paths = [self.at(str(i)) for i in ids]
         echo = [self._echo(str(i)) for i in ids]
         got: dict[int, bytes] = {}
 
