@@ -64,6 +64,7 @@ from realtyframes.loaders._sync_steps import (
     Counts,
     Reader,
     SyncResult,
+    SyncRun,
     run_first,
     run_later,
 )
@@ -270,15 +271,12 @@ def run_sync(
     """The declared sync run through ``reader`` (the sync's and its plan's one path): a first
     sync (nothing cached, or a refresh keeping ``previous``'s history, backfilled only with a
     cache) or a later one from ``previous``."""
+    run = SyncRun(_MARKET, reader, asked.chunk, on_invalid)
     if previous is not None and not asked.refresh:
-        return run_later(_MARKET, reader, previous, asked.params, chunk=asked.chunk,
-                         on_invalid=on_invalid)  # fmt: skip
-    since = asked.since
-    return run_first(
-        _MARKET, reader, asked.params, chunk=asked.chunk, previous=previous,
-        since=None if since is False else since, backfill=since is not False and cached,
-        on_invalid=on_invalid,
-    )  # fmt: skip
+        return run_later(run, previous, asked.params)
+    since = None if asked.since is False else asked.since
+    backfill = asked.since is not False and cached
+    return run_first(run, asked.params, previous, since=since, backfill=backfill)
 
 
 def _first(
