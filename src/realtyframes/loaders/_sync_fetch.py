@@ -83,7 +83,6 @@ class Fetching:
 
         parts = chunks(ids, chunk)
         bar = _Bar(progress_enabled(self.progress), "market: changes")
-        bar.plan(len(parts))
         return sum(in_threads(self.api, attempt, parts, bar), Fed())
 
     def page(self, query: Mapping[str, str]) -> pd.DataFrame:
@@ -130,21 +129,18 @@ class Fetching:
         return lambda body: check_echo(body, self.sync.key, asked)
 
 
-def in_threads(
-    api: ApiClient, work: Callable[[T], R], items: Sequence[T], bar: _Bar | None = None
-) -> list[R]:
-    """``work(item)`` for each item in threads, results in order; the requests share ``api``'s one
-    bounded pool. The first failure cancels what has not started and is raised."""
+def in_threads(api: ApiClient, work: Callable[[T], R], items: Sequence[T], bar: _Bar) -> list[R]:
+    """``work(item)`` for each item in threads (on ``bar``), results in order; the requests share
+    ``api``'s one bounded pool. The first failure cancels what has not started and is raised."""
     workers = max(1, min(len(items), api.max_concurrency))
     pool = ThreadPoolExecutor(workers, thread_name_prefix="realtyframes-sync")
+    bar.plan(len(items))
     try:
         futures = [pool.submit(work, item) for item in items]
         for future in as_completed(futures):
             future.result()  # raises the first failure
-            if bar is not None:
-                bar.update()
+            bar.update()
         return [future.result() for future in futures]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        if bar is not None:
-            bar.close()
+        bar.close()
