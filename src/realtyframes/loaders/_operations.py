@@ -213,15 +213,13 @@ def validate_analytics(params: Mapping[str, Any] | None = None) -> dict[str, str
     return _validate("analytics", ANALYTICS, params)
 
 
-def validate_paging(
-    params: Mapping[str, Any] | None = None, operation: str = "contacts"
-) -> dict[str, str]:
+def validate_paging(params: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Validate ``Offset``/``Limit`` paging (contacts).
 
     >>> validate_paging({"Offset": 100, "Limit": 50})
     {'Offset': '100', 'Limit': '50'}
     """
-    return _validate(operation, CONTACTS, params)
+    return _validate("contacts", CONTACTS, params)
 
 
 def _table(*operations: Operation) -> Mapping[str, Operation]:
