@@ -65,6 +65,7 @@ from realtyframes.loaders._sync_steps import (
     Reader,
     SyncResult,
     SyncRun,
+    queries,
     run_first,
     run_later,
 )
@@ -293,9 +294,7 @@ def _first(
         nonlocal checked
         if checkpoint is not None and checkpoint.resumed_from is not None:
             checked += saved_data_time(checkpoint) is not None  # data_moved's request
-            name, values = _SYNC.partition
-            first = {**asked.params, name: values[0], "Sort": _SYNC.sort, "Offset": "0",
-                     "Limit": str(PAGE_SIZE)}  # fmt: skip
+            first = queries(_SYNC, asked.params, None)[0] | {"Offset": "0", "Limit": str(PAGE_SIZE)}
             moved = data_moved(api, checkpoint, _MARKET.path, first)
             if moved is not None and moved > RESUME_WITHIN:
                 checkpoint.discard(

@@ -49,6 +49,7 @@ __all__ = [
     "SyncRun",
     "chunks",
     "pages_of",
+    "queries",
     "run_first",
     "run_later",
     "too_many",
@@ -135,6 +136,13 @@ class Reader(Protocol):
         """One record's detail; None: gone; :data:`NOT_ASKED`: a dry run (counted instead)."""
 
 
+def queries(sync: Sync, params: Mapping[str, str], since: str | None) -> list[dict[str, str]]:
+    """One search per partition value (each status), in the declared static order."""
+    name, values = sync.partition
+    search = {**params, "Sort": sync.sort, **({"Since": since} if since is not None else {})}
+    return [{**search, name: value} for value in values]
+
+
 def pages_of(total: int) -> int:
     """Requests a paged read of ``total`` records takes at least (the first page always).
 
@@ -183,16 +191,6 @@ class SyncRun:
         assert self.endpoint.sync is not None
         return self.endpoint.sync
 
-    def queries(self, params: Mapping[str, str], since: str | None) -> list[dict[str, str]]:
-        """One search per partition value (each status), in the declared static order."""
-        name, values = self.sync.partition
-        search = {
-            **params,
-            "Sort": self.sync.sort,
-            **({"Since": since} if since is not None else {}),
-        }
-        return [{**search, name: value} for value in values]
-
     def search(
         self, queries: list[dict[str, str]]
     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, list[Paged]]:
@@ -232,7 +230,7 @@ def run_first(
     the change feed over every key since ``since`` or the oldest entry: the history. A refresh
     (``previous``) keeps its history and adds the feed since its change watermark to it."""
     sync = run.sync
-    valid, bad, media, found = run.search(run.queries(params, None))
+    valid, bad, media, found = run.search(queries(sync, params, None))
     market = tidy(valid)
     now = wall_clock()
     state: dict[str, Any] = {
@@ -287,7 +285,8 @@ def run_later(run: SyncRun, previous: SyncResult, params: Mapping[str, str]) -> 
     sync, counts = run.sync, run.counts
     state = dict(previous.state)
     state.pop("chunk_refused", None)  # what earlier releases learned: no longer kept
-    new_valid, new_bad, new_media, _ = run.search(run.queries(params, state.get("entry_watermark")))
+    searches = queries(sync, params, state.get("entry_watermark"))
+    new_valid, new_bad, new_media, _ = run.search(searches)
     fresh = set(new_valid[sync.key]) | set(new_bad[sync.key].dropna())
     market = previous.market
     if fresh:  # the fresh copy of a record wins over a cached one
@@ -312,7 +311,7 @@ def run_later(run: SyncRun, previous: SyncResult, params: Mapping[str, str]) -> 
         data_time_of(new_valid, changes),
         max_stamp(market[sync.cursor[1]]),
     )
-    open_pages = {q[sync.partition[0]]: q for q in run.queries(params, None)}
+    open_pages = {q[sync.partition[0]]: q for q in queries(sync, params, None)}
     lower, upper = clock_window(new_valid, data_time)
     data_time = server_clock(run, market, lower, upper, open_pages)
     market = grow_days_on_market(market, data_time)
