@@ -135,5 +135,5 @@ def sync_changes_of(
     that left it (removals: ``removed``, not a status change to nothing)."""
     real = ~history_after[HISTORY_SOURCE].astype("str").str.startswith("removed")
     feed = history_after[real.to_numpy()].drop(columns=HISTORY_SOURCE)
-    bad = quarantine if "ListingId" in quarantine else pd.DataFrame({"ListingId": []})
-    return changes_between(before, after, history_before.drop(columns=HISTORY_SOURCE), feed, bad)
+    history_before = history_before.drop(columns=HISTORY_SOURCE)
+    return changes_between(before, after, history_before, feed, quarantine)
