@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import realtyframes as rf
-from realtyframes._changes import sync_changes
+from realtyframes._changes import CHANGE_COLUMNS, sync_changes
 from realtyframes.cache import CacheWarning
 from realtyframes.errors import ApiError, BadRequestError, NotFoundError, QueryError
 from realtyframes.loaders import SYNC_RESOURCE as RESOURCE
@@ -31,8 +31,9 @@ from realtyframes.loaders import (
     sync_scope,
     sync_state,
 )
-from realtyframes.loaders._sync import CHANGE_COLUMNS, STATUSES, too_many
+from realtyframes.loaders._sync_steps import too_many
 from realtyframes.sandbox import Faults
+from realtyframes.schemas import STANDARD_STATUSES as STATUSES
 from realtyframes.schemas import DataQualityWarning, Listing, listings_from_pages, validate
 
 PAGE = 50

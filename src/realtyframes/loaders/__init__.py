@@ -75,6 +75,7 @@ if TYPE_CHECKING:  # the package's names, one line each: the only place they are
     from realtyframes.loaders._sync import sync_scope as sync_scope
     from realtyframes.loaders._sync import sync_state as sync_state
     from realtyframes.loaders._sync import synced_market as synced_market
+    from realtyframes.loaders._sync_apply import append_history as append_history
     from realtyframes.loaders._sync_apply import data_time_of as data_time_of
     from realtyframes.loaders._sync_apply import grow_days_on_market as grow_days_on_market
     from realtyframes.loaders._sync_entry import changes_between as changes_between
@@ -82,7 +83,6 @@ if TYPE_CHECKING:  # the package's names, one line each: the only place they are
     from realtyframes.loaders._sync_entry import describe_scope as describe_scope
     from realtyframes.loaders._sync_entry import scope_lock as scope_lock
     from realtyframes.loaders.endpoints import ENDPOINTS as ENDPOINTS
-    from realtyframes.loaders.endpoints import TTLS as LOADER_TTLS  # noqa: F401
     from realtyframes.loaders.endpoints import Endpoint as Endpoint
     from realtyframes.loaders.endpoints import make_cache as make_cache
 

@@ -36,10 +36,6 @@ from realtyframes.schemas import STANDARD_STATUSES
 
 __all__ = ["PageQuestion", "check_echo", "echo_check"]
 
-#: StandardStatus values a record of a ``Status`` search carries (the field's documented three and
-#: the filter's fourth, as the sync reads them: docs/sync.md).
-_RECORD_STATUSES = frozenset(STANDARD_STATUSES)
-
 
 def _string_field(name: str) -> re.Pattern[bytes]:
     return re.compile(rb'"' + re.escape(name.encode()) + rb'"\s*:\s*"([^"\\]*)"')
@@ -112,7 +108,7 @@ class PageQuestion:
         ids: frozenset[str] | None = None
         if item_key == "listings":
             status = params.get("Status")
-            if isinstance(status, str) and status in _RECORD_STATUSES:
+            if isinstance(status, str) and status in STANDARD_STATUSES:
                 rules.append(_equal_rule("StandardStatus", "Status", status))
             kind = params.get("PropertyType")
             if isinstance(kind, str) and kind:

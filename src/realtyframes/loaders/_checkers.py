@@ -112,7 +112,6 @@ class _Range:
     minimum: float | None = None
     maximum: float | None = None
     integer: bool = False
-    what: str = "a number"
 
     def describe(self) -> str:
         kind = "an integer" if self.integer else "a number"

@@ -82,9 +82,6 @@ def _senior(name: str, value: Any) -> str:
 SANE_MAXIMUM = 1e10
 _PRICE = _Range(0, SANE_MAXIMUM)
 _COUNT = _Range(0, 10_000, integer=True)
-_YEAR = _Range(1000, 9999, integer=True)
-_OFFSET = _Range(0, None, integer=True)
-_LIMIT = _Range(1, MAX_PAGE_SIZE, integer=True)
 
 #: Min/Max pairs of the listing search and their range rule.
 RANGE_PAIRS: dict[str, tuple[str, str, _Range]] = {
@@ -93,13 +90,13 @@ RANGE_PAIRS: dict[str, tuple[str, str, _Range]] = {
     "Bathrooms": ("MinBathrooms", "MaxBathrooms", _Range(0, 10_000)),
     "LivingArea": ("MinLivingArea", "MaxLivingArea", _PRICE),
     "LotSize": ("MinLotSize", "MaxLotSize", _PRICE),
-    "YearBuilt": ("MinYearBuilt", "MaxYearBuilt", _YEAR),
+    "YearBuilt": ("MinYearBuilt", "MaxYearBuilt", _Range(1000, 9999, integer=True)),
     "AssociationFee": ("MinAssociationFee", "MaxAssociationFee", _PRICE),
 }
 
 _PAGING: dict[str, Checker] = {
-    "Offset": _range_checker(_OFFSET),
-    "Limit": _range_checker(_LIMIT),
+    "Offset": _range_checker(_Range(0, None, integer=True)),
+    "Limit": _range_checker(_Range(1, MAX_PAGE_SIZE, integer=True)),
 }
 
 #: The paging parameters of the list operations (the loaders page by themselves).
@@ -216,15 +213,13 @@ def validate_analytics(params: Mapping[str, Any] | None = None) -> dict[str, str
     return _validate("analytics", ANALYTICS, params)
 
 
-def validate_paging(
-    params: Mapping[str, Any] | None = None, operation: str = "contacts"
-) -> dict[str, str]:
+def validate_paging(params: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Validate ``Offset``/``Limit`` paging (contacts).
 
     >>> validate_paging({"Offset": 100, "Limit": 50})
     {'Offset': '100', 'Limit': '50'}
     """
-    return _validate(operation, CONTACTS, params)
+    return _validate("contacts", CONTACTS, params)
 
 
 def _table(*operations: Operation) -> Mapping[str, Operation]:

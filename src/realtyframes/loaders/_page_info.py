@@ -80,11 +80,6 @@ def _id_value(raw: bytes) -> Any:
     return raw.decode()
 
 
-def _envelope_number(part: bytes, name: str) -> int | None:
-    match = re.search(_NUMBER % name.encode(), part)
-    return int(match.group(1)) if match else None
-
-
 def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -94,22 +89,15 @@ def _ids_by_json(body: bytes, item_key: str) -> _Info:
         data = json.loads(body)
     except ValueError as exc:
         raise ValueError(f"not a JSON document: {exc}") from None
-    records: Any
-    total: int | None
-    offset: int | None
-    limit: int | None = None
     if isinstance(data, list):  # a bare array of records (legacy style)
-        records, total, offset = data, len(data), None
-    elif isinstance(data, Mapping):
-        records = data.get(item_key)
-        if records is None:
-            records = []
-        if not isinstance(records, list):
-            raise ValueError(f"member {item_key!r} is not a list")
-        total, offset = _int_or_none(data.get("total")), _int_or_none(data.get("offset"))
-        limit = _int_or_none(data.get("limit"))
-    else:
+        data = {item_key: data, "total": len(data)}
+    if not isinstance(data, Mapping):
         raise ValueError(f"a JSON {type(data).__name__}, not a page")
+    records = data.get(item_key)
+    if records is None:
+        records = []
+    if not isinstance(records, list):
+        raise ValueError(f"member {item_key!r} is not a list")
     key = ID_FIELDS.get(item_key)
     ids: list[Any] = []
     for record in records:
@@ -123,6 +111,7 @@ def _ids_by_json(body: bytes, item_key: str) -> _Info:
             ids.append(_NullId() if value is None else value)
         else:
             ids.append(json.dumps(record, sort_keys=True, default=str))
+    total, offset, limit = (_int_or_none(data.get(n)) for n in ("total", "offset", "limit"))
     return _Info(total, offset, tuple(ids), limit)
 
 
@@ -154,8 +143,9 @@ def _scan(body: bytes, item_key: str) -> _Info | None:
     tail = body[end:] if end > at else b""
 
     def number(name: str) -> int | None:
-        found = _envelope_number(head, name)
-        return found if found is not None else _envelope_number(tail, name)
+        pattern = _NUMBER % name.encode()
+        found = re.search(pattern, head) or re.search(pattern, tail)
+        return int(found.group(1)) if found else None
 
     total = number("total")
     if total is None:

@@ -23,7 +23,7 @@ import pandas as pd
 from realtyframes.api import ApiClient
 from realtyframes.loaders._base import Session
 from realtyframes.loaders._page_info import PAGE_SIZE, Paged
-from realtyframes.loaders._sync import plan_scope, run_sync
+from realtyframes.loaders._sync import _MARKET, _SYNC, plan_scope, run_sync
 from realtyframes.loaders._sync_steps import (
     NOT_ASKED,
     Counts,
@@ -31,13 +31,9 @@ from realtyframes.loaders._sync_steps import (
     chunks,
     pages_of,
 )
-from realtyframes.loaders.endpoints import ENDPOINTS
 
 __all__ = ["Counting", "Plan", "plan_listings", "plan_sync"]
 
-_LISTINGS = ENDPOINTS["listings"]
-assert _LISTINGS.sync is not None
-_SYNC = _LISTINGS.sync
 #: The order the samples are drawn in: the service's default (price, not age: the first page of
 #: ``-listdate`` holds only the newest listings, which have had the fewest changes).
 _SAMPLE_SORT = "-listprice"
@@ -160,7 +156,7 @@ class Counting:
         found = []
         for query in queries:
             asked = {**query, "Sort": _SAMPLE_SORT, "Limit": str(self.sample)}
-            raw, body = self._get(_LISTINGS.path, asked)
+            raw, body = self._get(_MARKET.path, asked)
             total = _count(body)
             records = [r for r in body.get("listings") or () if isinstance(r, dict)]
             self.samples.append(
@@ -203,9 +199,9 @@ class Counting:
 
     def page(self, query: Mapping[str, str]) -> pd.DataFrame:
         """The sync's clock page, read (a probe of the plan): the probes left follow from it."""
-        raw, _ = self._get(_LISTINGS.path, query)
-        assert _LISTINGS.shape is not None
-        return _LISTINGS.shape([raw]).frame
+        raw, _ = self._get(_MARKET.path, query)
+        assert _MARKET.shape is not None
+        return _MARKET.shape([raw]).frame
 
     def detail(self, key: str) -> bytes | None:
         return NOT_ASKED  # the sync's clock probes: the runner counts its binary search
@@ -232,7 +228,7 @@ def _make(
     notes: tuple[str, ...] = (),
 ) -> Plan:  # fmt: skip
     feed = counts.feed + counts.backfill + counts.rejected
-    requests = counts.search + counts.details + feed
+    requests = counts.as_dict()["total"]
     state = api.rate_limit
     limit = state.limit if state is not None else None
     window = state.window if state is not None else None
@@ -264,7 +260,7 @@ def plan_listings(
     """
     if (own := _own(session, "plan_listings")) is not None:
         return own(filters, max_results=max_results, details=details)
-    call = _LISTINGS.call(filters, {"max_results": max_results, "details": details})
+    call = _MARKET.call(filters, {"max_results": max_results, "details": details})
     reader = Counting(session.api, sample=1)
     (found,) = reader.search([call.query])
     cap = call.options["max_results"]

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from realtyframes._changes import CHANGE_COLUMNS, sync_changes
+from realtyframes._changes import sync_changes
 from realtyframes.cache import Checkpoint, Entry
 from realtyframes.errors import QueryError
 from realtyframes.loaders._base import LoadResult, Session, parquet_safe
@@ -64,17 +64,16 @@ from realtyframes.loaders._sync_steps import (
     Counts,
     Reader,
     SyncResult,
+    SyncRun,
+    queries,
     run_first,
     run_later,
-    too_many,
 )
 from realtyframes.loaders.endpoints import ENDPOINTS
-from realtyframes.schemas import SCHEMA_VERSION, STANDARD_STATUSES, OnInvalid
+from realtyframes.schemas import SCHEMA_VERSION, OnInvalid
 
 __all__ = [
-    "CHANGE_COLUMNS",
     "RESOURCE",
-    "STATUSES",
     "SYNC_REFUSED",
     "SYNC_WAIT",
     "listing_history",
@@ -84,15 +83,12 @@ __all__ = [
     "sync_scope",
     "sync_state",
     "synced_market",
-    "too_many",
 ]
 
 #: The endpoint whose declared sync (``ENDPOINTS["listings"].sync``) the runner runs.
 _MARKET = ENDPOINTS["listings"]
 assert _MARKET.sync is not None
 _SYNC = _MARKET.sync
-#: Statuses a market holds, each loaded by its own search.
-STATUSES: tuple[str, ...] = STANDARD_STATUSES
 
 logger = logging.getLogger("realtyframes.sync")
 
@@ -276,15 +272,12 @@ def run_sync(
     """The declared sync run through ``reader`` (the sync's and its plan's one path): a first
     sync (nothing cached, or a refresh keeping ``previous``'s history, backfilled only with a
     cache) or a later one from ``previous``."""
+    run = SyncRun(_MARKET, reader, asked.chunk, on_invalid)
     if previous is not None and not asked.refresh:
-        return run_later(_MARKET, reader, previous, asked.params, chunk=asked.chunk,
-                         on_invalid=on_invalid)  # fmt: skip
-    since = asked.since
-    return run_first(
-        _MARKET, reader, asked.params, chunk=asked.chunk, previous=previous,
-        since=None if since is False else since, backfill=since is not False and cached,
-        on_invalid=on_invalid,
-    )  # fmt: skip
+        return run_later(run, previous, asked.params)
+    since = None if asked.since is False else asked.since
+    backfill = asked.since is not False and cached
+    return run_first(run, asked.params, previous, since=since, backfill=backfill)
 
 
 def _first(
@@ -301,9 +294,7 @@ def _first(
         nonlocal checked
         if checkpoint is not None and checkpoint.resumed_from is not None:
             checked += saved_data_time(checkpoint) is not None  # data_moved's request
-            name, values = _SYNC.partition
-            first = {**asked.params, name: values[0], "Sort": _SYNC.sort, "Offset": "0",
-                     "Limit": str(PAGE_SIZE)}  # fmt: skip
+            first = queries(_SYNC, asked.params, None)[0] | {"Offset": "0", "Limit": str(PAGE_SIZE)}
             moved = data_moved(api, checkpoint, _MARKET.path, first)
             if moved is not None and moved > RESUME_WITHIN:
                 checkpoint.discard(

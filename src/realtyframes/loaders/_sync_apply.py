@@ -205,9 +205,10 @@ def grow_days_on_market(market: pd.DataFrame, data_time: pd.Timestamp | None) ->
 
 
 def append_history(history: pd.DataFrame, changes: pd.DataFrame) -> pd.DataFrame:
+    """``changes`` (in the feed's columns or ``history``'s) added once each, in time order."""
     if not len(changes):
         return history
-    added = changes[[c for c in HISTORY_COLUMNS if c in changes.columns]]
+    added = changes[[c for c in changes.columns if c in HISTORY_COLUMNS or c in history.columns]]
     out = concat([history, added])
     out = out.drop_duplicates(_HISTORY_KEY, keep="first")
     return out.sort_values(

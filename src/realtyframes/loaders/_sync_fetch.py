@@ -42,7 +42,7 @@ class Fetching:
     ) -> None:
         assert endpoint.sync is not None and endpoint.details is not None
         self.api, self.endpoint, self.sync = api, endpoint, endpoint.sync
-        self.progress, self.checkpoint = progress, checkpoint
+        self.at, self.progress, self.checkpoint = endpoint.details.at, progress, checkpoint
 
     def search(self, queries: Sequence[Mapping[str, str]]) -> list[Paged]:
         """Each query paged: one after the other into a checkpoint (its first page notes the
@@ -83,7 +83,6 @@ class Fetching:
 
         parts = chunks(ids, chunk)
         bar = _Bar(progress_enabled(self.progress), "market: changes")
-        bar.plan(len(parts))
         return sum(in_threads(self.api, attempt, parts, bar), Fed())
 
     def page(self, query: Mapping[str, str]) -> pd.DataFrame:
@@ -94,52 +93,54 @@ class Fetching:
 
     def detail(self, key: str) -> bytes | None:
         """The detail of one record (None: the server no longer has it)."""
-        assert self.endpoint.details is not None
         try:
-            return self.api.get_bytes(self.endpoint.details.at(key), check=self._echo(key))
+            return self.api.get_bytes(self.at(key), check=self._echo(key))
         except NotFoundError:
             return None
 
     def details(self, ids: Sequence[str]) -> tuple[list[bytes], list[str], int]:
-        """The details of ``ids``, concurrently; on a 404, one by one, dropping those gone:
-        (bodies, gone, requests). A detail of another record is retried, then raised."""
-        assert self.endpoint.details is not None
-        paths = [self.endpoint.details.at(str(i)) for i in ids]
+        """The details of ``ids``, concurrently; after a 404, those not read yet one by one,
+        dropping those gone: (bodies, gone, requests sent). A detail of another record is
+        retried, then raised."""
+        paths = [self.at(str(i)) for i in ids]
         echo = [self._echo(str(i)) for i in ids]
+        got: dict[int, bytes] = {}
+
+        def keep(n: int, body: bytes) -> None:  # the last check of an answer: it is the result
+            echo[n](body)
+            got[n] = body
+
+        before = self.api.request_counts()
         try:
-            bodies = self.api.get_many([(p, None) for p in paths], raw=True,
-                                       check=lambda n, body: echo[n](body))  # fmt: skip
-            return list(bodies), [], len(ids)
+            return self.api.get_many([(p, None) for p in paths], raw=True, check=keep), [], len(ids)
         except NotFoundError:
-            pass
-        found: list[bytes] = []
+            spent = self.api.request_counts() - before  # those in flight at the 404 included
+        todo = [n for n in range(len(ids)) if n not in got]
         gone: list[str] = []
-        for path, check, key in zip(paths, echo, ids, strict=True):
+        for n in todo:
             try:
-                found.append(self.api.get_bytes(path, check=check))
+                got[n] = self.api.get_bytes(paths[n], check=echo[n])
             except NotFoundError:
-                gone.append(key)
-        return found, gone, 2 * len(ids)
+                gone.append(ids[n])
+        asked = spent.requests - spent.retries + len(todo)
+        return [got[n] for n in sorted(got)], gone, asked
 
     def _echo(self, asked: str) -> Callable[[bytes], None]:
         return lambda body: check_echo(body, self.sync.key, asked)
 
 
-def in_threads(
-    api: ApiClient, work: Callable[[T], R], items: Sequence[T], bar: _Bar | None = None
-) -> list[R]:
-    """``work(item)`` for each item in threads, results in order; the requests share ``api``'s one
-    bounded pool. The first failure cancels what has not started and is raised."""
+def in_threads(api: ApiClient, work: Callable[[T], R], items: Sequence[T], bar: _Bar) -> list[R]:
+    """``work(item)`` for each item in threads (on ``bar``), results in order; the requests share
+    ``api``'s one bounded pool. The first failure cancels what has not started and is raised."""
     workers = max(1, min(len(items), api.max_concurrency))
     pool = ThreadPoolExecutor(workers, thread_name_prefix="realtyframes-sync")
+    bar.plan(len(items))
     try:
         futures = [pool.submit(work, item) for item in items]
         for future in as_completed(futures):
             future.result()  # raises the first failure
-            if bar is not None:
-                bar.update()
+            bar.update()
         return [future.result() for future in futures]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-        if bar is not None:
-            bar.close()
+        bar.close()

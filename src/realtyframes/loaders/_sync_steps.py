@@ -46,8 +46,10 @@ __all__ = [
     "Fed",
     "Reader",
     "SyncResult",
+    "SyncRun",
     "chunks",
     "pages_of",
+    "queries",
     "run_first",
     "run_later",
     "too_many",
@@ -134,6 +136,13 @@ class Reader(Protocol):
         """One record's detail; None: gone; :data:`NOT_ASKED`: a dry run (counted instead)."""
 
 
+def queries(sync: Sync, params: Mapping[str, str], since: str | None) -> list[dict[str, str]]:
+    """One search per partition value (each status), in the declared static order."""
+    name, values = sync.partition
+    search = {**params, "Sort": sync.sort, **({"Since": since} if since is not None else {})}
+    return [{**search, name: value} for value in values]
+
+
 def pages_of(total: int) -> int:
     """Requests a paged read of ``total`` records takes at least (the first page always).
 
@@ -168,7 +177,7 @@ def too_many(exc: ApiError) -> bool:
 
 
 @dataclass
-class _Run:
+class SyncRun:
     """One run: the declared endpoint, its reader and options, and the requests it counts."""
 
     endpoint: Endpoint
@@ -181,16 +190,6 @@ class _Run:
     def sync(self) -> Sync:
         assert self.endpoint.sync is not None
         return self.endpoint.sync
-
-    def queries(self, params: Mapping[str, str], since: str | None) -> list[dict[str, str]]:
-        """One search per partition value (each status), in the declared static order."""
-        name, values = self.sync.partition
-        search = {
-            **params,
-            "Sort": self.sync.sort,
-            **({"Since": since} if since is not None else {}),
-        }
-        return [{**search, name: value} for value in values]
 
     def search(
         self, queries: list[dict[str, str]]
@@ -220,26 +219,22 @@ class _Run:
 
 
 def run_first(
-    endpoint: Endpoint,
-    reader: Reader,
+    run: SyncRun,
     params: Mapping[str, str],
-    *,
-    chunk: int,
     previous: SyncResult | None,
+    *,
     since: pd.Timestamp | None,
     backfill: bool,
-    on_invalid: OnInvalid,
 ) -> SyncResult:
     """A full load (every partition value) and, with ``backfill`` and no history kept yet,
     the change feed over every key since ``since`` or the oldest entry: the history. A refresh
     (``previous``) keeps its history and adds the feed since its change watermark to it."""
-    run = _Run(endpoint, reader, chunk, on_invalid)
     sync = run.sync
-    valid, bad, media, found = run.search(run.queries(params, None))
+    valid, bad, media, found = run.search(queries(sync, params, None))
     market = tidy(valid)
     now = wall_clock()
     state: dict[str, Any] = {
-        "version": STATE_VERSION, "mode": "full", "chunk": chunk, "syncs": 1,
+        "version": STATE_VERSION, "mode": "full", "chunk": run.chunk, "syncs": 1,
         "first_sync": now, "last_sync": now, **watermarks(market, bad, None, None),
         "data_time": iso(data_time_of(market, None)),
     }  # fmt: skip
@@ -258,7 +253,7 @@ def run_first(
     oldest = market[sync.cursor[0]].min() if len(market) else None
     start = since if since is not None else None if pd.isna(oldest) else pd.Timestamp(oldest)
     if backfill and not len(history) and len(market) and start is not None:
-        changes = run.feed(reader.keys(market, found), str(iso(start)), "backfill")
+        changes = run.feed(run.reader.keys(market, found), str(iso(start)), "backfill")
         state["history_since"] = iso(start)
         result.history = append_history(history, changes)
         logger.info("sync_listings: backfilled %d changes since %s in %d requests",
@@ -267,7 +262,7 @@ def run_first(
 
 
 def _since_kept(
-    run: _Run, result: SyncResult, found: Sequence[Paged], previous: SyncResult
+    run: SyncRun, result: SyncResult, found: Sequence[Paged], previous: SyncResult
 ) -> pd.DataFrame:
     """A refresh's history: the one kept plus the change feed since the last sync's change
     watermark, over the reloaded keys not terminal then (a terminal record never changes again)."""
@@ -285,21 +280,13 @@ def _since_kept(
     return append_history(previous.history, changes)
 
 
-def run_later(
-    endpoint: Endpoint,
-    reader: Reader,
-    previous: SyncResult,
-    params: Mapping[str, str],
-    *,
-    chunk: int,
-    on_invalid: OnInvalid,
-) -> SyncResult:
+def run_later(run: SyncRun, previous: SyncResult, params: Mapping[str, str]) -> SyncResult:
     """An incremental sync from ``previous``: new records, the change feed applied, closings."""
-    run = _Run(endpoint, reader, chunk, on_invalid)
     sync, counts = run.sync, run.counts
     state = dict(previous.state)
     state.pop("chunk_refused", None)  # what earlier releases learned: no longer kept
-    new_valid, new_bad, new_media, _ = run.search(run.queries(params, state.get("entry_watermark")))
+    searches = queries(sync, params, state.get("entry_watermark"))
+    new_valid, new_bad, new_media, _ = run.search(searches)
     fresh = set(new_valid[sync.key]) | set(new_bad[sync.key].dropna())
     market = previous.market
     if fresh:  # the fresh copy of a record wins over a cached one
@@ -314,7 +301,7 @@ def run_later(
 
     removed: list[str] = []
     if closing:
-        bodies, removed, asked = reader.details(closing)
+        bodies, removed, asked = run.reader.details(closing)
         counts.add("details", asked, len(closing))
         market = close_data(market, bodies, removed)
         touched = [i for i in touched if i not in set(removed)]
@@ -324,7 +311,7 @@ def run_later(
         data_time_of(new_valid, changes),
         max_stamp(market[sync.cursor[1]]),
     )
-    open_pages = {q[sync.partition[0]]: q for q in run.queries(params, None)}
+    open_pages = {q[sync.partition[0]]: q for q in queries(sync, params, None)}
     lower, upper = clock_window(new_valid, data_time)
     data_time = server_clock(run, market, lower, upper, open_pages)
     market = grow_days_on_market(market, data_time)
@@ -335,7 +322,7 @@ def run_later(
     old_media = previous.media[~ids_in(previous.media[sync.key], [*fresh, *removed])]
     state.update(
         {
-            "mode": "incremental", "chunk": chunk, "syncs": int(state.get("syncs", 0)) + 1,
+            "mode": "incremental", "chunk": run.chunk, "syncs": int(state.get("syncs", 0)) + 1,
             "last_sync": wall_clock(), "data_time": iso(data_time),
             **watermarks(market, quarantine, previous.state, changes),
         }
@@ -354,7 +341,7 @@ def run_later(
 
 
 def server_clock(
-    run: _Run,
+    run: SyncRun,
     market: pd.DataFrame,
     lower: pd.Timestamp | None,
     upper: pd.Timestamp | None,
@@ -397,7 +384,7 @@ def _contradicted(lower: pd.Timestamp, what: str) -> pd.Timestamp:
 
 
 def _bisect(
-    run: _Run, market: pd.DataFrame, low: pd.Timestamp, high: pd.Timestamp | None,
+    run: SyncRun, market: pd.DataFrame, low: pd.Timestamp, high: pd.Timestamp | None,
     lower: pd.Timestamp,
 ) -> pd.Timestamp:  # fmt: skip
     """:func:`server_clock`'s binary search of details over ``[low, high)``."""
@@ -428,7 +415,7 @@ def _bisect(
 
 
 def _revalidate(
-    run: _Run, market: pd.DataFrame, quarantine: pd.DataFrame, touched: list[str]
+    run: SyncRun, market: pd.DataFrame, quarantine: pd.DataFrame, touched: list[str]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rows the changes touched, validated again: invalid ones move to the quarantine."""
     key = run.sync.key

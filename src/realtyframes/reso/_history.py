@@ -14,12 +14,17 @@ from typing import Any
 
 import pandas as pd
 
-from realtyframes.loaders import changes_between, data_time_of, grow_days_on_market
+from realtyframes.loaders import (
+    append_history,
+    changes_between,
+    data_time_of,
+    grow_days_on_market,
+)
 from realtyframes.schemas import ListingChange, changes_from_pages, empty_frame
 
 __all__ = [
     "HISTORY_SOURCE",
-    "appended",
+    "change",
     "history_frame",
     "merge_versions",
     "number",
@@ -30,7 +35,16 @@ __all__ = [
 
 #: The history column saying where each change comes from.
 HISTORY_SOURCE = "HistorySource"
-_HISTORY_KEY = ["ListingId", "ChangeType", "ChangeTimestamp"]
+_VALUES = {
+    "price_change": ("PreviousListPrice", "ListPrice"),
+    "status_change": ("PreviousStatus", "StandardStatus"),
+}
+
+
+def change(lid: Any, kind: str, when: Any, old: Any, new: Any) -> dict[str, Any]:
+    """One change record in the platform feed's fields (``kind``: price_change, status_change)."""
+    before, after = _VALUES[kind]
+    return {"ListingId": lid, "ChangeType": kind, "ChangeTimestamp": when, before: old, after: new}
 
 
 def history_frame(changes: list[dict[str, Any]], provenance: list[str]) -> pd.DataFrame:
@@ -64,14 +78,12 @@ def synthesised(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
         prev = old.loc[lid]
         when = row.ModificationTimestamp.isoformat().replace("+00:00", "Z")
         if pd.notna(row.ListPrice) and prev["ListPrice"] != row.ListPrice:
-            changes.append({"ListingId": lid, "ChangeType": "price_change", "ChangeTimestamp": when,
-                            "PreviousListPrice": float(prev["ListPrice"]),
-                            "ListPrice": float(row.ListPrice)})  # fmt: skip
+            price = float(prev["ListPrice"]), float(row.ListPrice)
+            changes.append(change(lid, "price_change", when, *price))
             provenance.append("synthesised")
-        if str(prev["StandardStatus"]) != str(row.StandardStatus):
-            changes.append({"ListingId": lid, "ChangeType": "status_change", "ChangeTimestamp": when,
-                            "PreviousStatus": str(prev["StandardStatus"]),
-                            "StandardStatus": str(row.StandardStatus)})  # fmt: skip
+        status = str(prev["StandardStatus"]), str(row.StandardStatus)
+        if status[0] != status[1]:
+            changes.append(change(lid, "status_change", when, *status))
             provenance.append("synthesised")
     return history_frame(changes, provenance)
 
@@ -80,22 +92,10 @@ def removals(market: pd.DataFrame, hidden: dict[str, str], provenance: str) -> p
     """Removal records of the market's listings in ``hidden`` ({ListingId: when})."""
     gone = market[market["ListingId"].isin(list(hidden))]
     changes = [
-        {"ListingId": lid, "ChangeType": "status_change", "ChangeTimestamp": hidden[lid],
-         "PreviousStatus": str(status), "StandardStatus": None}
+        change(lid, "status_change", hidden[lid], str(status), None)
         for lid, status in zip(gone["ListingId"], gone["StandardStatus"], strict=True)
-    ]  # fmt: skip
+    ]
     return history_frame(changes, [provenance] * len(changes))
-
-
-def appended(history: pd.DataFrame, added: pd.DataFrame) -> pd.DataFrame:
-    parts = [f for f in (history, added) if len(f)]
-    if not parts:
-        return history
-    out = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    out = out.drop_duplicates(_HISTORY_KEY, keep="first")
-    return out.sort_values(
-        ["ChangeTimestamp", "ListingId", "ChangeType"], kind="stable"
-    ).reset_index(drop=True)
 
 
 def merge_versions(
@@ -112,7 +112,7 @@ def merge_versions(
     DaysOnMarket of open listings grows with the server's clock (the platform sync's rule)."""
     gone = market["ListingId"].isin(list(hidden))
     removed = removals(market, dict(hidden), f"removed: {flag} false")
-    history = appended(history, appended(changes, removed))
+    history = append_history(history, append_history(changes, removed))
     drop = gone | market["ListingId"].isin(list(fresh["ListingId"]))
     parts = [f for f in (market[~drop], fresh) if len(f)]
     if not parts:
@@ -135,5 +135,5 @@ def sync_changes_of(
     that left it (removals: ``removed``, not a status change to nothing)."""
     real = ~history_after[HISTORY_SOURCE].astype("str").str.startswith("removed")
     feed = history_after[real.to_numpy()].drop(columns=HISTORY_SOURCE)
-    bad = quarantine if "ListingId" in quarantine else pd.DataFrame({"ListingId": []})
-    return changes_between(before, after, history_before.drop(columns=HISTORY_SOURCE), feed, bad)
+    history_before = history_before.drop(columns=HISTORY_SOURCE)
+    return changes_between(before, after, history_before, feed, quarantine)

@@ -45,6 +45,7 @@ from realtyframes.cache import Checkpoint, Entry, ParquetCache
 from realtyframes.errors import QueryError
 from realtyframes.loaders import (
     SYNC_WAIT,
+    append_history,
     check_flag,
     check_wait,
     describe_scope,
@@ -53,7 +54,7 @@ from realtyframes.loaders import (
 )
 from realtyframes.reso._history import (
     HISTORY_SOURCE,
-    appended,
+    change,
     history_frame,
     merge_versions,
     number,
@@ -211,15 +212,11 @@ def _transactional(
         lid = r.get("ResourceRecordID") or r.get("ResourceRecordKey")
         if lid not in keys:
             continue
-        when = r.get("ModificationTimestamp")
+        when, old, new = r.get("ModificationTimestamp"), r.get("PreviousValue"), r.get("NewValue")
         if r.get("FieldName") == "ListPrice":
-            changes.append({"ListingId": lid, "ChangeType": "price_change", "ChangeTimestamp": when,
-                            "PreviousListPrice": number(r.get("PreviousValue")),
-                            "ListPrice": number(r.get("NewValue"))})  # fmt: skip
+            changes.append(change(lid, "price_change", when, number(old), number(new)))
         elif r.get("FieldName") == "StandardStatus":
-            changes.append({"ListingId": lid, "ChangeType": "status_change", "ChangeTimestamp": when,
-                            "PreviousStatus": r.get("PreviousValue"),
-                            "StandardStatus": r.get("NewValue")})  # fmt: skip
+            changes.append(change(lid, "status_change", when, old, new))
     newest = max((str(r["ModificationTimestamp"]) for r in records), default=None)
     return history_frame(changes, [HISTORY] * len(changes)), requests, newest
 
@@ -265,7 +262,7 @@ def _reconciled(
     present = {r.get("ListingId") or r.get("ListingKey") for r in records}
     missing = ~market["ListingId"].isin(list(present))
     gone = dict.fromkeys(market.loc[missing, "ListingId"].tolist(), when)
-    history = appended(history, removals(market, gone, RECONCILE_SOURCE))
+    history = append_history(history, removals(market, gone, RECONCILE_SOURCE))
     return market[~missing].reset_index(drop=True), history, len(gone), requests
 
 
@@ -284,7 +281,7 @@ def _first(
         added, more, newest = _transactional(
             reader, str(pd.Timestamp(since)), "gt", set(market["ListingId"])
         )
-        history, requests = appended(history, added), requests + more
+        history, requests = append_history(history, added), requests + more
         state["history_watermark"] = newest
     return ResoSync(market, history, requests, 0, bad, False), state
 
