@@ -32,6 +32,8 @@ logger = logging.getLogger("realtyframes.cache")
 _JOURNALS = Path(".rf") / "staging" / "checkpoints"
 _WATCHES = Path(".watches") / "watches.json"
 _MAGIC = b"RFCK1"  # a record: RFCK1 <kind> <name> <length> <crc32>\n<body>\n
+#: What a checkpoint journal's head must say.
+_HEAD = ("scope", "started")
 #: The columns without which a Parquet file in ``runs/`` is not a run record.
 _REQUIRED = ("run_id", "started", "finished", "kind", "resource", "scope", "scope_key", "outcome")
 
@@ -110,7 +112,10 @@ def _import_journals(db: sqlite3.Connection, root: Path) -> list[Path]:
         resource, _, key = path.name.removesuffix(".journal").partition(".")
         try:
             _import_journal(db, path, resource, key)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # its answers, if some were moved in, go too
+            db.execute(
+                "DELETE FROM checkpoint_answers WHERE resource = ? AND key = ?", (resource, key)
+            )
             logger.info("checkpoint %s discarded: it cannot be read (%s)", path.name, exc)
     return moved
 
@@ -121,7 +126,7 @@ def _import_journal(db: sqlite3.Connection, path: Path, resource: str, key: str)
     with path.open("rb") as file:
         for kind, name, body in _records(file):
             if kind == b"head":
-                head = json.loads(body)
+                head = _head(body)
             elif head is None:
                 break
             elif kind == b"note":
@@ -137,6 +142,15 @@ def _import_journal(db: sqlite3.Connection, path: Path, resource: str, key: str)
         db.execute(
             "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, notes_json)
         )
+
+
+def _head(body: bytes) -> dict[str, Any]:
+    """A journal's head; one without the scope it was made for, or its start, cannot resume."""
+    head = json.loads(body)
+    if not isinstance(head, dict) or not all(isinstance(head.get(n), str) for n in _HEAD):
+        raise ValueError(f"its head has no {' or '.join(_HEAD)}")
+    datetime.fromisoformat(head["started"])  # ValueError if it is not a time
+    return head
 
 
 # -- watches -----------------------------------------------------------------------------------
