@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from realtyframes._deprecation import REMOVED_IN
 from realtyframes.cache._catalog import Current, commit, current, forget, retired
 from realtyframes.cache._checkpoints import (
     CHECKPOINT_MAX_AGE,
@@ -80,7 +81,7 @@ __all__ = [
     "normalise_params",
 ]
 
-#: Kept for compatibility: ``ParquetCache(read_wait=...)`` is accepted and unused.
+#: Kept for compatibility; ``ParquetCache(read_wait=...)`` has no effect.
 READ_WAIT = 30.0
 #: How long a replaced generation's files stay for the readers that named it before.
 GRACE = timedelta(minutes=10)
@@ -92,9 +93,10 @@ class ParquetCache:
 
     ``ttl``: per-resource freshness (the loaders pass their endpoints' lifetimes; a resource
     not in it: one hour; ``None``: never expires). ``grace``: how long a replaced generation
-    stays readable. ``lock_timeout`` and ``read_wait`` are accepted and unused (``clear``
-    refuses a scope being synced at once; readers never wait). Reading never creates files or
-    folders. An older cache is migrated when opened, with one log line.
+    stays readable. ``lock_timeout`` and ``read_wait`` have no effect (``clear`` refuses a scope
+    being synced at once; readers never wait): passing either is a ``DeprecationWarning``.
+    Reading never creates files or folders. An older cache is migrated when opened, with one
+    log line.
 
     >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
     >>> cache.read("listings", "0" * 32) is None  # doctest: +SKIP
@@ -106,21 +108,21 @@ class ParquetCache:
         root: Path | str,
         *,
         ttl: Mapping[str, timedelta | float | None] | None = None,
-        lock_timeout: float | None = 300.0,
-        read_wait: float = READ_WAIT,
+        lock_timeout: float | None = None,
+        read_wait: float | None = None,
         checkpoint_max_age: timedelta = CHECKPOINT_MAX_AGE,
         grace: timedelta = GRACE,
     ) -> None:
         self.root = Path(root).expanduser()
         self._ttl: dict[str, timedelta | float | None] = dict(ttl or {})
-        self.lock_timeout = lock_timeout
-        if (
-            isinstance(read_wait, bool)
-            or not isinstance(read_wait, int | float)
-            or not read_wait >= 0
-        ):
-            raise ValueError(f"read_wait: {read_wait!r} is not a number of seconds >= 0")
-        self.read_wait = float(read_wait)
+        for name, unused in (("lock_timeout", lock_timeout), ("read_wait", read_wait)):
+            if unused is not None:
+                warnings.warn(
+                    f"ParquetCache(): `{name}` has no effect (nothing waits) and goes in "
+                    f"realtyframes {REMOVED_IN}; leave it out",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
         for name, value in (("checkpoint_max_age", checkpoint_max_age), ("grace", grace)):
             if not isinstance(value, timedelta):
                 raise ValueError(f"{name}: {value!r} is not a timedelta")
