@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from realtyframes.cache._entries import _redact, normalise_params
-from realtyframes.cache._state import connect, exists, open_db, shrink, transaction
+from realtyframes.cache._state import connect, exists, open_db, select, shrink, transaction
 from realtyframes.cache._writer import WRITE_BATCH, Writer, delete_orphans
 
 __all__ = [
@@ -82,8 +82,6 @@ class SavedCheckpoint:
 def saved_checkpoints(root: Path, resource: str | None = None) -> list[SavedCheckpoint]:
     """The checkpoints under the cache ``root`` (of ``resource`` only, when given), by name.
     Asking creates nothing."""
-    if not exists(root):
-        return []
     query = (
         "SELECT c.resource, c.key, count(a.name), coalesce(sum(length(a.body)), 0), c.started,"
         " c.updated FROM checkpoints c LEFT JOIN checkpoint_answers a"
@@ -91,13 +89,11 @@ def saved_checkpoints(root: Path, resource: str | None = None) -> list[SavedChec
         " WHERE ? IS NULL OR c.resource = ? GROUP BY c.resource, c.key"
         " ORDER BY c.resource, c.key"
     )
-    with connect(root) as db:
-        rows = db.execute(query, (resource, resource)).fetchall()
     return [
         SavedCheckpoint(
             res, key, n, size, datetime.fromisoformat(started), datetime.fromtimestamp(upd, UTC)
         )
-        for res, key, n, size, started, upd in rows
+        for res, key, n, size, started, upd in select(root, query, (resource, resource))
     ]
 
 

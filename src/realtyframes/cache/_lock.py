@@ -23,7 +23,7 @@ from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import pid_alive, process_start
-from realtyframes.cache._state import connect, exists, transaction
+from realtyframes.cache._state import connect, select, transaction
 from realtyframes.errors import CacheLockError, CacheLockTimeout
 
 __all__ = [
@@ -217,16 +217,8 @@ def hold_scope(lock: Path, scope: str, *, timeout: float | None) -> Iterator[Non
 def holder(root: Path, resource: str, key: str) -> Holder | None:
     """Who holds ``resource``'s job lock of ``key`` now, if a live process says so (asking
     creates nothing)."""
-    if not exists(root):
-        return None
-    with connect(root) as db:
-        row = db.execute(
-            "SELECT scope, pid, host, since, process_start FROM locks WHERE name = ?",
-            (f"{resource}/{key}",),
-        ).fetchone()
-    if row is None:
-        return None
-    scope, pid, host, since, started = row
-    if host == socket.gethostname() and not pid_alive(pid, started):
-        return None  # stale: its process has died
-    return Holder(scope, pid, host, since)
+    query = "SELECT scope, pid, host, since, process_start FROM locks WHERE name = ?"
+    for scope, pid, host, since, started in select(root, query, (f"{resource}/{key}",)):
+        if host != socket.gethostname() or pid_alive(pid, started):
+            return Holder(scope, pid, host, since)
+    return None  # none, or a stale row: its process has died
