@@ -191,17 +191,12 @@ class Holder:
         return f"process {self.pid} on {self.host} since {self.since[:19]}Z"
 
 
-def _name(lock: Path) -> tuple[Path, str]:
-    """The cache root and the row's name (``<resource>/<key>``) of a job lock's path,
-    ``<root>/.rf/locks/<resource>.sync/<key>.lock``."""
-    return lock.parents[3], f"{lock.parent.name.removesuffix('.sync')}/{lock.stem}"
-
-
 @contextmanager
 def hold_scope(lock: Path, scope: str, *, timeout: float | None) -> Iterator[None]:
     """Hold the job lock at ``lock`` (see :func:`file_lock`: waits ``timeout`` seconds, then
     :class:`CacheLockTimeout`) and say who holds it in the ``locks`` table for the block."""
-    root, name = _name(lock)
+    root = lock.parents[3]  # of <root>/.rf/locks/<resource>.sync/<key>.lock
+    name = f"{lock.parent.name.removesuffix('.sync')}/{lock.stem}"  # as holder() asks
     with file_lock(lock, timeout=timeout):
         pid, since = os.getpid(), datetime.now(UTC).isoformat(timespec="microseconds")
         row = (name, scope, pid, socket.gethostname(), since, process_start(pid))

@@ -40,11 +40,9 @@ from realtyframes.cache._entries import (
     _check_name,
     _private_dirs,
     _ResourceTtl,
-    account_fingerprint,
     cache_key,
     entry_doc,
     is_fresh,
-    normalise_params,
 )
 from realtyframes.cache._inventory import (
     clear,
@@ -54,7 +52,6 @@ from realtyframes.cache._inventory import (
 )
 from realtyframes.cache._layout import (
     MAIN,
-    META_KEY,
     Layout,
     Unreadable,
     account_label,
@@ -69,17 +66,7 @@ from realtyframes.cache._lock import Holder, holder, lock_error
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import CacheWarning
 
-__all__ = [
-    "GRACE",
-    "META_KEY",
-    "CacheWarning",
-    "Entry",
-    "ParquetCache",
-    "account_fingerprint",
-    "cache_key",
-    "is_fresh",
-    "normalise_params",
-]
+__all__ = ["GRACE", "READ_WAIT", "ParquetCache"]
 
 #: Kept for compatibility; ``ParquetCache(read_wait=...)`` has no effect.
 READ_WAIT = 30.0
