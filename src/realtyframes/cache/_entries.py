@@ -23,8 +23,6 @@ import pandas as pd
 from realtyframes._files import PRIVATE_MODE
 from realtyframes._version import __version__
 
-#: How long an entry stays fresh when the caller gave no lifetime for its resource.
-_DEFAULT_TTL = timedelta(hours=1)
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 #: Names of parameters whose values never reach a file (cache footers, run records): a bare

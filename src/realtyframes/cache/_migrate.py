@@ -22,13 +22,22 @@ import pyarrow.parquet as pq
 
 from realtyframes.cache._catalog import Current, commit
 from realtyframes.cache._entries import _private_dirs
-from realtyframes.cache._layout import GENERATION, MAIN, Layout, entry_meta, link, part_path
+from realtyframes.cache._layout import (
+    GENERATION,
+    MAIN,
+    PART_FILE,
+    Layout,
+    entry_meta,
+    link,
+    part_path,
+)
 from realtyframes.cache._runs_table import SCHEMA, insert_record
 
-__all__ = ["import_legacy", "register_entries"]
+__all__ = ["has_legacy_files", "import_legacy", "register_entries"]
 
 logger = logging.getLogger("realtyframes.cache")
 
+_RUNS = "runs"
 _JOURNALS = Path(".rf") / "staging" / "checkpoints"
 _WATCHES = Path(".watches") / "watches.json"
 _MAGIC = b"RFCK1"  # a record: RFCK1 <kind> <name> <length> <crc32>\n<body>\n
@@ -36,6 +45,17 @@ _MAGIC = b"RFCK1"  # a record: RFCK1 <kind> <name> <length> <crc32>\n<body>\n
 _HEAD = ("scope", "started")
 #: The columns without which a Parquet file in ``runs/`` is not a run record.
 _REQUIRED = ("run_id", "started", "finished", "kind", "resource", "scope", "scope_key", "outcome")
+
+
+def has_legacy_files(root: Path) -> bool:
+    """Whether ``root`` holds files of an older cache that the migration moves in."""
+    journals = root / _JOURNALS
+    return (
+        (root / _RUNS).is_dir()
+        or any(root.glob(f"*/account=*/scope=key-*/{PART_FILE}"))
+        or (root / _WATCHES).is_file()
+        or (journals.is_dir() and any(journals.glob("*.journal")))
+    )
 
 
 def import_legacy(db: sqlite3.Connection, root: Path) -> list[Path]:
@@ -47,7 +67,7 @@ def import_legacy(db: sqlite3.Connection, root: Path) -> list[Path]:
 
 
 def _import_runs(db: sqlite3.Connection, root: Path) -> list[Path]:
-    folder = root / "runs"
+    folder = root / _RUNS
     moved, skipped = [], 0
     for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():
         try:

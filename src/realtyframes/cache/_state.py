@@ -20,14 +20,11 @@ from typing import Any
 
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import _private_dirs, _stamp
-from realtyframes.cache._layout import INTERNAL, PART_FILE
-from realtyframes.cache._migrate import import_legacy, register_entries
+from realtyframes.cache._layout import INTERNAL
+from realtyframes.cache._migrate import has_legacy_files, import_legacy, register_entries
 from realtyframes.errors import CacheWarning
 
 __all__ = [
-    "FILE",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
     "connect",
     "exists",
     "open_db",
@@ -39,8 +36,6 @@ __all__ = [
 
 logger = logging.getLogger("realtyframes.cache")
 
-#: The database, under the cache root.
-FILE = Path(INTERNAL) / "state.sqlite3"
 #: Seconds a statement waits for another process's write transaction (SQLite's busy timeout).
 BUSY_TIMEOUT = 60.0
 
@@ -94,22 +89,13 @@ def state_file(root: Path) -> Path:
     >>> state_file(Path("/data/cache")).as_posix()
     '/data/cache/.rf/state.sqlite3'
     """
-    return Path(root) / FILE
+    return Path(root) / INTERNAL / "state.sqlite3"
 
 
 def exists(root: Path) -> bool:
     """Whether the cache at ``root`` has state to read: its database, or the files of an older
     cache that opening it moves in (asking creates nothing)."""
-    root = Path(root)
-    if state_file(root).is_file():
-        return True
-    journals = root / INTERNAL / "staging" / "checkpoints"
-    return (
-        (root / "runs").is_dir()
-        or any(root.glob(f"*/account=*/scope=key-*/{PART_FILE}"))
-        or (root / ".watches" / "watches.json").is_file()
-        or (journals.is_dir() and any(journals.glob("*.journal")))
-    )
+    return state_file(root).is_file() or has_legacy_files(Path(root))
 
 
 def select(root: Path, query: str, params: Sequence[Any] = ()) -> list[Any]:

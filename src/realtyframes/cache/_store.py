@@ -32,7 +32,6 @@ from realtyframes.cache._checkpoints import (
     saved_checkpoints,
 )
 from realtyframes.cache._entries import (
-    _DEFAULT_TTL,
     _KEY,
     _NAME,
     Entry,
@@ -72,6 +71,8 @@ __all__ = ["GRACE", "READ_WAIT", "ParquetCache"]
 READ_WAIT = 30.0
 #: How long a replaced generation's files stay for the readers that named it before.
 GRACE = timedelta(minutes=10)
+#: How long an entry stays fresh when the caller gave no lifetime for its resource.
+_DEFAULT_TTL = timedelta(hours=1)
 
 
 class ParquetCache:
