@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from realtyframes.cache._entries import _redact, normalise_params
+from realtyframes.cache._entries import stored_params
 from realtyframes.cache._state import connect, exists, open_db, select, shrink, transaction
 from realtyframes.cache._writer import WRITE_BATCH, Writer, delete_orphans
 
@@ -160,8 +160,7 @@ class Checkpoint:
     def __init__(self, root: Path, resource: str, key: str, scope: Mapping[str, Any]) -> None:
         self.root, self.resource, self.key = Path(root), resource, key
         self.digest = _digest(json.dumps(scope, sort_keys=True, default=str))  # of the scope
-        params = _redact(normalise_params(scope.get("params") or {}))
-        self._params = json.dumps(params, sort_keys=True)
+        self._params = json.dumps(stored_params(scope.get("params")), sort_keys=True)
         self._notes: dict[str, Any] = {}
         self._lock = threading.Lock()  # the reading connection
         self._db: sqlite3.Connection | None = None
