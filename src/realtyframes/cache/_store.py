@@ -117,10 +117,8 @@ class ParquetCache:
         self.checkpoint_max_age, self.grace = checkpoint_max_age, grace
         self._layout = Layout(self.root)
         remove_dead_writers_files(self._layout)  # a crashed write's leftovers, whatever its key
-        if exists(self.root):  # an older cache is migrated here, by its first open
-            with connect(self.root):
-                pass
-        remove_old_checkpoints(self.root, checkpoint_max_age)  # of loads never called again
+        # of loads never called again; its first look migrates an older cache
+        remove_old_checkpoints(self.root, checkpoint_max_age)
 
     def __repr__(self) -> str:
         return f"ParquetCache({str(self.root)!r})"
