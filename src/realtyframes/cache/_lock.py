@@ -23,6 +23,7 @@ from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import pid_alive, process_start
+from realtyframes.cache._layout import INTERNAL
 from realtyframes.cache._state import connect, select, transaction
 from realtyframes.errors import CacheLockError, CacheLockTimeout
 
@@ -191,12 +192,22 @@ class Holder:
         return f"process {self.pid} on {self.host} since {self.since[:19]}Z"
 
 
+def _root_and_name(lock: Path) -> tuple[Path, str]:
+    """The cache root and the ``locks`` row's name (``<resource>/<key>``, as :func:`holder` asks)
+    of a job lock, ``<root>/.rf/locks/<resource>.sync/<key>.lock``."""
+    if lock.parts[-4:-2] != (INTERNAL, "locks") or lock.suffix != ".lock":
+        raise ValueError(
+            f"lock: {lock} is not a cache's job lock (<root>/{INTERNAL}/locks/<resource>.sync/"
+            "<key>.lock: ParquetCache.job_lock)"
+        )
+    return lock.parents[3], f"{lock.parent.name.removesuffix('.sync')}/{lock.stem}"
+
+
 @contextmanager
 def hold_scope(lock: Path, scope: str, *, timeout: float | None) -> Iterator[None]:
     """Hold the job lock at ``lock`` (see :func:`file_lock`: waits ``timeout`` seconds, then
     :class:`CacheLockTimeout`) and say who holds it in the ``locks`` table for the block."""
-    root = lock.parents[3]  # of <root>/.rf/locks/<resource>.sync/<key>.lock
-    name = f"{lock.parent.name.removesuffix('.sync')}/{lock.stem}"  # as holder() asks
+    root, name = _root_and_name(lock)
     with file_lock(lock, timeout=timeout):
         pid, since = os.getpid(), datetime.now(UTC).isoformat(timespec="microseconds")
         row = (name, scope, pid, socket.gethostname(), since, process_start(pid))
