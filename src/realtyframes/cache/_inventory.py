@@ -19,17 +19,11 @@ from realtyframes.cache._catalog import all_entries, forget, retired
 from realtyframes.cache._checkpoints import remove_checkpoints
 from realtyframes.cache._entries import _NAME, _check_name
 from realtyframes.cache._layout import Layout, remove_dead_writers_files, remove_generation
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, holder
+from realtyframes.cache._lock import file_lock, holder
 from realtyframes.cache._state import connect, exists, transaction
-from realtyframes.errors import ScopeBusyError
+from realtyframes.errors import CacheLockTimeout, ScopeBusyError
 
-__all__ = [
-    "LIST_COLUMNS",
-    "clear",
-    "list_entries",
-    "no_job_running",
-    "unpublish",
-]
+__all__ = ["clear", "list_entries", "no_job_running", "unpublish"]
 
 #: Columns of :meth:`ParquetCache.list`.
 LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")

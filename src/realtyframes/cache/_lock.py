@@ -27,16 +27,7 @@ from realtyframes.cache._layout import INTERNAL
 from realtyframes.cache._state import connect, select, transaction
 from realtyframes.errors import CacheLockError, CacheLockTimeout
 
-__all__ = [
-    "CacheLockError",
-    "CacheLockTimeout",
-    "Holder",
-    "file_lock",
-    "hold_scope",
-    "holder",
-    "is_locked",
-    "lock_error",
-]
+__all__ = ["Holder", "file_lock", "hold_scope", "holder", "is_locked", "lock_error"]
 
 _POLL = 0.05  # seconds between attempts when waiting with a timeout
 
