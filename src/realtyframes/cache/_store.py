@@ -131,12 +131,9 @@ class ParquetCache:
         """Where an entry's dataset file (or its ``extra`` companion's) lives: the existing
         file, else the partition of the entry's account (``account=unset`` when none)."""
         folder = self._folder(resource, key, extra)
-        found = self._layout.find(folder, key)
-        if found is not None:
-            return found
         main = self._layout.find(resource, key)
         account = main.parent.parent.name.removeprefix("account=") if main else account_label(None)
-        return self._layout.entry(folder, account, key)
+        return self._layout.find(folder, key) or self._layout.entry(folder, account, key)
 
     @staticmethod
     def _folder(resource: str, key: str, extra: str | None = None) -> str:
