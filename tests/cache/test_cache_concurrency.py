@@ -18,7 +18,13 @@ import pandas as pd
 import pyarrow.dataset as ds
 import pytest
 
-from realtyframes.cache import CacheLockTimeout, CacheWarning, ParquetCache, file_lock
+from realtyframes.cache import (
+    CacheLockTimeout,
+    CacheWarning,
+    ParquetCache,
+    file_lock,
+    hold_scope,
+)
 
 
 def frame(n: int, tag: int) -> pd.DataFrame:
@@ -111,6 +117,23 @@ def test_lock_timeout(tmp_path: Path):
         holder.communicate()  # reaps it and closes its pipe
     with file_lock(lock, timeout=5):  # the kernel released the dead holder's lock
         pass
+
+
+@pytest.mark.parametrize("where", ["a/b/c/scope.lock", "scope.lock"])
+def test_hold_scope_takes_only_a_job_lock(tmp_path: Path, where: str):
+    """Who holds a scope is written to the state database of the cache the lock is in; a lock
+    elsewhere names no cache: a clear error, and no database made three folders up."""
+    root = tmp_path / "x" / "y" / "z"  # three folders up from a lock in root: tmp_path
+    (root / where).parent.mkdir(parents=True, exist_ok=True)
+    with (
+        pytest.raises(ValueError, match=r"lock: .* is not a cache's job lock"),
+        hold_scope(root / where, "City=Miami", timeout=0),
+    ):
+        pass
+    assert not list(tmp_path.rglob("*.sqlite3"))
+    lock = ParquetCache(root).job_lock("market", "k1")
+    with hold_scope(lock, "City=Miami", timeout=0):
+        assert ParquetCache(root).job_holder("market", "k1").pid == os.getpid()
 
 
 KILLED_WRITER = textwrap.dedent(

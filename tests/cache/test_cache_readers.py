@@ -167,10 +167,13 @@ def test_replaced_generations_are_removed_after_the_grace_period(tmp_path, monke
     assert len(list(kept.iterdir())) == 2  # the one replaced now stays for its grace period
 
 
-@pytest.mark.parametrize("wait", [-1, "10", True, float("nan")])
-def test_read_wait_is_a_number_of_seconds(tmp_path, wait):
-    with pytest.raises(ValueError, match="read_wait"):
-        ParquetCache(tmp_path, read_wait=wait)
+@pytest.mark.parametrize("name", ["lock_timeout", "read_wait"])
+def test_the_parameters_that_have_no_effect_are_deprecated(tmp_path, name):
+    with pytest.warns(DeprecationWarning, match=f"`{name}` has no effect") as seen:
+        cache = ParquetCache(tmp_path, **{name: 30.0})
+    assert len(seen) == 1 and seen[0].filename == __file__  # the caller's line
+    written = write(cache, 3)  # and the cache works as without it
+    assert counts(cache.read("market", "k")) == counts(written)
 
 
 def test_a_writer_that_dies_before_its_commit_leaves_the_previous_generation(tmp_path, monkeypatch):

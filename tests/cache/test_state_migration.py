@@ -5,9 +5,12 @@ sync state read as they were."""
 
 from __future__ import annotations
 
+import json
 import logging
 import shutil
+import sqlite3
 import stat
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -112,3 +115,28 @@ def test_a_damaged_state_database_is_moved_aside_never_a_crash(tmp_path: Path) -
     assert len(list((tmp_path / ".rf" / "corrupt").glob("state.*.sqlite3"))) == 1
     append_run(tmp_path, kind="load", resource="listings", scope={"City": "Miami"}, rows=5)
     assert len(read_runs(tmp_path)) == 1
+
+
+def test_a_journal_whose_head_has_no_scope_is_discarded_never_a_crash(
+    old_cache: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A journal head without ``scope`` (or ``started``) cannot be resumed safely: its checkpoint
+    is discarded with a log line and everything else migrates; opening the cache never fails."""
+    journal = next((old_cache / ".rf" / "staging" / "checkpoints").glob("*.journal"))
+    head = json.dumps({"params": {"City": "Doral"}, "started": "2026-06-01T09:00:00+00:00"})
+    page = b'{"total": 1, "value": [{"ListingId": "L1"}]}'
+    records = [(b"head", b"head", head.encode()), (b"page", b"1d0a2b87", page)]
+    journal.write_bytes(
+        b"".join(
+            b"RFCK1 %s %s %d %d\n%s\n" % (kind, name, len(body), zlib.crc32(body), body)
+            for kind, name, body in records
+        )
+    )
+    caplog.set_level(logging.INFO, logger="realtyframes.cache")
+    cache = ParquetCache(old_cache)
+    assert cache.checkpoints() == []
+    assert f"checkpoint {journal.name} discarded" in caplog.text
+    assert not journal.exists()
+    with sqlite3.connect(state_file(old_cache)) as db:  # none of its answers is left behind
+        assert db.execute("SELECT count(*) FROM checkpoint_answers").fetchone() == (0,)
+    assert len(read_runs(old_cache)) == 2 and rf.Watches(cache_dir=old_cache).get("surfside")

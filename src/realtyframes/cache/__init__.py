@@ -15,7 +15,8 @@ from realtyframes.cache._entries import (
     is_fresh,
     normalise_params,
 )
-from realtyframes.cache._lock import CacheLockTimeout, Holder, file_lock, hold_scope, is_locked
+from realtyframes.cache._layout import META_KEY
+from realtyframes.cache._lock import Holder, file_lock, hold_scope, is_locked
 from realtyframes.cache._runs import (
     QUARANTINE_JUMP,
     ROW_DROP_MIN,
@@ -30,8 +31,8 @@ from realtyframes.cache._state import connect as state_connection
 from realtyframes.cache._state import exists as state_exists
 from realtyframes.cache._state import state_file
 from realtyframes.cache._state import transaction as state_transaction
-from realtyframes.cache._store import GRACE, META_KEY, READ_WAIT, CacheWarning, ParquetCache
-from realtyframes.errors import CacheReadTimeout
+from realtyframes.cache._store import GRACE, READ_WAIT, ParquetCache
+from realtyframes.errors import CacheLockTimeout, CacheReadTimeout, CacheWarning
 
 __all__ = [
     "CHECKPOINT_MAX_AGE",

@@ -22,8 +22,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from realtyframes.cache._entries import _redact, normalise_params
-from realtyframes.cache._state import connect, exists, open_db, shrink, transaction
+from realtyframes.cache._entries import stored_params
+from realtyframes.cache._state import connect, exists, open_db, select, shrink, transaction
 from realtyframes.cache._writer import WRITE_BATCH, Writer, delete_orphans
 
 __all__ = [
@@ -82,8 +82,6 @@ class SavedCheckpoint:
 def saved_checkpoints(root: Path, resource: str | None = None) -> list[SavedCheckpoint]:
     """The checkpoints under the cache ``root`` (of ``resource`` only, when given), by name.
     Asking creates nothing."""
-    if not exists(root):
-        return []
     query = (
         "SELECT c.resource, c.key, count(a.name), coalesce(sum(length(a.body)), 0), c.started,"
         " c.updated FROM checkpoints c LEFT JOIN checkpoint_answers a"
@@ -91,13 +89,11 @@ def saved_checkpoints(root: Path, resource: str | None = None) -> list[SavedChec
         " WHERE ? IS NULL OR c.resource = ? GROUP BY c.resource, c.key"
         " ORDER BY c.resource, c.key"
     )
-    with connect(root) as db:
-        rows = db.execute(query, (resource, resource)).fetchall()
     return [
         SavedCheckpoint(
             res, key, n, size, datetime.fromisoformat(started), datetime.fromtimestamp(upd, UTC)
         )
-        for res, key, n, size, started, upd in rows
+        for res, key, n, size, started, upd in select(root, query, (resource, resource))
     ]
 
 
@@ -164,8 +160,7 @@ class Checkpoint:
     def __init__(self, root: Path, resource: str, key: str, scope: Mapping[str, Any]) -> None:
         self.root, self.resource, self.key = Path(root), resource, key
         self.digest = _digest(json.dumps(scope, sort_keys=True, default=str))  # of the scope
-        params = _redact(normalise_params(scope.get("params") or {}))
-        self._params = json.dumps(params, sort_keys=True)
+        self._params = json.dumps(stored_params(scope.get("params")), sort_keys=True)
         self._notes: dict[str, Any] = {}
         self._lock = threading.Lock()  # the reading connection
         self._db: sqlite3.Connection | None = None

@@ -23,8 +23,6 @@ import pandas as pd
 from realtyframes._files import PRIVATE_MODE
 from realtyframes._version import __version__
 
-#: How long an entry stays fresh when the caller gave no lifetime for its resource.
-_DEFAULT_TTL = timedelta(hours=1)
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
 #: Names of parameters whose values never reach a file (cache footers, run records): a bare
@@ -102,8 +100,11 @@ def plain_host(host: str | None) -> str | None:
     return _USERINFO.sub(r"\1", host) if host else host
 
 
-def _redact(params: Mapping[str, str]) -> dict[str, str]:
-    return {k: (REDACTED if SECRET_PARAM.search(k) else v) for k, v in params.items()}
+def stored_params(params: Mapping[str, Any] | None) -> dict[str, str]:
+    """``params`` as a file keeps them: normalised, secret-looking names redacted."""
+    return {
+        k: REDACTED if SECRET_PARAM.search(k) else v for k, v in normalise_params(params).items()
+    }
 
 
 def cache_key(*, host: str, operation: str, params: Mapping[str, Any] | None, account: str) -> str:
@@ -242,14 +243,13 @@ def entry_doc(
         fetched = datetime.fromisoformat(fetched.replace("Z", "+00:00"))
     if fetched.tzinfo is None:
         raise ValueError("meta: fetched_at must be timezone-aware")
-    params = _redact(normalise_params(given.pop("params", None)))
     generation = secrets.token_hex(8)
     doc: dict[str, Any] = {
         "resource": resource,
         "key": key,
         "host": plain_host(str(host) if (host := given.pop("host", None)) else host),
         "operation": given.pop("operation", resource),
-        "params": params,
+        "params": stored_params(given.pop("params", None)),
         "account": given.pop("account", None),
         "schema_version": given.pop("schema_version", SCHEMA_VERSION),
         "fetched_at": fetched.astimezone(UTC).isoformat(),

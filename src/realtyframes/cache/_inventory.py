@@ -19,29 +19,26 @@ from realtyframes.cache._catalog import all_entries, forget, retired
 from realtyframes.cache._checkpoints import remove_checkpoints
 from realtyframes.cache._entries import _NAME, _check_name
 from realtyframes.cache._layout import Layout, remove_dead_writers_files, remove_generation
-from realtyframes.cache._lock import CacheLockTimeout, file_lock, holder
+from realtyframes.cache._lock import file_lock, holder
 from realtyframes.cache._state import connect, exists, transaction
-from realtyframes.errors import ScopeBusyError
+from realtyframes.errors import CacheLockTimeout, ScopeBusyError
 
-__all__ = [
-    "LIST_COLUMNS",
-    "clear",
-    "list_entries",
-    "no_job_running",
-    "unpublish",
-]
+__all__ = ["clear", "list_entries", "no_job_running", "unpublish"]
 
 #: Columns of :meth:`ParquetCache.list`.
 LIST_COLUMNS: tuple[str, ...] = ("resource", "key", "rows", "quarantined", "fetched_at")
 LIST_COLUMNS += ("size", "host", "operation", "params", "path")
 
 
-def unpublish(layout: Layout, resource: str, key: str, keep: Collection[Path] = ()) -> None:
-    """Remove ``key``'s dataset files of ``resource`` and its companions but ``keep``, and
-    their emptied partitions."""
+def unpublish(
+    layout: Layout, resource: str, key: str | None = None, keep: Collection[Path] = ()
+) -> None:
+    """Remove the dataset files of ``resource`` and its companions (``key``'s; every key's when
+    None) but ``keep``, and their emptied partitions."""
     for folder in layout.folders():
         if folder == resource or folder.startswith(f"{resource}."):
-            for path in layout.files(folder, key):
+            found = layout.files(folder, key) if key else [p for _k, p in layout.entries(folder)]
+            for path in found:
                 if path not in keep:
                     path.unlink(missing_ok=True)
                     layout.remove_empty_partition(path)
@@ -131,8 +128,4 @@ def _clear_leftovers(layout: Layout, resource: str) -> None:
         for leftover in layout.internal.glob(f"corrupt/{name}.*"):
             leftover.unlink(missing_ok=True)
     remove_dead_writers_files(layout)
-    for folder in layout.folders():
-        if folder == resource or folder.startswith(f"{resource}."):
-            for _key, path in list(layout.entries(folder)):
-                path.unlink(missing_ok=True)
-                layout.remove_empty_partition(path)
+    unpublish(layout, resource)

@@ -23,19 +23,11 @@ from pathlib import Path
 
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import pid_alive, process_start
-from realtyframes.cache._state import connect, exists, transaction
+from realtyframes.cache._layout import INTERNAL
+from realtyframes.cache._state import connect, select, transaction
 from realtyframes.errors import CacheLockError, CacheLockTimeout
 
-__all__ = [
-    "CacheLockError",
-    "CacheLockTimeout",
-    "Holder",
-    "file_lock",
-    "hold_scope",
-    "holder",
-    "is_locked",
-    "lock_error",
-]
+__all__ = ["Holder", "file_lock", "hold_scope", "holder", "is_locked", "lock_error"]
 
 _POLL = 0.05  # seconds between attempts when waiting with a timeout
 
@@ -191,9 +183,14 @@ class Holder:
         return f"process {self.pid} on {self.host} since {self.since[:19]}Z"
 
 
-def _name(lock: Path) -> tuple[Path, str]:
-    """The cache root and the row's name (``<resource>/<key>``) of a job lock's path,
-    ``<root>/.rf/locks/<resource>.sync/<key>.lock``."""
+def _root_and_name(lock: Path) -> tuple[Path, str]:
+    """The cache root and the ``locks`` row's name (``<resource>/<key>``, as :func:`holder` asks)
+    of a job lock, ``<root>/.rf/locks/<resource>.sync/<key>.lock``."""
+    if lock.parts[-4:-2] != (INTERNAL, "locks") or lock.suffix != ".lock":
+        raise ValueError(
+            f"lock: {lock} is not a cache's job lock (<root>/{INTERNAL}/locks/<resource>.sync/"
+            "<key>.lock: ParquetCache.job_lock)"
+        )
     return lock.parents[3], f"{lock.parent.name.removesuffix('.sync')}/{lock.stem}"
 
 
@@ -201,7 +198,7 @@ def _name(lock: Path) -> tuple[Path, str]:
 def hold_scope(lock: Path, scope: str, *, timeout: float | None) -> Iterator[None]:
     """Hold the job lock at ``lock`` (see :func:`file_lock`: waits ``timeout`` seconds, then
     :class:`CacheLockTimeout`) and say who holds it in the ``locks`` table for the block."""
-    root, name = _name(lock)
+    root, name = _root_and_name(lock)
     with file_lock(lock, timeout=timeout):
         pid, since = os.getpid(), datetime.now(UTC).isoformat(timespec="microseconds")
         row = (name, scope, pid, socket.gethostname(), since, process_start(pid))
@@ -217,16 +214,8 @@ def hold_scope(lock: Path, scope: str, *, timeout: float | None) -> Iterator[Non
 def holder(root: Path, resource: str, key: str) -> Holder | None:
     """Who holds ``resource``'s job lock of ``key`` now, if a live process says so (asking
     creates nothing)."""
-    if not exists(root):
-        return None
-    with connect(root) as db:
-        row = db.execute(
-            "SELECT scope, pid, host, since, process_start FROM locks WHERE name = ?",
-            (f"{resource}/{key}",),
-        ).fetchone()
-    if row is None:
-        return None
-    scope, pid, host, since, started = row
-    if host == socket.gethostname() and not pid_alive(pid, started):
-        return None  # stale: its process has died
-    return Holder(scope, pid, host, since)
+    query = "SELECT scope, pid, host, since, process_start FROM locks WHERE name = ?"
+    for scope, pid, host, since, started in select(root, query, (f"{resource}/{key}",)):
+        if host != socket.gethostname() or pid_alive(pid, started):
+            return Holder(scope, pid, host, since)
+    return None  # none, or a stale row: its process has died

@@ -22,18 +22,40 @@ import pyarrow.parquet as pq
 
 from realtyframes.cache._catalog import Current, commit
 from realtyframes.cache._entries import _private_dirs
-from realtyframes.cache._layout import GENERATION, MAIN, Layout, entry_meta, link, part_path
+from realtyframes.cache._layout import (
+    GENERATION,
+    MAIN,
+    PART_FILE,
+    Layout,
+    entry_meta,
+    link,
+    part_path,
+)
 from realtyframes.cache._runs_table import SCHEMA, insert_record
 
-__all__ = ["import_legacy", "register_entries"]
+__all__ = ["has_legacy_files", "import_legacy", "register_entries"]
 
 logger = logging.getLogger("realtyframes.cache")
 
+_RUNS = "runs"
 _JOURNALS = Path(".rf") / "staging" / "checkpoints"
 _WATCHES = Path(".watches") / "watches.json"
 _MAGIC = b"RFCK1"  # a record: RFCK1 <kind> <name> <length> <crc32>\n<body>\n
+#: What a checkpoint journal's head must say.
+_HEAD = ("scope", "started")
 #: The columns without which a Parquet file in ``runs/`` is not a run record.
 _REQUIRED = ("run_id", "started", "finished", "kind", "resource", "scope", "scope_key", "outcome")
+
+
+def has_legacy_files(root: Path) -> bool:
+    """Whether ``root`` holds files of an older cache that the migration moves in."""
+    journals = root / _JOURNALS
+    return (
+        (root / _RUNS).is_dir()
+        or any(root.glob(f"*/account=*/scope=key-*/{PART_FILE}"))
+        or (root / _WATCHES).is_file()
+        or (journals.is_dir() and any(journals.glob("*.journal")))
+    )
 
 
 def import_legacy(db: sqlite3.Connection, root: Path) -> list[Path]:
@@ -45,7 +67,7 @@ def import_legacy(db: sqlite3.Connection, root: Path) -> list[Path]:
 
 
 def _import_runs(db: sqlite3.Connection, root: Path) -> list[Path]:
-    folder = root / "runs"
+    folder = root / _RUNS
     moved, skipped = [], 0
     for path in sorted(folder.glob("*.parquet")) if folder.is_dir() else ():
         try:
@@ -110,7 +132,10 @@ def _import_journals(db: sqlite3.Connection, root: Path) -> list[Path]:
         resource, _, key = path.name.removesuffix(".journal").partition(".")
         try:
             _import_journal(db, path, resource, key)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # its answers, if some were moved in, go too
+            db.execute(
+                "DELETE FROM checkpoint_answers WHERE resource = ? AND key = ?", (resource, key)
+            )
             logger.info("checkpoint %s discarded: it cannot be read (%s)", path.name, exc)
     return moved
 
@@ -121,7 +146,7 @@ def _import_journal(db: sqlite3.Connection, path: Path, resource: str, key: str)
     with path.open("rb") as file:
         for kind, name, body in _records(file):
             if kind == b"head":
-                head = json.loads(body)
+                head = _head(body)
             elif head is None:
                 break
             elif kind == b"note":
@@ -137,6 +162,15 @@ def _import_journal(db: sqlite3.Connection, path: Path, resource: str, key: str)
         db.execute(
             "INSERT OR REPLACE INTO checkpoints VALUES (?, ?, ?, ?, ?, ?, ?)", (*row, notes_json)
         )
+
+
+def _head(body: bytes) -> dict[str, Any]:
+    """A journal's head; one without the scope it was made for, or its start, cannot resume."""
+    head = json.loads(body)
+    if not isinstance(head, dict) or not all(isinstance(head.get(n), str) for n in _HEAD):
+        raise ValueError(f"its head has no {' or '.join(_HEAD)}")
+    datetime.fromisoformat(head["started"])  # ValueError if it is not a time
+    return head
 
 
 # -- watches -----------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from realtyframes.cache._runs_table import (
     stamp,
     time_text,
 )
-from realtyframes.cache._state import connect, exists, transaction
+from realtyframes.cache._state import connect, select, transaction
 
 __all__ = [
     "QUARANTINE_JUMP",
@@ -98,14 +98,8 @@ def read_runs(root: str | os.PathLike[str]) -> pd.DataFrame:
 
     >>> read_runs("data/cache")[["started", "kind", "resource", "requests", "outcome"]]  # doctest: +SKIP
     """
-    root = Path(root).expanduser()
-    if not exists(root):
-        return frame_of([])
-    with connect(root) as db:
-        rows = db.execute(
-            f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY started, run_id"
-        ).fetchall()
-    return frame_of(rows)
+    query = f"SELECT {', '.join(RUN_COLUMNS)} FROM runs ORDER BY started, run_id"
+    return frame_of(select(Path(root).expanduser(), query))
 
 
 def anomaly(record: Mapping[str, Any], last: Mapping[str, Any] | None) -> str | None:

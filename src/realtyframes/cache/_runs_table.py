@@ -19,16 +19,17 @@ import pyarrow as pa
 __all__ = ["RUN_COLUMNS", "SCHEMA", "frame_of", "insert_record", "stamp", "time_text"]
 
 _TIME, _TEXT = pa.timestamp("us", tz="UTC"), pa.string()
+_TIMES = ("started", "finished")
 #: The counts of a run record (Int64; None: unknown).
 _INTS = ("requests", "retries", "throttled", "rows", "quarantined", "new", "changed", "removed")
 #: The columns of a run record and their Arrow types (the schema of every runs file).
 SCHEMA = pa.schema(
-    [("run_id", _TEXT), ("started", _TIME), ("finished", _TIME)]
+    [("run_id", _TEXT)]
+    + [(name, _TIME) for name in _TIMES]
     + [(name, _TEXT) for name in ("kind", "resource", "scope", "scope_key", "host", "account")]
     + [(name, pa.int64()) for name in _INTS]
     + [("from_cache", pa.bool_())]
-    + [(name, _TEXT) for name in ("outcome", "error_code", "anomaly", "toolkit_version")]
-    + [("resumed_from", _TEXT)]
+    + [(n, _TEXT) for n in ("outcome", "error_code", "anomaly", "toolkit_version", "resumed_from")]
 )
 RUN_COLUMNS: tuple[str, ...] = tuple(SCHEMA.names)
 
@@ -48,10 +49,8 @@ def time_text(when: datetime | pd.Timestamp | None) -> str | None:
 def insert_record(db: sqlite3.Connection, record: Mapping[str, Any]) -> None:
     """Insert one run record (:data:`RUN_COLUMNS`) into the ``runs`` table of ``db``."""
     values = dict(record)
-    values["started"], values["finished"] = (
-        time_text(values["started"]),
-        time_text(values["finished"]),
-    )
+    for name in _TIMES:
+        values[name] = time_text(values[name])
     values["from_cache"] = int(bool(values.get("from_cache")))
     db.execute(
         f"INSERT OR IGNORE INTO runs ({', '.join(RUN_COLUMNS)})"
@@ -65,8 +64,8 @@ def frame_of(rows: list[tuple[Any, ...]]) -> pd.DataFrame:
     records = []
     for row in rows:
         record = dict(zip(RUN_COLUMNS, row, strict=True))
-        record["started"] = datetime.fromisoformat(record["started"])
-        record["finished"] = datetime.fromisoformat(record["finished"])
+        for name in _TIMES:
+            record[name] = datetime.fromisoformat(record[name])
         record["from_cache"] = bool(record["from_cache"])
         records.append(record)
     table = pa.Table.from_pylist(records, schema=SCHEMA)

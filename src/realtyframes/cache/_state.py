@@ -13,22 +13,22 @@ import logging
 import os
 import sqlite3
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
+from typing import Any
 
 from realtyframes._files import PRIVATE_MODE
 from realtyframes.cache._entries import _private_dirs, _stamp
-from realtyframes.cache._layout import INTERNAL, PART_FILE
+from realtyframes.cache._layout import INTERNAL
+from realtyframes.cache._migrate import has_legacy_files, import_legacy, register_entries
 from realtyframes.errors import CacheWarning
 
 __all__ = [
-    "FILE",
-    "MIGRATIONS",
-    "SCHEMA_VERSION",
     "connect",
     "exists",
     "open_db",
+    "select",
     "shrink",
     "state_file",
     "transaction",
@@ -36,8 +36,6 @@ __all__ = [
 
 logger = logging.getLogger("realtyframes.cache")
 
-#: The database, under the cache root.
-FILE = Path(INTERNAL) / "state.sqlite3"
 #: Seconds a statement waits for another process's write transaction (SQLite's busy timeout).
 BUSY_TIMEOUT = 60.0
 
@@ -74,34 +72,13 @@ CREATE TABLE reso_budgets (account TEXT NOT NULL, budget TEXT NOT NULL,
 """
 
 
-def _create(db: sqlite3.Connection, schema: str) -> None:
-    for statement in schema.split(";"):  # not executescript: it would commit at once
-        if statement.strip():
-            db.execute(statement)
-
-
-def _to_v1(db: sqlite3.Connection, root: Path) -> list[Path]:
-    from realtyframes.cache._migrate import import_legacy  # reads the old formats (pyarrow)
-
-    _create(db, _SCHEMA_V1)
-    return import_legacy(db, root)
-
-
-def _to_v2(db: sqlite3.Connection, root: Path) -> list[Path]:
-    from realtyframes.cache._migrate import register_entries
-
-    _create(db, _SCHEMA_V2)
-    return register_entries(db, root)
-
-
-def _to_v3(db: sqlite3.Connection, root: Path) -> list[Path]:
-    _create(db, _SCHEMA_V3)
-    return []
-
-
-#: ``MIGRATIONS[n]`` takes a database at ``user_version`` n to n + 1, inside one transaction,
-#: and returns the old files it moved in (removed once committed).
-MIGRATIONS: tuple[Callable[[sqlite3.Connection, Path], list[Path]], ...] = (_to_v1, _to_v2, _to_v3)
+#: ``MIGRATIONS[n]`` takes a database at ``user_version`` n to n + 1, inside one transaction: the
+#: tables it creates, and what moves the old files in (returning them: removed once committed).
+MIGRATIONS: tuple[tuple[str, Callable[[sqlite3.Connection, Path], list[Path]] | None], ...] = (
+    (_SCHEMA_V1, import_legacy),
+    (_SCHEMA_V2, register_entries),
+    (_SCHEMA_V3, None),
+)
 #: The schema's version this code writes (``PRAGMA user_version``).
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -112,22 +89,22 @@ def state_file(root: Path) -> Path:
     >>> state_file(Path("/data/cache")).as_posix()
     '/data/cache/.rf/state.sqlite3'
     """
-    return Path(root) / FILE
+    return Path(root) / INTERNAL / "state.sqlite3"
 
 
 def exists(root: Path) -> bool:
     """Whether the cache at ``root`` has state to read: its database, or the files of an older
     cache that opening it moves in (asking creates nothing)."""
-    root = Path(root)
-    if state_file(root).is_file():
-        return True
-    journals = root / INTERNAL / "staging" / "checkpoints"
-    return (
-        (root / "runs").is_dir()
-        or any(root.glob(f"*/account=*/scope=key-*/{PART_FILE}"))
-        or (root / ".watches" / "watches.json").is_file()
-        or (journals.is_dir() and any(journals.glob("*.journal")))
-    )
+    return state_file(root).is_file() or has_legacy_files(Path(root))
+
+
+def select(root: Path, query: str, params: Sequence[Any] = ()) -> list[Any]:
+    """The rows ``query`` selects in the database of ``root``; none when the cache has no state
+    (asking creates nothing)."""
+    if not exists(root):
+        return []
+    with connect(root) as db:
+        return db.execute(query, params).fetchall()
 
 
 def open_db(root: Path) -> sqlite3.Connection:
@@ -189,7 +166,10 @@ def _migrate(db: sqlite3.Connection, root: Path) -> None:
     with transaction(db):
         version = db.execute("PRAGMA user_version").fetchone()[0]  # another process's?
         for step in range(version, SCHEMA_VERSION):
-            moved += MIGRATIONS[step](db, root)
+            schema, move_in = MIGRATIONS[step]
+            for statement in schema.split(";"):  # not executescript: it would commit at once
+                db.execute(statement)
+            moved += move_in(db, root) if move_in else []
             logger.debug("cache state %s: schema version %d", state_file(root), step + 1)
         db.execute(f"PRAGMA user_version = {max(version, SCHEMA_VERSION)}")
     for path in moved:  # the old files, now in the database (a rollback keeps them)

@@ -21,6 +21,7 @@ from typing import Any
 
 import pandas as pd
 
+from realtyframes._deprecation import REMOVED_IN
 from realtyframes.cache._catalog import Current, commit, current, forget, retired
 from realtyframes.cache._checkpoints import (
     CHECKPOINT_MAX_AGE,
@@ -31,7 +32,6 @@ from realtyframes.cache._checkpoints import (
     saved_checkpoints,
 )
 from realtyframes.cache._entries import (
-    _DEFAULT_TTL,
     _KEY,
     _NAME,
     Entry,
@@ -39,11 +39,9 @@ from realtyframes.cache._entries import (
     _check_name,
     _private_dirs,
     _ResourceTtl,
-    account_fingerprint,
     cache_key,
     entry_doc,
     is_fresh,
-    normalise_params,
 )
 from realtyframes.cache._inventory import (
     clear,
@@ -53,7 +51,6 @@ from realtyframes.cache._inventory import (
 )
 from realtyframes.cache._layout import (
     MAIN,
-    META_KEY,
     Layout,
     Unreadable,
     account_label,
@@ -68,22 +65,14 @@ from realtyframes.cache._lock import Holder, holder, lock_error
 from realtyframes.cache._state import connect, exists, transaction
 from realtyframes.errors import CacheWarning
 
-__all__ = [
-    "GRACE",
-    "META_KEY",
-    "CacheWarning",
-    "Entry",
-    "ParquetCache",
-    "account_fingerprint",
-    "cache_key",
-    "is_fresh",
-    "normalise_params",
-]
+__all__ = ["GRACE", "READ_WAIT", "ParquetCache"]
 
-#: Kept for compatibility: ``ParquetCache(read_wait=...)`` is accepted and unused.
+#: Kept for compatibility; ``ParquetCache(read_wait=...)`` has no effect.
 READ_WAIT = 30.0
 #: How long a replaced generation's files stay for the readers that named it before.
 GRACE = timedelta(minutes=10)
+#: How long an entry stays fresh when the caller gave no lifetime for its resource.
+_DEFAULT_TTL = timedelta(hours=1)
 
 
 class ParquetCache:
@@ -92,9 +81,10 @@ class ParquetCache:
 
     ``ttl``: per-resource freshness (the loaders pass their endpoints' lifetimes; a resource
     not in it: one hour; ``None``: never expires). ``grace``: how long a replaced generation
-    stays readable. ``lock_timeout`` and ``read_wait`` are accepted and unused (``clear``
-    refuses a scope being synced at once; readers never wait). Reading never creates files or
-    folders. An older cache is migrated when opened, with one log line.
+    stays readable. ``lock_timeout`` and ``read_wait`` have no effect (``clear`` refuses a scope
+    being synced at once; readers never wait): passing either is a ``DeprecationWarning``.
+    Reading never creates files or folders. An older cache is migrated when opened, with one
+    log line.
 
     >>> cache = ParquetCache(tmp_path)  # doctest: +SKIP
     >>> cache.read("listings", "0" * 32) is None  # doctest: +SKIP
@@ -106,31 +96,29 @@ class ParquetCache:
         root: Path | str,
         *,
         ttl: Mapping[str, timedelta | float | None] | None = None,
-        lock_timeout: float | None = 300.0,
-        read_wait: float = READ_WAIT,
+        lock_timeout: float | None = None,
+        read_wait: float | None = None,
         checkpoint_max_age: timedelta = CHECKPOINT_MAX_AGE,
         grace: timedelta = GRACE,
     ) -> None:
         self.root = Path(root).expanduser()
         self._ttl: dict[str, timedelta | float | None] = dict(ttl or {})
-        self.lock_timeout = lock_timeout
-        if (
-            isinstance(read_wait, bool)
-            or not isinstance(read_wait, int | float)
-            or not read_wait >= 0
-        ):
-            raise ValueError(f"read_wait: {read_wait!r} is not a number of seconds >= 0")
-        self.read_wait = float(read_wait)
+        for name, unused in (("lock_timeout", lock_timeout), ("read_wait", read_wait)):
+            if unused is not None:
+                warnings.warn(
+                    f"ParquetCache(): `{name}` has no effect (nothing waits) and goes in "
+                    f"realtyframes {REMOVED_IN}; leave it out",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
         for name, value in (("checkpoint_max_age", checkpoint_max_age), ("grace", grace)):
             if not isinstance(value, timedelta):
                 raise ValueError(f"{name}: {value!r} is not a timedelta")
         self.checkpoint_max_age, self.grace = checkpoint_max_age, grace
         self._layout = Layout(self.root)
         remove_dead_writers_files(self._layout)  # a crashed write's leftovers, whatever its key
-        if exists(self.root):  # an older cache is migrated here, by its first open
-            with connect(self.root):
-                pass
-        remove_old_checkpoints(self.root, checkpoint_max_age)  # of loads never called again
+        # of loads never called again; its first look migrates an older cache
+        remove_old_checkpoints(self.root, checkpoint_max_age)
 
     def __repr__(self) -> str:
         return f"ParquetCache({str(self.root)!r})"
@@ -143,12 +131,9 @@ class ParquetCache:
         """Where an entry's dataset file (or its ``extra`` companion's) lives: the existing
         file, else the partition of the entry's account (``account=unset`` when none)."""
         folder = self._folder(resource, key, extra)
-        found = self._layout.find(folder, key)
-        if found is not None:
-            return found
         main = self._layout.find(resource, key)
         account = main.parent.parent.name.removeprefix("account=") if main else account_label(None)
-        return self._layout.entry(folder, account, key)
+        return self._layout.find(folder, key) or self._layout.entry(folder, account, key)
 
     @staticmethod
     def _folder(resource: str, key: str, extra: str | None = None) -> str:
