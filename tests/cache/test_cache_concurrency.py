@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -218,3 +219,32 @@ def test_other_tools_read_the_cache_folder(tmp_path: Path):
         "WHERE key = 'realtyframes'"
     ).fetchall()
     assert meta == [(2,)]
+
+
+def test_a_dead_writers_folder_removed_by_another_writer_meanwhile_is_no_error(
+    tmp_path: Path, monkeypatch
+):
+    """Two writers collect a dead writer's folder at once: the one that finds it gone between
+    listing the key's folder and looking at the folder's age (here, ``Path.stat`` of that folder,
+    made to remove it first) still writes, and the entry reads back whole."""
+    cache = ParquetCache(tmp_path, grace=timedelta(0))
+    cache.write("listings", "k", frame(3, 1), {"host": "h"})
+    current = cache.generation("listings", "k")
+    dead = tmp_path / ".rf" / "generations" / "listings" / "k" / "dead-writer"
+    dead.mkdir()
+    (dead / "main.parquet").write_bytes(b"half")
+    os.utime(dead, (0, 0))
+    stat = Path.stat
+
+    def collected_meanwhile(self: Path, *args, **kwargs):
+        if self == dead and os.path.isdir(dead):
+            shutil.rmtree(dead)  # the other writer's collection, between glob and stat
+        return stat(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", collected_meanwhile)
+    cache.write("listings", "k", frame(4, 2), {"host": "h"})
+    monkeypatch.undo()
+    assert not dead.exists() and cache.generation("listings", "k") != current
+    entry = cache.read("listings", "k")
+    assert entry is not None
+    pd.testing.assert_frame_equal(entry.frame, frame(4, 2))

@@ -15,6 +15,7 @@ import shutil
 import time
 import warnings
 from collections.abc import Collection, Mapping
+from contextlib import suppress
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -329,8 +330,9 @@ class ParquetCache:
         for res, k, generation in gone:
             remove_generation(self._layout, res, k, generation)
         for path in self._layout.generation(resource, key, "x").parent.glob("*"):
-            if path.name not in known and path.stat().st_mtime < before:
-                remove_generation(self._layout, resource, key, path.name)
+            with suppress(FileNotFoundError):  # another writer's collection removed it first
+                if path.name not in known and path.stat().st_mtime < before:
+                    remove_generation(self._layout, resource, key, path.name)
 
     # -- checkpoints of unfinished loads --------------------------------------------------------
 
