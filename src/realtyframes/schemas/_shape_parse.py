@@ -247,17 +247,27 @@ class _Unit:
     parents: np.ndarray | None  # row (within frame) of each child row
 
 
-def _arrow_unit(records: pa.Table, spec: _Spec) -> _Unit:
-    records, child, parents = _split_records(records, spec)
+def _arrow_unit(held: list[pa.Table], spec: _Spec) -> _Unit:
+    """The table ``held`` holds (taken out of it, so that nothing else keeps it) -> a unit: each
+    Arrow column is let go as soon as it is pandas (``self_destruct``), the listings' before
+    the media's are converted."""
+    records, child, parents = _split_records(held.pop(), spec)
     records = _cast_columns(records, spec.model)
-    frame = records.to_pandas(types_mapper=_types_mapper, memory_pool=_POOL)
+    frame = _to_pandas(records)
+    del records
     frame = _order(frame, spec.columns, target_dtypes(spec.model))
     child_frame = None
     if child is not None and spec.child_model is not None:
         child = _cast_columns(child, spec.child_model)
-        child_frame = child.to_pandas(types_mapper=_types_mapper, memory_pool=_POOL)
-        child_frame = _order(child_frame, _child_columns(spec), target_dtypes(spec.child_model))
+        child_frame = _order(
+            _to_pandas(child), _child_columns(spec), target_dtypes(spec.child_model)
+        )
     return _Unit(frame, child_frame, parents)
+
+
+def _to_pandas(table: pa.Table) -> pd.DataFrame:
+    """``table`` as pandas, each column freed once converted (``table`` is unusable after)."""
+    return table.to_pandas(types_mapper=_types_mapper, memory_pool=_POOL, self_destruct=True)
 
 
 def _child_columns(spec: _Spec) -> tuple[str, ...]:
@@ -376,15 +386,16 @@ def _assemble(parts: list[pa.Table | _Unit], spec: _Spec) -> list[_Unit]:
 
 
 def _arrow_units(tables: list[pa.Table], spec: _Spec) -> list[_Unit]:
-    """One unit for tables whose added fields agree, else one per table."""
-    if len(tables) == 1:
-        return [_arrow_unit(tables.pop(), spec)]
-    try:
-        merged = pa.concat_tables(tables, promote_options="permissive", memory_pool=_POOL)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return [_arrow_unit(t, spec) for t in tables]
-    tables.clear()  # the merged table holds the same buffers
-    return [_arrow_unit(merged, spec)]
+    """One unit for tables whose added fields agree, else one per table (``tables`` is emptied)."""
+    if len(tables) > 1:
+        try:
+            merged = pa.concat_tables(tables, promote_options="permissive", memory_pool=_POOL)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            tables.reverse()
+            return [_arrow_unit([tables.pop()], spec) for _ in range(len(tables))]
+        tables[:] = [merged]  # the merged table holds the same buffers
+        del merged
+    return [_arrow_unit(tables, spec)]
 
 
 # --- tolerant path (bodies Arrow cannot parse against the schema; small inputs) -----------------
