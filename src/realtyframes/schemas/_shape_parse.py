@@ -65,7 +65,7 @@ def _json_type(dtype: Any) -> pa.DataType | None:
         "float": pa.float64(),
         "int": pa.float64(),  # JSON numbers; cast to int64 in Arrow (3 and 3.0 both accepted)
         "bool": pa.bool_(),
-        "str": pa.string(),
+        "str": pa.large_string(),  # what pandas' str holds: no offsets cast at conversion
         "category": pa.string(),
         "timestamp": pa.timestamp("us", tz="UTC"),
     }.get(kind)
