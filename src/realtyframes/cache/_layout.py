@@ -63,6 +63,10 @@ PART_FILE = "part-0.parquet"
 #: columns at a time (#33: a details load of 12,988 listings wrote with about 10 MB instead of
 #: 14-26; the files are 15-25 % larger than in one row group).
 ROW_GROUP_ROWS = 2048
+#: A column chunk's dictionary past this many bytes is given up for plain values (a column of
+#: long free texts, remarks or URLs, gains nothing from one): the writer held it as it grew
+#: (pyarrow's default 1 MB; the files are the same size).
+DICTIONARY_BYTES = 64 * 1024
 _SCOPE_PREFIX = "key-"
 _NO_ACCOUNT = "unset"
 _LABEL = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -275,6 +279,7 @@ def _write_file(path: Path, frame: pd.DataFrame, doc: Mapping[str, Any]) -> None
                 fh,
                 write_page_checksum=True,
                 row_group_size=ROW_GROUP_ROWS,  # encoded one row group at a time
+                dictionary_pagesize_limit=DICTIONARY_BYTES,
             )
         os.fsync(fd)
     finally:
