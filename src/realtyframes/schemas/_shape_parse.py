@@ -196,6 +196,10 @@ def _types_mapper(typ: pa.DataType) -> Any:
     return None
 
 
+#: Shaped tables to pandas, each Arrow column freed once converted (the table unusable after).
+_TO_PANDAS: Any = dict(types_mapper=_types_mapper, memory_pool=_POOL, self_destruct=True)
+
+
 def _split_records(
     records: pa.Table, spec: _Spec
 ) -> tuple[pa.Table, pa.Table | None, np.ndarray | None]:
@@ -248,26 +252,16 @@ class _Unit:
 
 
 def _arrow_unit(held: list[pa.Table], spec: _Spec) -> _Unit:
-    """The table ``held`` holds (taken out of it, so that nothing else keeps it) -> a unit: each
-    Arrow column is let go as soon as it is pandas (``self_destruct``), the listings' before
-    the media's are converted."""
+    """The table ``held`` holds (taken out: nothing else keeps it) -> a unit, converted to
+    pandas a column at a time (:data:`_TO_PANDAS`), the listings' before the media's."""
     records, child, parents = _split_records(held.pop(), spec)
-    records = _cast_columns(records, spec.model)
-    frame = _to_pandas(records)
-    del records
+    frame = _cast_columns(records, spec.model).to_pandas(**_TO_PANDAS)
     frame = _order(frame, spec.columns, target_dtypes(spec.model))
     child_frame = None
     if child is not None and spec.child_model is not None:
-        child = _cast_columns(child, spec.child_model)
-        child_frame = _order(
-            _to_pandas(child), _child_columns(spec), target_dtypes(spec.child_model)
-        )
+        child_frame = _cast_columns(child, spec.child_model).to_pandas(**_TO_PANDAS)
+        child_frame = _order(child_frame, _child_columns(spec), target_dtypes(spec.child_model))
     return _Unit(frame, child_frame, parents)
-
-
-def _to_pandas(table: pa.Table) -> pd.DataFrame:
-    """``table`` as pandas, each column freed once converted (``table`` is unusable after)."""
-    return table.to_pandas(types_mapper=_types_mapper, memory_pool=_POOL, self_destruct=True)
 
 
 def _child_columns(spec: _Spec) -> tuple[str, ...]:
@@ -275,14 +269,8 @@ def _child_columns(spec: _Spec) -> tuple[str, ...]:
 
 
 def _page_schema(spec: _Spec, key: str) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("total", pa.int64()),
-            pa.field("offset", pa.int64()),
-            pa.field("limit", pa.int64()),
-            pa.field(key, pa.list_(_record_type(spec))),
-        ]
-    )
+    counts = [pa.field(name, pa.int64()) for name in ("total", "offset", "limit")]
+    return pa.schema([*counts, pa.field(key, pa.list_(_record_type(spec)))])
 
 
 def _chunks(bodies: Sequence[bytes], target: int) -> list[Sequence[bytes]]:
@@ -391,8 +379,7 @@ def _arrow_units(tables: list[pa.Table], spec: _Spec) -> list[_Unit]:
         try:
             merged = pa.concat_tables(tables, promote_options="permissive", memory_pool=_POOL)
         except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-            tables.reverse()
-            return [_arrow_unit([tables.pop()], spec) for _ in range(len(tables))]
+            return [_arrow_unit([t], spec) for t in tables]
         tables[:] = [merged]  # the merged table holds the same buffers
         del merged
     return [_arrow_unit(tables, spec)]
