@@ -191,6 +191,19 @@ def test_empty_frames_keep_their_categories(cache: ParquetCache):
     pd.testing.assert_frame_equal(entry.frame, empty, check_dtype=True)
 
 
+def test_a_frame_of_several_row_groups_with_long_texts_roundtrips(cache: ParquetCache):
+    # written a row group at a time, long unique texts past the dictionary limit (#33)
+    frame = listings_frame(5_000)
+    frame["PublicRemarks"] = pd.array([f"remarks {k} " + "x" * (k % 300) for k in range(5_000)])
+    cache.write("listings", "big", frame, {"host": HOST})
+    entry = cache.read("listings", "big")
+    assert entry is not None
+    pd.testing.assert_frame_equal(entry.frame, frame, check_dtype=True)
+    (part,) = (cache.root / "listings").rglob("part-0.parquet")
+    assert pq.ParquetFile(part).metadata.num_row_groups == 3
+    pd.testing.assert_frame_equal(pq.read_table(part).to_pandas(), frame, check_dtype=False)
+
+
 def test_reads_never_create_anything(tmp_path: Path):
     root = tmp_path / "nowhere"
     cache = ParquetCache(root)

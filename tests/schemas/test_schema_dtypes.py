@@ -299,3 +299,17 @@ def test_shape_pages_reports_each_page(rec):
         ValueError, match="resource: unknown value 'houses'; allowed: listings, changes, contacts"
     ):
         rs.shape_pages([], "houses")
+
+
+@pytest.mark.parametrize("dtype", ["str", object])
+def test_latest_per_listing_finds_copies_in_arrow_and_object_ids(dtype):
+    # Arrow-backed ids are counted in Arrow, others by pandas: the same answer (#33)
+    stamps = pd.to_datetime(["2025-01-01", "2025-02-01", "2025-03-01", "2025-01-15"], utc=True)
+    unique = pd.DataFrame({"ListingId": pd.array(["A1", None, "A2", "A3"], dtype=dtype)})
+    unique["ModificationTimestamp"] = stamps
+    kept, _ = rs.latest_per_listing(unique)
+    assert kept is unique  # nothing to merge: the frame as it was
+    copies = unique.assign(ListingId=pd.array(["A1", "A2", "A1", None], dtype=dtype))
+    kept, _ = rs.latest_per_listing(copies)
+    assert kept["ListingId"].tolist()[:2] == ["A2", "A1"] and kept["ListingId"].isna().iloc[2]
+    assert kept["ModificationTimestamp"].tolist() == [stamps[1], stamps[2], stamps[3]]

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from realtyframes.errors import BadResponseError
 from realtyframes.schemas._analytics import (
@@ -43,6 +44,7 @@ from realtyframes.schemas._shape_parse import (
     _ARRAY_BODY,
     _CHANGE_SPEC,
     _CONTACT_SPEC,
+    _POOL,
     _STR,
     Model,
     _assemble,
@@ -171,6 +173,16 @@ def _wrap_arrays(bodies: list[bytes], key: str) -> list[bytes]:
     return [prefix + b + b"}" if _ARRAY_BODY.match(b) else b for b in bodies]
 
 
+def _duplicates(ids: pd.Series) -> bool:
+    """Whether ``ids`` has a value twice (nulls count as equal). An Arrow-backed column is
+    counted in Arrow (pandas' ``duplicated`` would make a Python string of every id)."""
+    if isinstance(ids.dtype, pd.StringDtype) and ids.dtype.storage == "pyarrow":
+        values = pa.chunked_array(pa.array(ids))  # the column's own buffers
+        distinct = pc.count_distinct(values, mode="all", memory_pool=_POOL).as_py()
+        return bool(distinct < len(values))
+    return bool(ids.duplicated().any())
+
+
 def latest_per_listing(
     listings: pd.DataFrame, media: pd.DataFrame | None = None, *, parents: np.ndarray | None = None
 ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
@@ -183,7 +195,7 @@ def latest_per_listing(
     >>> listings, media = latest_per_listing(listings, media)  # doctest: +SKIP
     """
     ids = listings["ListingId"]
-    if not ids.duplicated().any():
+    if not _duplicates(ids):
         return listings, media
     stamp = listings["ModificationTimestamp"]
     if not isinstance(stamp.dtype, pd.DatetimeTZDtype):

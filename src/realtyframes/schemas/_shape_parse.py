@@ -65,7 +65,7 @@ def _json_type(dtype: Any) -> pa.DataType | None:
         "float": pa.float64(),
         "int": pa.float64(),  # JSON numbers; cast to int64 in Arrow (3 and 3.0 both accepted)
         "bool": pa.bool_(),
-        "str": pa.string(),
+        "str": pa.large_string(),  # what pandas' str holds: no offsets cast at conversion
         "category": pa.string(),
         "timestamp": pa.timestamp("us", tz="UTC"),
     }.get(kind)
@@ -196,6 +196,10 @@ def _types_mapper(typ: pa.DataType) -> Any:
     return None
 
 
+#: Shaped tables to pandas, each Arrow column freed once converted (the table unusable after).
+_TO_PANDAS: Any = dict(types_mapper=_types_mapper, memory_pool=_POOL, self_destruct=True)
+
+
 def _split_records(
     records: pa.Table, spec: _Spec
 ) -> tuple[pa.Table, pa.Table | None, np.ndarray | None]:
@@ -247,15 +251,15 @@ class _Unit:
     parents: np.ndarray | None  # row (within frame) of each child row
 
 
-def _arrow_unit(records: pa.Table, spec: _Spec) -> _Unit:
-    records, child, parents = _split_records(records, spec)
-    records = _cast_columns(records, spec.model)
-    frame = records.to_pandas(types_mapper=_types_mapper, memory_pool=_POOL)
+def _arrow_unit(held: list[pa.Table], spec: _Spec) -> _Unit:
+    """The table ``held`` holds (taken out: nothing else keeps it) -> a unit, converted to
+    pandas a column at a time (:data:`_TO_PANDAS`), the listings' before the media's."""
+    records, child, parents = _split_records(held.pop(), spec)
+    frame = _cast_columns(records, spec.model).to_pandas(**_TO_PANDAS)
     frame = _order(frame, spec.columns, target_dtypes(spec.model))
     child_frame = None
     if child is not None and spec.child_model is not None:
-        child = _cast_columns(child, spec.child_model)
-        child_frame = child.to_pandas(types_mapper=_types_mapper, memory_pool=_POOL)
+        child_frame = _cast_columns(child, spec.child_model).to_pandas(**_TO_PANDAS)
         child_frame = _order(child_frame, _child_columns(spec), target_dtypes(spec.child_model))
     return _Unit(frame, child_frame, parents)
 
@@ -265,14 +269,8 @@ def _child_columns(spec: _Spec) -> tuple[str, ...]:
 
 
 def _page_schema(spec: _Spec, key: str) -> pa.Schema:
-    return pa.schema(
-        [
-            pa.field("total", pa.int64()),
-            pa.field("offset", pa.int64()),
-            pa.field("limit", pa.int64()),
-            pa.field(key, pa.list_(_record_type(spec))),
-        ]
-    )
+    counts = [pa.field(name, pa.int64()) for name in ("total", "offset", "limit")]
+    return pa.schema([*counts, pa.field(key, pa.list_(_record_type(spec)))])
 
 
 def _chunks(bodies: Sequence[bytes], target: int) -> list[Sequence[bytes]]:
@@ -376,15 +374,15 @@ def _assemble(parts: list[pa.Table | _Unit], spec: _Spec) -> list[_Unit]:
 
 
 def _arrow_units(tables: list[pa.Table], spec: _Spec) -> list[_Unit]:
-    """One unit for tables whose added fields agree, else one per table."""
-    if len(tables) == 1:
-        return [_arrow_unit(tables.pop(), spec)]
-    try:
-        merged = pa.concat_tables(tables, promote_options="permissive", memory_pool=_POOL)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        return [_arrow_unit(t, spec) for t in tables]
-    tables.clear()  # the merged table holds the same buffers
-    return [_arrow_unit(merged, spec)]
+    """One unit for tables whose added fields agree, else one per table (``tables`` is emptied)."""
+    if len(tables) > 1:
+        try:
+            merged = pa.concat_tables(tables, promote_options="permissive", memory_pool=_POOL)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            return [_arrow_unit([t], spec) for t in tables]
+        tables[:] = [merged]  # the merged table holds the same buffers
+        del merged
+    return [_arrow_unit(tables, spec)]
 
 
 # --- tolerant path (bodies Arrow cannot parse against the schema; small inputs) -----------------
