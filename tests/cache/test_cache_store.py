@@ -192,15 +192,17 @@ def test_empty_frames_keep_their_categories(cache: ParquetCache):
 
 
 def test_a_frame_of_several_row_groups_with_long_texts_roundtrips(cache: ParquetCache):
-    # written a row group at a time, long unique texts past the dictionary limit (#33)
-    frame = listings_frame(5_000)
-    frame["PublicRemarks"] = pd.array([f"remarks {k} " + "x" * (k % 300) for k in range(5_000)])
+    # written in row groups of 64 KB pages, long unique texts past the dictionary limit (#33)
+    n = 70_000
+    frame = listings_frame(n)
+    frame["PublicRemarks"] = pd.array([f"remarks {k} " + "x" * (k % 300) for k in range(n)])
     cache.write("listings", "big", frame, {"host": HOST})
     entry = cache.read("listings", "big")
     assert entry is not None
     pd.testing.assert_frame_equal(entry.frame, frame, check_dtype=True)
     (part,) = (cache.root / "listings").rglob("part-0.parquet")
-    assert pq.ParquetFile(part).metadata.num_row_groups == 3
+    meta = pq.ParquetFile(part).metadata
+    assert [meta.row_group(g).num_rows for g in range(meta.num_row_groups)] == [65_536, 4_464]
     pd.testing.assert_frame_equal(pq.read_table(part).to_pandas(), frame, check_dtype=False)
 
 

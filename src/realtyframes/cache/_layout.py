@@ -59,10 +59,13 @@ __all__ = [
 INTERNAL = ".rf"
 #: The one file of a partition.
 PART_FILE = "part-0.parquet"
-#: Rows per Parquet row group of an entry file: the writer holds one row group's encoded
-#: columns at a time (#33: a details load of 12,988 listings wrote with about 10 MB instead of
-#: 14-26; the files are 15-25 % larger than in one row group).
-ROW_GROUP_ROWS = 2048
+#: Rows per Parquet row group of an entry file, and bytes per data page: the writer holds a row
+#: group's column pages while it encodes them. Pages of 64 KB instead of 1 MB took a details load
+#: of 12,988 listings' write from 34 to 14-20 MB with readers unchanged (files +1 %, DuckDB and
+#: pyarrow reads the same); row groups of 2,048 rows took it to 12 MB but made files 15-42 %
+#: larger and every read 1.8-2.5x slower (#33, docs/benchmarks.md).
+ROW_GROUP_ROWS = 65_536
+PAGE_BYTES = 64 * 1024
 #: A column chunk's dictionary past this many bytes is given up for plain values (a column of
 #: long free texts, remarks or URLs, gains nothing from one): the writer held it as it grew
 #: (pyarrow's default 1 MB; the files are the same size).
@@ -278,7 +281,8 @@ def _write_file(path: Path, frame: pd.DataFrame, doc: Mapping[str, Any]) -> None
                 table.replace_schema_metadata(metadata),
                 fh,
                 write_page_checksum=True,
-                row_group_size=ROW_GROUP_ROWS,  # encoded one row group at a time
+                row_group_size=ROW_GROUP_ROWS,
+                data_page_size=PAGE_BYTES,
                 dictionary_pagesize_limit=DICTIONARY_BYTES,
             )
         os.fsync(fd)
