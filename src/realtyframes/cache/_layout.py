@@ -60,12 +60,12 @@ INTERNAL = ".rf"
 #: The one file of a partition.
 PART_FILE = "part-0.parquet"
 #: Rows per Parquet row group of an entry file, and bytes per data page: the writer holds a row
-#: group's column pages while it encodes them. Pages of 64 KB instead of 1 MB took a details load
-#: of 12,988 listings' write from 34 to 14-20 MB with readers unchanged (files +1 %, DuckDB and
-#: pyarrow reads the same); row groups of 2,048 rows took it to 12 MB but made files 15-42 %
-#: larger and every read 1.8-2.5x slower (#33, docs/benchmarks.md).
+#: group's pages while it encodes them. Pages of 32 KB (pyarrow's default 1 MB) from the system
+#: allocator took a details load of 12,988 listings' write from 34 to 14 MB with files and reads
+#: as before; row groups of 2,048 rows took it to 12 MB but made the files 17-42 % larger and
+#: every read 1.8-2.5x slower (#33, docs/benchmarks.md).
 ROW_GROUP_ROWS = 65_536
-PAGE_BYTES = 64 * 1024
+PAGE_BYTES = 32 * 1024
 #: A column chunk's dictionary past this many bytes is given up for plain values (a column of
 #: long free texts, remarks or URLs, gains nothing from one): the writer held it as it grew
 #: (pyarrow's default 1 MB; the files are the same size).
@@ -284,6 +284,7 @@ def _write_file(path: Path, frame: pd.DataFrame, doc: Mapping[str, Any]) -> None
                 row_group_size=ROW_GROUP_ROWS,
                 data_page_size=PAGE_BYTES,
                 dictionary_pagesize_limit=DICTIONARY_BYTES,
+                memory_pool=pa.system_memory_pool(),  # the default (mimalloc) keeps what it freed
             )
         os.fsync(fd)
     finally:
